@@ -1,0 +1,56 @@
+# The verbs people type. See README.md.
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all bootstrap build test test-asan demo format format-check docs bench fuzz clean install
+
+all: build
+
+bootstrap:
+	@scripts/bootstrap.sh
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)
+
+build: bootstrap $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+# Every test: unit, diff, browser, include rules, docs-in-sync, then the same
+# suites again under ASan+UBSan, then the fuzzers briefly.
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	$(MAKE) test-asan
+	$(MAKE) fuzz
+
+test-asan: bootstrap
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DSTEPSCOPE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j $(JOBS) -LE no_asan
+
+fuzz: bootstrap
+	@scripts/run_fuzzers.sh
+
+# Build, then run the main job: profile the bundled workload when a GPU is
+# present, else analyze the bundled sample trace; ends with the HTML report.
+demo: build
+	@scripts/demo.sh $(BUILD)
+
+format:
+	git ls-files '*.cc' '*.h' | xargs clang-format -i
+
+format-check:
+	git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror
+
+docs: build
+	$(BUILD)/bin/stepscope schema --markdown > docs/schema.md
+
+bench: build
+	@echo "see bench/README.md: each figure has its own script"
+
+install: build
+	cmake --install $(BUILD) --prefix $(or $(PREFIX),/usr/local)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz

@@ -1,0 +1,16 @@
+// Entry points of the stepscope subcommands. Each takes the arguments after
+// the subcommand name and returns the process exit code (0 ok, 2 bad input,
+// 1 other failure; `profile` returns the traced command's exit code).
+#pragma once
+
+namespace stepscope {
+
+struct CommandInfo {
+  const char* name;
+  const char* summary;
+  int (*run)(int argc, char** argv);
+};
+
+int RunSchema(int argc, char** argv);
+
+}  // namespace stepscope

@@ -1,0 +1,47 @@
+// stepscope: the command-line front-end. A thin dispatcher over the core
+// library: each subcommand lives in its own cmd_*.cc.
+#include <cstdio>
+#include <cstring>
+
+#include "cli/commands.h"
+#include "common/version.h"
+
+namespace stepscope {
+namespace {
+
+const CommandInfo kCommands[] = {
+    {"schema", "print the trace schema (SQL or Markdown)", RunSchema},
+};
+
+void PrintUsage(FILE* out) {
+  std::fprintf(out,
+               "stepscope %s: profiler and analyzer for LLM training on NVIDIA GPUs\n\n"
+               "usage: stepscope COMMAND [options] [args]\n\ncommands:\n",
+               kVersion);
+  for (const CommandInfo& c : kCommands) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
+  std::fprintf(out,
+               "\nRun 'stepscope COMMAND --help' for a command's options and examples.\n"
+               "A 5-minute tour: README.md; every table and rule: docs/.\n");
+}
+
+}  // namespace
+}  // namespace stepscope
+
+int main(int argc, char** argv) {
+  using namespace stepscope;
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+      !std::strcmp(argv[1], "help")) {
+    PrintUsage(stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  if (!std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "version")) {
+    std::printf("stepscope %s\n", kVersion);
+    return 0;
+  }
+  for (const CommandInfo& c : kCommands) {
+    if (!std::strcmp(argv[1], c.name)) return c.run(argc - 2, argv + 2);
+  }
+  std::fprintf(stderr, "stepscope: error: unknown command '%s'; run 'stepscope --help' for the list\n",
+               argv[1]);
+  return 2;
+}

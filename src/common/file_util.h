@@ -1,0 +1,37 @@
+// File helpers. AtomicOutput implements the CLI rule "never leave a half-written
+// output file": write to a temporary name beside the target, then rename.
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+
+namespace stepscope {
+
+class AtomicOutput {
+ public:
+  // `final_path` is where the file lands on Commit(); until then the data goes
+  // to temp_path() (same directory, so rename(2) is atomic).
+  explicit AtomicOutput(std::string final_path);
+  ~AtomicOutput();  // removes the temporary file unless committed
+  AtomicOutput(const AtomicOutput&) = delete;
+  AtomicOutput& operator=(const AtomicOutput&) = delete;
+
+  const std::string& temp_path() const { return temp_path_; }
+  const std::string& final_path() const { return final_path_; }
+  Status Commit();
+
+ private:
+  std::string final_path_;
+  std::string temp_path_;
+  bool committed_ = false;
+};
+
+bool FileExists(const std::string& path);
+StatusOr<std::string> ReadFile(const std::string& path);
+// Writes `data` to `path` atomically (temp + rename).
+Status WriteFileAtomic(const std::string& path, const std::string& data);
+// Directory of the running executable (from /proc/self/exe).
+std::string ExecutableDir();
+
+}  // namespace stepscope

@@ -1,0 +1,34 @@
+// Small string helpers shared by every stage.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stepscope {
+
+std::vector<std::string> Split(std::string_view s, char sep);
+std::string Join(const std::vector<std::string>& parts, std::string_view sep);
+bool StartsWith(std::string_view s, std::string_view prefix);
+bool EndsWith(std::string_view s, std::string_view suffix);
+std::string Trim(std::string_view s);
+
+// Human-readable duration from nanoseconds: "812 ns", "3.41 us", "16.80 ms", "2.10 s".
+std::string FormatDuration(int64_t ns);
+// Human-readable bytes: "512 B", "3.2 KiB", "1.50 GiB".
+std::string FormatBytes(uint64_t bytes);
+// Fixed-point with the given number of decimals ("%.*f").
+std::string FormatFixed(double v, int decimals);
+// Integer with thousands separators: 1234567 -> "1,234,567".
+std::string FormatCount(int64_t v);
+
+// Parses "10", "1.5s", "250ms", "3us", "40ns" into nanoseconds (plain numbers are seconds).
+bool ParseDurationNs(std::string_view s, int64_t* out_ns);
+bool ParseInt64(std::string_view s, int64_t* out);
+bool ParseDouble(std::string_view s, double* out);
+
+// Demangles an Itanium C++ name; returns the input unchanged when it is not mangled.
+std::string Demangle(const std::string& mangled);
+
+}  // namespace stepscope

@@ -1,0 +1,53 @@
+#include "common/strings.h"
+
+#include <gtest/gtest.h>
+
+namespace stepscope {
+namespace {
+
+TEST(Strings, FormatDuration) {
+  EXPECT_EQ(FormatDuration(812), "812 ns");
+  EXPECT_EQ(FormatDuration(3410), "3.41 us");
+  EXPECT_EQ(FormatDuration(16'800'000), "16.80 ms");
+  EXPECT_EQ(FormatDuration(2'100'000'000), "2.10 s");
+}
+
+TEST(Strings, FormatBytesAndCount) {
+  EXPECT_EQ(FormatBytes(512), "512 B");
+  EXPECT_EQ(FormatBytes(1536), "1.50 KiB");
+  EXPECT_EQ(FormatBytes(3ull << 30), "3.00 GiB");
+  EXPECT_EQ(FormatCount(1234567), "1,234,567");
+  EXPECT_EQ(FormatCount(-1000), "-1,000");
+  EXPECT_EQ(FormatCount(12), "12");
+}
+
+TEST(Strings, ParseDuration) {
+  int64_t ns = 0;
+  ASSERT_TRUE(ParseDurationNs("1.5s", &ns));
+  EXPECT_EQ(ns, 1'500'000'000);
+  ASSERT_TRUE(ParseDurationNs("250ms", &ns));
+  EXPECT_EQ(ns, 250'000'000);
+  ASSERT_TRUE(ParseDurationNs("3us", &ns));
+  EXPECT_EQ(ns, 3000);
+  ASSERT_TRUE(ParseDurationNs("10", &ns));
+  EXPECT_EQ(ns, 10'000'000'000);
+  EXPECT_FALSE(ParseDurationNs("abc", &ns));
+  EXPECT_FALSE(ParseDurationNs("-1s", &ns));
+}
+
+TEST(Strings, SplitJoinTrim) {
+  auto parts = Split("a,b,,c", ',');
+  ASSERT_EQ(parts.size(), 4u);
+  EXPECT_EQ(parts[2], "");
+  EXPECT_EQ(Join(parts, "|"), "a|b||c");
+  EXPECT_EQ(Trim("  x y \n"), "x y");
+}
+
+TEST(Strings, Demangle) {
+  EXPECT_EQ(Demangle("_Z3fooi"), "foo(int)");
+  EXPECT_EQ(Demangle("plain_kernel"), "plain_kernel");
+  EXPECT_EQ(Demangle("_Zbogus"), "_Zbogus");
+}
+
+}  // namespace
+}  // namespace stepscope

@@ -1,0 +1,66 @@
+// Table: the one output shape of every recipe and command that prints rows.
+//
+// A Table has named columns (with a unit and alignment) and rows of cells. It
+// renders as an aligned text table (the terminal default), CSV or JSON, so that
+// every recipe gets `--format csv|json` for free. Numeric cells keep their raw
+// value for CSV/JSON and a formatted string for the text view.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace stepscope {
+
+enum class OutputFormat { kText, kCsv, kJson };
+bool ParseOutputFormat(const std::string& s, OutputFormat* out);
+
+struct Column {
+  std::string name;   // machine name, used as CSV header and JSON key
+  std::string title;  // header in the text view (defaults to name)
+  bool right_align = false;
+};
+
+// A cell: text, an integer, or a double shown with `decimals` digits.
+struct Cell {
+  std::variant<std::string, int64_t, double> value;
+  int decimals = 2;
+  Cell(std::string s) : value(std::move(s)) {}  // NOLINT
+  Cell(const char* s) : value(std::string(s)) {}  // NOLINT
+  Cell(int64_t v) : value(v) {}                   // NOLINT
+  Cell(int v) : value(static_cast<int64_t>(v)) {}  // NOLINT
+  Cell(uint32_t v) : value(static_cast<int64_t>(v)) {}  // NOLINT
+  Cell(uint64_t v) : value(static_cast<int64_t>(v)) {}  // NOLINT
+  Cell(double v, int d = 2) : value(v), decimals(d) {}  // NOLINT
+  std::string Text() const;
+};
+
+class Table {
+ public:
+  Table() = default;
+  explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
+
+  void AddColumn(Column c) { columns_.push_back(std::move(c)); }
+  void AddRow(std::vector<Cell> row) { rows_.push_back(std::move(row)); }
+  // Inserts a leading column with the same value in every row (e.g. rank/file).
+  void PrependColumn(Column c, const Cell& value);
+
+  const std::vector<Column>& columns() const { return columns_; }
+  const std::vector<std::vector<Cell>>& rows() const { return rows_; }
+  size_t size() const { return rows_.size(); }
+
+  std::string Render(OutputFormat format) const;
+  std::string RenderText() const;
+  std::string RenderCsv() const;
+  std::string RenderJson() const;
+
+ private:
+  std::vector<Column> columns_;
+  std::vector<std::vector<Cell>> rows_;
+};
+
+// JSON string escaping (quotes included), shared by every JSON writer.
+std::string JsonQuote(const std::string& s);
+
+}  // namespace stepscope

@@ -1,0 +1,5 @@
+#pragma once
+
+namespace stepscope {
+inline constexpr const char* kVersion = "0.1.0";
+}  // namespace stepscope

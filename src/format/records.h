@@ -1,0 +1,238 @@
+// The stepscope record format: plain, fixed-layout records shared by every
+// producer (the injected CUPTI/NVTX tracer, the torch.profiler and nsys
+// importers, the synthetic fixtures of the tests) and the trace store.
+//
+// Contract:
+//  * All times are int64 nanoseconds on the trace clock (see docs/schema.md:
+//    CLOCK_REALTIME for captured traces, so traces of processes on one host
+//    align; meta.wall_clock_offset_ns converts to Unix epoch ns otherwise).
+//  * Strings are interned: a StringId indexes the trace's `strings` table.
+//    Id 0 is the empty string / "unknown".
+//  * Enumerations are stepscope's own (not CUPTI's numbering), so that imported
+//    traces use the same values; src/capture/cupti_decoder.cc maps CUPTI's.
+//  * The layout is versioned by kRecordFormatVersion and pinned by the
+//    static_asserts at the bottom: changing a record is a format change.
+#pragma once
+
+#include <cstdint>
+
+namespace stepscope {
+
+inline constexpr uint32_t kRecordFormatVersion = 1;
+
+using StringId = uint32_t;
+inline constexpr StringId kNoString = 0;
+
+// Source/destination memory of a copy, memory of a memset or an allocation.
+enum class MemoryKind : uint8_t {
+  kUnknown = 0,
+  kPageable = 1,   // pageable host memory
+  kPinned = 2,     // page-locked host memory (cudaMallocHost / cudaHostAlloc)
+  kDevice = 3,     // device memory
+  kArray = 4,      // CUDA array
+  kManaged = 5,    // unified (managed) memory
+  kDeviceStatic = 6,
+  kManagedStatic = 7,
+};
+
+enum class CopyKind : uint8_t {
+  kUnknown = 0,
+  kHostToDevice = 1,
+  kDeviceToHost = 2,
+  kHostToArray = 3,
+  kArrayToHost = 4,
+  kArrayToArray = 5,
+  kArrayToDevice = 6,
+  kDeviceToArray = 7,
+  kDeviceToDevice = 8,
+  kHostToHost = 9,
+  kPeerToPeer = 10,
+};
+
+enum class ApiDomain : uint8_t { kRuntime = 0, kDriver = 1 };
+
+enum class SyncType : uint8_t {
+  kUnknown = 0,
+  kEventSynchronize = 1,   // cudaEventSynchronize
+  kStreamWaitEvent = 2,    // cudaStreamWaitEvent (a GPU-side wait: host does not block)
+  kStreamSynchronize = 3,  // cudaStreamSynchronize
+  kContextSynchronize = 4, // cudaDeviceSynchronize / cuCtxSynchronize
+};
+
+enum class MemoryOp : uint8_t { kUnknown = 0, kAlloc = 1, kFree = 2 };
+
+enum class MemoryPoolOp : uint8_t { kUnknown = 0, kCreated = 1, kDestroyed = 2, kTrimmed = 3 };
+
+enum class NvtxKind : uint8_t {
+  kPushPop = 1,   // nvtxRangePush/Pop: nested per thread
+  kStartEnd = 2,  // nvtxRangeStart/End: may end on another thread
+  kMark = 3,      // nvtxMark: instant (start == end)
+};
+
+struct KernelRecord {
+  int64_t start_ns;
+  int64_t end_ns;
+  uint32_t device;
+  uint32_t context;
+  uint32_t stream;
+  uint32_t correlation;
+  StringId name;          // demangled
+  StringId mangled_name;  // as the driver knows it (kNoString if not mangled)
+  int32_t grid_x, grid_y, grid_z;
+  int32_t block_x, block_y, block_z;
+  int32_t static_smem_bytes;
+  int32_t dynamic_smem_bytes;
+  uint32_t registers_per_thread;
+  uint32_t graph_id;       // 0: not launched from a CUDA graph
+  uint64_t graph_node_id;  // 0: not launched from a CUDA graph
+};
+
+struct MemcpyRecord {
+  int64_t start_ns;
+  int64_t end_ns;
+  uint64_t bytes;
+  uint32_t device;
+  uint32_t context;
+  uint32_t stream;
+  uint32_t correlation;
+  uint32_t graph_id;
+  CopyKind copy_kind;
+  MemoryKind src_kind;
+  MemoryKind dst_kind;
+  uint8_t is_async;
+  uint32_t dst_device;  // peer copies; otherwise == device
+  uint32_t reserved;
+};
+
+struct MemsetRecord {
+  int64_t start_ns;
+  int64_t end_ns;
+  uint64_t bytes;
+  uint32_t device;
+  uint32_t context;
+  uint32_t stream;
+  uint32_t correlation;
+  uint32_t graph_id;
+  uint32_t value;
+  MemoryKind memory_kind;
+  uint8_t is_async;
+  uint16_t reserved;
+};
+
+// A CUDA runtime or driver API call.
+struct ApiRecord {
+  int64_t start_ns;
+  int64_t end_ns;
+  uint32_t tid;          // OS thread id (gettid)
+  uint32_t correlation;  // links the call to the GPU work it created
+  uint32_t cbid;         // CUPTI callback id within `domain`
+  StringId name;         // e.g. "cudaLaunchKernel", "cuLaunchKernelEx"
+  int32_t return_code;   // cudaError_t / CUresult
+  ApiDomain domain;
+  uint8_t reserved[3];
+};
+
+// A host-side synchronization (the host thread waited in [start, end]).
+struct SyncRecord {
+  int64_t start_ns;
+  int64_t end_ns;
+  uint32_t tid;
+  uint32_t correlation;
+  uint32_t context;
+  uint32_t stream;  // 0xffffffff when not stream-specific
+  uint32_t event;   // CUDA event id, 0 when none
+  SyncType type;
+  uint8_t reserved[3];
+};
+
+// A device/pinned/managed memory allocation or free (CUPTI MEMORY2).
+struct MemoryRecord {
+  int64_t ts_ns;
+  uint64_t address;
+  uint64_t bytes;
+  uint64_t pool_address;  // stream-ordered allocations: owning pool; else 0
+  uint32_t device;
+  uint32_t context;
+  uint32_t stream;
+  uint32_t correlation;
+  MemoryOp op;
+  MemoryKind memory_kind;
+  uint8_t is_async;  // cudaMallocAsync / cudaFreeAsync (pool-backed)
+  uint8_t reserved;
+  uint32_t reserved2;
+};
+
+// A memory-pool event (CUPTI MEMORY_POOL).
+struct MemoryPoolRecord {
+  int64_t ts_ns;
+  uint64_t address;
+  uint64_t size;
+  uint64_t utilized_bytes;
+  uint64_t release_threshold;
+  uint32_t device;
+  MemoryPoolOp op;
+  uint8_t is_managed;
+  uint16_t reserved;
+};
+
+// An NVTX range or mark (or an imported CPU-side range: cpu_op, annotation).
+struct NvtxRecord {
+  int64_t start_ns;
+  int64_t end_ns;  // == start_ns for marks; -1 while a range is still open
+  uint32_t tid;    // thread that started the range
+  uint32_t end_tid;  // thread that ended it (== tid for push/pop)
+  StringId domain;   // kNoString: the default domain
+  StringId name;
+  uint32_t category;
+  uint32_t color;  // ARGB, 0 when none
+  NvtxKind kind;
+  uint8_t depth;  // push/pop nesting depth at start (0 = outermost)
+  uint16_t reserved;
+  uint32_t reserved2;
+};
+
+// Time CUPTI (or the tracer itself) spent on profiling work.
+struct OverheadRecord {
+  int64_t start_ns;
+  int64_t end_ns;
+  uint32_t tid;
+  StringId kind;  // e.g. "cupti_buffer_flush", "driver_compiler", "stepscope_writer"
+};
+
+struct DeviceRecord {
+  uint32_t id;  // CUDA device ordinal in the traced process
+  StringId name;
+  char uuid[40];  // "GPU-xxxxxxxx-xxxx-..." NUL-terminated, "" when unknown
+  uint32_t cc_major;
+  uint32_t cc_minor;
+  uint32_t sm_count;
+  uint64_t global_memory_bytes;
+  uint64_t memory_bandwidth_bytes_per_s;  // as reported by CUPTI (0: unknown)
+  uint32_t l2_cache_bytes;
+  uint32_t core_clock_khz;
+  uint32_t max_threads_per_block;
+  uint32_t max_shared_memory_per_block;
+  uint32_t max_warps_per_sm;
+  uint32_t reserved;
+};
+
+static_assert(sizeof(KernelRecord) == 88, "KernelRecord layout changed: bump kRecordFormatVersion");
+static_assert(sizeof(MemcpyRecord) == 56, "MemcpyRecord layout changed: bump kRecordFormatVersion");
+static_assert(sizeof(MemsetRecord) == 56, "MemsetRecord layout changed: bump kRecordFormatVersion");
+static_assert(sizeof(ApiRecord) == 40, "ApiRecord layout changed: bump kRecordFormatVersion");
+static_assert(sizeof(SyncRecord) == 40, "SyncRecord layout changed: bump kRecordFormatVersion");
+static_assert(sizeof(MemoryRecord) == 56, "MemoryRecord layout changed: bump kRecordFormatVersion");
+static_assert(sizeof(MemoryPoolRecord) == 48, "MemoryPoolRecord layout changed");
+static_assert(sizeof(NvtxRecord) == 48, "NvtxRecord layout changed: bump kRecordFormatVersion");
+static_assert(sizeof(OverheadRecord) == 24, "OverheadRecord layout changed");
+
+// Names for the enums above (used by the schema's enum tables and by text output).
+const char* MemoryKindName(MemoryKind k);
+const char* CopyKindName(CopyKind k);
+const char* SyncTypeName(SyncType t);
+const char* MemoryOpName(MemoryOp op);
+const char* MemoryPoolOpName(MemoryPoolOp op);
+const char* NvtxKindName(NvtxKind k);
+const char* ApiDomainName(ApiDomain d);
+
+}  // namespace stepscope

@@ -1,0 +1,321 @@
+#include "store/schema.h"
+
+#include "format/records.h"
+
+namespace stepscope {
+namespace {
+
+std::vector<TableDef> BuildTables() {
+  std::vector<TableDef> t;
+  t.push_back({"meta",
+               "Key/value facts about the trace: schema version, process, clock, capture "
+               "settings. Keys are listed below the tables.",
+               {{"key", "TEXT PRIMARY KEY", "name of the fact"}, {"value", "TEXT", "its value"}},
+               {},
+               false});
+  t.push_back({"strings",
+               "Interned strings. Every *_id column that names a string points here; id 0 "
+               "is the empty string.",
+               {{"value", "TEXT NOT NULL", "the string"}},
+               {}});
+  t.push_back({"stats",
+               "Counters about the capture or import itself: dropped records, buffers, "
+               "malformed events. Bad input becomes data here rather than an error.",
+               {{"name", "TEXT PRIMARY KEY", "counter name, e.g. cupti_dropped_records"},
+                {"value", "INTEGER", "counter value"},
+                {"doc", "TEXT", "what the counter counts"}},
+               {},
+               false});
+  t.push_back({"devices",
+               "GPUs seen by the traced process (CUPTI device records).",
+               {{"name_id", "INTEGER", "device name (strings.id)"},
+                {"uuid", "TEXT", "GPU UUID, e.g. GPU-5f3c...; empty when unknown"},
+                {"cc_major", "INTEGER", "compute capability, major"},
+                {"cc_minor", "INTEGER", "compute capability, minor"},
+                {"sm_count", "INTEGER", "number of streaming multiprocessors"},
+                {"global_memory_bytes", "INTEGER", "device memory size, bytes"},
+                {"memory_bandwidth_bytes_per_s", "INTEGER", "theoretical DRAM bandwidth reported by CUPTI, bytes/s (0: unknown)"},
+                {"l2_cache_bytes", "INTEGER", "L2 cache size, bytes"},
+                {"core_clock_khz", "INTEGER", "SM clock, kHz"},
+                {"max_threads_per_block", "INTEGER", "limit"},
+                {"max_shared_memory_per_block", "INTEGER", "bytes"},
+                {"max_warps_per_sm", "INTEGER", "limit"}},
+               {}});
+  t.push_back({"threads",
+               "Host threads seen in the trace (OS thread id = tid).",
+               {{"tid", "INTEGER PRIMARY KEY", "OS thread id (gettid)"},
+                {"name_id", "INTEGER", "thread name (strings.id): nvtxNameOsThread or /proc comm"}},
+               {},
+               false});
+  t.push_back({"kernels",
+               "GPU kernel executions (CUPTI CONCURRENT_KERNEL).",
+               {{"start_ns", "INTEGER", "start on the trace clock, ns"},
+                {"end_ns", "INTEGER", "end on the trace clock, ns"},
+                {"device", "INTEGER", "devices.id"},
+                {"context", "INTEGER", "CUDA context id"},
+                {"stream", "INTEGER", "CUDA stream id"},
+                {"correlation", "INTEGER", "links to the launching api row (api.correlation)"},
+                {"name_id", "INTEGER", "demangled kernel name (strings.id)"},
+                {"mangled_id", "INTEGER", "mangled name (strings.id); 0 when the name was not mangled"},
+                {"grid_x", "INTEGER", "grid size"},
+                {"grid_y", "INTEGER", ""},
+                {"grid_z", "INTEGER", ""},
+                {"block_x", "INTEGER", "block size"},
+                {"block_y", "INTEGER", ""},
+                {"block_z", "INTEGER", ""},
+                {"registers_per_thread", "INTEGER", "registers per thread"},
+                {"static_smem_bytes", "INTEGER", "static shared memory per block, bytes"},
+                {"dynamic_smem_bytes", "INTEGER", "dynamic shared memory per block, bytes"},
+                {"graph_id", "INTEGER", "CUDA graph id, 0 when not launched from a graph"},
+                {"graph_node_id", "INTEGER", "CUDA graph node id, 0 when not from a graph"}},
+               {"kernels_start(start_ns)", "kernels_correlation(correlation)",
+                "kernels_name(name_id)"}});
+  t.push_back({"memcpy",
+               "GPU memory copies (CUPTI MEMCPY and MEMCPY2).",
+               {{"start_ns", "INTEGER", "start, ns"},
+                {"end_ns", "INTEGER", "end, ns"},
+                {"device", "INTEGER", "devices.id"},
+                {"context", "INTEGER", "CUDA context id"},
+                {"stream", "INTEGER", "CUDA stream id"},
+                {"correlation", "INTEGER", "api.correlation of the call that issued it"},
+                {"bytes", "INTEGER", "bytes copied"},
+                {"copy_kind", "INTEGER", "enum_copy_kind.id (HtoD, DtoH, DtoD, ...)"},
+                {"src_kind", "INTEGER", "enum_memory_kind.id of the source (pageable, pinned, device, ...)"},
+                {"dst_kind", "INTEGER", "enum_memory_kind.id of the destination"},
+                {"is_async", "INTEGER", "1 when issued by an async API (cudaMemcpyAsync)"},
+                {"dst_device", "INTEGER", "destination device for peer copies; else = device"},
+                {"graph_id", "INTEGER", "CUDA graph id, 0 when not from a graph"}},
+               {"memcpy_start(start_ns)", "memcpy_correlation(correlation)"}});
+  t.push_back({"memset",
+               "GPU memsets (CUPTI MEMSET).",
+               {{"start_ns", "INTEGER", "start, ns"},
+                {"end_ns", "INTEGER", "end, ns"},
+                {"device", "INTEGER", "devices.id"},
+                {"context", "INTEGER", "CUDA context id"},
+                {"stream", "INTEGER", "CUDA stream id"},
+                {"correlation", "INTEGER", "api.correlation of the call that issued it"},
+                {"bytes", "INTEGER", "bytes set"},
+                {"value", "INTEGER", "value written"},
+                {"memory_kind", "INTEGER", "enum_memory_kind.id"},
+                {"is_async", "INTEGER", "1 when issued by an async API"},
+                {"graph_id", "INTEGER", "CUDA graph id, 0 when not from a graph"}},
+               {"memset_start(start_ns)", "memset_correlation(correlation)"}});
+  t.push_back({"api",
+               "CUDA runtime and driver API calls. Captured traces hold only the chosen set "
+               "(launches, graph launch, memcpy/memset, synchronization, stream-wait-event, "
+               "malloc/free families): see docs/capture.md.",
+               {{"start_ns", "INTEGER", "call entry, ns"},
+                {"end_ns", "INTEGER", "call return, ns"},
+                {"tid", "INTEGER", "OS thread id (threads.tid)"},
+                {"correlation", "INTEGER", "links to kernels/memcpy/memset/sync/memory.correlation"},
+                {"domain", "INTEGER", "enum_api_domain.id: 0 runtime, 1 driver"},
+                {"cbid", "INTEGER", "CUPTI callback id within the domain"},
+                {"name_id", "INTEGER", "function name (strings.id), e.g. cudaLaunchKernel"},
+                {"return_code", "INTEGER", "cudaError_t / CUresult returned"}},
+               {"api_start(start_ns)", "api_correlation(correlation)", "api_tid(tid, start_ns)"}});
+  t.push_back({"sync",
+               "Host-side synchronizations (CUPTI SYNCHRONIZATION): the thread waited in [start_ns, end_ns].",
+               {{"start_ns", "INTEGER", "wait start, ns"},
+                {"end_ns", "INTEGER", "wait end, ns"},
+                {"tid", "INTEGER", "waiting thread, from the matching api row (0 when unknown)"},
+                {"correlation", "INTEGER", "api.correlation of the synchronizing call"},
+                {"type", "INTEGER", "enum_sync_type.id"},
+                {"context", "INTEGER", "CUDA context id"},
+                {"stream", "INTEGER", "CUDA stream id; 4294967295 when not stream-specific"},
+                {"event", "INTEGER", "CUDA event id; 0 when none"}},
+               {"sync_start(start_ns)"}});
+  t.push_back({"memory",
+               "Device, pinned-host and managed memory allocations and frees (CUPTI MEMORY2).",
+               {{"ts_ns", "INTEGER", "time of the operation, ns"},
+                {"op", "INTEGER", "enum_memory_op.id: 1 alloc, 2 free"},
+                {"address", "INTEGER", "address of the allocation"},
+                {"bytes", "INTEGER", "size, bytes"},
+                {"memory_kind", "INTEGER", "enum_memory_kind.id (device, pinned, managed, ...)"},
+                {"device", "INTEGER", "devices.id"},
+                {"context", "INTEGER", "CUDA context id"},
+                {"stream", "INTEGER", "stream of a stream-ordered allocation, else 0"},
+                {"correlation", "INTEGER", "api.correlation of the allocating/freeing call"},
+                {"is_async", "INTEGER", "1 for stream-ordered (pool) allocations"},
+                {"pool_address", "INTEGER", "owning memory pool for stream-ordered allocations, else 0"}},
+               {"memory_ts(ts_ns)", "memory_address(address)"}});
+  t.push_back({"memory_pool",
+               "Stream-ordered memory pool events (CUPTI MEMORY_POOL).",
+               {{"ts_ns", "INTEGER", "time, ns"},
+                {"op", "INTEGER", "enum_memory_pool_op.id: created, destroyed, trimmed"},
+                {"address", "INTEGER", "pool base address"},
+                {"size", "INTEGER", "pool size, bytes"},
+                {"utilized_bytes", "INTEGER", "bytes in use in the pool"},
+                {"release_threshold", "INTEGER", "pool release threshold, bytes"},
+                {"device", "INTEGER", "devices.id"},
+                {"is_managed", "INTEGER", "1 for a managed-memory pool"}},
+               {}});
+  t.push_back({"nvtx",
+               "NVTX ranges and marks (and, in imported traces, CPU-side ranges such as "
+               "torch cpu_op and user_annotation, with the source in domain_id).",
+               {{"start_ns", "INTEGER", "range start, ns"},
+                {"end_ns", "INTEGER", "range end, ns (= start_ns for marks; -1 if never closed)"},
+                {"tid", "INTEGER", "thread that started the range"},
+                {"end_tid", "INTEGER", "thread that ended it (differs only for start/end ranges)"},
+                {"kind", "INTEGER", "enum_nvtx_kind.id: 1 push/pop, 2 start/end, 3 mark"},
+                {"depth", "INTEGER", "push/pop nesting depth at start (0 = outermost)"},
+                {"domain_id", "INTEGER", "NVTX domain (strings.id); 0 = default domain"},
+                {"name_id", "INTEGER", "message (strings.id)"},
+                {"category", "INTEGER", "NVTX category, 0 when none"},
+                {"color", "INTEGER", "ARGB color, 0 when none"}},
+               {"nvtx_start(start_ns)", "nvtx_tid(tid, start_ns)"}});
+  t.push_back({"overhead",
+               "Time spent on profiling work (CUPTI overhead records; the tracer's own work).",
+               {{"start_ns", "INTEGER", "start, ns"},
+                {"end_ns", "INTEGER", "end, ns"},
+                {"tid", "INTEGER", "thread, 0 when not thread-specific"},
+                {"kind_id", "INTEGER", "what the overhead was (strings.id)"}},
+               {}});
+  // Enum tables: id -> name, filled when the trace is created.
+  for (const char* e : {"enum_memory_kind", "enum_copy_kind", "enum_sync_type", "enum_memory_op",
+                        "enum_memory_pool_op", "enum_nvtx_kind", "enum_api_domain"}) {
+    t.push_back({e, "Names of the enumeration values used by the columns that reference it.",
+                 {{"id", "INTEGER PRIMARY KEY", "value"}, {"name", "TEXT", "name"}},
+                 {},
+                 false});
+  }
+  return t;
+}
+
+std::vector<MetaKeyDef> BuildMetaKeys() {
+  return {
+      {"schema_version", "major schema version (readers refuse other majors)"},
+      {"schema_minor", "minor schema version (additions only)"},
+      {"record_format_version", "version of src/format/records.h the producer used"},
+      {"tool_version", "stepscope version that wrote the trace"},
+      {"source", "who produced it: capture (stepscope profile), kineto-json, nsys-sqlite, fixture"},
+      {"clock", "trace clock of every *_ns column: CLOCK_REALTIME for captures"},
+      {"wall_clock_offset_ns", "add to a trace time to get Unix-epoch ns (0 when the clock is CLOCK_REALTIME)"},
+      {"start_ns", "trace start, on the trace clock"},
+      {"end_ns", "trace end (last commit or finalize), on the trace clock"},
+      {"pid", "process id of the traced process"},
+      {"ppid", "parent process id"},
+      {"host", "host name"},
+      {"command_line", "the traced process's command line, arguments separated by spaces"},
+      {"trace_categories", "categories captured (cuda,nvtx,memory)"},
+      {"rank", "RANK of the process when set (torchrun, SLURM_PROCID, OMPI_COMM_WORLD_RANK)"},
+      {"local_rank", "LOCAL_RANK when set"},
+      {"world_size", "WORLD_SIZE when set"},
+      {"finalized", "1 once the tracer finished cleanly and built the indices; 0 for a trace cut off by a crash or kill"},
+  };
+}
+
+}  // namespace
+
+const std::vector<TableDef>& SchemaTables() {
+  static const std::vector<TableDef> tables = BuildTables();
+  return tables;
+}
+
+const std::vector<MetaKeyDef>& SchemaMetaKeys() {
+  static const std::vector<MetaKeyDef> keys = BuildMetaKeys();
+  return keys;
+}
+
+const TableDef* FindTable(const std::string& name) {
+  for (const TableDef& t : SchemaTables()) {
+    if (name == t.name) return &t;
+  }
+  return nullptr;
+}
+
+namespace {
+template <typename E>
+void AppendEnumRows(std::string* sql, const char* table, int max, const char* (*name)(E)) {
+  for (int i = 0; i <= max; ++i) {
+    *sql += "INSERT OR REPLACE INTO " + std::string(table) + " VALUES(" + std::to_string(i) +
+            ",'" + name(static_cast<E>(i)) + "');\n";
+  }
+}
+}  // namespace
+
+std::string SchemaCreateSql() {
+  std::string sql;
+  for (const TableDef& t : SchemaTables()) {
+    sql += "CREATE TABLE IF NOT EXISTS " + std::string(t.name) + " (";
+    bool first = true;
+    if (t.has_integer_pk) {
+      sql += "id INTEGER PRIMARY KEY";
+      first = false;
+    }
+    for (const ColumnDef& c : t.columns) {
+      if (!first) sql += ", ";
+      first = false;
+      sql += std::string(c.name) + " " + c.type;
+    }
+    sql += ");\n";
+  }
+  AppendEnumRows<MemoryKind>(&sql, "enum_memory_kind", 7, MemoryKindName);
+  AppendEnumRows<CopyKind>(&sql, "enum_copy_kind", 10, CopyKindName);
+  AppendEnumRows<SyncType>(&sql, "enum_sync_type", 4, SyncTypeName);
+  AppendEnumRows<MemoryOp>(&sql, "enum_memory_op", 2, MemoryOpName);
+  AppendEnumRows<MemoryPoolOp>(&sql, "enum_memory_pool_op", 3, MemoryPoolOpName);
+  sql += "INSERT OR REPLACE INTO enum_nvtx_kind VALUES(1,'push_pop'),(2,'start_end'),(3,'mark');\n";
+  sql += "INSERT OR REPLACE INTO enum_api_domain VALUES(0,'runtime'),(1,'driver');\n";
+  sql += "INSERT OR IGNORE INTO strings(id, value) VALUES(0, '');\n";
+  // Convenience views with names resolved, for people who query with sqlite3.
+  sql +=
+      "CREATE VIEW IF NOT EXISTS kernels_v AS SELECT k.*, s.value AS name FROM kernels k "
+      "LEFT JOIN strings s ON s.id = k.name_id;\n"
+      "CREATE VIEW IF NOT EXISTS api_v AS SELECT a.*, s.value AS name FROM api a "
+      "LEFT JOIN strings s ON s.id = a.name_id;\n"
+      "CREATE VIEW IF NOT EXISTS nvtx_v AS SELECT n.*, s.value AS name, d.value AS domain "
+      "FROM nvtx n LEFT JOIN strings s ON s.id = n.name_id LEFT JOIN strings d ON d.id = n.domain_id;\n";
+  return sql;
+}
+
+std::string SchemaIndexSql() {
+  std::string sql;
+  for (const TableDef& t : SchemaTables()) {
+    for (const char* idx : t.indices) {
+      std::string def(idx);
+      size_t paren = def.find('(');
+      sql += "CREATE INDEX IF NOT EXISTS " + def.substr(0, paren) + " ON " + t.name +
+             def.substr(paren) + ";\n";
+    }
+  }
+  return sql;
+}
+
+std::string SchemaMarkdown() {
+  std::string md;
+  md += "# stepscope trace schema\n\n";
+  md += "<!-- Generated by `stepscope schema --markdown` from src/store/schema.cc. Do not edit: "
+        "a test compares this file with the code. -->\n\n";
+  md += "A stepscope trace is one SQLite file per traced process. Schema version " +
+        std::to_string(kSchemaVersion) + "." + std::to_string(kSchemaMinor) +
+        " (`meta.schema_version`, `meta.schema_minor`). Readers accept any trace of the same "
+        "major version; minor versions only add tables, columns at the end, or indices.\n\n";
+  md += "Conventions: every `*_ns` column is an integer count of nanoseconds on the trace clock "
+        "(`meta.clock`); every `*_id` column that names a string refers to `strings.id`; enum "
+        "columns refer to the `enum_*` tables. Tables with an `id` column have it as their "
+        "INTEGER PRIMARY KEY (insertion order). Indices are built when the trace is finalized; a "
+        "trace cut off by a crash has `meta.finalized = 0` and no indices, and is otherwise "
+        "complete up to its last commit (at most about one second before the crash).\n\n";
+  md += "Views `kernels_v`, `api_v` and `nvtx_v` add the resolved names for ad-hoc SQL.\n\n";
+  for (const TableDef& t : SchemaTables()) {
+    md += "## `" + std::string(t.name) + "`\n\n" + t.doc + "\n\n";
+    md += "| column | type | meaning |\n|---|---|---|\n";
+    if (t.has_integer_pk) md += "| `id` | INTEGER PRIMARY KEY | row id |\n";
+    for (const ColumnDef& c : t.columns) {
+      md += "| `" + std::string(c.name) + "` | " + c.type + " | " + c.doc + " |\n";
+    }
+    if (!t.indices.empty()) {
+      md += "\nIndices:";
+      for (const char* i : t.indices) md += std::string(" `") + i + "`";
+      md += "\n";
+    }
+    md += "\n";
+  }
+  md += "## `meta` keys\n\n| key | meaning |\n|---|---|\n";
+  for (const MetaKeyDef& k : SchemaMetaKeys()) {
+    md += "| `" + std::string(k.key) + "` | " + k.doc + " |\n";
+  }
+  return md;
+}
+
+}  // namespace stepscope

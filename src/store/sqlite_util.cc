@@ -1,0 +1,43 @@
+#include "store/sqlite_util.h"
+
+namespace stepscope {
+
+bool Statement::Step() {
+  last_rc_ = sqlite3_step(stmt_);
+  return last_rc_ == SQLITE_ROW;
+}
+
+Status Statement::status() const {
+  if (ok()) return OkStatus();
+  return IoError(std::string("sqlite: ") + sqlite3_errmsg(db_));
+}
+
+StatusOr<Statement> Prepare(sqlite3* db, std::string_view sql) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+  if (rc != SQLITE_OK) {
+    return Internal(std::string("sqlite prepare failed: ") + sqlite3_errmsg(db) + " in: " +
+                    std::string(sql.substr(0, 120)));
+  }
+  return Statement(db, stmt);
+}
+
+Status Exec(sqlite3* db, const std::string& sql) {
+  char* err = nullptr;
+  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
+    std::string msg = err ? err : sqlite3_errstr(rc);
+    sqlite3_free(err);
+    return IoError("sqlite: " + msg);
+  }
+  return OkStatus();
+}
+
+bool TableExists(sqlite3* db, const std::string& table) {
+  auto st = Prepare(db, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?");
+  if (!st.ok()) return false;
+  st->BindText(1, table);
+  return st->Step();
+}
+
+}  // namespace stepscope

@@ -1,0 +1,72 @@
+// TraceReader: opens a stepscope trace for analysis.
+//
+// Open() checks that the file is an SQLite database holding a stepscope trace
+// of a schema version this build understands, and fails with a one-line
+// message naming the file otherwise (kInvalidInput: the CLI exits with 2).
+// A trace cut off by a crash (meta.finalized = 0, maybe a -wal file beside it)
+// opens like any other: SQLite replays the WAL on open.
+//
+// The typed loaders read whole tables into the shared record structs, ordered
+// by start time; analysis code works on those vectors.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/status.h"
+#include "format/records.h"
+#include "store/sqlite_util.h"
+
+namespace stepscope {
+
+class TraceReader {
+ public:
+  static StatusOr<std::unique_ptr<TraceReader>> Open(const std::string& path);
+  ~TraceReader();
+
+  const std::string& path() const { return path_; }
+  sqlite3* db() const { return db_; }
+
+  // meta.value for `key`, or `fallback` when absent.
+  std::string Meta(const std::string& key, const std::string& fallback = "") const;
+  // stats.value for `name`, or 0.
+  int64_t Stat(const std::string& name) const;
+  bool finalized() const { return Meta("finalized") == "1"; }
+
+  // Interned strings (loaded once). String(id) is "" for unknown ids.
+  const std::string& String(StringId id) const;
+  const std::vector<std::string>& strings() const { return strings_; }
+  // Looks a string up; returns false when the trace has no such string.
+  bool FindString(const std::string& s, StringId* id) const;
+
+  StatusOr<Statement> Query(std::string_view sql) const { return Prepare(db_, sql); }
+
+  // Whole-table loaders, ordered by start time (ts for memory).
+  StatusOr<std::vector<KernelRecord>> Kernels() const;
+  StatusOr<std::vector<MemcpyRecord>> Memcpys() const;
+  StatusOr<std::vector<MemsetRecord>> Memsets() const;
+  StatusOr<std::vector<ApiRecord>> Apis() const;
+  StatusOr<std::vector<SyncRecord>> Syncs() const;
+  StatusOr<std::vector<MemoryRecord>> MemoryEvents() const;
+  StatusOr<std::vector<MemoryPoolRecord>> MemoryPoolEvents() const;
+  StatusOr<std::vector<NvtxRecord>> Nvtx() const;
+  StatusOr<std::vector<OverheadRecord>> Overheads() const;
+  StatusOr<std::vector<DeviceRecord>> Devices() const;
+  // tid -> thread name
+  StatusOr<std::unordered_map<uint32_t, std::string>> ThreadNames() const;
+
+ private:
+  TraceReader() = default;
+  Status Init(const std::string& path);
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  std::vector<std::string> strings_;
+  std::unordered_map<std::string, std::string> meta_;
+};
+
+}  // namespace stepscope

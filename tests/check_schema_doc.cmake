@@ -1,0 +1,8 @@
+execute_process(COMMAND ${STEPSCOPE} schema --markdown OUTPUT_VARIABLE generated RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "stepscope schema --markdown failed")
+endif()
+file(READ ${DOC} committed)
+if(NOT generated STREQUAL committed)
+  message(FATAL_ERROR "docs/schema.md is out of date: run 'make docs' (stepscope schema --markdown > docs/schema.md)")
+endif()
