@@ -9,8 +9,8 @@ tracer's finalization are excluded, as a user's step time would be.
 
 usage: capture_overhead.py --stepscope BIN --workload train_gpt.py
          [--presets small,tiny] [--pairs 6] [--steps 100] [--variant NAME=ENV,...]
-A variant adds a third arm with extra environment for the tracer, e.g.
-  --variant nomem=STEPSCOPE_TRACE=cuda,nvtx
+A variant adds another arm with extra environment for the tracer, e.g.
+  --variant nomem=STEPSCOPE_TRACE=cuda,nvtx --variant act="STEPSCOPE_API_MODE=activity;STEPSCOPE_SYNC_MODE=cupti"
 """
 import argparse
 import json
@@ -45,9 +45,11 @@ def main():
         arms = {"bare": (base, None), "stepscope": ([a.stepscope, "profile", "-q", "-f", "-o",
                                                      os.path.join(tmp, "t")] + ["--"] + base, None)}
         for v in a.variant:
-            name, kv = v.split("=", 1)
-            k, val = kv.split("=", 1)
-            env = dict(os.environ, **{k: val})
+            name, kvs = v.split("=", 1)
+            env = dict(os.environ)
+            for kv in kvs.split(";"):
+                k, val = kv.split("=", 1)
+                env[k] = val
             arms[name] = ([a.stepscope, "profile", "-q", "-f", "-o", os.path.join(tmp, name)] + ["--"] + base, env)
         times = {k: [] for k in arms}
         for i in range(a.pairs):

@@ -36,6 +36,15 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
   if (ParseInt64(env("STEPSCOPE_BUFFER_MB"), &n) && n >= 16) c.max_buffer_memory = static_cast<size_t>(n) << 20;
   if (ParseInt64(env("STEPSCOPE_COMMIT_MS"), &n) && n >= 10) c.commit_interval_ns = n * 1'000'000;
   c.manifest_path = env("STEPSCOPE_MANIFEST");
+  if (env("STEPSCOPE_API_MODE") == "activity") c.api_via_callbacks = false;
+  if (env("STEPSCOPE_SYNC_MODE") == "cupti") c.sync_from_api = false;
+  for (const std::string& part : Split(env("STEPSCOPE_DIAG_OFF"), ',')) {
+    if (part == "api") c.diag_no_api = true;
+    if (part == "sync") c.diag_no_sync = true;
+    if (part == "overhead") c.diag_no_overhead = true;
+    if (part == "flush") c.diag_no_flush = true;
+    if (part == "subscribe") c.diag_no_subscribe = true;
+  }
   v = env("STEPSCOPE_CAPTURE_RANGE");
   if (v == "cudaProfilerApi") {
     c.range = Range::kCudaProfilerApi;

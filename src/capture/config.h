@@ -10,6 +10,11 @@
 //   STEPSCOPE_MANIFEST        file to which each process appends the path of its trace
 //   STEPSCOPE_BUFFER_MB       cap on CUPTI buffer memory in flight (default 512)
 //   STEPSCOPE_COMMIT_MS       commit interval of the background writer (default 500)
+//   STEPSCOPE_API_MODE        callback (default) | activity: how API calls are recorded
+//   STEPSCOPE_SYNC_MODE       api (default) | cupti: sync rows derived from the sync API
+//                             calls, or CUPTI SYNCHRONIZATION records (costlier)
+//   STEPSCOPE_DIAG_OFF        diagnostics only: parts of the capture to switch off, to
+//                             attribute overhead (api, sync, overhead, flush, subscribe)
 #pragma once
 
 #include <cstdint>
@@ -33,6 +38,11 @@ struct CaptureConfig {
   size_t buffer_bytes = 8u << 20;
   size_t max_buffer_memory = 512u << 20;
   int64_t commit_interval_ns = 500'000'000;
+  bool api_via_callbacks = true;
+  bool sync_from_api = true;
+  // Diagnostics (STEPSCOPE_DIAG_OFF): what to leave out.
+  bool diag_no_api = false, diag_no_sync = false, diag_no_overhead = false, diag_no_flush = false,
+       diag_no_subscribe = false;
 
   // Parses the environment. Unknown categories or ranges are reported in
   // `warning` (the tracer prints it once) and ignored.

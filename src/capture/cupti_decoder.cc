@@ -55,15 +55,48 @@ void ActivityDecoder::Span(int64_t start, int64_t end) {
   if (end > max_ns_) max_ns_ = end;
 }
 
-StringId ActivityDecoder::ApiName(ApiDomain domain, uint32_t cbid) {
+namespace {
+// The synchronizing API functions and the kind of wait each one is.
+SyncType SyncTypeFromName(const std::string& n) {
+  auto is = [&](const char* prefix) { return StartsWith(n, prefix); };
+  if (is("cudaStreamSynchronize") || is("cuStreamSynchronize")) return SyncType::kStreamSynchronize;
+  if (is("cudaDeviceSynchronize") || is("cuCtxSynchronize")) return SyncType::kContextSynchronize;
+  if (is("cudaEventSynchronize") || is("cuEventSynchronize")) return SyncType::kEventSynchronize;
+  if (is("cudaStreamWaitEvent") || is("cuStreamWaitEvent")) return SyncType::kStreamWaitEvent;
+  return SyncType::kUnknown;
+}
+}  // namespace
+
+StringId ActivityDecoder::ApiName(ApiDomain domain, uint32_t cbid, SyncType* sync_type) {
   uint64_t key = (static_cast<uint64_t>(domain) << 32) | cbid;
   auto it = api_names_.find(key);
-  if (it != api_names_.end()) return it->second;
-  const char* name = resolver_ ? resolver_(domain, cbid) : nullptr;
-  std::string s = name ? name : (std::string(ApiDomainName(domain)) + "_cbid_" + std::to_string(cbid));
-  StringId id = w_->Intern(s);
-  api_names_.emplace(key, id);
-  return id;
+  if (it == api_names_.end()) {
+    const char* name = resolver_ ? resolver_(domain, cbid) : nullptr;
+    std::string s = name ? name : (std::string(ApiDomainName(domain)) + "_cbid_" + std::to_string(cbid));
+    it = api_names_.emplace(key, std::make_pair(w_->Intern(s), SyncTypeFromName(s))).first;
+  }
+  *sync_type = it->second.second;
+  return it->second.first;
+}
+
+void ActivityDecoder::AddApi(ApiRecord r) {
+  SyncType sync = SyncType::kUnknown;
+  r.name = ApiName(r.domain, r.cbid, &sync);
+  w_->AddApi(r);
+  threads_.insert(r.tid);
+  Span(r.start_ns, r.end_ns);
+  ++counters_.api_calls;
+  if (sync_from_api_ && sync != SyncType::kUnknown) {
+    SyncRecord y{};
+    y.start_ns = r.start_ns;
+    y.end_ns = r.end_ns;
+    y.tid = r.tid;
+    y.correlation = r.correlation;
+    y.stream = 0xffffffffu;
+    y.type = sync;
+    w_->AddSync(y);
+    ++counters_.syncs;
+  }
 }
 
 void ActivityDecoder::KernelNames(const char* mangled, StringId* name, StringId* mangled_id) {
@@ -179,12 +212,8 @@ void ActivityDecoder::Decode(const CUpti_Activity* rec) {
       r.tid = a->threadId;
       r.correlation = a->correlationId;
       r.cbid = a->cbid;
-      r.name = ApiName(r.domain, a->cbid);
       r.return_code = static_cast<int32_t>(a->returnValue);
-      w_->AddApi(r);
-      threads_.insert(r.tid);
-      Span(r.start_ns, r.end_ns);
-      ++counters_.api_calls;
+      AddApi(r);
       break;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {

@@ -45,6 +45,14 @@ class ActivityDecoder {
   // Decodes one record. Unknown kinds are counted, never fatal.
   void Decode(const CUpti_Activity* record);
 
+  // Adds an API call captured through callbacks (name resolved here).
+  void AddApi(ApiRecord r);
+
+  // When CUPTI's SYNCHRONIZATION records are off (their cost, see
+  // docs/PERFORMANCE.md), derive the sync rows from the synchronizing API
+  // calls themselves: same thread, same interval, same correlation.
+  void set_sync_from_api(bool on) { sync_from_api_ = on; }
+
   // Decodes every record of a completed CUPTI buffer (uses cuptiActivityGetNextRecord).
   // Returns the number of records decoded.
   size_t DecodeBuffer(uint8_t* buffer, size_t valid_size);
@@ -58,13 +66,14 @@ class ActivityDecoder {
 
  private:
   void Span(int64_t start, int64_t end);
-  StringId ApiName(ApiDomain domain, uint32_t cbid);
+  StringId ApiName(ApiDomain domain, uint32_t cbid, SyncType* sync_type);
   void KernelNames(const char* mangled, StringId* name, StringId* mangled_id);
 
   TraceWriter* w_;
   ApiNameResolver resolver_;
   DecoderCounters counters_;
-  std::unordered_map<uint64_t, StringId> api_names_;
+  std::unordered_map<uint64_t, std::pair<StringId, SyncType>> api_names_;
+  bool sync_from_api_ = false;
   std::unordered_map<std::string, std::pair<StringId, StringId>> kernel_names_;
   std::unordered_set<uint32_t> threads_;
   int64_t min_ns_ = 0, max_ns_ = 0;

@@ -24,6 +24,7 @@ std::string TempTrace(const char* name) {
 const char* FakeNames(ApiDomain d, uint32_t cbid) {
   if (d == ApiDomain::kRuntime && cbid == 211) return "cudaLaunchKernel";
   if (d == ApiDomain::kDriver && cbid == 307) return "cuLaunchKernel";
+  if (d == ApiDomain::kRuntime && cbid == 131) return "cudaStreamSynchronize";
   return nullptr;
 }
 
@@ -227,6 +228,35 @@ TEST_F(DecoderTest, DeviceRecord) {
   EXPECT_EQ((*devs)[0].sm_count, 132u);
   EXPECT_EQ((*devs)[0].cc_major, 9u);
   EXPECT_EQ((*devs)[0].memory_bandwidth_bytes_per_s, 4'800'000'000'000ull);
+}
+
+// Callback-captured API calls: names resolved; synchronizing calls also become sync rows.
+TEST_F(DecoderTest, CallbackApisAndSyncFromApi) {
+  decoder_->set_sync_from_api(true);
+  ApiRecord launch{};
+  launch.start_ns = 100;
+  launch.end_ns = 105;
+  launch.tid = 11;
+  launch.correlation = 1;
+  launch.cbid = 211;
+  decoder_->AddApi(launch);
+  ApiRecord sync{};
+  sync.start_ns = 200;
+  sync.end_ns = 5200;
+  sync.tid = 11;
+  sync.correlation = 2;
+  sync.cbid = 131;
+  decoder_->AddApi(sync);
+  auto r = Finish();
+  auto apis = r->Apis();
+  ASSERT_EQ(apis->size(), 2u);
+  EXPECT_EQ(r->String((*apis)[1].name), "cudaStreamSynchronize");
+  auto syncs = r->Syncs();
+  ASSERT_EQ(syncs->size(), 1u);
+  EXPECT_EQ((*syncs)[0].type, SyncType::kStreamSynchronize);
+  EXPECT_EQ((*syncs)[0].tid, 11u);
+  EXPECT_EQ((*syncs)[0].correlation, 2u);
+  EXPECT_EQ((*syncs)[0].end_ns - (*syncs)[0].start_ns, 5000);
 }
 
 // A whole activity buffer walked with CUPTI's own iterator, as the tracer does.

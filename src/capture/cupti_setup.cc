@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/api_callbacks.h"
 #include "capture/cupti_setup.h"
 #include "capture/session.h"
 #include "common/log.h"
@@ -23,33 +24,14 @@ namespace {
 CUpti_SubscriberHandle g_subscriber = nullptr;
 bool g_enabled_kinds = false;
 
-const char* const kRuntimePrefixes[] = {
-    "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset", "cudaStreamSynchronize",
-    "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent", "cudaMalloc", "cudaFree",
-    "cudaHostAlloc", "cudaMallocHost", "cudaFreeHost", "cudaMemPoolTrimTo"};
-const char* const kDriverPrefixes[] = {
-    "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset", "cuStreamSynchronize", "cuCtxSynchronize",
-    "cuEventSynchronize", "cuStreamWaitEvent", "cuMemAlloc", "cuMemFree", "cuMemHostAlloc",
-    "cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap"};
-
-template <size_t N>
-bool MatchesPrefix(const char* name, const char* const (&prefixes)[N]) {
-  for (const char* p : prefixes) {
-    if (std::strncmp(name, p, std::strlen(p)) == 0) return true;
-  }
-  return false;
-}
-
-// Enables (or disables) API records for every callback id whose function name
-// starts with one of the prefixes. Returns the number of ids matched.
-template <size_t N>
-int ToggleApis(CUpti_CallbackDomain domain, uint32_t max_cbid, const char* const (&prefixes)[N],
-               bool on, CUptiResult* err) {
+// Enables (or disables) API activity records for every callback id of the
+// chosen set (STEPSCOPE_API_MODE=activity). Returns the number of ids matched.
+int ToggleApis(CUpti_CallbackDomain domain, uint32_t max_cbid, bool on, CUptiResult* err) {
   int n = 0;
   for (uint32_t cbid = 1; cbid < max_cbid; ++cbid) {
     const char* name = nullptr;
     if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name) continue;
-    if (!MatchesPrefix(name, prefixes)) continue;
+    if (!IsChosenApi(domain, name)) continue;
     CUptiResult r = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? cuptiActivityEnableRuntimeApi(cbid, on)
                                                           : cuptiActivityEnableDriverApi(cbid, on);
     if (r != CUPTI_SUCCESS && *err == CUPTI_SUCCESS) *err = r;
@@ -59,9 +41,11 @@ int ToggleApis(CUpti_CallbackDomain domain, uint32_t max_cbid, const char* const
 }
 
 std::vector<CUpti_ActivityKind> DataKinds(const CaptureConfig& c) {
-  std::vector<CUpti_ActivityKind> kinds = {
-      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
-      CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_OVERHEAD};
+  std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                           CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+                                           CUPTI_ACTIVITY_KIND_MEMSET};
+  if (!c.diag_no_sync && !c.sync_from_api) kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+  if (!c.diag_no_overhead) kinds.push_back(CUPTI_ACTIVITY_KIND_OVERHEAD);
   if (c.memory) {
     kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
     kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
@@ -81,8 +65,12 @@ void ToggleActivities(bool on) {
       err = r;
     }
   }
-  ToggleApis(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, kRuntimePrefixes, on, &err);
-  ToggleApis(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, kDriverPrefixes, on, &err);
+  if (!c.diag_no_api && c.api_via_callbacks) {
+    ToggleApiCallbacks(g_subscriber, on);
+  } else if (!c.diag_no_api) {
+    ToggleApis(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, on, &err);
+    ToggleApis(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, on, &err);
+  }
   g_enabled_kinds = on;
   if (err != CUPTI_SUCCESS && on) {
     const char* msg = nullptr;
@@ -106,10 +94,17 @@ void CUPTIAPI BufferCompleted(CUcontext ctx, uint32_t stream, uint8_t* buffer, s
 
 // Callback API: only used for the cudaProfilerStart/Stop capture range.
 void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
-  if (info->callbackSite != CUPTI_API_EXIT) return;
   Session& s = Session::Get();
-  if (s.config().range != CaptureConfig::Range::kCudaProfilerApi) return;
+  if (s.config().range != CaptureConfig::Range::kCudaProfilerApi) {
+    OnApiCallback(domain, cbid, info);
+    return;
+  }
+  if (info->callbackSite != CUPTI_API_EXIT) {
+    OnApiCallback(domain, cbid, info);
+    return;
+  }
   bool start = false, stop = false;
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     start = cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000;
@@ -123,6 +118,7 @@ void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
     cuptiActivityFlushAll(0);
     s.SetRecording(false);
   }
+  if (!start && !stop) OnApiCallback(domain, cbid, info);
 }
 
 std::string ResultString(CUptiResult r) {
@@ -138,7 +134,9 @@ int InitializeCupti() {
   if (!s.config().cuda && s.active()) return 1;
   if (!s.EnsureStarted()) return 1;  // warned already; the program runs untraced
   if (!s.config().cuda) return 1;
-  CUptiResult r = cuptiSubscribe(&g_subscriber, reinterpret_cast<CUpti_CallbackFunc>(&OnCallback), nullptr);
+  CUptiResult r = s.config().diag_no_subscribe
+                      ? CUPTI_SUCCESS
+                      : cuptiSubscribe(&g_subscriber, reinterpret_cast<CUpti_CallbackFunc>(&OnCallback), nullptr);
   if (r != CUPTI_SUCCESS) {
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
       s.Disable("CUPTI is already in use by another profiler (nsys, torch.profiler or DCGM); "

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <unordered_set>
 
+#include "capture/api_callbacks.h"
 #include "capture/clock.h"
 #include "capture/cupti_decoder.h"
 #include "capture/output_path.h"
@@ -190,6 +191,7 @@ bool Session::Start() {
         buf = StripVersionSuffix(n);
         return buf.c_str();
       });
+  decoder_->set_sync_from_api(config_.sync_from_api);
 
   delay_pending_ = config_.delay_ns > 0;
   recording_ = !delay_pending_ && config_.range == CaptureConfig::Range::kNone;
@@ -301,7 +303,7 @@ void Session::WriterLoop() {
       config_.range = CaptureConfig::Range::kNone;
     }
     const int64_t mono = MonotonicNs();
-    if (cupti_active_ && mono - last_flush >= flush_interval) {
+    if (cupti_active_ && !config_.diag_no_flush && mono - last_flush >= flush_interval) {
       // Delivers every buffer whose records are all complete (not forced:
       // kernels still running stay in CUPTI until they finish).
       cuptiActivityFlushAll(0);
@@ -334,6 +336,9 @@ void Session::Drain() {
     std::lock_guard<std::mutex> lk(mu_);
     free_buffers_.push_back(buf);
   }
+  std::vector<ApiRecord> apis;
+  DrainApiRecords(&apis);
+  for (const ApiRecord& a : apis) decoder_->AddApi(a);
   for (const PendingNvtx& e : nvtx) WriteNvtx(e);
   nvtx_events_ += nvtx.size();
   for (const auto& [tid, name] : names) writer_->SetThreadName(tid, writer_->Intern(name));
