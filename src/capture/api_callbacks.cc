@@ -3,6 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <mutex>
 
@@ -20,10 +21,22 @@ const char* const kDriverPrefixes[] = {
     "cuEventSynchronize", "cuStreamWaitEvent", "cuMemAlloc", "cuMemFree", "cuMemHostAlloc",
     "cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap"};
 
+// Per-thread single-producer/single-consumer queue of fixed-size chunks: the
+// program thread appends and publishes with a release store (no lock, no
+// allocation except one chunk per 4096 calls); the writer thread consumes
+// with acquire loads and frees chunks the producer has left.
+struct Chunk {
+  static constexpr size_t kSize = 4096;
+  ApiRecord records[kSize];
+  std::atomic<size_t> count{0};
+  std::atomic<Chunk*> next{nullptr};
+};
+
 struct ThreadApiBuffer {
-  std::mutex mu;
-  std::vector<ApiRecord> records;
   uint32_t tid = 0;
+  Chunk* tail = nullptr;  // producer side
+  Chunk* head = nullptr;  // consumer side
+  size_t read_pos = 0;    // consumer side
 };
 
 std::mutex g_buffers_mu;
@@ -37,12 +50,25 @@ ThreadApiBuffer* MyBuffer() {
   static thread_local ThreadApiBuffer* buf = [] {
     auto* b = new ThreadApiBuffer();
     b->tid = static_cast<uint32_t>(syscall(SYS_gettid));
-    b->records.reserve(4096);
+    b->tail = b->head = new Chunk();
     std::lock_guard<std::mutex> lk(g_buffers_mu);
     AllBuffers().push_back(b);
     return b;
   }();
   return buf;
+}
+
+void Append(ThreadApiBuffer* b, const ApiRecord& r) {
+  Chunk* t = b->tail;
+  size_t n = t->count.load(std::memory_order_relaxed);
+  if (n == Chunk::kSize) {
+    Chunk* c = new Chunk();
+    t->next.store(c, std::memory_order_release);
+    b->tail = t = c;
+    n = 0;
+  }
+  t->records[n] = r;
+  t->count.store(n + 1, std::memory_order_release);
 }
 
 }  // namespace
@@ -92,8 +118,7 @@ void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUp
   r.return_code = info->functionReturnValue ? *static_cast<const int32_t*>(info->functionReturnValue) : 0;
   ThreadApiBuffer* b = MyBuffer();
   r.tid = b->tid;
-  std::lock_guard<std::mutex> lk(b->mu);
-  b->records.push_back(r);
+  Append(b, r);
 }
 
 void DrainApiRecords(std::vector<ApiRecord>* out) {
@@ -102,10 +127,20 @@ void DrainApiRecords(std::vector<ApiRecord>* out) {
     std::lock_guard<std::mutex> lk(g_buffers_mu);
     buffers = AllBuffers();
   }
+  // Single consumer: only the writer thread calls this.
   for (ThreadApiBuffer* b : buffers) {
-    std::lock_guard<std::mutex> lk(b->mu);
-    out->insert(out->end(), b->records.begin(), b->records.end());
-    b->records.clear();
+    Chunk* h = b->head;
+    while (true) {
+      size_t n = h->count.load(std::memory_order_acquire);
+      out->insert(out->end(), h->records + b->read_pos, h->records + n);
+      b->read_pos = n;
+      if (n < Chunk::kSize) break;
+      Chunk* next = h->next.load(std::memory_order_acquire);
+      if (!next) break;
+      delete h;
+      b->head = h = next;
+      b->read_pos = 0;
+    }
   }
 }
 

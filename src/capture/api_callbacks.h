@@ -6,8 +6,8 @@
 // a per-thread buffer is the same information for less. The correlation id
 // CUPTI passes to the callback is the one its kernel/memcpy records carry.
 //
-// Per-thread buffers: each thread appends under its own (uncontended) mutex;
-// the writer thread swaps every buffer out when it drains.
+// Per-thread buffers: lock-free single-producer/single-consumer chunk queues
+// (the program thread produces, the writer thread consumes).
 #pragma once
 
 #include <cupti.h>
@@ -24,7 +24,7 @@ void ToggleApiCallbacks(CUpti_SubscriberHandle subscriber, bool on);
 // Handles one runtime/driver API callback (enter or exit).
 void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* info);
 
-// Moves every thread's pending API records into `out` (writer thread).
+// Moves every thread's pending API records into `out`. Writer thread only.
 void DrainApiRecords(std::vector<ApiRecord>* out);
 
 // True when the function name belongs to the chosen API set.
