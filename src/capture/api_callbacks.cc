@@ -102,12 +102,24 @@ void ToggleApiCallbacks(CUpti_SubscriberHandle subscriber, bool on) {
   }
 }
 
+// Correlation id of the traced runtime call in progress on this thread. The
+// runtime implements its calls with driver calls (cudaLaunchKernel ->
+// cuLaunchKernel) that CUPTI's driver callbacks also see, with the same
+// correlation id: such a nested driver call is the same call, not a second
+// one, so it is not recorded. (An id, not a depth counter: a missed exit
+// callback cannot leave it stuck.)
+thread_local uint32_t t_runtime_correlation = 0;
+
 void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* info) {
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (!runtime && t_runtime_correlation != 0 && info->correlationId == t_runtime_correlation) return;
   Session& s = Session::Get();
   if (info->callbackSite == CUPTI_API_ENTER) {
+    if (runtime) t_runtime_correlation = info->correlationId;
     *info->correlationData = static_cast<uint64_t>(s.NowNs());
     return;
   }
+  if (runtime) t_runtime_correlation = 0;
   if (!s.recording()) return;
   ApiRecord r{};
   r.start_ns = static_cast<int64_t>(*info->correlationData);
