@@ -33,7 +33,7 @@ class DiffTest:
     name: str
     cmd: list                      # stepscope arguments; {trace}, {traces}, {tmp}, {src}, {fixtures}
     out: str                       # expected output file, relative to tests/diff/expected/
-    trace: object = None           # fixture path (str) or list of paths, relative to tests/diff/fixtures/
+    trace: object = None           # fixture path (str) or list, relative to tests/diff/fixtures/ ("../../fixtures/gpu/x.sqlite.gz" works; .gz is decompressed)
     rc: int = 0                    # expected exit code
     stderr: bool = False           # compare stderr instead of stdout
     finalize: bool = True          # False: build the trace as a crashed capture leaves it
@@ -56,6 +56,12 @@ def build_fixture(make_trace, fixture, tmp, finalize):
         dst = os.path.join(tmp, os.path.basename(fixture)[:-4] + ".sqlite")
         cmd = [make_trace] + ([] if finalize else ["--no-finalize"]) + [dst, src]
         subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        return dst
+    if fixture.endswith(".gz"):
+        import gzip
+        dst = os.path.join(tmp, os.path.basename(fixture)[:-3])
+        with gzip.open(src, "rb") as fin, open(dst, "wb") as fout:
+            shutil.copyfileobj(fin, fout)
         return dst
     dst = os.path.join(tmp, os.path.basename(fixture))
     shutil.copy(src, dst)
