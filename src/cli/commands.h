@@ -12,5 +12,6 @@ struct CommandInfo {
 };
 
 int RunSchema(int argc, char** argv);
+int RunImport(int argc, char** argv);
 
 }  // namespace stepscope

@@ -11,6 +11,7 @@ namespace {
 
 const CommandInfo kCommands[] = {
     {"schema", "print the trace schema (SQL or Markdown)", RunSchema},
+    {"import", "convert a torch.profiler JSON or nsys SQLite trace into a stepscope trace", RunImport},
 };
 
 void PrintUsage(FILE* out) {
