@@ -69,9 +69,12 @@ int RunImport(int argc, char** argv) {
                 static_cast<long long>(kernel_ns % 1000));
   }
   std::fputs(t.Render(summary_format).c_str(), stdout);
-  std::fprintf(stderr, "import: %s bytes parsed in %.2f s (%.1f MB/s), %s rows written\n",
+  std::fprintf(stderr,
+               "import: %s bytes parsed in %.2f s (%.1f MB/s), %s rows written "
+               "(read+parse+insert %.2f s, indices+close %.2f s)\n",
                FormatCount(static_cast<int64_t>(r.decoded_bytes)).c_str(), secs,
-               secs > 0 ? r.decoded_bytes / secs / 1e6 : 0.0, FormatCount(static_cast<int64_t>(r.rows)).c_str());
+               secs > 0 ? r.decoded_bytes / secs / 1e6 : 0.0, FormatCount(static_cast<int64_t>(r.rows)).c_str(),
+               r.read_parse_insert_s, r.finalize_s);
   return 0;
 }
 
