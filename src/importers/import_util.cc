@@ -20,12 +20,20 @@ uint8_t RangeDepthTracker::Depth(uint64_t key, int64_t start, int64_t end) {
     unordered_.insert(key);
   }
   while (!s.ends.empty() && s.ends.back() <= start) s.ends.pop_back();
-  if (!s.ends.empty() && end > s.ends.back()) ++partial_;
+  if (!s.ends.empty() && end > s.ends.back()) ++s.partial;
   size_t depth = s.ends.size();
   s.ends.push_back(end);
   s.last_start = start;
   s.last_end = end;
   return depth > 255 ? 255 : static_cast<uint8_t>(depth);
+}
+
+uint64_t RangeDepthTracker::partial_overlaps() const {
+  uint64_t n = 0;
+  for (const auto& [key, s] : stacks_) {
+    if (!unordered_.count(key)) n += s.partial;
+  }
+  return n;
 }
 
 Status RecomputeNvtxDepth(sqlite3* db, uint32_t tid, const std::vector<StringId>& domains,

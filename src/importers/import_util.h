@@ -48,18 +48,20 @@ class RangeDepthTracker {
   uint8_t Depth(uint64_t key, int64_t start, int64_t end);
   const std::set<uint64_t>& unordered_keys() const { return unordered_; }
   uint64_t out_of_order() const { return out_of_order_; }
-  uint64_t partial_overlaps() const { return partial_; }
+  // Partial overlaps seen on keys that arrived in order (the others are
+  // counted again by RecomputeNvtxDepth).
+  uint64_t partial_overlaps() const;
 
  private:
   struct Stack {
     int64_t last_start = INT64_MIN;
     int64_t last_end = INT64_MIN;
     std::vector<int64_t> ends;
+    uint64_t partial = 0;
   };
   std::unordered_map<uint64_t, Stack> stacks_;
   std::set<uint64_t> unordered_;
   uint64_t out_of_order_ = 0;
-  uint64_t partial_ = 0;
 };
 
 // Recomputes nvtx.depth for the push/pop rows of thread `tid` whose domain_id

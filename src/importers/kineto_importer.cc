@@ -501,6 +501,7 @@ Status KinetoImporter::MapOther(Category c, const Fields& f) {
     int64_t start, end, tid = 0;
     if (!Times(f, &start, &end)) return OkStatus();
     TrailingInt(f.tid, &tid);
+    Track(start, end);
     OverheadRecord o{};
     o.start_ns = start;
     o.end_ns = end;

@@ -568,9 +568,12 @@ Status NsysImporter::Meta() {
 
 Status NsysImporter::Run() {
   {
-    ASSIGN_OR_RETURN(Statement st, Prepare(src_, "SELECT name FROM sqlite_master WHERE type = 'table'"));
-    while (st.Step()) tables_.insert(std::string(st.Text(0)));
-    if (!st.ok()) return InvalidInput("sqlite_master: " + st.status().message());
+    StatusOr<Statement> st = Prepare(src_, "SELECT name FROM sqlite_master WHERE type = 'table'");
+    if (!st.ok()) {
+      return InvalidInput(std::string("byte 0: cannot read as an SQLite database: ") + sqlite3_errmsg(src_));
+    }
+    while (st->Step()) tables_.insert(std::string(st->Text(0)));
+    if (!st->ok()) return InvalidInput("sqlite_master: " + st->status().message());
   }
   if (tables_.count("meta") && tables_.count("kernels") && tables_.count("nvtx")) {
     return InvalidInput("sqlite_master: this is already a stepscope trace; nothing to import");
