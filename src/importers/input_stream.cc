@@ -121,4 +121,64 @@ StatusOr<size_t> InputStream::ReadGzip(char* buf, size_t n) {
   return n - zs_.avail_out;
 }
 
+ReadAhead::ReadAhead(InputStream* in, size_t chunk, size_t slots) : in_(in) {
+  buffers_.resize(slots);
+  for (size_t i = 0; i < slots; ++i) {
+    buffers_[i].resize(chunk);
+    free_.push_back(i);
+  }
+  thread_ = std::thread([this] { Produce(); });
+}
+
+ReadAhead::~ReadAhead() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void ReadAhead::Produce() {
+  while (true) {
+    size_t slot;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stop_ || !free_.empty(); });
+      if (stop_) return;
+      slot = free_.front();
+      free_.pop_front();
+    }
+    StatusOr<size_t> n = in_->Read(buffers_[slot].data(), buffers_[slot].size());
+    bool last = !n.ok() || *n == 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      filled_.push_back({slot, n.ok() ? *n : 0, n.ok() ? OkStatus() : n.status()});
+    }
+    cv_.notify_all();
+    if (last) return;
+  }
+}
+
+StatusOr<std::string_view> ReadAhead::Next() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (done_) return std::string_view();
+  if (held_ != SIZE_MAX) {
+    free_.push_back(held_);
+    held_ = SIZE_MAX;
+    cv_.notify_all();
+  }
+  cv_.wait(lock, [this] { return !filled_.empty(); });
+  Filled f = filled_.front();
+  filled_.pop_front();
+  if (!f.status.ok() || f.size == 0) {
+    done_ = true;
+    free_.push_back(f.slot);
+    if (!f.status.ok()) return f.status;
+    return std::string_view();
+  }
+  held_ = f.slot;
+  return std::string_view(buffers_[f.slot].data(), f.size);
+}
+
 }  // namespace stepscope

@@ -11,10 +11,15 @@
 
 #include <zlib.h>
 
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <vector>
 
 #include "common/status.h"
@@ -51,6 +56,40 @@ class InputStream {
   uint64_t file_read_ = 0;
   uint64_t file_size_ = 0;
   uint64_t decoded_ = 0;
+};
+
+// ReadAhead: reads an InputStream on a background thread and hands out its
+// chunks in order, so that reading and gzip inflation run on one core while
+// the caller parses and inserts on the other. At most `slots` chunks are in
+// flight: memory stays slots * chunk bytes.
+class ReadAhead {
+ public:
+  explicit ReadAhead(InputStream* in, size_t chunk = 1 << 20, size_t slots = 4);
+  ~ReadAhead();
+  ReadAhead(const ReadAhead&) = delete;
+  ReadAhead& operator=(const ReadAhead&) = delete;
+
+  // The next chunk; empty at the end of the data. Valid until the next call.
+  StatusOr<std::string_view> Next();
+
+ private:
+  struct Filled {
+    size_t slot;
+    size_t size;
+    Status status;
+  };
+  void Produce();
+
+  InputStream* in_;
+  std::vector<std::vector<char>> buffers_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<size_t> free_;
+  std::deque<Filled> filled_;
+  bool stop_ = false;
+  bool done_ = false;            // the consumer saw the end or an error
+  size_t held_ = SIZE_MAX;       // slot handed to the consumer
+  std::thread thread_;
 };
 
 }  // namespace stepscope

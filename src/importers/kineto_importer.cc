@@ -646,11 +646,11 @@ Status KinetoImporter::Finish() {
 Status ImportKinetoJson(InputStream* in, TraceWriter* w, ImportStats* stats) {
   KinetoImporter importer(w, stats);
   ChromeTraceTokenizer tokenizer(&importer);
-  std::vector<char> buf(1 << 20);
+  ReadAhead reader(in);
   while (true) {
-    ASSIGN_OR_RETURN(size_t n, in->Read(buf.data(), buf.size()));
-    if (n == 0) break;
-    RETURN_IF_ERROR(tokenizer.Feed(buf.data(), n));
+    ASSIGN_OR_RETURN(std::string_view chunk, reader.Next());
+    if (chunk.empty()) break;
+    RETURN_IF_ERROR(tokenizer.Feed(chunk.data(), chunk.size()));
   }
   RETURN_IF_ERROR(tokenizer.Finish());
   if (!tokenizer.saw_trace_events()) {
