@@ -44,9 +44,11 @@ DecimalStatus DecimalToScaledInt(std::string_view t, int scale, int64_t* out) {
   const int64_t shift = exponent - static_cast<int64_t>(frac_end - frac_begin) + scale;
   auto digit_at = [&](int64_t k) -> int {
     size_t ilen = int_end - int_begin;
-    return static_cast<size_t>(k) < ilen ? t[int_begin + k] - '0' : t[frac_begin + (k - ilen)] - '0';
+    return static_cast<size_t>(k) < ilen ? t[int_begin + k] - '0'
+                                         : t[frac_begin + (k - ilen)] - '0';
   };
-  const uint64_t limit = neg ? static_cast<uint64_t>(INT64_MAX) + 1 : static_cast<uint64_t>(INT64_MAX);
+  const uint64_t limit =
+      neg ? static_cast<uint64_t>(INT64_MAX) + 1 : static_cast<uint64_t>(INT64_MAX);
   const int64_t keep = shift < 0 ? ndigits + shift : ndigits;
   uint64_t v = 0;
   for (int64_t k = 0; k < keep; ++k) {

@@ -15,18 +15,25 @@
 namespace stepscope {
 
 bool ParseImportFormat(const std::string& s, ImportFormat* out) {
-  if (s == "auto") *out = ImportFormat::kAuto;
-  else if (s == "kineto") *out = ImportFormat::kKinetoJson;
-  else if (s == "nsys") *out = ImportFormat::kNsysSqlite;
-  else return false;
+  if (s == "auto")
+    *out = ImportFormat::kAuto;
+  else if (s == "kineto")
+    *out = ImportFormat::kKinetoJson;
+  else if (s == "nsys")
+    *out = ImportFormat::kNsysSqlite;
+  else
+    return false;
   return true;
 }
 
 const char* ImportFormatName(ImportFormat f) {
   switch (f) {
-    case ImportFormat::kKinetoJson: return "kineto-json";
-    case ImportFormat::kNsysSqlite: return "nsys-sqlite";
-    case ImportFormat::kAuto: break;
+    case ImportFormat::kKinetoJson:
+      return "kineto-json";
+    case ImportFormat::kNsysSqlite:
+      return "nsys-sqlite";
+    case ImportFormat::kAuto:
+      break;
   }
   return "auto";
 }

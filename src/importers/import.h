@@ -27,9 +27,9 @@ const char* ImportFormatName(ImportFormat f);
 struct ImportResult {
   ImportFormat format = ImportFormat::kAuto;
   bool gzip = false;
-  uint64_t input_bytes = 0;    // bytes of the file on disk
-  uint64_t decoded_bytes = 0;  // bytes parsed (uncompressed JSON; = input for SQLite)
-  uint64_t rows = 0;           // rows written to the output trace
+  uint64_t input_bytes = 0;        // bytes of the file on disk
+  uint64_t decoded_bytes = 0;      // bytes parsed (uncompressed JSON; = input for SQLite)
+  uint64_t rows = 0;               // rows written to the output trace
   double read_parse_insert_s = 0;  // wall time reading, parsing and inserting rows
   double finalize_s = 0;           // wall time building indices and closing the trace
   ImportStats stats;

@@ -40,9 +40,12 @@ Status RecomputeNvtxDepth(sqlite3* db, uint32_t tid, const std::vector<StringId>
                           uint64_t* partial) {
   std::string in;
   for (size_t i = 0; i < domains.size(); ++i) in += (i ? ",?" : "?");
-  ASSIGN_OR_RETURN(Statement sel,
-                   Prepare(db, "SELECT id, start_ns, end_ns, depth FROM nvtx WHERE kind = 1 AND tid = ? "
-                               "AND domain_id IN (" + in + ") ORDER BY start_ns, end_ns DESC, id"));
+  ASSIGN_OR_RETURN(
+      Statement sel,
+      Prepare(db,
+              "SELECT id, start_ns, end_ns, depth FROM nvtx WHERE kind = 1 AND tid = ? "
+              "AND domain_id IN (" +
+                  in + ") ORDER BY start_ns, end_ns DESC, id"));
   ASSIGN_OR_RETURN(Statement upd, Prepare(db, "UPDATE nvtx SET depth = ? WHERE id = ?"));
   sel.BindInt(1, tid);
   for (size_t i = 0; i < domains.size(); ++i) sel.BindInt(static_cast<int>(i) + 2, domains[i]);

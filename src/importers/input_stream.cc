@@ -23,7 +23,8 @@ StatusOr<std::unique_ptr<InputStream>> InputStream::Open(const std::string& path
   RETURN_IF_ERROR(s->Refill());
   if (s->zs_.avail_in >= 2 && s->zs_.next_in[0] == 0x1f && s->zs_.next_in[1] == 0x8b) {
     s->gzip_ = true;
-    if (inflateInit2(&s->zs_, 16 + MAX_WBITS) != Z_OK) return Internal("zlib initialization failed");
+    if (inflateInit2(&s->zs_, 16 + MAX_WBITS) != Z_OK)
+      return Internal("zlib initialization failed");
     s->zinit_ = true;
   }
   return s;

@@ -49,8 +49,8 @@ class InputStream {
   FILE* f_ = nullptr;
   bool gzip_ = false;
   bool zinit_ = false;
-  bool eof_ = false;        // the file is exhausted
-  bool stream_end_ = false; // the last gzip member ended and nothing follows
+  bool eof_ = false;         // the file is exhausted
+  bool stream_end_ = false;  // the last gzip member ended and nothing follows
   z_stream zs_{};
   std::vector<unsigned char> in_;
   uint64_t file_read_ = 0;
@@ -87,8 +87,8 @@ class ReadAhead {
   std::deque<size_t> free_;
   std::deque<Filled> filled_;
   bool stop_ = false;
-  bool done_ = false;            // the consumer saw the end or an error
-  size_t held_ = SIZE_MAX;       // slot handed to the consumer
+  bool done_ = false;       // the consumer saw the end or an error
+  size_t held_ = SIZE_MAX;  // slot handed to the consumer
   std::thread thread_;
 };
 

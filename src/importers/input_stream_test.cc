@@ -92,7 +92,8 @@ TEST(InputStream, CorruptAndTrailingData) {
   std::string p1 = TempFile(corrupt), p2 = TempFile(z + "garbage");
   auto r1 = ReadAll(p1, 1 << 16);
   ASSERT_FALSE(r1.ok());
-  EXPECT_NE(r1.status().message().find("corrupt gzip data near compressed byte"), std::string::npos);
+  EXPECT_NE(r1.status().message().find("corrupt gzip data near compressed byte"),
+            std::string::npos);
   auto r2 = ReadAll(p2, 1 << 16);
   ASSERT_FALSE(r2.ok());
   EXPECT_NE(r2.status().message().find("unexpected data after the gzip stream at compressed byte " +

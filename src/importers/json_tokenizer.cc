@@ -72,15 +72,18 @@ Status ChromeTraceTokenizer::Process(bool final) {
         if (*p != '"') return SyntaxError(pos_, "expected a member name in double quotes");
         r = parser_.Parse(p, end, &consumed);
         if (r == JsonParseOutcome::kIncomplete) goto need_more;
-        if (r == JsonParseOutcome::kError) return SyntaxError(pos_ + parser_.error_offset(), parser_.error());
+        if (r == JsonParseOutcome::kError)
+          return SyntaxError(pos_ + parser_.error_offset(), parser_.error());
         key_.assign(parser_.root().text);
         const char* q = SkipWs(p + consumed, end);
         if (q == end) goto need_more;
-        if (*q != ':') return SyntaxError(static_cast<size_t>(q - b), "expected ':' after a member name");
+        if (*q != ':')
+          return SyntaxError(static_cast<size_t>(q - b), "expected ':' after a member name");
         q = SkipWs(q + 1, end);
         if (q == end) goto need_more;
         if (key_ == "traceEvents") {
-          if (*q != '[') return SyntaxError(static_cast<size_t>(q - b), "\"traceEvents\" is not an array");
+          if (*q != '[')
+            return SyntaxError(static_cast<size_t>(q - b), "\"traceEvents\" is not an array");
           saw_trace_events_ = true;
           pos_ = static_cast<size_t>(q + 1 - b);
           state_ = State::kFirstEvent;
@@ -91,7 +94,8 @@ Status ChromeTraceTokenizer::Process(bool final) {
         if (r == JsonParseOutcome::kError) {
           return SyntaxError(static_cast<size_t>(q - b) + parser_.error_offset(), parser_.error());
         }
-        RETURN_IF_ERROR(sink_->OnTopLevel(key_, parser_, base_offset_ + static_cast<uint64_t>(q - b)));
+        RETURN_IF_ERROR(
+            sink_->OnTopLevel(key_, parser_, base_offset_ + static_cast<uint64_t>(q - b)));
         pos_ = static_cast<size_t>(q + consumed - b);
         state_ = State::kAfterMember;
         continue;
@@ -105,10 +109,13 @@ Status ChromeTraceTokenizer::Process(bool final) {
           continue;
         }
         if (state_ == State::kEvent) {
-          if (*q != ',') return SyntaxError(pos_, "expected ',' or ']' after an event in traceEvents");
+          if (*q != ',')
+            return SyntaxError(pos_, "expected ',' or ']' after an event in traceEvents");
           q = SkipWs(q + 1, end);
           if (q == end) goto need_more;
-          if (*q == ']') return SyntaxError(static_cast<size_t>(q - b), "trailing ',' before ']' in traceEvents");
+          if (*q == ']')
+            return SyntaxError(static_cast<size_t>(q - b),
+                               "trailing ',' before ']' in traceEvents");
         }
         r = parser_.Parse(q, end, &consumed);
         if (r == JsonParseOutcome::kIncomplete) goto need_more;

@@ -13,8 +13,9 @@ struct Recorder : ChromeTraceTokenizer::Sink {
   std::vector<std::string> seen;
   Status OnEvent(const JsonValueParser& e, uint64_t offset) override {
     const JsonNode& r = e.root();
-    seen.push_back("E" + std::to_string(offset) + ":" +
-                   std::string(r.type == JsonType::kString || r.type == JsonType::kNumber ? r.text : r.text));
+    seen.push_back(
+        "E" + std::to_string(offset) + ":" +
+        std::string(r.type == JsonType::kString || r.type == JsonType::kNumber ? r.text : r.text));
     return OkStatus();
   }
   Status OnTopLevel(std::string_view key, const JsonValueParser& v, uint64_t) override {
@@ -75,7 +76,8 @@ TEST(ChromeTraceTokenizer, ErrorsNameTheByteOffset) {
       {"{\"traceEvents\": {}}", "byte 16: \"traceEvents\" is not an array"},
       {"{\"traceEvents\": [{}, ]}", "byte 21: trailing ','"},
       {"{\"traceEvents\": [{} {}]}", "byte 20: expected ',' or ']' after an event"},
-      {"{\"traceEvents\": [{\"a\": 1", "byte 24: unexpected end of data inside the traceEvents array"},
+      {"{\"traceEvents\": [{\"a\": 1",
+       "byte 24: unexpected end of data inside the traceEvents array"},
       {"{\"a\": 1", "byte 7: unexpected end of data inside the top-level object"},
       {"{\"traceEvents\": []} x", "byte 20: unexpected data after the end"},
       {"{\"traceEvents\": [{\"a\": 1,}]}", "byte 25: expected a member name in double quotes"},

@@ -87,7 +87,8 @@ JsonParseOutcome JsonValueParser::ParseString(const char* begin, const char** pp
     *pp = p + 1;
     return JsonParseOutcome::kOk;
   }
-  if (static_cast<unsigned char>(*p) < 0x20) return Fail(begin, p, "control character inside a string");
+  if (static_cast<unsigned char>(*p) < 0x20)
+    return Fail(begin, p, "control character inside a string");
   // Slow path: decode escapes into scratch_ (capacity was reserved in Parse,
   // so earlier views into scratch_ stay valid).
   size_t out_start = scratch_.size();
@@ -99,7 +100,8 @@ JsonParseOutcome JsonValueParser::ParseString(const char* begin, const char** pp
     }
     char c = *p;
     if (c == '"') break;
-    if (static_cast<unsigned char>(c) < 0x20) return Fail(begin, p, "control character inside a string");
+    if (static_cast<unsigned char>(c) < 0x20)
+      return Fail(begin, p, "control character inside a string");
     if (c != '\\') {
       scratch_.push_back(c);
       ++p;
@@ -111,14 +113,30 @@ JsonParseOutcome JsonValueParser::ParseString(const char* begin, const char** pp
     }
     char e = p[1];
     switch (e) {
-      case '"': scratch_.push_back('"'); break;
-      case '\\': scratch_.push_back('\\'); break;
-      case '/': scratch_.push_back('/'); break;
-      case 'b': scratch_.push_back('\b'); break;
-      case 'f': scratch_.push_back('\f'); break;
-      case 'n': scratch_.push_back('\n'); break;
-      case 'r': scratch_.push_back('\r'); break;
-      case 't': scratch_.push_back('\t'); break;
+      case '"':
+        scratch_.push_back('"');
+        break;
+      case '\\':
+        scratch_.push_back('\\');
+        break;
+      case '/':
+        scratch_.push_back('/');
+        break;
+      case 'b':
+        scratch_.push_back('\b');
+        break;
+      case 'f':
+        scratch_.push_back('\f');
+        break;
+      case 'n':
+        scratch_.push_back('\n');
+        break;
+      case 'r':
+        scratch_.push_back('\r');
+        break;
+      case 't':
+        scratch_.push_back('\t');
+        break;
       case 'u': {
         if (end - p < 6) {
           scratch_.resize(out_start);
@@ -190,7 +208,8 @@ parse_value:
       p = SkipWs(p + 1, end);
       if (p == end) return JsonParseOutcome::kIncomplete;
       if (*p == '}') {
-        nodes_[idx].text = std::string_view(stack_.back().start, static_cast<size_t>(p + 1 - stack_.back().start));
+        nodes_[idx].text =
+            std::string_view(stack_.back().start, static_cast<size_t>(p + 1 - stack_.back().start));
         stack_.pop_back();
         ++p;
         goto after_value;
@@ -204,7 +223,8 @@ parse_value:
       p = SkipWs(p + 1, end);
       if (p == end) return JsonParseOutcome::kIncomplete;
       if (*p == ']') {
-        nodes_[idx].text = std::string_view(stack_.back().start, static_cast<size_t>(p + 1 - stack_.back().start));
+        nodes_[idx].text =
+            std::string_view(stack_.back().start, static_cast<size_t>(p + 1 - stack_.back().start));
         stack_.pop_back();
         ++p;
         goto after_value;
@@ -227,7 +247,8 @@ parse_value:
       size_t len = std::strlen(lit);
       size_t have = static_cast<size_t>(end - p);
       size_t cmp = have < len ? have : len;
-      if (std::memcmp(p, lit, cmp) != 0) return Fail(begin, p, "invalid literal (expected true, false or null)");
+      if (std::memcmp(p, lit, cmp) != 0)
+        return Fail(begin, p, "invalid literal (expected true, false or null)");
       if (have < len) return JsonParseOutcome::kIncomplete;
       JsonType t = *p == 't' ? JsonType::kTrue : *p == 'f' ? JsonType::kFalse : JsonType::kNull;
       uint32_t idx = AddNode(t, key);
@@ -244,7 +265,8 @@ parse_value:
       } else if (*p >= '1' && *p <= '9') {
         while (p < end && IsDigit(*p)) ++p;
       } else {
-        return Fail(begin, p, s == p ? "unexpected character (expected a JSON value)" : "invalid number");
+        return Fail(begin, p,
+                    s == p ? "unexpected character (expected a JSON value)" : "invalid number");
       }
       if (p < end && *p == '.') {
         ++p;
@@ -290,8 +312,9 @@ after_value:
       ++p;
       goto after_value;
     }
-    return Fail(begin, p, is_object ? "expected ',' or '}' after an object member"
-                                    : "expected ',' or ']' after an array element");
+    return Fail(begin, p,
+                is_object ? "expected ',' or '}' after an object member"
+                          : "expected ',' or ']' after an array element");
   }
 
 parse_key:

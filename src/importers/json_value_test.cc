@@ -16,7 +16,8 @@ JsonParseOutcome ParseAll(JsonValueParser* p, const std::string& s, size_t* cons
 
 TEST(JsonValue, ParsesAnEventIntoNodes) {
   JsonValueParser p;
-  std::string s = R"( {"ph": "X", "ts": 1.5, "args": {"grid": [1, 2, 3], "ok": true, "n": null}} ,)";
+  std::string s =
+      R"( {"ph": "X", "ts": 1.5, "args": {"grid": [1, 2, 3], "ok": true, "n": null}} ,)";
   size_t consumed;
   ASSERT_EQ(ParseAll(&p, s, &consumed), JsonParseOutcome::kOk);
   EXPECT_EQ(s[consumed - 1], '}');
@@ -57,7 +58,8 @@ TEST(JsonValue, DecodesEscapesAndSurrogatePairs) {
 }
 
 TEST(JsonValue, EveryPrefixOfAValidValueIsIncompleteNeverAnError) {
-  const std::string s = R"({"name": "k\u00e9\"x", "ts": -12.5e+3, "a": [true, false, null, {}, []], "z": 0})";
+  const std::string s =
+      R"({"name": "k\u00e9\"x", "ts": -12.5e+3, "a": [true, false, null, {}, []], "z": 0})";
   JsonValueParser p;
   for (size_t n = 0; n < s.size(); ++n) {
     EXPECT_EQ(ParseAll(&p, s.substr(0, n)), JsonParseOutcome::kIncomplete) << n;
@@ -70,9 +72,10 @@ TEST(JsonValue, SyntaxErrorsCarryTheirOffset) {
     const char* text;
     size_t offset;
   } cases[] = {
-      {R"({"a": 1,})", 8},      {R"({"a" 1})", 5},    {R"({a: 1})", 1},      {R"([1 2])", 3},
-      {R"({"a": tru,})", 6},    {R"({"a": -x})", 7},  {R"({"a": 01})", 7},   {R"({"a": 1.e5})", 8},
-      {"{\"a\": \"x\ty\"}", 8}, {R"({"a": "\q"})", 8}, {R"({"a": "\u12G4"})", 11}, {R"(})", 0},
+      {R"({"a": 1,})", 8},   {R"({"a" 1})", 5},          {R"({a: 1})", 1},
+      {R"([1 2])", 3},       {R"({"a": tru,})", 6},      {R"({"a": -x})", 7},
+      {R"({"a": 01})", 7},   {R"({"a": 1.e5})", 8},      {"{\"a\": \"x\ty\"}", 8},
+      {R"({"a": "\q"})", 8}, {R"({"a": "\u12G4"})", 11}, {R"(})", 0},
   };
   JsonValueParser p;
   for (const Case& c : cases) {

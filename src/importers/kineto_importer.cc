@@ -21,18 +21,23 @@ constexpr CategoryInfo kCategories[] = {
     {"kineto_kernel_events", "events with cat 'kernel' (stored in kernels)"},
     {"kineto_gpu_memcpy_events", "events with cat 'gpu_memcpy' (stored in memcpy)"},
     {"kineto_gpu_memset_events", "events with cat 'gpu_memset' (stored in memset)"},
-    {"kineto_cuda_runtime_events", "events with cat 'cuda_runtime' (stored in api, domain runtime)"},
+    {"kineto_cuda_runtime_events",
+     "events with cat 'cuda_runtime' (stored in api, domain runtime)"},
     {"kineto_cuda_driver_events", "events with cat 'cuda_driver' (stored in api, domain driver)"},
     {"kineto_cuda_sync_events", "events with cat 'cuda_sync' (stored in sync)"},
     {"kineto_cpu_op_events", "events with cat 'cpu_op' (stored in nvtx, domain cpu_op)"},
     {"kineto_user_annotation_events", "events with cat 'user_annotation' (stored in nvtx)"},
     {"kineto_python_function_events", "events with cat 'python_function' (stored in nvtx)"},
-    {"kineto_gpu_user_annotation_events", "events with cat 'gpu_user_annotation' (stored in nvtx, tid = stream)"},
+    {"kineto_gpu_user_annotation_events",
+     "events with cat 'gpu_user_annotation' (stored in nvtx, tid = stream)"},
     {"kineto_overhead_events", "events with cat 'overhead' (stored in overhead)"},
-    {"kineto_ac2g_events", "ac2g flow events ('s' and 'f': launch -> GPU work), counted and matched by id"},
-    {"kineto_fwdbwd_events", "fwdbwd flow events (forward -> backward op links), counted, not stored"},
+    {"kineto_ac2g_events",
+     "ac2g flow events ('s' and 'f': launch -> GPU work), counted and matched by id"},
+    {"kineto_fwdbwd_events",
+     "fwdbwd flow events (forward -> backward op links), counted, not stored"},
     {"kineto_trace_span_events", "profiler span events (cat 'Trace'), counted, not stored"},
-    {"kineto_metadata_events", "metadata events (ph 'M': process/thread names), thread names stored in threads"},
+    {"kineto_metadata_events",
+     "metadata events (ph 'M': process/thread names), thread names stored in threads"},
     {"kineto_instant_events", "instant events (ph 'i'/'I'), counted, not stored"},
     {"import_unknown_events", "events of a phase or category the importer does not map (skipped)"},
 };
@@ -41,18 +46,22 @@ static_assert(sizeof(kCategories) / sizeof(kCategories[0]) == 17, "one entry per
 constexpr CategoryInfo kMalformed[] = {
     {"import_malformed_not_object", "elements of traceEvents that are not JSON objects"},
     {"import_malformed_missing_ph", "events without a string 'ph'"},
-    {"import_malformed_bad_ts", "events whose ts is missing, not a number, or outside the int64 ns range"},
+    {"import_malformed_bad_ts",
+     "events whose ts is missing, not a number, or outside the int64 ns range"},
     {"import_malformed_bad_dur", "complete events whose dur is missing, negative or not a number"},
-    {"import_malformed_bad_args", "events whose args are not an object or whose correlation/device/stream is not an integer"},
+    {"import_malformed_bad_args",
+     "events whose args are not an object or whose correlation/device/stream is not an integer"},
     {"import_malformed_bad_tid", "CPU-side events whose tid is not an integer"},
     {"import_malformed_bad_flow_id", "flow events without an integer id"},
-    {"import_malformed_bad_top_level", "deviceProperties/distributedInfo/baseTimeNanoseconds of the wrong shape"},
+    {"import_malformed_bad_top_level",
+     "deviceProperties/distributedInfo/baseTimeNanoseconds of the wrong shape"},
 };
 
 std::string SanitizeStatName(std::string_view s) {
   std::string out;
   for (char c : s.substr(0, 40)) {
-    out.push_back((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ? c : '_');
+    out.push_back((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ? c
+                                                                                             : '_');
   }
   return out.empty() ? "_" : out;
 }
@@ -78,11 +87,11 @@ CopyKind ParseCopyKind(std::string_view k) {
   static const struct {
     const char* name;
     CopyKind kind;
-  } kKinds[] = {{"HtoD", CopyKind::kHostToDevice}, {"DtoH", CopyKind::kDeviceToHost},
-                {"HtoA", CopyKind::kHostToArray},  {"AtoH", CopyKind::kArrayToHost},
-                {"AtoA", CopyKind::kArrayToArray}, {"AtoD", CopyKind::kArrayToDevice},
+  } kKinds[] = {{"HtoD", CopyKind::kHostToDevice},  {"DtoH", CopyKind::kDeviceToHost},
+                {"HtoA", CopyKind::kHostToArray},   {"AtoH", CopyKind::kArrayToHost},
+                {"AtoA", CopyKind::kArrayToArray},  {"AtoD", CopyKind::kArrayToDevice},
                 {"DtoA", CopyKind::kDeviceToArray}, {"DtoD", CopyKind::kDeviceToDevice},
-                {"HtoH", CopyKind::kHostToHost},   {"PtoP", CopyKind::kPeerToPeer}};
+                {"HtoH", CopyKind::kHostToHost},    {"PtoP", CopyKind::kPeerToPeer}};
   for (const auto& e : kKinds) {
     if (k == e.name) return e.kind;
   }
@@ -93,9 +102,12 @@ MemoryKind ParseMemoryKind(std::string_view k) {
   static const struct {
     const char* name;
     MemoryKind kind;
-  } kKinds[] = {{"Pageable", MemoryKind::kPageable},          {"Pinned", MemoryKind::kPinned},
-                {"Device", MemoryKind::kDevice},              {"Array", MemoryKind::kArray},
-                {"Managed", MemoryKind::kManaged},            {"Device Static", MemoryKind::kDeviceStatic},
+  } kKinds[] = {{"Pageable", MemoryKind::kPageable},
+                {"Pinned", MemoryKind::kPinned},
+                {"Device", MemoryKind::kDevice},
+                {"Array", MemoryKind::kArray},
+                {"Managed", MemoryKind::kManaged},
+                {"Device Static", MemoryKind::kDeviceStatic},
                 {"Managed Static", MemoryKind::kManagedStatic}};
   for (const auto& e : kKinds) {
     if (k == e.name) return e.kind;
@@ -113,8 +125,8 @@ void ParseMemcpyName(std::string_view name, CopyKind* kind, MemoryKind* src, Mem
   size_t sp = rest.find(' ');
   *kind = ParseCopyKind(rest.substr(0, sp));
   size_t open = rest.find('('), arrow = rest.find(" -> "), close = rest.rfind(')');
-  if (open == std::string_view::npos || arrow == std::string_view::npos || close == std::string_view::npos ||
-      !(open < arrow && arrow < close)) {
+  if (open == std::string_view::npos || arrow == std::string_view::npos ||
+      close == std::string_view::npos || !(open < arrow && arrow < close)) {
     return;
   }
   *src = ParseMemoryKind(rest.substr(open + 1, arrow - open - 1));
@@ -143,31 +155,41 @@ SyncType ParseSyncType(std::string_view name) {
 struct KinetoImporter::Fields {
   const JsonNode *ph = nullptr, *cat = nullptr, *name = nullptr, *pid = nullptr, *tid = nullptr,
                  *ts = nullptr, *dur = nullptr, *id = nullptr, *args = nullptr;
-  std::string_view Name() const { return name && name->type == JsonType::kString ? name->text : ""; }
+  std::string_view Name() const {
+    return name && name->type == JsonType::kString ? name->text : "";
+  }
 };
 
-KinetoImporter::KinetoImporter(TraceWriter* w, ImportStats* stats) : w_(w), stats_(stats), strings_(w) {
+KinetoImporter::KinetoImporter(TraceWriter* w, ImportStats* stats)
+    : w_(w), stats_(stats), strings_(w) {
   total_idx_ = stats_->Add("kineto_trace_events", "elements of the traceEvents array");
-  for (int c = 0; c < kNumCategories; ++c) cat_idx_[c] = stats_->Add(kCategories[c].stat, kCategories[c].doc);
+  for (int c = 0; c < kNumCategories; ++c)
+    cat_idx_[c] = stats_->Add(kCategories[c].stat, kCategories[c].doc);
   unknown_idx_ = cat_idx_[kUnknown];
   malformed_idx_ = stats_->Add("import_malformed_events",
                                "events skipped because a field needed to store them was missing or "
                                "of the wrong type (sum of the import_malformed_* reasons)");
-  for (int m = 0; m < kNumMalformed; ++m) bad_idx_[m] = stats_->Add(kMalformed[m].stat, kMalformed[m].doc);
+  for (int m = 0; m < kNumMalformed; ++m)
+    bad_idx_[m] = stats_->Add(kMalformed[m].stat, kMalformed[m].doc);
   rounded_idx_ = stats_->Add("kineto_timestamps_rounded",
                              "ts/dur values with digits below 1 ns, rounded to the nearest ns");
-  kernel_time_idx_ = stats_->Add("import_kernel_time_ns", "sum of the durations of the imported kernels, ns");
-  tid_truncated_idx_ = stats_->Add("kineto_tid_truncated", "thread ids wider than 32 bits (low 32 bits kept)");
-  bad_optional_idx_ = stats_->Add("kineto_bad_optional_args",
-                                  "optional args (grid, block, registers, bytes, ...) of the wrong type, stored as 0");
+  kernel_time_idx_ =
+      stats_->Add("import_kernel_time_ns", "sum of the durations of the imported kernels, ns");
+  tid_truncated_idx_ =
+      stats_->Add("kineto_tid_truncated", "thread ids wider than 32 bits (low 32 bits kept)");
+  bad_optional_idx_ = stats_->Add(
+      "kineto_bad_optional_args",
+      "optional args (grid, block, registers, bytes, ...) of the wrong type, stored as 0");
   stats_->Add("kineto_ac2g_flow_starts", "ac2g flow starts ('s', at the launching API call)");
   stats_->Add("kineto_ac2g_flow_ends", "ac2g flow ends ('f', at the GPU work or the API call)");
   stats_->Add("kineto_ac2g_linked", "flow ids with both a start and an end");
   stats_->Add("kineto_ac2g_linked_gpu",
               "linked flow ids whose id is the correlation of an imported kernel/memcpy/memset "
               "(launch -> GPU work links that api.correlation reproduces)");
-  stats_->Add("import_nvtx_out_of_order", "ranges that arrived out of start order on their thread (depth recomputed)");
-  stats_->Add("import_nvtx_partial_overlaps", "ranges that overlap an enclosing range without nesting in it");
+  stats_->Add("import_nvtx_out_of_order",
+              "ranges that arrived out of start order on their thread (depth recomputed)");
+  stats_->Add("import_nvtx_partial_overlaps",
+              "ranges that overlap an enclosing range without nesting in it");
 }
 
 void KinetoImporter::Bad(Malformed why) {
@@ -210,7 +232,8 @@ KinetoImporter::Category KinetoImporter::Classify(const Fields& f) const {
 
 bool KinetoImporter::Times(const Fields& f, int64_t* start, int64_t* end) {
   auto convert = [this](const JsonNode* n, int64_t* out) {
-    if (n == nullptr || (n->type != JsonType::kNumber && n->type != JsonType::kString)) return false;
+    if (n == nullptr || (n->type != JsonType::kNumber && n->type != JsonType::kString))
+      return false;
     DecimalStatus s = DecimalToScaledInt(n->text, 3, out);
     if (s == DecimalStatus::kRounded) stats_->Bump(rounded_idx_);
     return s == DecimalStatus::kOk || s == DecimalStatus::kRounded;
@@ -256,19 +279,28 @@ Status KinetoImporter::OnEvent(const JsonValueParser& doc, uint64_t offset) {
     std::string_view k = n.key;
     switch (k.size()) {
       case 2:
-        if (k == "ph") f.ph = &n;
-        else if (k == "ts") f.ts = &n;
-        else if (k == "id") f.id = &n;
+        if (k == "ph")
+          f.ph = &n;
+        else if (k == "ts")
+          f.ts = &n;
+        else if (k == "id")
+          f.id = &n;
         break;
       case 3:
-        if (k == "cat") f.cat = &n;
-        else if (k == "tid") f.tid = &n;
-        else if (k == "pid") f.pid = &n;
-        else if (k == "dur") f.dur = &n;
+        if (k == "cat")
+          f.cat = &n;
+        else if (k == "tid")
+          f.tid = &n;
+        else if (k == "pid")
+          f.pid = &n;
+        else if (k == "dur")
+          f.dur = &n;
         break;
       case 4:
-        if (k == "name") f.name = &n;
-        else if (k == "args") f.args = &n;
+        if (k == "name")
+          f.name = &n;
+        else if (k == "args")
+          f.args = &n;
         break;
       default:
         break;
@@ -308,7 +340,9 @@ Status KinetoImporter::OnEvent(const JsonValueParser& doc, uint64_t offset) {
       if (unknown_cats_.size() < 32 || unknown_cats_.count(name)) {
         auto it = unknown_cats_.find(name);
         if (it == unknown_cats_.end()) {
-          it = unknown_cats_.emplace(name, stats_->Add(name, "events of this unmapped category/phase")).first;
+          it = unknown_cats_
+                   .emplace(name, stats_->Add(name, "events of this unmapped category/phase"))
+                   .first;
         }
         stats_->Bump(it->second);
       }
@@ -346,8 +380,10 @@ Status KinetoImporter::MapGpu(Category c, const Fields& f) {
   int64_t pid = 0, tid = 0, device, stream, correlation, context;
   TrailingInt(f.pid, &pid);
   TrailingInt(f.tid, &tid);
-  if (!ArgInt(doc, f.args, "device", pid, &device) || !ArgInt(doc, f.args, "stream", tid, &stream) ||
-      !ArgInt(doc, f.args, "correlation", 0, &correlation) || !ArgInt(doc, f.args, "context", 0, &context)) {
+  if (!ArgInt(doc, f.args, "device", pid, &device) ||
+      !ArgInt(doc, f.args, "stream", tid, &stream) ||
+      !ArgInt(doc, f.args, "correlation", 0, &correlation) ||
+      !ArgInt(doc, f.args, "context", 0, &context)) {
     Bad(kBadArgs);
     return OkStatus();
   }
@@ -438,7 +474,8 @@ Status KinetoImporter::MapApi(Category c, const Fields& f) {
   uint32_t tid;
   if (!CpuTid(f, &tid)) return OkStatus();
   int64_t correlation, cbid;
-  if (!ArgInt(*doc_, f.args, "correlation", 0, &correlation) || !ArgInt(*doc_, f.args, "cbid", 0, &cbid)) {
+  if (!ArgInt(*doc_, f.args, "correlation", 0, &correlation) ||
+      !ArgInt(*doc_, f.args, "cbid", 0, &cbid)) {
     Bad(kBadArgs);
     return OkStatus();
   }
@@ -473,7 +510,8 @@ Status KinetoImporter::MapRange(Category c, const Fields& f) {
   } else if (!CpuTid(f, &tid)) {
     return OkStatus();
   }
-  static const char* kDomains[4] = {"cpu_op", "user_annotation", "python_function", "gpu_user_annotation"};
+  static const char* kDomains[4] = {"cpu_op", "user_annotation", "python_function",
+                                    "gpu_user_annotation"};
   if (domain_ids_[domain_slot] == 0) domain_ids_[domain_slot] = strings_.Get(kDomains[domain_slot]);
   Track(start, end);
   NvtxRecord r{};
@@ -484,7 +522,8 @@ Status KinetoImporter::MapRange(Category c, const Fields& f) {
   r.domain = domain_ids_[domain_slot];
   r.name = strings_.Get(f.Name());
   r.kind = NvtxKind::kPushPop;
-  r.depth = depth_.Depth((static_cast<uint64_t>(tid) << 1) | static_cast<uint64_t>(group), start, end);
+  r.depth =
+      depth_.Depth((static_cast<uint64_t>(tid) << 1) | static_cast<uint64_t>(group), start, end);
   w_->AddNvtx(r);
   return OkStatus();
 }
@@ -524,7 +563,8 @@ void KinetoImporter::MapMetadata(const Fields& f) {
     }
   } else if (f.Name() == "process_labels" && args != nullptr) {
     const JsonNode* l = doc_->Find(*args, "labels");
-    if (l && l->type == JsonType::kString && l->text == "CPU" && TrailingInt(f.pid, &pid) && cpu_pid_ < 0) {
+    if (l && l->type == JsonType::kString && l->text == "CPU" && TrailingInt(f.pid, &pid) &&
+        cpu_pid_ < 0) {
       cpu_pid_ = pid;
     }
   }
@@ -559,12 +599,14 @@ void KinetoImporter::MapDevices(const JsonValueParser& doc) {
     r.max_threads_per_block = static_cast<uint32_t>(get("maxThreadsPerBlock"));
     r.max_shared_memory_per_block = static_cast<uint32_t>(get("sharedMemPerBlock"));
     int64_t warp = get("warpSize");
-    r.max_warps_per_sm = warp > 0 ? static_cast<uint32_t>(get("maxThreadsPerMultiprocessor") / warp) : 0;
+    r.max_warps_per_sm =
+        warp > 0 ? static_cast<uint32_t>(get("maxThreadsPerMultiprocessor") / warp) : 0;
     w_->AddDevice(r);
   }
 }
 
-Status KinetoImporter::OnTopLevel(std::string_view key, const JsonValueParser& doc, uint64_t offset) {
+Status KinetoImporter::OnTopLevel(std::string_view key, const JsonValueParser& doc,
+                                  uint64_t offset) {
   if (key == "deviceProperties") {
     MapDevices(doc);
   } else if (key == "distributedInfo") {
@@ -573,7 +615,8 @@ Status KinetoImporter::OnTopLevel(std::string_view key, const JsonValueParser& d
     if (root.type != JsonType::kObject) {
       Bad(kBadTopLevel);
     } else {
-      if (JsonToInt64Lenient(doc.Find(root, "rank"), &rank)) w_->SetMeta("rank", std::to_string(rank));
+      if (JsonToInt64Lenient(doc.Find(root, "rank"), &rank))
+        w_->SetMeta("rank", std::to_string(rank));
       if (JsonToInt64Lenient(doc.Find(root, "world_size"), &world)) {
         w_->SetMeta("world_size", std::to_string(world));
       }
@@ -589,8 +632,8 @@ Status KinetoImporter::Finish() {
   std::sort(flow_starts_.begin(), flow_starts_.end());
   std::sort(flow_ends_.begin(), flow_ends_.end());
   std::vector<uint64_t> linked;
-  std::set_intersection(flow_starts_.begin(), flow_starts_.end(), flow_ends_.begin(), flow_ends_.end(),
-                        std::back_inserter(linked));
+  std::set_intersection(flow_starts_.begin(), flow_starts_.end(), flow_ends_.begin(),
+                        flow_ends_.end(), std::back_inserter(linked));
   linked.erase(std::unique(linked.begin(), linked.end()), linked.end());
   std::sort(gpu_correlations_.begin(), gpu_correlations_.end());
   int64_t linked_gpu = 0;
@@ -600,7 +643,8 @@ Status KinetoImporter::Finish() {
       ++linked_gpu;
     }
   }
-  stats_->Set(stats_->Add("kineto_ac2g_flow_starts", ""), static_cast<int64_t>(flow_starts_.size()));
+  stats_->Set(stats_->Add("kineto_ac2g_flow_starts", ""),
+              static_cast<int64_t>(flow_starts_.size()));
   stats_->Set(stats_->Add("kineto_ac2g_flow_ends", ""), static_cast<int64_t>(flow_ends_.size()));
   stats_->Set(stats_->Add("kineto_ac2g_linked", ""), static_cast<int64_t>(linked.size()));
   stats_->Set(stats_->Add("kineto_ac2g_linked_gpu", ""), linked_gpu);
@@ -629,7 +673,8 @@ Status KinetoImporter::Finish() {
     }
     RETURN_IF_ERROR(RecomputeNvtxDepth(w_->db(), tid, domains, &partial));
   }
-  stats_->Set(stats_->Add("import_nvtx_out_of_order", ""), static_cast<int64_t>(depth_.out_of_order()));
+  stats_->Set(stats_->Add("import_nvtx_out_of_order", ""),
+              static_cast<int64_t>(depth_.out_of_order()));
   stats_->Set(stats_->Add("import_nvtx_partial_overlaps", ""), static_cast<int64_t>(partial));
 
   w_->SetMeta("source", "kineto-json");

@@ -44,12 +44,34 @@ class KinetoImporter : public ChromeTraceTokenizer::Sink {
 
  private:
   enum Category : int {
-    kKernel, kGpuMemcpy, kGpuMemset, kCudaRuntime, kCudaDriver, kCudaSync, kCpuOp,
-    kUserAnnotation, kPythonFunction, kGpuUserAnnotation, kOverhead, kAc2g, kFwdbwd,
-    kTraceSpan, kMetadata, kInstant, kUnknown, kNumCategories
+    kKernel,
+    kGpuMemcpy,
+    kGpuMemset,
+    kCudaRuntime,
+    kCudaDriver,
+    kCudaSync,
+    kCpuOp,
+    kUserAnnotation,
+    kPythonFunction,
+    kGpuUserAnnotation,
+    kOverhead,
+    kAc2g,
+    kFwdbwd,
+    kTraceSpan,
+    kMetadata,
+    kInstant,
+    kUnknown,
+    kNumCategories
   };
   enum Malformed : int {
-    kNotObject, kMissingPh, kBadTs, kBadDur, kBadArgs, kBadTid, kBadFlowId, kBadTopLevel,
+    kNotObject,
+    kMissingPh,
+    kBadTs,
+    kBadDur,
+    kBadArgs,
+    kBadTid,
+    kBadFlowId,
+    kBadTopLevel,
     kNumMalformed
   };
   struct Fields;
@@ -86,7 +108,8 @@ class KinetoImporter : public ChromeTraceTokenizer::Sink {
   int64_t base_time_ns_ = -1;
   int64_t min_ns_ = INT64_MAX, max_ns_ = INT64_MIN;
   uint64_t last_commit_rows_ = 0;
-  StringId domain_ids_[4] = {0, 0, 0, 0};  // cpu_op, user_annotation, python_function, gpu_user_annotation
+  StringId domain_ids_[4] = {0, 0, 0,
+                             0};  // cpu_op, user_annotation, python_function, gpu_user_annotation
 };
 
 // Streams a Kineto JSON (plain or gzip) from `in` through the tokenizer and

@@ -40,7 +40,8 @@ class KinetoSample : public ::testing::Test {
  protected:
   void SetUp() override {
     path_ = SampleTrace();
-    if (path_.empty()) GTEST_SKIP() << "../shared/data/kineto_gpt_small_3steps.json.gz not found; skipping";
+    if (path_.empty())
+      GTEST_SKIP() << "../shared/data/kineto_gpt_small_3steps.json.gz not found; skipping";
     out_ = "/tmp/stepscope_kineto_sample_" + std::to_string(getpid()) + ".sqlite";
     Status st = ImportTrace(path_, out_, ImportFormat::kAuto, &result_);
     ASSERT_TRUE(st.ok()) << st.message();
@@ -78,10 +79,13 @@ TEST_F(KinetoSample, ReproducesTheReadmeCountsExactly) {
   EXPECT_EQ(Query(db_, "SELECT count(*) FROM api WHERE domain = 0"), 2288);
   EXPECT_EQ(Query(db_, "SELECT count(*) FROM api WHERE domain = 1"), 585);
   EXPECT_EQ(Query(db_, "SELECT count(*) FROM nvtx_v WHERE domain = 'cpu_op'"), 15204);
-  EXPECT_EQ(Query(db_, "SELECT count(*) FROM stats WHERE name = 'kineto_ac2g_events' AND value = 5342"), 1);
+  EXPECT_EQ(
+      Query(db_, "SELECT count(*) FROM stats WHERE name = 'kineto_ac2g_events' AND value = 5342"),
+      1);
   // Every GPU activity's launch is in the trace (the ac2g links, via correlation).
-  EXPECT_EQ(Query(db_, "SELECT count(*) FROM kernels k WHERE NOT EXISTS (SELECT 1 FROM api a WHERE "
-                       "a.correlation = k.correlation)"),
+  EXPECT_EQ(Query(db_,
+                  "SELECT count(*) FROM kernels k WHERE NOT EXISTS (SELECT 1 FROM api a WHERE "
+                  "a.correlation = k.correlation)"),
             0);
   EXPECT_EQ(Query(db_, "SELECT value FROM meta WHERE key = 'finalized'"), 1);
   EXPECT_EQ(Query(db_, "SELECT value FROM meta WHERE key = 'pid'"), 681);
@@ -91,21 +95,26 @@ TEST_F(KinetoSample, ReproducesTheReadmeCountsExactly) {
 // Depth from the streaming stack (plus the fix-up pass) equals a brute-force
 // count of enclosing ranges on the same thread.
 TEST_F(KinetoSample, DepthMatchesBruteForceNesting) {
-  auto st = Prepare(db_, "SELECT n.id, n.tid, n.start_ns, n.end_ns, n.depth FROM nvtx_v n WHERE domain IN "
-                         "('cpu_op','user_annotation','python_function') ORDER BY tid, start_ns, end_ns DESC, id");
+  auto st = Prepare(
+      db_,
+      "SELECT n.id, n.tid, n.start_ns, n.end_ns, n.depth FROM nvtx_v n WHERE domain IN "
+      "('cpu_op','user_annotation','python_function') ORDER BY tid, start_ns, end_ns DESC, id");
   ASSERT_TRUE(st.ok());
   struct R {
     int64_t id, tid, start, end, depth;
   };
   std::map<int64_t, std::vector<R>> by_tid;
-  while (st->Step()) by_tid[st->Int(1)].push_back({st->Int(0), st->Int(1), st->Int(2), st->Int(3), st->Int(4)});
+  while (st->Step())
+    by_tid[st->Int(1)].push_back({st->Int(0), st->Int(1), st->Int(2), st->Int(3), st->Int(4)});
   size_t checked = 0;
   for (auto& [tid, rows] : by_tid) {
     for (size_t i = 0; i < rows.size(); ++i) {
       int64_t d = 0;
       // rows are sorted: every enclosing range comes before row i.
       for (size_t j = 0; j < i; ++j) {
-        if (rows[j].start <= rows[i].start && rows[i].start < rows[j].end && rows[i].end <= rows[j].end) ++d;
+        if (rows[j].start <= rows[i].start && rows[i].start < rows[j].end &&
+            rows[i].end <= rows[j].end)
+          ++d;
       }
       ASSERT_EQ(rows[i].depth, std::min<int64_t>(d, 255)) << "nvtx id " << rows[i].id;
       ++checked;

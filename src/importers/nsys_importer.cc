@@ -87,7 +87,8 @@ StatusOr<std::set<std::string>> NsysImporter::Columns(const std::string& table) 
   return cols;
 }
 
-StatusOr<Statement> NsysImporter::Select(const std::string& table, const std::vector<const char*>& cols,
+StatusOr<Statement> NsysImporter::Select(const std::string& table,
+                                         const std::vector<const char*>& cols,
                                          const std::string& tail) {
   ASSIGN_OR_RETURN(std::set<std::string> have, Columns(table));
   std::string sql = "SELECT ";
@@ -109,7 +110,8 @@ StatusOr<StringId> NsysImporter::NsysString(int64_t id) {
       sid = strings_.Get(string_lookup_.Text(0));
     } else {
       RETURN_IF_ERROR(string_lookup_.status());
-      stats_->Bump(stats_->Add("nsys_missing_strings", "string ids not found in StringIds (stored as '')"));
+      stats_->Bump(
+          stats_->Add("nsys_missing_strings", "string ids not found in StringIds (stored as '')"));
     }
     string_lookup_.Reset();
   }
@@ -118,11 +120,13 @@ StatusOr<StringId> NsysImporter::NsysString(int64_t id) {
 }
 
 void NsysImporter::Count(const std::string& table, int64_t rows) {
-  stats_->Set(stats_->Add("nsys_rows_" + table, "rows read from the export's " + table + " table"), rows);
+  stats_->Set(stats_->Add("nsys_rows_" + table, "rows read from the export's " + table + " table"),
+              rows);
 }
 
 void NsysImporter::Malformed(const char* reason, const char* doc) {
-  stats_->Bump(stats_->Add("import_malformed_events", "rows skipped because a needed field was invalid"));
+  stats_->Bump(
+      stats_->Add("import_malformed_events", "rows skipped because a needed field was invalid"));
   stats_->Bump(stats_->Add(std::string("import_malformed_") + reason, doc));
 }
 
@@ -148,10 +152,11 @@ Status NsysImporter::LoadEnums() {
   };
   RETURN_IF_ERROR(load("ENUM_CUDA_MEMCPY_OPER", [&](int64_t id, const std::string& n) {
     static const std::pair<const char*, CopyKind> k[] = {
-        {"HTOD", CopyKind::kHostToDevice}, {"DTOH", CopyKind::kDeviceToHost}, {"HTOA", CopyKind::kHostToArray},
-        {"ATOH", CopyKind::kArrayToHost},  {"ATOA", CopyKind::kArrayToArray}, {"ATOD", CopyKind::kArrayToDevice},
-        {"DTOA", CopyKind::kDeviceToArray}, {"DTOD", CopyKind::kDeviceToDevice}, {"HTOH", CopyKind::kHostToHost},
-        {"PTOP", CopyKind::kPeerToPeer}};
+        {"HTOD", CopyKind::kHostToDevice},  {"DTOH", CopyKind::kDeviceToHost},
+        {"HTOA", CopyKind::kHostToArray},   {"ATOH", CopyKind::kArrayToHost},
+        {"ATOA", CopyKind::kArrayToArray},  {"ATOD", CopyKind::kArrayToDevice},
+        {"DTOA", CopyKind::kDeviceToArray}, {"DTOD", CopyKind::kDeviceToDevice},
+        {"HTOH", CopyKind::kHostToHost},    {"PTOP", CopyKind::kPeerToPeer}};
     copy_kinds_[id] = CopyKind::kUnknown;
     for (const auto& [s, v] : k) {
       if (n.find(s) != std::string::npos) copy_kinds_[id] = v;
@@ -160,9 +165,13 @@ Status NsysImporter::LoadEnums() {
   RETURN_IF_ERROR(load("ENUM_CUDA_MEM_KIND", [&](int64_t id, const std::string& n) {
     // Longest names first: "DEVICE_STATIC" must win over "DEVICE".
     static const std::pair<const char*, MemoryKind> k[] = {
-        {"MANAGED_STATIC", MemoryKind::kManagedStatic}, {"DEVICE_STATIC", MemoryKind::kDeviceStatic},
-        {"PAGEABLE", MemoryKind::kPageable}, {"PINNED", MemoryKind::kPinned}, {"DEVICE", MemoryKind::kDevice},
-        {"ARRAY", MemoryKind::kArray}, {"MANAGED", MemoryKind::kManaged}};
+        {"MANAGED_STATIC", MemoryKind::kManagedStatic},
+        {"DEVICE_STATIC", MemoryKind::kDeviceStatic},
+        {"PAGEABLE", MemoryKind::kPageable},
+        {"PINNED", MemoryKind::kPinned},
+        {"DEVICE", MemoryKind::kDevice},
+        {"ARRAY", MemoryKind::kArray},
+        {"MANAGED", MemoryKind::kManaged}};
     mem_kinds_[id] = MemoryKind::kUnknown;
     for (const auto& [s, v] : k) {
       if (n.find(s) != std::string::npos) {
@@ -173,7 +182,8 @@ Status NsysImporter::LoadEnums() {
   }));
   RETURN_IF_ERROR(load("ENUM_CUPTI_SYNC_TYPE", [&](int64_t id, const std::string& n) {
     static const std::pair<const char*, SyncType> k[] = {
-        {"EVENT_SYNCHRONIZE", SyncType::kEventSynchronize}, {"STREAM_WAIT_EVENT", SyncType::kStreamWaitEvent},
+        {"EVENT_SYNCHRONIZE", SyncType::kEventSynchronize},
+        {"STREAM_WAIT_EVENT", SyncType::kStreamWaitEvent},
         {"STREAM_SYNCHRONIZE", SyncType::kStreamSynchronize},
         {"CONTEXT_SYNCHRONIZE", SyncType::kContextSynchronize}};
     sync_types_[id] = SyncType::kUnknown;
@@ -200,12 +210,29 @@ E Lookup(const std::map<int64_t, E>& m, int64_t v, int max_cupti) {
 Status NsysImporter::Kernels() {
   const std::string t = "CUPTI_ACTIVITY_KIND_KERNEL";
   if (!tables_.count(t)) return OkStatus();
-  ASSIGN_OR_RETURN(Statement st,
-                   Select(t, {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
-                              "demangledName", "shortName", "mangledName", "gridX", "gridY", "gridZ",
-                              "blockX", "blockY", "blockZ", "registersPerThread", "staticSharedMemory",
-                              "dynamicSharedMemory", "graphId", "graphNodeId", "globalPid"},
-                          "ORDER BY start"));
+  ASSIGN_OR_RETURN(Statement st, Select(t,
+                                        {"start",
+                                         "end",
+                                         "deviceId",
+                                         "contextId",
+                                         "streamId",
+                                         "correlationId",
+                                         "demangledName",
+                                         "shortName",
+                                         "mangledName",
+                                         "gridX",
+                                         "gridY",
+                                         "gridZ",
+                                         "blockX",
+                                         "blockY",
+                                         "blockZ",
+                                         "registersPerThread",
+                                         "staticSharedMemory",
+                                         "dynamicSharedMemory",
+                                         "graphId",
+                                         "graphNodeId",
+                                         "globalPid"},
+                                        "ORDER BY start"));
   int64_t rows = 0, kernel_ns = 0;
   while (st.Step()) {
     ++rows;
@@ -243,17 +270,19 @@ Status NsysImporter::Kernels() {
   }
   if (!st.ok()) return TableError(t, st.status());
   Count(t, rows);
-  stats_->Set(stats_->Add("import_kernel_time_ns", "sum of the durations of the imported kernels, ns"),
-              kernel_ns);
+  stats_->Set(
+      stats_->Add("import_kernel_time_ns", "sum of the durations of the imported kernels, ns"),
+      kernel_ns);
   return OkStatus();
 }
 
 Status NsysImporter::Memcpy() {
   const std::string t = "CUPTI_ACTIVITY_KIND_MEMCPY";
   if (!tables_.count(t)) return OkStatus();
-  ASSIGN_OR_RETURN(Statement st, Select(t, {"start", "end", "deviceId", "contextId", "streamId",
-                                            "correlationId", "bytes", "copyKind", "srcKind", "dstKind",
-                                            "dstDeviceId", "graphId", "globalPid"},
+  ASSIGN_OR_RETURN(Statement st, Select(t,
+                                        {"start", "end", "deviceId", "contextId", "streamId",
+                                         "correlationId", "bytes", "copyKind", "srcKind", "dstKind",
+                                         "dstDeviceId", "graphId", "globalPid"},
                                         "ORDER BY start"));
   int64_t rows = 0;
   while (st.Step()) {
@@ -290,10 +319,11 @@ Status NsysImporter::Memset() {
   if (!tables_.count(t)) return OkStatus();
   ASSIGN_OR_RETURN(std::set<std::string> have, Columns(t));
   const char* kind_col = have.count("memKind") ? "memKind" : "memoryKind";
-  ASSIGN_OR_RETURN(Statement st, Select(t, {"start", "end", "deviceId", "contextId", "streamId",
-                                            "correlationId", "bytes", "value", kind_col, "graphId",
-                                            "globalPid"},
-                                        "ORDER BY start"));
+  ASSIGN_OR_RETURN(Statement st,
+                   Select(t,
+                          {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
+                           "bytes", "value", kind_col, "graphId", "globalPid"},
+                          "ORDER BY start"));
   int64_t rows = 0;
   while (st.Step()) {
     ++rows;
@@ -335,9 +365,10 @@ std::string_view StripVersion(std::string_view s) {
 
 Status NsysImporter::Api(const std::string& t, ApiDomain domain) {
   if (!tables_.count(t)) return OkStatus();
-  ASSIGN_OR_RETURN(Statement st, Select(t, {"start", "end", "globalTid", "correlationId", "nameId",
-                                            "returnValue", "cbid"},
-                                        "ORDER BY start"));
+  ASSIGN_OR_RETURN(
+      Statement st,
+      Select(t, {"start", "end", "globalTid", "correlationId", "nameId", "returnValue", "cbid"},
+             "ORDER BY start"));
   ASSIGN_OR_RETURN(Statement name, Prepare(src_, "SELECT value FROM StringIds WHERE id = ?"));
   std::unordered_map<int64_t, StringId> names;  // nsys name id -> stripped name
   int64_t rows = 0;
@@ -377,8 +408,9 @@ Status NsysImporter::Api(const std::string& t, ApiDomain domain) {
 Status NsysImporter::Sync() {
   const std::string t = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
   if (!tables_.count(t)) return OkStatus();
-  ASSIGN_OR_RETURN(Statement st, Select(t, {"start", "end", "contextId", "streamId", "correlationId",
-                                            "syncType", "eventId", "globalPid"},
+  ASSIGN_OR_RETURN(Statement st, Select(t,
+                                        {"start", "end", "contextId", "streamId", "correlationId",
+                                         "syncType", "eventId", "globalPid"},
                                         "ORDER BY start"));
   int64_t rows = 0;
   while (st.Step()) {
@@ -416,8 +448,9 @@ Status NsysImporter::Nvtx() {
   // Domains: an NvtxDomainCreate row names domainId within its process.
   std::map<std::pair<uint32_t, int64_t>, StringId> domains;
   {
-    ASSIGN_OR_RETURN(Statement st, Select(t, {"domainId", "text", "textId", "globalTid", "eventType"},
-                                          "WHERE eventType = " + std::to_string(ev_domain_create_)));
+    ASSIGN_OR_RETURN(Statement st,
+                     Select(t, {"domainId", "text", "textId", "globalTid", "eventType"},
+                            "WHERE eventType = " + std::to_string(ev_domain_create_)));
     while (st.Step()) {
       StringId name = kNoString;
       if (!st.IsNull(1)) {
@@ -429,8 +462,9 @@ Status NsysImporter::Nvtx() {
     }
     if (!st.ok()) return TableError(t, st.status());
   }
-  ASSIGN_OR_RETURN(Statement st, Select(t, {"start", "end", "eventType", "text", "textId", "globalTid",
-                                            "endGlobalTid", "domainId", "category", "color"},
+  ASSIGN_OR_RETURN(Statement st, Select(t,
+                                        {"start", "end", "eventType", "text", "textId", "globalTid",
+                                         "endGlobalTid", "domainId", "category", "color"},
                                         "ORDER BY start"));
   RangeDepthTracker depth;
   std::map<uint64_t, std::pair<uint32_t, StringId>> keys;  // depth key -> (tid, domain)
@@ -454,7 +488,9 @@ Status NsysImporter::Nvtx() {
       Malformed("bad_time", "rows with a NULL start/end or end < start");
       continue;
     }
-    r.end_ns = r.kind == NvtxKind::kMark ? r.start_ns : st.IsNull(1) || st.Int(1) < 0 ? -1 : st.Int(1);
+    r.end_ns = r.kind == NvtxKind::kMark       ? r.start_ns
+               : st.IsNull(1) || st.Int(1) < 0 ? -1
+                                               : st.Int(1);
     if (r.end_ns != -1 && r.end_ns < r.start_ns) {
       Malformed("bad_time", "rows with a NULL start/end or end < start");
       continue;
@@ -488,9 +524,10 @@ Status NsysImporter::Nvtx() {
     RETURN_IF_ERROR(RecomputeNvtxDepth(w_->db(), keys[key].first, {keys[key].second}, &partial));
   }
   Count(t, rows);
-  stats_->Set(stats_->Add("nsys_nvtx_other_events",
-                          "NVTX_EVENTS rows that are not ranges or marks (domain/category/thread naming)"),
-              other);
+  stats_->Set(
+      stats_->Add("nsys_nvtx_other_events",
+                  "NVTX_EVENTS rows that are not ranges or marks (domain/category/thread naming)"),
+      other);
   stats_->Set(stats_->Add("import_nvtx_partial_overlaps",
                           "ranges that overlap an enclosing range without nesting in it"),
               static_cast<int64_t>(partial));
@@ -500,9 +537,10 @@ Status NsysImporter::Nvtx() {
 Status NsysImporter::Devices() {
   const std::string t = "TARGET_INFO_GPU";
   if (!tables_.count(t)) return OkStatus();
-  ASSIGN_OR_RETURN(Statement st, Select(t, {"id", "name", "uuid", "computeMajor", "computeMinor", "smCount",
-                                            "totalMemory", "memoryBandwidth", "l2CacheSize", "clockRate",
-                                            "maxWarpsPerSm", "maxShmemPerBlock"}));
+  ASSIGN_OR_RETURN(Statement st,
+                   Select(t, {"id", "name", "uuid", "computeMajor", "computeMinor", "smCount",
+                              "totalMemory", "memoryBandwidth", "l2CacheSize", "clockRate",
+                              "maxWarpsPerSm", "maxShmemPerBlock"}));
   while (st.Step()) {
     DeviceRecord d{};
     d.id = static_cast<uint32_t>(st.Int(0));
@@ -570,7 +608,8 @@ Status NsysImporter::Run() {
   {
     StatusOr<Statement> st = Prepare(src_, "SELECT name FROM sqlite_master WHERE type = 'table'");
     if (!st.ok()) {
-      return InvalidInput(std::string("byte 0: cannot read as an SQLite database: ") + sqlite3_errmsg(src_));
+      return InvalidInput(std::string("byte 0: cannot read as an SQLite database: ") +
+                          sqlite3_errmsg(src_));
     }
     while (st->Step()) tables_.insert(std::string(st->Text(0)));
     if (!st->ok()) return InvalidInput("sqlite_master: " + st->status().message());
@@ -581,8 +620,9 @@ Status NsysImporter::Run() {
   bool any = tables_.count("NVTX_EVENTS") > 0;
   for (const std::string& t : tables_) any = any || t.rfind("CUPTI_ACTIVITY_KIND_", 0) == 0;
   if (!tables_.count("StringIds") || !any) {
-    return InvalidInput("sqlite_master: no StringIds and CUPTI_ACTIVITY_KIND_* / NVTX_EVENTS tables: not "
-                        "an Nsight Systems export (make one with 'nsys export --type sqlite REPORT.nsys-rep')");
+    return InvalidInput(
+        "sqlite_master: no StringIds and CUPTI_ACTIVITY_KIND_* / NVTX_EVENTS tables: not "
+        "an Nsight Systems export (make one with 'nsys export --type sqlite REPORT.nsys-rep')");
   }
   ASSIGN_OR_RETURN(string_lookup_, Prepare(src_, "SELECT value FROM StringIds WHERE id = ?"));
   RETURN_IF_ERROR(LoadEnums());

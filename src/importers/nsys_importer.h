@@ -30,7 +30,9 @@ namespace stepscope {
 class TraceWriter;
 
 inline uint32_t NsysTid(int64_t global_tid) { return static_cast<uint32_t>(global_tid & 0xFFFFFF); }
-inline uint32_t NsysPid(int64_t global_id) { return static_cast<uint32_t>((global_id >> 24) & 0xFFFFFF); }
+inline uint32_t NsysPid(int64_t global_id) {
+  return static_cast<uint32_t>((global_id >> 24) & 0xFFFFFF);
+}
 
 Status ImportNsysSqlite(const std::string& path, TraceWriter* w, ImportStats* stats);
 

@@ -117,7 +117,8 @@ TEST_F(NsysImport, WithoutEnumTablesCuptiNumberingAndMissingColumnsReadAsZero) {
   EXPECT_EQ(Row("SELECT start_ns, end_ns, grid_x, name FROM kernels_v"), "5|9|0|k;");
   EXPECT_EQ(result_.stats.Get("import_malformed_bad_time"), 2);
   EXPECT_EQ(Row("SELECT copy_kind, src_kind, dst_kind FROM memcpy ORDER BY id"), "8|3|3;0|1|2;");
-  EXPECT_EQ(Row("SELECT tid, domain, name FROM api_v ORDER BY id"), "6|0|cudaLaunchKernel;6|0|;6|1|cuLaunchKernel;");
+  EXPECT_EQ(Row("SELECT tid, domain, name FROM api_v ORDER BY id"),
+            "6|0|cudaLaunchKernel;6|0|;6|1|cuLaunchKernel;");
   EXPECT_EQ(Row("SELECT tid FROM threads"), "6;");
 }
 
@@ -126,7 +127,8 @@ TEST_F(NsysImport, AnSqliteFileThatIsNotAnExportIsRejected) {
   Status st = Import();
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), StatusCode::kInvalidInput);
-  EXPECT_NE(st.message().find(in_ + ": sqlite_master: no StringIds and CUPTI_ACTIVITY_KIND_*"), std::string::npos)
+  EXPECT_NE(st.message().find(in_ + ": sqlite_master: no StringIds and CUPTI_ACTIVITY_KIND_*"),
+            std::string::npos)
       << st.message();
   EXPECT_NE(access(in_.c_str(), F_OK), -1);
   EXPECT_EQ(access(out_.c_str(), F_OK), -1);  // nothing left behind
