@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "importers/import_stats.h"
@@ -16,13 +17,18 @@
 using namespace stepscope;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path =
-      "/tmp/stepscope_kineto_fuzz_" + std::to_string(getpid()) + ".sqlite";
-  unlink(path.c_str());
-  auto w = TraceWriter::Create(path);
-  if (!w.ok()) abort();
+  // One in-memory output reused across runs (creating the schema costs more
+  // than the parse), renewed now and then so it does not grow without bound.
+  static std::unique_ptr<TraceWriter> w;
+  static int runs = 0;
+  if (w == nullptr || ++runs % 500 == 0) {
+    w.reset();
+    auto created = TraceWriter::Create(":memory:");
+    if (!created.ok()) abort();
+    w = std::move(*created);
+  }
   ImportStats stats;
-  KinetoImporter importer(w->get(), &stats);
+  KinetoImporter importer(w.get(), &stats);
   ChromeTraceTokenizer tokenizer(&importer);
   const char* p = reinterpret_cast<const char*>(data);
   size_t split = size ? data[0] % (size + 1) : 0;
@@ -31,9 +37,5 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (st.ok()) st = tokenizer.Finish();
   if (st.ok()) st = importer.Finish();
   if (!st.ok() && st.code() != StatusCode::kInvalidInput) abort();
-  w->reset();
-  unlink(path.c_str());
-  unlink((path + "-wal").c_str());
-  unlink((path + "-shm").c_str());
   return 0;
 }
