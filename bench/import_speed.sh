@@ -28,7 +28,7 @@ if [ ! -f "$WORK/big.json.gz" ]; then
   gzip -6 -c "$WORK/big.json" > "$WORK/big.json.gz"
 fi
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(date -u +%F)"
-echo "input: $(stat -c %s "$WORK/big.json") bytes of JSON ($(stat -c %s "$WORK/big.json.gz") gzip); $(cat "$WORK/big.expected.json" | cut -c1-60)..."
+echo "input: $(stat -L -c %s "$WORK/big.json") bytes of JSON ($(stat -L -c %s "$WORK/big.json.gz") gzip); $(cat "$WORK/big.expected.json" | cut -c1-60)..."
 for f in big.json big.json.gz; do
   for i in $(seq "$RUNS"); do
     rm -f "$WORK/out.sqlite"
