@@ -40,6 +40,10 @@ for f in big.json big.json.gz; do
     echo "$f run $i (load $load): $speed; peak RSS $((rss / 1024)) MiB"
   done
 done
+# The tokenizer + JSON parser alone (no mapping, no SQLite), to split the time.
+for f in big.json big.json.gz; do
+  echo "$f: $("$BUILD/src/importers/json_tokenizer_benchmark" "$WORK/$f")"
+done
 # The counts must be the sample's times the repetitions.
 python3 - "$WORK/big.expected.json" "$WORK/out.sqlite" <<'PY'
 import json, sqlite3, sys
