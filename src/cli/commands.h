@@ -13,5 +13,6 @@ struct CommandInfo {
 
 int RunSchema(int argc, char** argv);
 int RunProfile(int argc, char** argv);
+int RunImport(int argc, char** argv);
 
 }  // namespace stepscope

@@ -12,6 +12,7 @@ namespace {
 const CommandInfo kCommands[] = {
     {"profile", "run a command under the tracer: one SQLite trace per process", RunProfile},
     {"schema", "print the trace schema (SQL or Markdown)", RunSchema},
+    {"import", "convert a torch.profiler JSON or nsys SQLite trace into a stepscope trace", RunImport},
 };
 
 void PrintUsage(FILE* out) {
