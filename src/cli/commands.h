@@ -12,5 +12,6 @@ struct CommandInfo {
 };
 
 int RunSchema(int argc, char** argv);
+int RunMemory(int argc, char** argv);
 
 }  // namespace stepscope

@@ -11,6 +11,7 @@ namespace {
 
 const CommandInfo kCommands[] = {
     {"schema", "print the trace schema (SQL or Markdown)", RunSchema},
+    {"memory", "device/host memory over time, peaks, live set, leaks, OOMs", RunMemory},
 };
 
 void PrintUsage(FILE* out) {
