@@ -28,12 +28,17 @@ JsonReader::Type JsonReader::Peek() {
   if (pos_ >= s_.size()) return Type::kEnd;
   char c = s_[pos_];
   switch (c) {
-    case '{': return Type::kObject;
-    case '[': return Type::kArray;
-    case '"': return Type::kString;
+    case '{':
+      return Type::kObject;
+    case '[':
+      return Type::kArray;
+    case '"':
+      return Type::kString;
     case 't':
-    case 'f': return Type::kBool;
-    case 'n': return Type::kNull;
+    case 'f':
+      return Type::kBool;
+    case 'n':
+      return Type::kNull;
     default:
       return (c == '-' || (c >= '0' && c <= '9')) ? Type::kNumber : Type::kBad;
   }
@@ -152,14 +157,30 @@ Status JsonReader::String(std::string* out) {
     if (pos_ >= s_.size()) break;
     char e = s_[pos_++];
     switch (e) {
-      case '"': out->push_back('"'); break;
-      case '\\': out->push_back('\\'); break;
-      case '/': out->push_back('/'); break;
-      case 'b': out->push_back('\b'); break;
-      case 'f': out->push_back('\f'); break;
-      case 'n': out->push_back('\n'); break;
-      case 'r': out->push_back('\r'); break;
-      case 't': out->push_back('\t'); break;
+      case '"':
+        out->push_back('"');
+        break;
+      case '\\':
+        out->push_back('\\');
+        break;
+      case '/':
+        out->push_back('/');
+        break;
+      case 'b':
+        out->push_back('\b');
+        break;
+      case 'f':
+        out->push_back('\f');
+        break;
+      case 'n':
+        out->push_back('\n');
+        break;
+      case 'r':
+        out->push_back('\r');
+        break;
+      case 't':
+        out->push_back('\t');
+        break;
       case 'u': {
         uint32_t cp = 0;
         if (!hex4(&cp)) return Error("bad \\u escape");

@@ -62,8 +62,9 @@ Status LoadTorch(const TraceReader& reader, const MemoryOptions& opt, MemoryAnal
   if (lo <= hi && a->trace.end_ns > 0 &&
       (hi < a->trace.start_ns - kSlack || lo > a->trace.end_ns + kSlack)) {
     a->torch_clock_aligned = false;
-    a->notes.push_back("PyTorch allocator times do not fall within the trace (other clock?): "
-                       "its events get no step or NVTX range");
+    a->notes.push_back(
+        "PyTorch allocator times do not fall within the trace (other clock?): "
+        "its events get no step or NVTX range");
   }
   for (const TorchDeviceProfile& d : a->torch_devices) {
     if (d.history_full) {
@@ -92,8 +93,9 @@ StatusOr<MemoryAnalysis> AnalyzeMemory(const TraceReader& reader, const MemoryOp
     al.step = at.step;
   }
   if (!a.trace.finalized) {
-    a.notes.push_back("the trace was cut off (meta.finalized = 0): allocations live at its end "
-                      "are not necessarily leaks");
+    a.notes.push_back(
+        "the trace was cut off (meta.finalized = 0): allocations live at its end "
+        "are not necessarily leaks");
   }
   RETURN_IF_ERROR(LoadTorch(reader, opt, &a));
   return a;

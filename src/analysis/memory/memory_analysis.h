@@ -25,7 +25,7 @@ struct MemoryOptions {
 struct MemoryAnalysis {
   MemoryTrace trace;
   NvtxContext nvtx;
-  MemoryProfile profile;  // allocations carry their NVTX range and step
+  MemoryProfile profile;                // allocations carry their NVTX range and step
   std::vector<TimelinePoint> timeline;  // CUPTI/host series, one point per event
 
   bool has_torch = false;

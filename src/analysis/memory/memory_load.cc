@@ -8,7 +8,8 @@
 namespace stepscope::memory {
 
 bool IsAllocationApi(const std::string& name) {
-  for (const char* p : {"cudaMalloc", "cuMemAlloc", "cudaHostAlloc", "cuMemHostAlloc", "cuMemCreate"}) {
+  for (const char* p :
+       {"cudaMalloc", "cuMemAlloc", "cudaHostAlloc", "cuMemHostAlloc", "cuMemCreate"}) {
     if (StartsWith(name, p)) return true;
   }
   return false;
@@ -156,7 +157,8 @@ StatusOr<MemoryTrace> LoadMemoryTrace(const TraceReader& r) {
   for (const DeviceRecord& d : devices) t.device_memory_bytes[d.id] = d.global_memory_bytes;
 
   int64_t v = 0;
-  t.start_ns = ParseInt64(r.Meta("start_ns"), &v) ? v : (t.events.empty() ? 0 : t.events.front().ts_ns);
+  t.start_ns =
+      ParseInt64(r.Meta("start_ns"), &v) ? v : (t.events.empty() ? 0 : t.events.front().ts_ns);
   t.end_ns = ParseInt64(r.Meta("end_ns"), &v) ? v : (t.events.empty() ? 0 : t.events.back().ts_ns);
   if (!t.events.empty()) {
     t.start_ns = std::min(t.start_ns, t.events.front().ts_ns);

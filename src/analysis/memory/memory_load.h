@@ -37,7 +37,7 @@ struct OomEvent {
 struct MemoryTrace {
   std::vector<AllocEvent> events;  // memory + host_alloc rows, in time order
   std::vector<MemoryPoolRecord> pools;
-  std::vector<OomEvent> ooms;  // in time order
+  std::vector<OomEvent> ooms;                        // in time order
   std::map<uint32_t, uint64_t> device_memory_bytes;  // devices.global_memory_bytes
   uint64_t memory_rows = 0, host_alloc_rows = 0;
   bool has_host_alloc = false;

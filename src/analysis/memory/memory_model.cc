@@ -7,16 +7,26 @@ namespace stepscope::memory {
 
 const char* SeriesKindName(SeriesKind k) {
   switch (k) {
-    case SeriesKind::kDevice: return "device";
-    case SeriesKind::kPool: return "pool";
-    case SeriesKind::kManaged: return "managed";
-    case SeriesKind::kPinned: return "pinned";
-    case SeriesKind::kHostMalloc: return "host-malloc";
-    case SeriesKind::kHostMmap: return "host-mmap";
-    case SeriesKind::kOther: return "other";
-    case SeriesKind::kTotal: return "total";
-    case SeriesKind::kTorchAllocated: return "torch-allocated";
-    case SeriesKind::kTorchReserved: return "torch-reserved";
+    case SeriesKind::kDevice:
+      return "device";
+    case SeriesKind::kPool:
+      return "pool";
+    case SeriesKind::kManaged:
+      return "managed";
+    case SeriesKind::kPinned:
+      return "pinned";
+    case SeriesKind::kHostMalloc:
+      return "host-malloc";
+    case SeriesKind::kHostMmap:
+      return "host-mmap";
+    case SeriesKind::kOther:
+      return "other";
+    case SeriesKind::kTotal:
+      return "total";
+    case SeriesKind::kTorchAllocated:
+      return "torch-allocated";
+    case SeriesKind::kTorchReserved:
+      return "torch-reserved";
   }
   return "?";
 }
@@ -180,8 +190,8 @@ std::vector<TimelinePoint> DownsampleTimeline(const std::vector<TimelinePoint>& 
       lo = hi = kNever;
     };
     for (size_t i : idx) {
-      size_t bi = std::min(buckets - 1, static_cast<size_t>(
-                                            static_cast<double>(points[i].ts_ns - t0) / width));
+      size_t bi = std::min(buckets - 1,
+                           static_cast<size_t>(static_cast<double>(points[i].ts_ns - t0) / width));
       if (bi != b) {
         flush();
         b = bi;

@@ -36,14 +36,14 @@ namespace stepscope::memory {
 
 // How memory was obtained; also names the series of the timeline.
 enum class SeriesKind : uint8_t {
-  kDevice = 0,      // cudaMalloc / cuMemAlloc / cuMemCreate: device memory
-  kPool = 1,        // cudaMallocAsync / cuMemAllocFromPoolAsync: stream-ordered pool
-  kManaged = 2,     // cudaMallocManaged
-  kPinned = 3,      // cudaHostAlloc / cudaMallocHost: page-locked host memory
-  kHostMalloc = 4,  // malloc family (host-mem tracing)
-  kHostMmap = 5,    // anonymous mmap (host-mem tracing)
-  kOther = 6,       // memory kind unknown
-  kTotal = 7,       // per place: the sum described above
+  kDevice = 0,          // cudaMalloc / cuMemAlloc / cuMemCreate: device memory
+  kPool = 1,            // cudaMallocAsync / cuMemAllocFromPoolAsync: stream-ordered pool
+  kManaged = 2,         // cudaMallocManaged
+  kPinned = 3,          // cudaHostAlloc / cudaMallocHost: page-locked host memory
+  kHostMalloc = 4,      // malloc family (host-mem tracing)
+  kHostMmap = 5,        // anonymous mmap (host-mem tracing)
+  kOther = 6,           // memory kind unknown
+  kTotal = 7,           // per place: the sum described above
   kTorchAllocated = 8,  // PyTorch caching allocator: bytes in tensors (allocated)
   kTorchReserved = 9,   // PyTorch caching allocator: bytes in segments (reserved)
 };

@@ -17,7 +17,8 @@ std::string Hex(uint64_t v) {
   return buf;
 }
 
-std::string StepCell(int64_t step) { return step >= 0 ? std::to_string(step) : ""; }
+// A step number, or an empty cell when no step range contains the moment.
+Cell StepCell(int64_t step) { return step >= 0 ? Cell(step) : Cell(""); }
 
 class Builder {
  public:
@@ -30,6 +31,7 @@ class Builder {
     LiveAtPeak();
     Largest();
     NeverFreed();
+    Threads();
     Pools();
     Torch();
     TorchLiveAtPeak();
@@ -87,11 +89,18 @@ class Builder {
   }
 
   void Peaks() {
-    Table& t = Section("peaks", "peaks: bytes in use per place and series (CUPTI and host-mem records)",
-                       {{"place"}, {"series"}, {"peak_bytes", "peak_bytes", true},
-                        {"peak", "peak", true}, {"at_s", "at_s", true}, {"step", "step", true},
-                        {"range"}, {"allocs", "allocs", true}, {"frees", "frees", true},
-                        {"in_use_at_end", "in_use_at_end", true}});
+    Table& t =
+        Section("peaks", "peaks: bytes in use per place and series (CUPTI and host-mem records)",
+                {{"place"},
+                 {"series"},
+                 {"peak_bytes", "peak_bytes", true},
+                 {"peak", "peak", true},
+                 {"at_s", "at_s", true},
+                 {"step", "step", true},
+                 {"range"},
+                 {"allocs", "allocs", true},
+                 {"frees", "frees", true},
+                 {"in_use_at_end", "in_use_at_end", true}});
     for (const auto& [key, st] : a_.profile.series) {
       std::string range;
       int64_t step = -1;
@@ -102,17 +111,21 @@ class Builder {
         step = at.step;
       }
       t.AddRow({PlaceName(key.place), SeriesKindName(key.kind), st.peak_bytes,
-                FormatBytes(st.peak_bytes),
-                Cell(st.peak_ns >= 0 ? a_.Seconds(st.peak_ns) : 0.0, 6), StepCell(step), range,
-                st.allocs, st.frees, st.end_bytes});
+                FormatBytes(st.peak_bytes), Cell(st.peak_ns >= 0 ? a_.Seconds(st.peak_ns) : 0.0, 6),
+                StepCell(step), range, st.allocs, st.frees, st.end_bytes});
     }
   }
 
   void LiveAtPeak() {
     Table& t = Section("live_at_peak",
                        "live at peak: what held the memory at each peak, by NVTX range and call",
-                       {{"place"}, {"series"}, {"range"}, {"api"}, {"count", "count", true},
-                        {"bytes", "bytes", true}, {"size", "size", true},
+                       {{"place"},
+                        {"series"},
+                        {"range"},
+                        {"api"},
+                        {"count", "count", true},
+                        {"bytes", "bytes", true},
+                        {"size", "size", true},
                         {"share_pct", "share_pct", true}});
     for (SeriesKey key : TopSeries()) {
       const SeriesStats& st = a_.profile.series.at(key);
@@ -125,8 +138,9 @@ class Builder {
       }
       std::vector<std::pair<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>>> v(
           groups.begin(), groups.end());
-      std::stable_sort(v.begin(), v.end(),
-                       [](const auto& x, const auto& y) { return x.second.second > y.second.second; });
+      std::stable_sort(v.begin(), v.end(), [](const auto& x, const auto& y) {
+        return x.second.second > y.second.second;
+      });
       if (v.size() > o_.top) v.resize(o_.top);
       for (const auto& [k, g] : v) {
         t.AddRow({PlaceName(key.place), SeriesKindName(key.kind), k.first, k.second, g.first,
@@ -142,9 +156,17 @@ class Builder {
               Range(al.range), StepCell(al.step), al.tid, Hex(al.address)});
   }
   std::vector<Column> AllocationColumns() {
-    return {{"place"}, {"series"}, {"bytes", "bytes", true}, {"size", "size", true},
-            {"alloc_s", "alloc_s", true}, {"free_s", "free_s", true}, {"api"}, {"range"},
-            {"step", "step", true}, {"tid", "tid", true}, {"address"}};
+    return {{"place"},
+            {"series"},
+            {"bytes", "bytes", true},
+            {"size", "size", true},
+            {"alloc_s", "alloc_s", true},
+            {"free_s", "free_s", true},
+            {"api"},
+            {"range"},
+            {"step", "step", true},
+            {"tid", "tid", true},
+            {"address"}};
   }
 
   void Largest() {
@@ -163,8 +185,13 @@ class Builder {
                            : "live at the cut-off: still allocated when the trace was cut off "
                              "(not necessarily leaks)";
     Table& t = Section("never_freed", what,
-                       {{"place"}, {"series"}, {"range"}, {"api"}, {"count", "count", true},
-                        {"bytes", "bytes", true}, {"size", "size", true},
+                       {{"place"},
+                        {"series"},
+                        {"range"},
+                        {"api"},
+                        {"count", "count", true},
+                        {"bytes", "bytes", true},
+                        {"size", "size", true},
                         {"first_alloc_s", "first_alloc_s", true}});
     struct G {
       uint64_t count = 0, bytes = 0;
@@ -184,15 +211,55 @@ class Builder {
                      [](const auto& x, const auto& y) { return x.second.bytes > y.second.bytes; });
     for (const auto& [k, g] : v) {
       t.AddRow({PlaceName(std::get<0>(k)), SeriesKindName(std::get<1>(k)), std::get<2>(k),
-                std::get<3>(k), g.count, g.bytes, FormatBytes(g.bytes), Cell(a_.Seconds(g.first), 6)});
+                std::get<3>(k), g.count, g.bytes, FormatBytes(g.bytes),
+                Cell(a_.Seconds(g.first), 6)});
+    }
+  }
+
+  // Per place and allocating thread: how much each thread allocated, held at
+  // the place's peak, and never freed.
+  void Threads() {
+    Table& t = Section("threads", "by thread: who allocated, held at the peak, never freed",
+                       {{"place"},
+                        {"tid", "tid", true},
+                        {"thread"},
+                        {"allocs", "allocs", true},
+                        {"allocated_bytes", "allocated_bytes", true},
+                        {"at_peak_bytes", "at_peak_bytes", true},
+                        {"never_freed_bytes", "never_freed_bytes", true}});
+    auto names = r_.ThreadNames();
+    struct G {
+      uint64_t allocs = 0, bytes = 0, at_peak = 0, never = 0;
+    };
+    std::map<std::pair<int32_t, uint32_t>, G> groups;
+    for (const Allocation& al : a_.profile.allocations) {
+      if (!CountsTowardTotal(al.kind)) continue;
+      G& g = groups[{al.place, al.tid}];
+      ++g.allocs;
+      g.bytes += al.bytes;
+      if (al.free_event == kNever) g.never += al.bytes;
+      auto it = a_.profile.series.find({al.place, SeriesKind::kTotal});
+      if (it != a_.profile.series.end() && it->second.peak_event != kNever &&
+          al.LiveAfter(it->second.peak_event)) {
+        g.at_peak += al.bytes;
+      }
+    }
+    for (const auto& [k, g] : groups) {
+      std::string name;
+      if (names.ok() && names->count(k.second)) name = names->at(k.second);
+      t.AddRow({PlaceName(k.first), k.second, name, g.allocs, g.bytes, g.at_peak, g.never});
     }
   }
 
   void Pools() {
     Table& t = Section("pools", "stream-ordered memory pools (CUPTI MEMORY_POOL)",
-                       {{"pool"}, {"place"}, {"first_s", "first_s", true},
-                        {"max_size", "max_size", true}, {"max_used", "max_used", true},
-                        {"last_op"}, {"managed", "managed", true}});
+                       {{"pool"},
+                        {"place"},
+                        {"first_s", "first_s", true},
+                        {"max_size", "max_size", true},
+                        {"max_used", "max_used", true},
+                        {"last_op"},
+                        {"managed", "managed", true}});
     struct P {
       uint32_t device = 0;
       int64_t first = 0;
@@ -221,18 +288,26 @@ class Builder {
     Table& t = Section(
         "pytorch",
         "pytorch caching allocator: allocated (tensors) and reserved (segments), from its history",
-        {{"place"}, {"series"}, {"peak_bytes", "peak_bytes", true}, {"peak", "peak", true},
-         {"at_s", "at_s", true}, {"step", "step", true}, {"range"},
-         {"torch_max", "torch_max", true}, {"diff_pct", "diff_pct", true},
-         {"at_dump", "at_dump", true}, {"model_misses", "model_misses", true}});
+        {{"place"},
+         {"series"},
+         {"peak_bytes", "peak_bytes", true},
+         {"peak", "peak", true},
+         {"at_s", "at_s", true},
+         {"step", "step", true},
+         {"range"},
+         {"torch_max", "torch_max", true},
+         {"diff_pct", "diff_pct", true},
+         {"at_dump", "at_dump", true},
+         {"model_misses", "model_misses", true}});
     for (const TorchDeviceProfile& d : a_.torch_devices) {
       auto row = [&](SeriesKind kind, uint64_t peak, int64_t ns, int64_t torch_max, int64_t end,
                      uint64_t misses) {
         NvtxAt at;
         if (ns >= 0 && a_.torch_clock_aligned) at = a_.At(0, ns);
-        double diff = torch_max > 0 ? 100.0 * (static_cast<double>(peak) - static_cast<double>(torch_max)) /
-                                          static_cast<double>(torch_max)
-                                    : 0.0;
+        double diff = torch_max > 0
+                          ? 100.0 * (static_cast<double>(peak) - static_cast<double>(torch_max)) /
+                                static_cast<double>(torch_max)
+                          : 0.0;
         t.AddRow({PlaceName(d.device), SeriesKindName(kind), peak, FormatBytes(peak),
                   ns >= 0 ? Cell(a_.Seconds(ns), 6) : Cell(""), StepCell(at.step),
                   at.range ? r_.String(at.range) : "", torch_max >= 0 ? Cell(torch_max) : Cell(""),
@@ -285,18 +360,22 @@ class Builder {
     return Join(parts, " <- ");
   }
   std::vector<Column> TensorColumns(std::vector<Column> lead) {
-    for (Column c : std::vector<Column>{{"site"}, {"count", "count", true}, {"bytes", "bytes", true},
-                                        {"size", "size", true}, {"requested", "requested", true},
-                                        {"share_pct", "share_pct", true}, {"stack"}}) {
+    for (Column c : std::vector<Column>{{"site"},
+                                        {"count", "count", true},
+                                        {"bytes", "bytes", true},
+                                        {"size", "size", true},
+                                        {"requested", "requested", true},
+                                        {"share_pct", "share_pct", true},
+                                        {"stack"}}) {
       lead.push_back(c);
     }
     return lead;
   }
 
   void TorchLiveAtPeak() {
-    Table& t = Section("pytorch_live_at_peak",
-                       "live tensors at the allocated peak, by Python source line",
-                       TensorColumns({{"place"}}));
+    Table& t =
+        Section("pytorch_live_at_peak", "live tensors at the allocated peak, by Python source line",
+                TensorColumns({{"place"}}));
     for (const TorchDeviceProfile& d : a_.torch_devices) {
       if (d.peak_allocated_index == kNever) continue;
       TensorGroups(t, {PlaceName(d.device)}, d.LiveAt(d.peak_allocated_index), d.peak_allocated);
@@ -305,23 +384,35 @@ class Builder {
 
   void Ooms() {
     Table& t = Section("oom", "out-of-memory events",
-                       {{"oom", "oom", true}, {"source"}, {"at_s", "at_s", true}, {"place"},
-                        {"api"}, {"requested", "requested", true}, {"free", "free", true},
-                        {"total", "total", true}, {"step", "step", true}, {"range"}});
+                       {{"oom", "oom", true},
+                        {"source"},
+                        {"at_s", "at_s", true},
+                        {"place"},
+                        {"call"},
+                        {"requested", "requested", true},
+                        {"free", "free", true},
+                        {"total", "total", true},
+                        {"step", "step", true},
+                        {"range"}});
     int n = 0;
     std::vector<std::pair<int, const OomEvent*>> cuda;
     for (const OomEvent& o : a_.trace.ooms) {
       ++n;
       NvtxAt at = a_.At(o.tid, o.ts_ns);
       int64_t total = o.total_bytes;
-      if (total < 0 && o.device >= 0 && a_.trace.device_memory_bytes.count(static_cast<uint32_t>(o.device))) {
-        total = static_cast<int64_t>(a_.trace.device_memory_bytes.at(static_cast<uint32_t>(o.device)));
+      if (total < 0 && o.device >= 0 &&
+          a_.trace.device_memory_bytes.count(static_cast<uint32_t>(o.device))) {
+        total =
+            static_cast<int64_t>(a_.trace.device_memory_bytes.at(static_cast<uint32_t>(o.device)));
       }
-      t.AddRow({n, o.from_oom_table ? "cuda-oom-record" : "cuda-api-error", Cell(a_.Seconds(o.ts_ns), 6),
-                o.device >= 0 ? PlaceName(o.device) : "", r_.String(o.api),
-                o.requested_bytes >= 0 ? Cell(o.requested_bytes) : Cell(""),
-                o.free_bytes >= 0 ? Cell(o.free_bytes) : Cell(""), total >= 0 ? Cell(total) : Cell(""),
-                StepCell(at.step), at.range ? r_.String(at.range) : ""});
+      t.AddRow(
+          {n, o.from_oom_table ? "cuda-oom-record" : "cuda-api-error", Cell(a_.Seconds(o.ts_ns), 6),
+           o.device >= 0                   ? PlaceName(o.device)
+           : o.kind == SeriesKind::kPinned ? PlaceName(kHostPlace)
+                                           : "",
+           r_.String(o.api), o.requested_bytes >= 0 ? Cell(o.requested_bytes) : Cell(""),
+           o.free_bytes >= 0 ? Cell(o.free_bytes) : Cell(""), total >= 0 ? Cell(total) : Cell(""),
+           StepCell(at.step), at.range ? r_.String(at.range) : ""});
       cuda.push_back({n, &o});
     }
     std::vector<std::tuple<int, const TorchDeviceProfile*, const TorchOomAt*>> torch;
@@ -340,8 +431,13 @@ class Builder {
     }
     // The live set at each OOM: device allocations (CUPTI) and tensors (PyTorch).
     Table& l = Section("oom_live", "live at each OOM: the largest holders",
-                       {{"oom", "oom", true}, {"what"}, {"site"}, {"count", "count", true},
-                        {"bytes", "bytes", true}, {"size", "size", true}, {"stack"}});
+                       {{"oom", "oom", true},
+                        {"what"},
+                        {"site"},
+                        {"count", "count", true},
+                        {"bytes", "bytes", true},
+                        {"size", "size", true},
+                        {"stack"}});
     for (const auto& [id, o] : cuda) {
       size_t ev = LastEventAtOrBefore(a_.trace.events, o->ts_ns);
       if (ev == kNever) continue;
@@ -357,8 +453,9 @@ class Builder {
       }
       std::vector<std::pair<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>>> v(
           groups.begin(), groups.end());
-      std::stable_sort(v.begin(), v.end(),
-                       [](const auto& x, const auto& y) { return x.second.second > y.second.second; });
+      std::stable_sort(v.begin(), v.end(), [](const auto& x, const auto& y) {
+        return x.second.second > y.second.second;
+      });
       if (v.size() > o_.top) v.resize(o_.top);
       for (const auto& [k, g] : v) {
         l.AddRow({id, PlaceName(place) + " allocations", k.first + " / " + k.second, g.first,
@@ -401,11 +498,13 @@ class Builder {
     row("trace_finalized", a_.trace.finalized ? 1 : 0, "0: the trace was cut off mid-run");
     row("unknown_frees", static_cast<int64_t>(q.unknown_frees),
         "frees of an address with no live allocation (allocated before tracing, or a lost record)");
-    row("unknown_free_bytes", static_cast<int64_t>(q.unknown_free_bytes), "bytes those frees claimed");
+    row("unknown_free_bytes", static_cast<int64_t>(q.unknown_free_bytes),
+        "bytes those frees claimed");
     row("null_frees", static_cast<int64_t>(q.null_frees), "frees of address 0 (ignored)");
     row("realloc_of_live", static_cast<int64_t>(q.realloc_of_live),
         "allocations at a still-live address (the earlier free was lost)");
-    row("unknown_ops", static_cast<int64_t>(q.unknown_ops), "memory rows that are neither alloc nor free");
+    row("unknown_ops", static_cast<int64_t>(q.unknown_ops),
+        "memory rows that are neither alloc nor free");
     for (const TorchDeviceProfile& d : a_.torch_devices) {
       std::string p = PlaceName(d.device) + ".";
       t.AddRow({p + "pytorch_model_misses", static_cast<int64_t>(d.model_misses),

@@ -17,7 +17,8 @@ bool IsStepName(const std::string& name, int64_t* number) {
   } else {
     return false;
   }
-  if (i < s.size() && (s[i] == ' ' || s[i] == '_' || s[i] == '#' || s[i] == ':' || s[i] == '-')) ++i;
+  if (i < s.size() && (s[i] == ' ' || s[i] == '_' || s[i] == '#' || s[i] == ':' || s[i] == '-'))
+    ++i;
   if (i >= s.size() || s.size() - i > 18) return false;
   int64_t n = 0;
   for (; i < s.size(); ++i) {
@@ -49,7 +50,8 @@ NvtxContext::NvtxContext(const std::vector<NvtxRecord>& ranges,
     });
     std::vector<int32_t> stack;
     for (size_t i = 0; i < v.size(); ++i) {
-      while (!stack.empty() && v[static_cast<size_t>(stack.back())].end <= v[i].start) stack.pop_back();
+      while (!stack.empty() && v[static_cast<size_t>(stack.back())].end <= v[i].start)
+        stack.pop_back();
       v[i].parent = stack.empty() ? -1 : stack.back();
       stack.push_back(static_cast<int32_t>(i));
     }
@@ -81,9 +83,7 @@ int64_t NvtxContext::StepAt(int64_t t, uint32_t* step_tid) const {
   return -1;
 }
 
-NvtxAt NvtxContext::At(uint32_t tid, int64_t t) const {
-  return {Innermost(tid, t), StepAt(t)};
-}
+NvtxAt NvtxContext::At(uint32_t tid, int64_t t) const { return {Innermost(tid, t), StepAt(t)}; }
 
 NvtxAt NvtxContext::AtStepThread(int64_t t) const {
   uint32_t tid = 0;

@@ -162,7 +162,7 @@ TorchDeviceProfile BuildOne(const TorchMemoryFile& f, const TorchDevice& d, int6
 
   // Pass 1: block sizes and the change of each entry.
   BlockModel model(f.expandable_segments, f.max_split_size);
-  std::unordered_map<uint64_t, size_t> live;  // address -> index in p.tensors
+  std::unordered_map<uint64_t, size_t> live;          // address -> index in p.tensors
   std::unordered_map<uint64_t, uint64_t> last_block;  // address -> block size of its last alloc
   std::vector<int64_t> d_alloc(d.trace.size(), 0), d_res(d.trace.size(), 0);
   for (size_t i = 0; i < d.trace.size(); ++i) {

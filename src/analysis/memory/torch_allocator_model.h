@@ -80,7 +80,7 @@ struct TorchTensor {
   uint64_t block_size = 0;
   int64_t alloc_ns = 0;  // trace clock
   int32_t stack = -1;
-  size_t alloc_index = 0;     // history index of the alloc
+  size_t alloc_index = 0;      // history index of the alloc
   size_t free_index = kNever;  // history index of its free_requested; kNever: live at the end
 };
 
@@ -100,8 +100,8 @@ struct TorchDeviceProfile {
   uint64_t peak_allocated = 0, peak_reserved = 0;
   int64_t peak_allocated_ns = -1, peak_reserved_ns = -1;
   size_t peak_allocated_index = kNever;
-  int64_t start_allocated = 0, start_reserved = 0;  // before the first recorded entry
-  int64_t end_allocated = 0, end_reserved = 0;      // after the last entry (model)
+  int64_t start_allocated = 0, start_reserved = 0;          // before the first recorded entry
+  int64_t end_allocated = 0, end_reserved = 0;              // after the last entry (model)
   int64_t snapshot_allocated = -1, snapshot_reserved = -1;  // from the final segments
   bool history_full = false;
   uint64_t entries = 0;

@@ -121,7 +121,8 @@ TEST(TorchProfile, FullHistoryTakesItsBaselineFromTheFinalSegments) {
               {0x1400000, 16 * MiB, 0, TorchBlockState::kInactive, -1}};
   d.segments = {s};
   // Only the last two events survived: a 2 MiB tensor came and went.
-  d.trace = {E(TorchAction::kAlloc, 5, 0x1400000, 2 * MiB), E(TorchAction::kFreeRequested, 6, 0x1400000, 2 * MiB)};
+  d.trace = {E(TorchAction::kAlloc, 5, 0x1400000, 2 * MiB),
+             E(TorchAction::kFreeRequested, 6, 0x1400000, 2 * MiB)};
   f.devices.push_back(d);
   auto p = BuildTorchProfiles(f, 0)[0];
   EXPECT_TRUE(p.history_full);

@@ -108,10 +108,14 @@ class Parser {
     int i = 0;
     RETURN_IF_ERROR(j_.Array([&]() -> Status {
       switch (i++) {
-        case 0: return j_.String(&fr.file);
-        case 1: return j_.IntOrNull(&fr.line, 0);
-        case 2: return j_.String(&fr.function);
-        default: return j_.Skip();
+        case 0:
+          return j_.String(&fr.file);
+        case 1:
+          return j_.IntOrNull(&fr.line, 0);
+        case 2:
+          return j_.String(&fr.function);
+        default:
+          return j_.Skip();
       }
     }));
     f_.frames.push_back(std::move(fr));
@@ -146,19 +150,24 @@ class Parser {
     int i = 0;
     RETURN_IF_ERROR(j_.Array([&]() -> Status {
       switch (i++) {
-        case 0: return U64(&b.address);
-        case 1: return U64(&b.size);
-        case 2: return U64(&b.requested_size);
+        case 0:
+          return U64(&b.address);
+        case 1:
+          return U64(&b.size);
+        case 2:
+          return U64(&b.requested_size);
         case 3: {
           std::string s;
           RETURN_IF_ERROR(j_.String(&s));
-          b.state = s == "active_allocated"   ? TorchBlockState::kActiveAllocated
-                    : s == "inactive"         ? TorchBlockState::kInactive
-                                              : TorchBlockState::kActivePendingFree;
+          b.state = s == "active_allocated" ? TorchBlockState::kActiveAllocated
+                    : s == "inactive"       ? TorchBlockState::kInactive
+                                            : TorchBlockState::kActivePendingFree;
           return OkStatus();
         }
-        case 4: return I32(&b.stack);
-        default: return j_.Skip();
+        case 4:
+          return I32(&b.stack);
+        default:
+          return j_.Skip();
       }
     }));
     seg->blocks.push_back(b);
@@ -196,12 +205,18 @@ class Parser {
           e.action = ParseTorchAction(a);
           return OkStatus();
         }
-        case 1: return j_.Int(&e.time_us);
-        case 2: return U64(&e.addr);
-        case 3: return U64(&e.size);
-        case 4: return U64(&e.stream);
-        case 5: return I32(&e.stack);
-        default: return j_.Skip();
+        case 1:
+          return j_.Int(&e.time_us);
+        case 2:
+          return U64(&e.addr);
+        case 3:
+          return U64(&e.size);
+        case 4:
+          return U64(&e.stream);
+        case 5:
+          return I32(&e.stack);
+        default:
+          return j_.Skip();
       }
     }));
     d->trace.push_back(e);
