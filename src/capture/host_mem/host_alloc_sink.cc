@@ -5,9 +5,10 @@
 namespace stepscope::hostmem {
 
 StatusOr<std::unique_ptr<HostAllocSink>> HostAllocSink::Create(sqlite3* db) {
-  return CreateWith(db, reinterpret_cast<DrainEntry>(dlsym(RTLD_DEFAULT, "stepscope_hostmem_drain")),
-                    reinterpret_cast<CounterEntry>(dlsym(RTLD_DEFAULT, "stepscope_hostmem_dropped")),
-                    reinterpret_cast<CounterEntry>(dlsym(RTLD_DEFAULT, "stepscope_hostmem_threshold")));
+  return CreateWith(
+      db, reinterpret_cast<DrainEntry>(dlsym(RTLD_DEFAULT, "stepscope_hostmem_drain")),
+      reinterpret_cast<CounterEntry>(dlsym(RTLD_DEFAULT, "stepscope_hostmem_dropped")),
+      reinterpret_cast<CounterEntry>(dlsym(RTLD_DEFAULT, "stepscope_hostmem_threshold")));
 }
 
 StatusOr<std::unique_ptr<HostAllocSink>> HostAllocSink::CreateWith(sqlite3* db, DrainEntry drain,
@@ -18,8 +19,9 @@ StatusOr<std::unique_ptr<HostAllocSink>> HostAllocSink::CreateWith(sqlite3* db, 
   s->dropped_ = dropped;
   s->threshold_ = threshold;
   if (drain) {
-    ASSIGN_OR_RETURN(s->insert_, Prepare(db, "INSERT INTO host_alloc(ts_ns, tid, op, address, "
-                                             "bytes, kind) VALUES(?,?,?,?,?,?)"));
+    ASSIGN_OR_RETURN(s->insert_, Prepare(db,
+                                         "INSERT INTO host_alloc(ts_ns, tid, op, address, "
+                                         "bytes, kind) VALUES(?,?,?,?,?,?)"));
   }
   return s;
 }

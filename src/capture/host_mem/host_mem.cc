@@ -14,8 +14,8 @@ namespace stepscope::hostmem {
 namespace {
 
 struct Ring {
-  std::atomic<uint64_t> head{0};  // next slot the producer writes
-  std::atomic<uint64_t> tail{0};  // next slot the consumer reads
+  std::atomic<uint64_t> head{0};   // next slot the producer writes
+  std::atomic<uint64_t> tail{0};   // next slot the consumer reads
   std::atomic<bool> owned{false};  // a live thread writes here
   uint32_t tid = 0;
   Ring* next = nullptr;  // registry: an append-only list
@@ -49,7 +49,8 @@ Ring* AcquireRing() {
   }
   if (!ring) {
     // mmap, not malloc: we may be inside malloc.
-    void* mem = ::mmap(nullptr, sizeof(Ring), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* mem =
+        ::mmap(nullptr, sizeof(Ring), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED) return nullptr;
     ring = new (mem) Ring();
     ring->owned.store(true);
@@ -139,5 +140,7 @@ STEPSCOPE_EXPORT size_t stepscope_hostmem_drain(stepscope::hostmem::DrainFn sink
   return stepscope::hostmem::Drain(sink, context);
 }
 STEPSCOPE_EXPORT uint64_t stepscope_hostmem_dropped(void) { return stepscope::hostmem::Dropped(); }
-STEPSCOPE_EXPORT uint64_t stepscope_hostmem_threshold(void) { return stepscope::hostmem::Threshold(); }
+STEPSCOPE_EXPORT uint64_t stepscope_hostmem_threshold(void) {
+  return stepscope::hostmem::Threshold();
+}
 }

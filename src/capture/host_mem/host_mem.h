@@ -21,8 +21,8 @@
 
 namespace stepscope::hostmem {
 
-enum class HostAllocOp : uint8_t { kAlloc = 1, kFree = 2 };         // = enum_memory_op
-enum class HostAllocKind : uint8_t { kMalloc = 1, kMmap = 2 };      // = enum_host_alloc_kind
+enum class HostAllocOp : uint8_t { kAlloc = 1, kFree = 2 };     // = enum_memory_op
+enum class HostAllocKind : uint8_t { kMalloc = 1, kMmap = 2 };  // = enum_host_alloc_kind
 
 // One host_alloc row (docs/schema.md).
 struct HostAllocRecord {

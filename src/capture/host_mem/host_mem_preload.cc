@@ -64,7 +64,8 @@ alignas(64) char g_arena[64 * 1024];
 std::atomic<size_t> g_arena_used{0};
 
 bool InArena(const void* p) {
-  return p >= static_cast<const void*>(g_arena) && p < static_cast<const void*>(g_arena + sizeof(g_arena));
+  return p >= static_cast<const void*>(g_arena) &&
+         p < static_cast<const void*>(g_arena + sizeof(g_arena));
 }
 
 void* ArenaAlloc(size_t n, size_t align = 16) {
@@ -155,7 +156,8 @@ __attribute__((visibility("default"))) void* realloc(void* old, size_t n) {
   size_t old_usable = old && g_real.usable ? g_real.usable(old) : 0;
   void* p = g_real.realloc(old, n);
   if (p || n == 0) {  // on failure the old block is still there
-    if (old && old_usable >= Threshold()) Note(HostAllocOp::kFree, HostAllocKind::kMalloc, old, old_usable);
+    if (old && old_usable >= Threshold())
+      Note(HostAllocOp::kFree, HostAllocKind::kMalloc, old, old_usable);
     Note(HostAllocOp::kAlloc, HostAllocKind::kMalloc, p, n);
   }
   return p;
@@ -185,8 +187,8 @@ __attribute__((visibility("default"))) void* memalign(size_t align, size_t n) {
   return p;
 }
 
-__attribute__((visibility("default"))) void* mmap(void* addr, size_t len, int prot, int flags, int fd,
-                                                  off_t off) {
+__attribute__((visibility("default"))) void* mmap(void* addr, size_t len, int prot, int flags,
+                                                  int fd, off_t off) {
   if (!Ready()) {
     return reinterpret_cast<void*>(::syscall(SYS_mmap, addr, len, prot, flags, fd, off));
   }
