@@ -12,6 +12,7 @@ struct CommandInfo {
 };
 
 int RunSchema(int argc, char** argv);
+int RunProfile(int argc, char** argv);
 int RunMemory(int argc, char** argv);
 
 }  // namespace stepscope

@@ -10,6 +10,7 @@ namespace stepscope {
 namespace {
 
 const CommandInfo kCommands[] = {
+    {"profile", "run a command under the tracer: one SQLite trace per process", RunProfile},
     {"schema", "print the trace schema (SQL or Markdown)", RunSchema},
     {"memory", "device/host memory over time, peaks, live set, leaks, OOMs", RunMemory},
 };
