@@ -41,32 +41,65 @@ def _warn(msg):
         pass
 
 
-def _expand(template, pid):
-    rank = os.environ.get("RANK", "0")
+def _expand(template, pid, environ):
+    """The tokens of `stepscope profile -o`: %p pid, %h host, %q{VAR} env, %% ('%').
+
+    Returns None for a pattern this side cannot expand (%n, a sequence number
+    only the tracer knows)."""
     out, i = [], 0
     while i < len(template):
         c = template[i]
-        if c == "%" and i + 1 < len(template):
-            n = template[i + 1]
-            if n in "prq%":
-                out.append({"p": str(pid), "r": rank, "q": rank, "%": "%"}[n])
-                i += 2
-                continue
-        out.append(c)
-        i += 1
+        if c != "%" or i + 1 >= len(template):
+            out.append(c)
+            i += 1
+            continue
+        n = template[i + 1]
+        if n == "p":
+            out.append(str(pid))
+        elif n == "h":
+            import socket
+            out.append(socket.gethostname())
+        elif n == "%":
+            out.append("%")
+        elif n == "q" and template[i + 2:i + 3] == "{" and "}" in template[i + 3:]:
+            end = template.index("}", i + 3)
+            out.append(environ.get(template[i + 3:end], ""))
+            i = end + 1
+            continue
+        else:
+            return None
+        i += 2
     return "".join(out)
 
 
-def output_path(environ=None, pid=None):
+def _live_getenv(name):
+    """getenv() of the C environment: the tracer may set variables after Python started."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None)
+        libc.getenv.restype = ctypes.c_char_p
+        v = libc.getenv(name.encode())
+        return v.decode() if v else None
+    except Exception:
+        return None
+
+
+def output_path(environ=None, pid=None, live_getenv=_live_getenv):
     """Where this process writes its PyTorch memory file (docs/memory.md, "Where")."""
     env = os.environ if environ is None else environ
     pid = os.getpid() if pid is None else pid
     explicit = env.get("STEPSCOPE_TORCH_MEMORY_PATH")
-    if explicit:
-        return _expand(explicit, pid)
+    if explicit and _expand(explicit, pid, env):
+        return _expand(explicit, pid, env)
+    exact = live_getenv("STEPSCOPE_TRACE_FILE") if live_getenv else None
+    if exact:
+        return exact + ".torch-memory.json"
     trace = env.get("STEPSCOPE_TRACE_PATH")
-    if trace:
-        return _expand(trace, pid) + ".torch-memory.json"
+    if trace and _expand(trace, pid, env):
+        t = _expand(trace, pid, env)
+        if not t.endswith(".sqlite"):
+            t += ".sqlite"
+        return t + ".torch-memory.json"
     directory = env.get("STEPSCOPE_OUTPUT_DIR") or os.getcwd()
     return os.path.join(directory, "torch-memory-%d.json" % pid)
 

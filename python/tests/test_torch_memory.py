@@ -59,18 +59,25 @@ class CompactTest(unittest.TestCase):
         self.assertEqual(doc["allocator"], {"expandable_segments": False, "max_split_size": -1})
 
     def test_output_path_contract(self):
-        self.assertEqual(tm.output_path({"STEPSCOPE_TRACE_PATH": "/o/trace-%p.sqlite"}, pid=42),
+        none = lambda name: None  # noqa: E731  (no tracer in this process)
+        self.assertEqual(tm.output_path({"STEPSCOPE_TRACE_PATH": "/o/trace-%p.sqlite"}, pid=42,
+                                        live_getenv=none),
                          "/o/trace-42.sqlite.torch-memory.json")
-        self.assertEqual(tm.output_path({"STEPSCOPE_TORCH_MEMORY_PATH": "/x/m-%p-100%%.json"}, pid=5),
-                         "/x/m-5-100%.json")
-        self.assertEqual(tm.output_path({"STEPSCOPE_OUTPUT_DIR": "/out"}, pid=9),
+        # The tracer's pattern syntax: %q{VAR}, %%; ".sqlite" appended like the tracer does.
+        self.assertEqual(tm.output_path({"STEPSCOPE_TRACE_PATH": "/o/r%q{RANK}-100%%", "RANK": "3"},
+                                        pid=1, live_getenv=none),
+                         "/o/r3-100%.sqlite.torch-memory.json")
+        self.assertEqual(tm.output_path({"STEPSCOPE_TORCH_MEMORY_PATH": "/x/m-%p.json"}, pid=5,
+                                        live_getenv=none), "/x/m-5.json")
+        # %n (a sequence number only the tracer knows): fall back to the output directory.
+        self.assertEqual(tm.output_path({"STEPSCOPE_TRACE_PATH": "/o/t-%n", "STEPSCOPE_OUTPUT_DIR": "/o"},
+                                        pid=9, live_getenv=none), "/o/torch-memory-9.json")
+        self.assertEqual(tm.output_path({"STEPSCOPE_OUTPUT_DIR": "/out"}, pid=9, live_getenv=none),
                          "/out/torch-memory-9.json")
-        os.environ["RANK"] = "3"
-        try:
-            self.assertEqual(tm.output_path({"STEPSCOPE_TRACE_PATH": "/o/r%r.sqlite"}, pid=1),
-                             "/o/r3.sqlite.torch-memory.json")
-        finally:
-            del os.environ["RANK"]
+        # The exact file named by the tracer inside the process wins over the pattern.
+        self.assertEqual(tm.output_path({"STEPSCOPE_TRACE_PATH": "/o/t-%p"}, pid=9,
+                                        live_getenv=lambda n: "/o/t-9-2.sqlite"),
+                         "/o/t-9-2.sqlite.torch-memory.json")
 
     def test_write_file_is_atomic_and_valid_json(self):
         with tempfile.TemporaryDirectory() as d:
