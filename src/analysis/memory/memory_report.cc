@@ -441,9 +441,11 @@ class Builder {
     for (const auto& [id, o] : cuda) {
       size_t ev = LastEventAtOrBefore(a_.trace.events, o->ts_ns);
       if (ev == kNever) continue;
-      int32_t place = o->device;
-      if (o->kind == SeriesKind::kPinned) place = kHostPlace;
-      if (place < 0 && o->device < 0) place = BusiestGpu(ev);
+      // Pinned requests fail on the host; a failed api row alone does not name
+      // its device: take the GPU holding the most memory then.
+      int32_t place = o->kind == SeriesKind::kPinned ? kHostPlace
+                      : o->device >= 0               ? o->device
+                                                     : BusiestGpu(ev);
       SeriesKey key{place, o->kind == SeriesKind::kDevice ? SeriesKind::kTotal : o->kind};
       std::map<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>> groups;
       for (const Allocation* al : a_.profile.LiveAfter(ev, key)) {
