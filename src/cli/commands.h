@@ -14,5 +14,6 @@ struct CommandInfo {
 int RunSchema(int argc, char** argv);
 int RunProfile(int argc, char** argv);
 int RunImport(int argc, char** argv);
+int RunMemory(int argc, char** argv);
 
 }  // namespace stepscope

@@ -148,6 +148,32 @@ std::vector<TableDef> BuildTables() {
                 {"device", "INTEGER", "devices.id"},
                 {"is_managed", "INTEGER", "1 for a managed-memory pool"}},
                {}});
+  t.push_back({"oom",
+               "Failed allocations (out of memory): an allocation API returned "
+               "cudaErrorMemoryAllocation / CUDA_ERROR_OUT_OF_MEMORY. Written and committed at "
+               "once so the evidence survives the abort that usually follows. See docs/memory.md.",
+               {{"ts_ns", "INTEGER", "when the failing call returned, ns"},
+                {"tid", "INTEGER", "calling thread (threads.tid)"},
+                {"device", "INTEGER", "devices.id the allocation was for (current device of the call)"},
+                {"correlation", "INTEGER", "api.correlation of the failing call; 0 when not traced"},
+                {"name_id", "INTEGER", "API name (strings.id), e.g. cudaMalloc"},
+                {"return_code", "INTEGER", "cudaError_t / CUresult returned (2 for out of memory)"},
+                {"requested_bytes", "INTEGER", "size the call asked for, bytes"},
+                {"memory_kind", "INTEGER", "enum_memory_kind.id of the request (device, pinned, managed)"},
+                {"free_bytes", "INTEGER", "free device memory right after the failure (cuMemGetInfo), bytes; -1 unknown"},
+                {"total_bytes", "INTEGER", "total device memory (cuMemGetInfo), bytes; -1 unknown"}},
+               {}});
+  t.push_back({"host_alloc",
+               "Host memory allocations and frees at or above a size threshold (`--trace "
+               "host-mem`): malloc/calloc/realloc/aligned allocations and anonymous mmap/munmap. "
+               "See docs/memory.md.",
+               {{"ts_ns", "INTEGER", "time of the call, ns"},
+                {"tid", "INTEGER", "calling thread (threads.tid)"},
+                {"op", "INTEGER", "enum_memory_op.id: 1 alloc, 2 free"},
+                {"address", "INTEGER", "address returned by the allocation / passed to the free"},
+                {"bytes", "INTEGER", "size requested (alloc) or released (free; usable size for free()), bytes"},
+                {"kind", "INTEGER", "enum_host_alloc_kind.id: 1 malloc family, 2 anonymous mmap"}},
+               {}});
   t.push_back({"nvtx",
                "NVTX ranges and marks (and, in imported traces, CPU-side ranges such as "
                "torch cpu_op and user_annotation, with the source in domain_id).",
@@ -171,7 +197,8 @@ std::vector<TableDef> BuildTables() {
                {}});
   // Enum tables: id -> name, filled when the trace is created.
   for (const char* e : {"enum_memory_kind", "enum_copy_kind", "enum_sync_type", "enum_memory_op",
-                        "enum_memory_pool_op", "enum_nvtx_kind", "enum_api_domain"}) {
+                        "enum_memory_pool_op", "enum_nvtx_kind", "enum_api_domain",
+                        "enum_host_alloc_kind"}) {
     t.push_back({e, "Names of the enumeration values used by the columns that reference it.",
                  {{"id", "INTEGER PRIMARY KEY", "value"}, {"name", "TEXT", "name"}},
                  {},
@@ -199,6 +226,7 @@ std::vector<MetaKeyDef> BuildMetaKeys() {
       {"rank", "RANK of the process when set (torchrun, SLURM_PROCID, OMPI_COMM_WORLD_RANK)"},
       {"local_rank", "LOCAL_RANK when set"},
       {"world_size", "WORLD_SIZE when set"},
+      {"host_mem_threshold_bytes", "--trace host-mem: host allocations smaller than this were not recorded (host_alloc)"},
       {"finalized", "1 once the tracer finished cleanly and built the indices; 0 for a trace cut off by a crash or kill"},
   };
 }
@@ -255,6 +283,7 @@ std::string SchemaCreateSql() {
   AppendEnumRows<MemoryPoolOp>(&sql, "enum_memory_pool_op", 3, MemoryPoolOpName);
   sql += "INSERT OR REPLACE INTO enum_nvtx_kind VALUES(1,'push_pop'),(2,'start_end'),(3,'mark');\n";
   sql += "INSERT OR REPLACE INTO enum_api_domain VALUES(0,'runtime'),(1,'driver');\n";
+  sql += "INSERT OR REPLACE INTO enum_host_alloc_kind VALUES(0,'unknown'),(1,'malloc'),(2,'mmap');\n";
   sql += "INSERT OR IGNORE INTO strings(id, value) VALUES(0, '');\n";
   // Convenience views with names resolved, for people who query with sqlite3.
   sql +=
