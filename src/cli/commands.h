@@ -12,5 +12,7 @@ struct CommandInfo {
 };
 
 int RunSchema(int argc, char** argv);
+int RunBench(int argc, char** argv);
+int RunRoofline(int argc, char** argv);
 
 }  // namespace stepscope

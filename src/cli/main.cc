@@ -11,6 +11,8 @@ namespace {
 
 const CommandInfo kCommands[] = {
     {"schema", "print the trace schema (SQL or Markdown)", RunSchema},
+    {"bench", "measure this GPU's ceilings (bandwidths, FLOP/s)", RunBench},
+    {"roofline", "counters of a step's top kernels against the ceilings", RunRoofline},
 };
 
 void PrintUsage(FILE* out) {
