@@ -36,24 +36,26 @@ bool ParseGemm(const std::string& s, BenchOptions* o) {
 }  // namespace
 
 int RunBench(int argc, char** argv) {
-  ArgParser p("bench", "[options]",
-              "Measure this GPU's ceilings, the roofs of `stepscope roofline`: DRAM bandwidth (a "
-              "large device-to-device copy, bytes read + written), L2 bandwidth (repeated reads of "
-              "a buffer that fits in L2), tensor-core throughput for bf16, fp16, tf32, fp8 and fp64 "
-              "(cuBLASLt GEMMs on random data), fp32/fp64/fp16 CUDA-core peaks (FMA kernels) and "
-              "host<->device copy bandwidth for pinned and pageable memory. Each figure is the "
-              "median of --iterations timed repetitions (CUDA events) after --warmup untimed ones.\n\n"
-              "The result is stored in the ceilings file keyed by GPU name and UUID (other GPUs' "
-              "entries are kept) and printed next to published reference figures.");
-  p.Flag("--output", "FILE", "ceilings file to update (default ~/.cache/stepscope/ceilings.json)", "",
-         "-o");
+  ArgParser p(
+      "bench", "[options]",
+      "Measure this GPU's ceilings, the roofs of `stepscope roofline`: DRAM bandwidth (a "
+      "large device-to-device copy, bytes read + written), L2 bandwidth (repeated reads of "
+      "a buffer that fits in L2), tensor-core throughput for bf16, fp16, tf32, fp8 and fp64 "
+      "(cuBLASLt GEMMs on random data), fp32/fp64/fp16 CUDA-core peaks (FMA kernels) and "
+      "host<->device copy bandwidth for pinned and pageable memory. Each figure is the "
+      "median of --iterations timed repetitions (CUDA events) after --warmup untimed ones.\n\n"
+      "The result is stored in the ceilings file keyed by GPU name and UUID (other GPUs' "
+      "entries are kept) and printed next to published reference figures.");
+  p.Flag("--output", "FILE", "ceilings file to update (default ~/.cache/stepscope/ceilings.json)",
+         "", "-o");
   p.Flag("--gemm", "M,N,K", "GEMM shape of the tensor-core measurements", "8192,8192,8192");
   p.Flag("--iterations", "N", "timed repetitions per measurement (the median is reported)", "20");
   p.Flag("--warmup", "N", "untimed repetitions before them", "5");
   p.Flag("--device", "N", "CUDA device ordinal", "0");
   p.Flag("--copy-mib", "MIB", "size of each buffer of the device copy", "1024");
   p.Flag("--host-mib", "MIB", "size of the host<->device copies", "256");
-  p.Flag("--only", "KEYS", "measure only these ceilings (comma-separated keys, e.g. tensor_bf16,dram_bw)");
+  p.Flag("--only", "KEYS",
+         "measure only these ceilings (comma-separated keys, e.g. tensor_bf16,dram_bw)");
   p.Switch("--show", "print the stored ceilings instead of measuring (no GPU needed)");
   p.Switch("--no-store", "measure and print, but do not update the ceilings file");
   p.Flag("--format", "FMT", "text (default), csv or json", "text");
@@ -76,7 +78,8 @@ int RunBench(int argc, char** argv) {
     auto store = LoadCeilingsStore(path);
     if (!store.ok()) return ReportError("bench", store.status());
     if (store->gpus.empty()) {
-      return ReportError("bench", NotFound(path + ": no stored ceilings; run 'stepscope bench' on a GPU machine"));
+      return ReportError(
+          "bench", NotFound(path + ": no stored ceilings; run 'stepscope bench' on a GPU machine"));
     }
     bool first = true;
     for (const auto& [key, c] : store->gpus) {
@@ -96,7 +99,7 @@ int RunBench(int argc, char** argv) {
   auto positive = [&](const char* flag, int64_t lo, int64_t hi, int64_t* out) {
     if (!ParseInt64(p.Get(flag), out) || *out < lo || *out > hi) {
       ReportError("bench", InvalidInput(std::string(flag) + " '" + p.Get(flag) + "': want " +
-                                            std::to_string(lo) + ".." + std::to_string(hi)));
+                                        std::to_string(lo) + ".." + std::to_string(hi)));
       return false;
     }
     return true;
@@ -114,7 +117,8 @@ int RunBench(int argc, char** argv) {
   o.only = p.Get("--only");
   for (const std::string& k : Split(o.only, ',')) {
     if (!k.empty() && !FindCeilingKey(k)) {
-      return ReportError("bench", InvalidInput("--only: unknown ceiling '" + k + "'; see --help for the keys"));
+      return ReportError(
+          "bench", InvalidInput("--only: unknown ceiling '" + k + "'; see --help for the keys"));
     }
   }
 

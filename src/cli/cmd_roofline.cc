@@ -30,19 +30,16 @@ std::string DefaultSvgPath(const std::string& trace) {
 
 // Ceilings for the GPU: from --ceilings FILE or the default store; `fallback`
 // (the ones stored in the trace) when neither has this GPU.
-StatusOr<Ceilings> ResolveCeilings(const ArgParser& p, const std::string& gpu, const std::string& uuid,
-                                   const Ceilings* fallback, std::string* how) {
+StatusOr<Ceilings> ResolveCeilings(const ArgParser& p, const std::string& gpu,
+                                   const std::string& uuid, const Ceilings* fallback,
+                                   std::string* how) {
   std::string path = p.Has("--ceilings") ? p.Get("--ceilings") : DefaultCeilingsPath();
   auto store = LoadCeilingsStore(path);
   if (!store.ok()) return store.status();
-  if (p.Has("--ceilings") && store->gpus.size() == 1 && gpu.empty()) {
-    *how = "the only entry of " + path;
-    return store->gpus.begin()->second;
-  }
   std::string by;
   auto c = FindCeilings(*store, gpu, uuid, &by);
   if (c.ok()) {
-    *how = path + " (matched by " + by + ")";
+    *how = "the ceilings file, matched by " + by + ", measured " + c->measured_at;
     return c;
   }
   if (fallback && !fallback->values.empty()) {
@@ -54,11 +51,11 @@ StatusOr<Ceilings> ResolveCeilings(const ArgParser& p, const std::string& gpu, c
 
 void PrintReport(const RooflineReport& r, OutputFormat fmt, const std::string& ceilings_how) {
   if (fmt == OutputFormat::kText) {
-    std::printf("\nroofline: %s%s, %zu kernel(s); ceilings from %s\n\n", r.gpu_name.c_str(),
+    std::printf("\nroofline: %s%s, %zu kernel(s); ceilings: %s\n\n", r.gpu_name.c_str(),
                 r.step >= 0 ? (", step " + std::to_string(r.step)).c_str() : "", r.entries.size(),
                 ceilings_how.c_str());
   }
-  std::fputs(RooflineTable(r).Render(fmt).c_str(), stdout);
+  std::fputs(RooflineTable(r, fmt == OutputFormat::kText).Render(fmt).c_str(), stdout);
   for (const RooflineEntry& e : r.entries) {
     for (const std::string& n : e.result.notes) {
       std::fprintf(stderr, "stepscope roofline: note: #%d: %s\n", e.target.rank, n.c_str());
@@ -97,28 +94,33 @@ int ShowStored(const ArgParser& p, OutputFormat fmt) {
 }  // namespace
 
 int RunRoofline(int argc, char** argv) {
-  ArgParser p(kCmd, "[--top N | --kernel REGEX] [--step N] [--from TRACE] [options] -- COMMAND...",
-              "Roofline analysis of a training step's top kernels from hardware counters.\n\n"
-              "1. Find the kernels: run COMMAND once with a light recorder (kernels, launches, NVTX "
-              "ranges) into -o TRACE, or read an existing trace (--from). Rank the kernels of step "
-              "N (the NVTX range 'step N'; default: the median step) by GPU time; a kernel is a "
-              "function with one grid and block.\n"
-              "2. Profile them: run COMMAND again with the CUPTI range profiler injected; only the "
-              "first --instances launches of each selected kernel are replayed for counters "
-              "(duration, FLOPs by precision including tensor cores, DRAM/L2/L1 bytes); the rest "
-              "of the program runs at full speed and its results are unchanged.\n"
-              "3. Place each kernel under this GPU's ceilings (`stepscope bench`): arithmetic "
-              "intensity (FLOP per DRAM byte), achieved FLOP/s, the bounding ceiling and the "
-              "percentage of it reached, memory- or compute-bound. Prints a table, writes an SVG "
-              "roofline chart and stores the rows in the trace's `roofline` table.\n\n"
-              "Without COMMAND, --from TRACE shows the results stored in TRACE again.");
+  ArgParser p(
+      kCmd, "[--top N | --kernel REGEX] [--step N] [--from TRACE] [options] -- COMMAND...",
+      "Roofline analysis of a training step's top kernels from hardware counters.\n\n"
+      "1. Find the kernels: run COMMAND once with a light recorder (kernels, launches, NVTX "
+      "ranges) into -o TRACE, or read an existing trace (--from). Rank the kernels of step "
+      "N (the NVTX range 'step N'; default: the median step) by GPU time; a kernel is a "
+      "function with one grid and block.\n"
+      "2. Profile them: run COMMAND again with the CUPTI range profiler injected; only the "
+      "first --instances launches of each selected kernel are replayed for counters "
+      "(duration, FLOPs by precision including tensor cores, DRAM/L2/L1 bytes); the rest "
+      "of the program runs at full speed and its results are unchanged.\n"
+      "3. Place each kernel under this GPU's ceilings (`stepscope bench`): arithmetic "
+      "intensity (FLOP per DRAM byte), achieved FLOP/s, the bounding ceiling and the "
+      "percentage of it reached, memory- or compute-bound. Prints a table, writes an SVG "
+      "roofline chart and stores the rows in the trace's `roofline` table.\n\n"
+      "Without COMMAND, --from TRACE shows the results stored in TRACE again.");
   p.AcceptCommand();
   p.Flag("--top", "N", "profile the N kernels with the most GPU time in the step (0: all)", "5");
-  p.Flag("--kernel", "REGEX", "only kernels whose demangled name matches (ECMAScript regex); "
+  p.Flag("--kernel", "REGEX",
+         "only kernels whose demangled name matches (ECMAScript regex); "
          "all matches unless --top is given");
-  p.Flag("--step", "N", "the step to rank kernels in (NVTX range 'step N'); default: the median step");
-  p.Flag("--from", "TRACE", "pick kernels from this trace instead of a survey run; results are stored in it");
-  p.Flag("--output", "TRACE", "trace the survey run writes (default roofline.sqlite)", "roofline.sqlite", "-o");
+  p.Flag("--step", "N",
+         "the step to rank kernels in (NVTX range 'step N'); default: the median step");
+  p.Flag("--from", "TRACE",
+         "pick kernels from this trace instead of a survey run; results are stored in it");
+  p.Flag("--output", "TRACE", "trace the survey run writes (default roofline.sqlite)",
+         "roofline.sqlite", "-o");
   p.Flag("--instances", "K", "profile at most K launches of each kernel", "3");
   p.Flag("--skip", "S", "let the first S matching launches of each kernel run unprofiled", "0");
   p.Flag("--ceilings", "FILE", "ceilings file (default ~/.cache/stepscope/ceilings.json)");
@@ -132,7 +134,8 @@ int RunRoofline(int argc, char** argv) {
       "examples:\n"
       "  stepscope roofline -- python train.py --steps 10\n"
       "  stepscope roofline --top 10 --step 7 -o run.sqlite -- python train.py\n"
-      "  stepscope roofline --from run.sqlite --kernel 'gemm|nvjet' --instances 1 -- python train.py\n"
+      "  stepscope roofline --from run.sqlite --kernel 'gemm|nvjet' --instances 1 -- python "
+      "train.py\n"
       "  stepscope roofline --from run.sqlite --dry-run         which kernels would be profiled\n"
       "  stepscope roofline --from run.sqlite                   show stored results again\n"
       "\nNeeds permission to read GPU counters (root, or the nvidia module option "
@@ -158,13 +161,15 @@ int RunRoofline(int argc, char** argv) {
   }
   if (p.Has("--step")) {
     if (!ParseInt64(p.Get("--step"), &v) || v < 0) {
-      return ReportError(kCmd, InvalidInput("--step '" + p.Get("--step") + "': want a step number >= 0"));
+      return ReportError(kCmd,
+                         InvalidInput("--step '" + p.Get("--step") + "': want a step number >= 0"));
     }
     sopt.step = v;
   }
   ProfileTargets targets;
   if (!ParseInt64(p.Get("--instances"), &v) || v < 1 || v > 1000) {
-    return ReportError(kCmd, InvalidInput("--instances '" + p.Get("--instances") + "': want 1..1000"));
+    return ReportError(kCmd,
+                       InvalidInput("--instances '" + p.Get("--instances") + "': want 1..1000"));
   }
   targets.instances = static_cast<int>(v);
   if (!ParseInt64(p.Get("--skip"), &v) || v < 0) {
@@ -175,8 +180,9 @@ int RunRoofline(int argc, char** argv) {
   const std::vector<std::string>& command = p.command();
   if (command.empty()) {
     if (!p.Has("--from")) {
-      return ReportError(kCmd, InvalidInput("no command: give the program after '--', or --from TRACE "
-                                            "to show stored results; see 'stepscope roofline --help'"));
+      return ReportError(kCmd,
+                         InvalidInput("no command: give the program after '--', or --from TRACE "
+                                      "to show stored results; see 'stepscope roofline --help'"));
     }
     if (!p.Has("--dry-run")) return ShowStored(p, fmt);
   }
@@ -188,9 +194,11 @@ int RunRoofline(int argc, char** argv) {
   } else {
     trace_path = p.Get("--output");
     AtomicOutput out(trace_path);
-    if (text) std::printf("roofline: survey run (kernels, launches, NVTX) -> %s\n", trace_path.c_str());
+    if (text)
+      std::printf("roofline: survey run (kernels, launches, NVTX) -> %s\n", trace_path.c_str());
     std::fflush(stdout);
-    auto rc = RunWithEnv(command, InjectEnv("survey", {{"STEPSCOPE_ROOFLINE_TRACE", out.temp_path()}}));
+    auto rc =
+        RunWithEnv(command, InjectEnv("survey", {{"STEPSCOPE_ROOFLINE_TRACE", out.temp_path()}}));
     if (!rc.ok()) return ReportError(kCmd, rc.status());
     if (*rc != 0) {
       return ReportError(kCmd, Unavailable("the command exited with code " + std::to_string(*rc) +
@@ -215,15 +223,18 @@ int RunRoofline(int argc, char** argv) {
     sel = std::move(*s);
   }
   if (sel.targets.empty()) {
-    return ReportError(kCmd, NotFound(trace_path + ": no kernels " +
-                                      (sel.has_step ? "in step " + std::to_string(sel.step.number) : "") +
-                                      (sopt.kernel_regex.empty() ? "" : " match --kernel '" + sopt.kernel_regex + "'")));
+    return ReportError(
+        kCmd,
+        NotFound(trace_path + ": no kernels " +
+                 (sel.has_step ? "in step " + std::to_string(sel.step.number) : "") +
+                 (sopt.kernel_regex.empty() ? "" : " match --kernel '" + sopt.kernel_regex + "'")));
   }
   if (text) {
     if (sel.has_step) {
       std::printf("\nstep %lld (%lld steps in the trace; kernels by %s), %s of kernel time:\n\n",
-                  static_cast<long long>(sel.step.number), static_cast<long long>(sel.steps_in_trace),
-                  sel.method.c_str(), FormatDuration(sel.step_kernel_ns).c_str());
+                  static_cast<long long>(sel.step.number),
+                  static_cast<long long>(sel.steps_in_trace), sel.method.c_str(),
+                  FormatDuration(sel.step_kernel_ns).c_str());
     } else {
       std::printf("\nno NVTX 'step N' ranges: kernels ranked over the whole trace (%s):\n\n",
                   FormatDuration(sel.step_kernel_ns).c_str());
@@ -241,12 +252,14 @@ int RunRoofline(int argc, char** argv) {
   std::string results_path = p.Has("--results") ? p.Get("--results") : tmp + ".results.jsonl";
   std::remove(results_path.c_str());
   if (text) {
-    std::printf("\nroofline: profiling run (%d instance(s) per kernel, counters by kernel replay)\n",
-                targets.instances);
+    std::printf(
+        "\nroofline: profiling run (%d instance(s) per kernel, counters by kernel replay)\n",
+        targets.instances);
   }
   std::fflush(stdout);
-  auto rc = RunWithEnv(command, InjectEnv("profile", {{"STEPSCOPE_ROOFLINE_TARGETS", targets_file.temp_path()},
-                                                      {"STEPSCOPE_ROOFLINE_RESULTS", results_path}}));
+  auto rc = RunWithEnv(
+      command, InjectEnv("profile", {{"STEPSCOPE_ROOFLINE_TARGETS", targets_file.temp_path()},
+                                     {"STEPSCOPE_ROOFLINE_RESULTS", results_path}}));
   if (!rc.ok()) return ReportError(kCmd, rc.status());
   auto text_results = ReadFile(results_path);
   if (!p.Has("--results")) std::remove(results_path.c_str());
@@ -258,22 +271,28 @@ int RunRoofline(int argc, char** argv) {
     if (m.error) return ReportError(kCmd, Unavailable(m.message));
   }
   if (*rc != 0) {
-    std::fprintf(stderr, "stepscope roofline: warning: the command exited with code %d in the profiling run\n", *rc);
+    std::fprintf(
+        stderr,
+        "stepscope roofline: warning: the command exited with code %d in the profiling run\n", *rc);
   }
   if (results.bad_lines > 0) {
-    std::fprintf(stderr, "stepscope roofline: warning: %d unreadable result line(s) skipped\n", results.bad_lines);
+    std::fprintf(stderr, "stepscope roofline: warning: %d unreadable result line(s) skipped\n",
+                 results.bad_lines);
   }
   if (!results.has_device || results.instances.empty()) {
-    return ReportError(kCmd, Unavailable("the profiling run collected no counters: none of the selected "
-                                         "launches happened (is the run the same as the survey?), or "
-                                         "the profiler could not start; see the notes above"));
+    return ReportError(kCmd,
+                       Unavailable("the profiling run collected no counters: none of the selected "
+                                   "launches happened (is the run the same as the survey?), or "
+                                   "the profiler could not start; see the notes above"));
   }
   std::vector<std::string> warnings;
   RooflineReport report = BuildReport(sel, results, &warnings);
-  for (const std::string& w : warnings) std::fprintf(stderr, "stepscope roofline: warning: %s\n", w.c_str());
+  for (const std::string& w : warnings)
+    std::fprintf(stderr, "stepscope roofline: warning: %s\n", w.c_str());
   if (text) {
-    std::printf("profiled on %s (%s), chip %s, %d counter pass(es) per instance\n", results.device.name.c_str(),
-                results.device.uuid.c_str(), results.device.chip.c_str(), results.device.passes);
+    std::printf("profiled on %s (%s), chip %s, %d counter pass(es) per instance\n",
+                results.device.name.c_str(), results.device.uuid.c_str(),
+                results.device.chip.c_str(), results.device.passes);
   }
 
   // 4. Evaluate, print, chart, store.

@@ -18,11 +18,11 @@ extern "C" {
 #define STEPSCOPE_BENCH_MAX_VALUES 32
 
 struct StepscopeBenchOptions {
-  int abi;          // STEPSCOPE_BENCH_ABI
-  int device;       // CUDA device ordinal
+  int abi;     // STEPSCOPE_BENCH_ABI
+  int device;  // CUDA device ordinal
   int gemm_m, gemm_n, gemm_k;
-  int iterations;   // timed repetitions per measurement (median reported)
-  int warmup;       // untimed repetitions before them
+  int iterations;      // timed repetitions per measurement (median reported)
+  int warmup;          // untimed repetitions before them
   int64_t dram_bytes;  // size of each buffer of the device copy
   int64_t host_bytes;  // size of the host<->device copies
   const char* only;    // comma-separated ceiling keys to measure, or NULL/"" for all

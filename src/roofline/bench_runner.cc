@@ -29,7 +29,8 @@ std::string UtcNowIso() {
 StatusOr<Ceilings> MeasureCeilings(const BenchOptions& o, std::string* notes) {
   std::string path = BenchLibraryPath();
   if (!FileExists(path)) {
-    return Unavailable(path + " not found: this stepscope was built without the CUDA compiler "
+    return Unavailable(path +
+                       " not found: this stepscope was built without the CUDA compiler "
                        "(nvcc), so it cannot measure ceilings; rebuild with CUDA, or pass "
                        "--ceilings FILE to commands that need them");
   }

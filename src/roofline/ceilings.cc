@@ -86,7 +86,8 @@ StatusOr<Ceilings> EntryFromJson(const JsonValue& e, const std::string& where) {
   c.sm_count = static_cast<int>(e.NumberOr("sm_count", 0));
   c.measured_at = e.StringOr("measured_at", "");
   const JsonValue* vals = e.Find("ceilings");
-  if (!vals || !vals->is_object()) return InvalidInput(where + ": entry has no \"ceilings\" object");
+  if (!vals || !vals->is_object())
+    return InvalidInput(where + ": entry has no \"ceilings\" object");
   for (const auto& [key, v] : vals->members()) {
     if (!v.is_object() || !v.Find("value") || !v.Find("value")->is_number()) {
       return InvalidInput(where + ": ceiling \"" + key + "\" has no numeric \"value\"");
@@ -109,7 +110,8 @@ StatusOr<CeilingsStore> ParseCeilingsStore(const std::string& json, const std::s
   auto v = ParseJson(json);
   if (!v.ok()) return InvalidInput(path + ": " + v.status().message());
   if (!v->is_object() || v->StringOr("format", "") != "stepscope-ceilings") {
-    return InvalidInput(path + ": not a stepscope ceilings file (no \"format\": \"stepscope-ceilings\")");
+    return InvalidInput(path +
+                        ": not a stepscope ceilings file (no \"format\": \"stepscope-ceilings\")");
   }
   CeilingsStore store;
   const JsonValue* gpus = v->Find("gpus");
@@ -191,11 +193,11 @@ const std::vector<ReferenceFigure>& ReferenceFigures() {
   // H100 (x86 over PCIe Gen5; Grace Hopper over NVLink-C2C), and the figures
   // recorded on the project's lent machines for the bench acceptance.
   static const std::vector<ReferenceFigure> figs = {
-      {"h2d_pinned", "x86+H100", 55.67e9},   {"d2h_pinned", "x86+H100", 54.42e9},
-      {"h2d_pageable", "x86+H100", 9.5e9},   {"d2h_pageable", "x86+H100", 14.5e9},
-      {"h2d_pinned", "GH200 C2C", 381.7e9},  {"d2h_pinned", "GH200 C2C", 297.7e9},
-      {"tensor_bf16", "lent H100", 798e12},  {"dram_bw", "lent H100", 3.0e12},
-      {"tensor_bf16", "lent H200", 790e12},  {"dram_bw", "lent H200", 4.3e12},
+      {"h2d_pinned", "x86+H100", 55.67e9},  {"d2h_pinned", "x86+H100", 54.42e9},
+      {"h2d_pageable", "x86+H100", 9.5e9},  {"d2h_pageable", "x86+H100", 14.5e9},
+      {"h2d_pinned", "GH200 C2C", 381.7e9}, {"d2h_pinned", "GH200 C2C", 297.7e9},
+      {"tensor_bf16", "lent H100", 798e12}, {"dram_bw", "lent H100", 3.0e12},
+      {"tensor_bf16", "lent H200", 790e12}, {"dram_bw", "lent H200", 4.3e12},
   };
   return figs;
 }

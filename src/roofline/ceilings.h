@@ -61,8 +61,9 @@ std::string DefaultCeilingsPath();  // $XDG_CACHE_HOME or ~/.cache + /stepscope/
 StatusOr<CeilingsStore> ParseCeilingsStore(const std::string& json, const std::string& path);
 StatusOr<CeilingsStore> LoadCeilingsStore(const std::string& path);  // missing file: empty store
 std::string CeilingsStoreJson(const CeilingsStore& store);
-Status SaveCeilings(const std::string& path, const Ceilings& c);  // merges into the file, atomically
-std::string CeilingsJson(const Ceilings& c);                      // one GPU's entry
+Status SaveCeilings(const std::string& path,
+                    const Ceilings& c);       // merges into the file, atomically
+std::string CeilingsJson(const Ceilings& c);  // one GPU's entry
 StatusOr<Ceilings> CeilingsFromJson(const std::string& json);
 
 // Finds the ceilings for a GPU: exact uuid match first, then a unique entry

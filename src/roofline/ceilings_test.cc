@@ -55,9 +55,11 @@ TEST(Ceilings, MissingFileIsAnEmptyStoreAndBadFilesSayWhere) {
   EXPECT_EQ(bad.status().message(),
             "x.json: not a stepscope ceilings file (no \"format\": \"stepscope-ceilings\")");
   auto bad2 = ParseCeilingsStore(
-      "{\"format\": \"stepscope-ceilings\", \"gpus\": {\"k\": {\"ceilings\": {\"dram_bw\": {}}}}}", "y.json");
+      "{\"format\": \"stepscope-ceilings\", \"gpus\": {\"k\": {\"ceilings\": {\"dram_bw\": {}}}}}",
+      "y.json");
   ASSERT_FALSE(bad2.ok());
-  EXPECT_EQ(bad2.status().message(), "y.json: gpus[\"k\"]: ceiling \"dram_bw\" has no numeric \"value\"");
+  EXPECT_EQ(bad2.status().message(),
+            "y.json: gpus[\"k\"]: ceiling \"dram_bw\" has no numeric \"value\"");
   auto bad3 = ParseCeilingsStore("{", "z.json");
   EXPECT_EQ(bad3.status().message(), "z.json: offset 1: expected a string key in object");
 }
@@ -75,12 +77,18 @@ TEST(Ceilings, TableShowsReferencesInDisplayUnits) {
   Ceilings c = Gpu("H100", "GPU-a", 798.25e12);
   c.values["h2d_pinned"] = {53.2e9, "pinned"};
   std::string t = CeilingsTable(c).RenderCsv();
-  EXPECT_NE(t.find("DRAM bandwidth,3.010,TB/s,lent H100 3.00; lent H200 4.30,copy\n"), std::string::npos) << t;
-  EXPECT_NE(t.find("tensor bf16,798.250,TFLOP/s,lent H100 798.00; lent H200 790.00,cuBLASLt 8192^3\n"),
-            std::string::npos) << t;
+  EXPECT_NE(t.find("DRAM bandwidth,3.010,TB/s,lent H100 3.00; lent H200 4.30,copy\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(
+      t.find("tensor bf16,798.250,TFLOP/s,lent H100 798.00; lent H200 790.00,cuBLASLt 8192^3\n"),
+      std::string::npos)
+      << t;
   EXPECT_NE(t.find("host->device pinned,53.200,GB/s,x86+H100 55.67; GH200 C2C 381.70,pinned\n"),
-            std::string::npos) << t;
-  EXPECT_NE(t.find("host->device pageable,-,GB/s,x86+H100 9.50,not measured\n"), std::string::npos) << t;
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("host->device pageable,-,GB/s,x86+H100 9.50,not measured\n"), std::string::npos)
+      << t;
 }
 
 TEST(Ceilings, UuidFormatting) {

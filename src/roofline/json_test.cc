@@ -31,7 +31,8 @@ TEST(Json, ErrorsNameTheOffset) {
   auto v = ParseJson("{\"a\": [1, 2,, 3]}");
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.status().message(), "offset 12: unexpected character ','");
-  EXPECT_EQ(ParseJson("[1] x").status().message(), "offset 4: unexpected data after the JSON value");
+  EXPECT_EQ(ParseJson("[1] x").status().message(),
+            "offset 4: unexpected data after the JSON value");
   EXPECT_EQ(ParseJson("\"abc").status().message(), "offset 4: unterminated string");
   EXPECT_EQ(ParseJson("01").status().message(), "offset 1: unexpected data after the JSON value");
   EXPECT_EQ(ParseJson("").status().message(), "offset 0: unexpected end of input");

@@ -159,10 +159,12 @@ std::string ExplainCuptiError(int code, const std::string& during, bool mps) {
              "'options nvidia NVreg_RestrictProfilingToAdminUsers=0' in /etc/modprobe.d/, then "
              "reboot); in a container, start it with --cap-add SYS_ADMIN";
     case 43:  // CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED
-      return what + ": counter profiling is not supported on this MIG instance; profile on a full GPU";
+      return what +
+             ": counter profiling is not supported on this MIG instance; profile on a full GPU";
     case 33:  // CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED
-      return what + ": counter profiling is not enabled for this virtual GPU (vGPU profiling must be "
-                    "enabled by the hypervisor)";
+      return what +
+             ": counter profiling is not enabled for this virtual GPU (vGPU profiling must be "
+             "enabled by the hypervisor)";
     case 41:  // CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED
       return what + ": the GPU is in confidential-computing mode, which forbids counter profiling";
     case 42:  // CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED
@@ -170,8 +172,9 @@ std::string ExplainCuptiError(int code, const std::string& during, bool mps) {
     case 45:  // CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED
       return what + ": counter profiling is not supported under WSL on this driver";
     case 39:  // CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
-      return what + ": another CUPTI client is attached to this process (Nsight Systems/Compute, "
-                    "stepscope profile, or torch.profiler); run roofline without it";
+      return what +
+             ": another CUPTI client is attached to this process (Nsight Systems/Compute, "
+             "stepscope profile, or torch.profiler); run roofline without it";
     case 36:  // CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED
     case 26:  // CUPTI_ERROR_HARDWARE_BUSY
       return what + ": the GPU's counters are in use by another profiling session" +
@@ -183,8 +186,8 @@ std::string ExplainCuptiError(int code, const std::string& during, bool mps) {
                     "client; stop the MPS server and retry)"
                   : "");
     default:
-      return what + (mps ? " (MPS is active, which may be the cause: retry without the MPS server)"
-                         : "");
+      return what +
+             (mps ? " (MPS is active, which may be the cause: retry without the MPS server)" : "");
   }
 }
 

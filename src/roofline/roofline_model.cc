@@ -9,16 +9,26 @@ namespace stepscope {
 
 const char* PrecisionName(Precision p) {
   switch (p) {
-    case Precision::kFp64: return "fp64";
-    case Precision::kFp32: return "fp32";
-    case Precision::kFp16: return "fp16";
-    case Precision::kTensorFp64: return "tensor_fp64";
-    case Precision::kTensorTf32: return "tensor_tf32";
-    case Precision::kTensorFp16: return "tensor_fp16";
-    case Precision::kTensorBf16: return "tensor_bf16";
-    case Precision::kTensorFp8: return "tensor_fp8";
-    case Precision::kTensorOther: return "tensor_other";
-    case Precision::kCount: break;
+    case Precision::kFp64:
+      return "fp64";
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kFp16:
+      return "fp16";
+    case Precision::kTensorFp64:
+      return "tensor_fp64";
+    case Precision::kTensorTf32:
+      return "tensor_tf32";
+    case Precision::kTensorFp16:
+      return "tensor_fp16";
+    case Precision::kTensorBf16:
+      return "tensor_bf16";
+    case Precision::kTensorFp8:
+      return "tensor_fp8";
+    case Precision::kTensorOther:
+      return "tensor_other";
+    case Precision::kCount:
+      break;
   }
   return "?";
 }
@@ -48,8 +58,10 @@ constexpr const char* kTensorPrefix = "sm__ops_path_tensor_src_";
 const std::vector<std::string>& FixedMetricNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n = {"gpu__time_duration.sum", "dram__bytes_read.sum",
-                                  "dram__bytes_write.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum"};
-    for (const char* op : {"dadd", "dmul", "dfma", "fadd", "fmul", "ffma", "hadd", "hmul", "hfma"}) {
+                                  "dram__bytes_write.sum", "lts__t_bytes.sum",
+                                  "l1tex__t_bytes.sum"};
+    for (const char* op :
+         {"dadd", "dmul", "dfma", "fadd", "fmul", "ffma", "hadd", "hmul", "hfma"}) {
       n.push_back(std::string(kSass) + op + "_pred_on.sum");
     }
     return n;

@@ -79,16 +79,16 @@ KernelWork WorkFromCounters(const std::map<std::string, double>& counters, int i
 // Where a kernel sits under the ceilings.
 struct RooflineResult {
   double flops = 0;
-  double flops_per_s = 0;        // achieved
-  double dram_bytes_per_s = 0;   // achieved
-  double intensity_dram = 0;     // FLOP per DRAM byte (0 when no DRAM traffic)
-  double intensity_l2 = 0;       // FLOP per L2 byte
-  double intensity_l1 = 0;       // FLOP per L1 byte
-  std::string precision;         // precision with the most FLOPs ("" when none)
-  std::string bound;             // ceiling key of the bounding roof, e.g. "tensor_bf16", "dram_bw"
-  std::string bound_kind;        // "compute", "memory" or "unknown"
-  double bound_time_ns = 0;      // t of the bounding roof
-  double pct_of_bound = 0;       // 100 * bound_time / duration
+  double flops_per_s = 0;       // achieved
+  double dram_bytes_per_s = 0;  // achieved
+  double intensity_dram = 0;    // FLOP per DRAM byte (0 when no DRAM traffic)
+  double intensity_l2 = 0;      // FLOP per L2 byte
+  double intensity_l1 = 0;      // FLOP per L1 byte
+  std::string precision;        // precision with the most FLOPs ("" when none)
+  std::string bound;            // ceiling key of the bounding roof, e.g. "tensor_bf16", "dram_bw"
+  std::string bound_kind;       // "compute", "memory" or "unknown"
+  double bound_time_ns = 0;     // t of the bounding roof
+  double pct_of_bound = 0;      // 100 * bound_time / duration
   double attainable_flops_per_s = 0;  // min(compute roof, DRAM bw * intensity) at this intensity
   std::vector<std::string> notes;     // e.g. "no ceiling for tensor_fp8"
 };

@@ -63,8 +63,8 @@ TEST(Model, ElementwiseIsBoundByDram) {
                                      {"sm__sass_thread_inst_executed_op_fmul_pred_on.sum", 4 * n},
                                      {"sm__sass_thread_inst_executed_op_fadd_pred_on.sum", 2 * n}};
   RooflineResult r = Evaluate(WorkFromCounters(m), H100Like());
-  EXPECT_DOUBLE_EQ(r.flops, 22 * n);           // 2*8 + 4 + 2 per element
-  EXPECT_DOUBLE_EQ(r.intensity_dram, 5.5);     // 22 / 4 bytes
+  EXPECT_DOUBLE_EQ(r.flops, 22 * n);        // 2*8 + 4 + 2 per element
+  EXPECT_DOUBLE_EQ(r.intensity_dram, 5.5);  // 22 / 4 bytes
   EXPECT_EQ(r.precision, "fp32");
   EXPECT_EQ(r.bound, "dram_bw");
   EXPECT_EQ(r.bound_kind, "memory");
@@ -94,8 +94,8 @@ TEST(Model, MixedPrecisionSumsComputeTimes) {
                                      {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", 316e9}};
   RooflineResult r = Evaluate(WorkFromCounters(m), H100Like());
   EXPECT_EQ(r.bound_kind, "compute");
-  EXPECT_EQ(r.precision, "tensor_bf16");  // most FLOPs
-  EXPECT_EQ(r.bound, "fp32");             // most time
+  EXPECT_EQ(r.precision, "tensor_bf16");      // most FLOPs
+  EXPECT_EQ(r.bound, "fp32");                 // most time
   EXPECT_NEAR(r.bound_time_ns, 0.9e6, 1e-3);  // 0.5 ms + 0.4 ms
   EXPECT_NEAR(r.pct_of_bound, 45.0, 1e-9);
 }
@@ -113,8 +113,9 @@ TEST(Model, AggregateTensorCounterWinsOverDstVariantsAndSparsitySplits) {
                                      {"sm__ops_path_tensor_src_int8.sum", 1000},
                                      {"sm__ops_path_tensor_src_fp4_dst_fp32.sum", 17}};
   KernelWork w = WorkFromCounters(m);
-  EXPECT_DOUBLE_EQ(w.flops[static_cast<int>(Precision::kTensorFp16)], 100);  // not 100 + 40 + 60 + 60
-  EXPECT_DOUBLE_EQ(w.flops[static_cast<int>(Precision::kTensorBf16)], 10);   // no aggregate: 7 + 3
+  EXPECT_DOUBLE_EQ(w.flops[static_cast<int>(Precision::kTensorFp16)],
+                   100);  // not 100 + 40 + 60 + 60
+  EXPECT_DOUBLE_EQ(w.flops[static_cast<int>(Precision::kTensorBf16)], 10);  // no aggregate: 7 + 3
   EXPECT_DOUBLE_EQ(w.flops[static_cast<int>(Precision::kTensorTf32)], 5);
   EXPECT_DOUBLE_EQ(w.flops[static_cast<int>(Precision::kTensorFp8)], 11);
   EXPECT_DOUBLE_EQ(w.flops[static_cast<int>(Precision::kTensorFp64)], 13);

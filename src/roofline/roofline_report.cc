@@ -16,7 +16,8 @@ RooflineReport BuildReport(const Selection& sel, const ProfileResults& results,
   for (size_t i = 0; i < sel.targets.size(); ++i) entries[i].target = sel.targets[i];
   for (const ProfileInstance& inst : results.instances) {
     if (inst.target < 0 || static_cast<size_t>(inst.target) >= entries.size()) {
-      warnings->push_back("result line for unknown kernel #" + std::to_string(inst.target) + " ignored");
+      warnings->push_back("result line for unknown kernel #" + std::to_string(inst.target) +
+                          " ignored");
       continue;
     }
     if (inst.ranges != 1) {
@@ -70,7 +71,7 @@ std::string ShortKernelName(const std::string& name, size_t max) {
   return s;
 }
 
-Table RooflineTable(const RooflineReport& r) {
+Table RooflineTable(const RooflineReport& r, bool short_names) {
   Table t({{"rank", "#", true},
            {"instances", "n", true},
            {"avg_us", "avg us", true},
@@ -87,10 +88,10 @@ Table RooflineTable(const RooflineReport& r) {
     const RooflineResult& x = e.result;
     double n = e.instances > 0 ? e.instances : 1;
     t.AddRow({e.target.rank, e.instances, Cell(e.work.duration_ns / n / 1e3, 1),
-              Cell(x.flops / n / 1e9, 3), Cell(x.flops_per_s / 1e12, 1),
-              Cell(x.intensity_dram, 2), Cell(x.dram_bytes_per_s / 1e9, 1),
-              x.precision.empty() ? "-" : x.precision, x.bound.empty() ? "-" : x.bound,
-              Cell(x.pct_of_bound, 1), x.bound_kind, ShortKernelName(e.target.name, 70)});
+              Cell(x.flops / n / 1e9, 3), Cell(x.flops_per_s / 1e12, 1), Cell(x.intensity_dram, 2),
+              Cell(x.dram_bytes_per_s / 1e9, 1), x.precision.empty() ? "-" : x.precision,
+              x.bound.empty() ? "-" : x.bound, Cell(x.pct_of_bound, 1), x.bound_kind,
+              short_names ? ShortKernelName(e.target.name, 70) : e.target.name});
   }
   return t;
 }
@@ -104,7 +105,8 @@ std::vector<ChartRoof> RoofsFromCeilings(const Ceilings& c) {
     if (key == "dram_bw" || key == "l2_bw") {
       roofs.push_back({std::string(k.label) + " " + FormatFixed(v / 1e12, 2) + " TB/s", true, v});
     } else if (std::string(k.unit) == "FLOP/s") {
-      roofs.push_back({std::string(k.label) + " " + FormatFixed(v / 1e12, 1) + " TFLOP/s", false, v});
+      roofs.push_back(
+          {std::string(k.label) + " " + FormatFixed(v / 1e12, 1) + " TFLOP/s", false, v});
     }
   }
   return roofs;
@@ -266,10 +268,11 @@ StatusOr<RooflineReport> LoadStoredRoofline(const TraceReader& trace) {
     auto c = CeilingsFromJson(cj);
     if (c.ok()) r.ceilings = *c;
   }
-  ASSIGN_OR_RETURN(Statement st,
-                   trace.Query("SELECT rank, name_id, mangled_id, grid_x, grid_y, grid_z, block_x, "
-                               "block_y, block_z, step, step_gpu_ns, step_launches, instances, "
-                               "first_launch_index, counters_json FROM roofline ORDER BY rank, id"));
+  ASSIGN_OR_RETURN(
+      Statement st,
+      trace.Query("SELECT rank, name_id, mangled_id, grid_x, grid_y, grid_z, block_x, "
+                  "block_y, block_z, step, step_gpu_ns, step_launches, instances, "
+                  "first_launch_index, counters_json FROM roofline ORDER BY rank, id"));
   while (st.Step()) {
     RooflineEntry e;
     e.target.rank = static_cast<int>(st.Int(0));
@@ -291,6 +294,11 @@ StatusOr<RooflineReport> LoadStoredRoofline(const TraceReader& trace) {
     r.entries.push_back(std::move(e));
   }
   if (!st.ok()) return st.status();
+  if (r.entries.empty()) {
+    return NotFound(
+        trace.path() +
+        ": no roofline results stored; run 'stepscope roofline --from TRACE -- COMMAND' first");
+  }
   return r;
 }
 

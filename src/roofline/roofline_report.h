@@ -46,8 +46,9 @@ RooflineReport BuildReport(const Selection& sel, const ProfileResults& results,
 void EvaluateReport(RooflineReport* r);
 
 // One row per kernel: rank, instances, time, FLOPs, TFLOP/s, intensity,
-// DRAM bandwidth, precision, bound, % of bound, name.
-Table RooflineTable(const RooflineReport& r);
+// DRAM bandwidth, precision, bound, % of bound, name (shortened to fit a
+// terminal when `short_names`; CSV/JSON keep the full demangled name).
+Table RooflineTable(const RooflineReport& r, bool short_names);
 
 // The roofs of a chart: every measured compute ceiling and DRAM/L2 bandwidth.
 std::vector<ChartRoof> RoofsFromCeilings(const Ceilings& c);

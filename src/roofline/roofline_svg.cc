@@ -21,11 +21,20 @@ std::string Escape(const std::string& s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -111,8 +120,9 @@ double ChartX(const ChartAxes& a, const ChartFrame& f, double v) {
 
 double ChartY(const ChartAxes& a, const ChartFrame& f, double v) {
   v = std::clamp(v, a.y_min, a.y_max);
-  return f.top + f.height - f.height * (std::log10(v) - std::log10(a.y_min)) /
-                                (std::log10(a.y_max) - std::log10(a.y_min));
+  return f.top + f.height -
+         f.height * (std::log10(v) - std::log10(a.y_min)) /
+             (std::log10(a.y_max) - std::log10(a.y_min));
 }
 
 std::string RooflineSvg(const std::string& title, const std::vector<ChartRoof>& roofs,
@@ -193,8 +203,8 @@ std::string RooflineSvg(const std::string& title, const std::vector<ChartRoof>& 
       double px = ChartX(a, f, p.intensity), py = ChartY(a, f, p.flops_per_s);
       s += "<circle cx=\"" + Num(px) + "\" cy=\"" + Num(py) + "\" r=\"6\" fill=\"" + color +
            "\" fill-opacity=\"0.85\"/>\n";
-      s += "<text x=\"" + Num(px + 8) + "\" y=\"" + Num(py - 6) + "\" fill=\"" + color + "\">" +
-           n + "</text>\n";
+      s += "<text x=\"" + Num(px + 8) + "\" y=\"" + Num(py - 6) + "\" fill=\"" + color + "\">" + n +
+           "</text>\n";
     }
     std::string text = n + "  " + p.label + (Plottable(p) ? "" : "  (0 FLOPs: not on chart)");
     s += "<text x=\"" + Num(legend_x) + "\" y=\"" + Num(ly) + "\" fill=\"" + color + "\">" +

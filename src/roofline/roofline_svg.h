@@ -16,7 +16,7 @@ namespace stepscope {
 struct ChartRoof {
   std::string label;  // "tensor bf16 790.1 TFLOP/s"
   bool memory = false;
-  double value = 0;   // FLOP/s for compute roofs, bytes/s for memory roofs
+  double value = 0;  // FLOP/s for compute roofs, bytes/s for memory roofs
 };
 
 struct ChartPoint {

@@ -6,8 +6,10 @@ namespace stepscope {
 namespace {
 
 std::vector<ChartRoof> Roofs() {
-  return {{"dram 3 TB/s", true, 3e12}, {"l2 8 TB/s", true, 8e12},
-          {"bf16 790 TF", false, 790e12}, {"fp32 60 TF", false, 60e12}};
+  return {{"dram 3 TB/s", true, 3e12},
+          {"l2 8 TB/s", true, 8e12},
+          {"bf16 790 TF", false, 790e12},
+          {"fp32 60 TF", false, 60e12}};
 }
 
 TEST(Svg, AxesCoverRidgePointsAndPoints) {
@@ -15,10 +17,10 @@ TEST(Svg, AxesCoverRidgePointsAndPoints) {
   // Points at intensity 5.5 and 1374.
   std::vector<ChartPoint> pts = {{"gelu", 5.5, 12e12}, {"gemm", 1374.4, 687e12}, {"copy", 0, 0}};
   ChartAxes a = ComputeAxes(Roofs(), pts);
-  EXPECT_DOUBLE_EQ(a.x_min, 1);       // floor(5.5 / 2) decade
-  EXPECT_DOUBLE_EQ(a.x_max, 10000);   // ceil(1374.4 * 2) decade
-  EXPECT_DOUBLE_EQ(a.y_max, 1e15);    // decade above 790e12 (with 5% headroom)
-  EXPECT_DOUBLE_EQ(a.y_min, 1e12);    // lowest memory roof at x_min: 3e12 -> 1e12
+  EXPECT_DOUBLE_EQ(a.x_min, 1);      // floor(5.5 / 2) decade
+  EXPECT_DOUBLE_EQ(a.x_max, 10000);  // ceil(1374.4 * 2) decade
+  EXPECT_DOUBLE_EQ(a.y_max, 1e15);   // decade above 790e12 (with 5% headroom)
+  EXPECT_DOUBLE_EQ(a.y_min, 1e12);   // lowest memory roof at x_min: 3e12 -> 1e12
   EXPECT_FALSE(Plottable(pts[2]));
   EXPECT_TRUE(Plottable(pts[0]));
 }
@@ -35,7 +37,8 @@ TEST(Svg, PositionsAreLogLinear) {
 }
 
 TEST(Svg, EveryRoofPointAndLegendIsDrawn) {
-  std::vector<ChartPoint> pts = {{"gelu <bf16>", 5.5, 12e12}, {"gemm", 1374.4, 687e12}, {"copy", 0, 0}};
+  std::vector<ChartPoint> pts = {
+      {"gelu <bf16>", 5.5, 12e12}, {"gemm", 1374.4, 687e12}, {"copy", 0, 0}};
   std::string svg = RooflineSvg("Roofline: H100 & co", Roofs(), pts);
   EXPECT_EQ(svg.rfind("<svg ", 0), 0u);
   EXPECT_NE(svg.find("Roofline: H100 &amp; co"), std::string::npos);

@@ -36,7 +36,8 @@ StatusOr<int> RunWithEnv(const std::vector<std::string>& command, const EnvVars&
   ssize_t n = ::read(fds[0], &exec_errno, sizeof(exec_errno));
   ::close(fds[0]);
   // Let Ctrl-C reach the program, not us, while it runs.
-  struct sigaction ignore {}, old_int{}, old_quit{};
+  struct sigaction ignore {
+  }, old_int{}, old_quit{};
   ignore.sa_handler = SIG_IGN;
   ::sigaction(SIGINT, &ignore, &old_int);
   ::sigaction(SIGQUIT, &ignore, &old_quit);

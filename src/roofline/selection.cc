@@ -48,9 +48,13 @@ struct Group {
 
 Status Accumulate(Statement& st, std::map<Key, Group>* groups) {
   while (st.Step()) {
-    Key k{st.Int(0), static_cast<int32_t>(st.Int(2)), static_cast<int32_t>(st.Int(3)),
-          static_cast<int32_t>(st.Int(4)), static_cast<int32_t>(st.Int(5)),
-          static_cast<int32_t>(st.Int(6)), static_cast<int32_t>(st.Int(7))};
+    Key k{st.Int(0),
+          static_cast<int32_t>(st.Int(2)),
+          static_cast<int32_t>(st.Int(3)),
+          static_cast<int32_t>(st.Int(4)),
+          static_cast<int32_t>(st.Int(5)),
+          static_cast<int32_t>(st.Int(6)),
+          static_cast<int32_t>(st.Int(7))};
     Group& g = (*groups)[k];
     g.mangled_id = st.Int(1);
     g.ns += st.Int(8);
@@ -72,8 +76,8 @@ StatusOr<Selection> SelectKernels(const TraceReader& trace, const SelectionOptio
     try {
       re.emplace(opt.kernel_regex, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
-      return InvalidInput("--kernel '" + opt.kernel_regex + "': invalid regular expression: " +
-                          e.what());
+      return InvalidInput("--kernel '" + opt.kernel_regex +
+                          "': invalid regular expression: " + e.what());
     }
   }
   ASSIGN_OR_RETURN(std::vector<StepRange> steps, FindSteps(trace));
@@ -158,7 +162,8 @@ StatusOr<Selection> SelectKernels(const TraceReader& trace, const SelectionOptio
            (std::equal(a.grid, a.grid + 3, b.grid) &&
             std::lexicographical_compare(a.block, a.block + 3, b.block, b.block + 3));
   });
-  if (opt.top > 0 && static_cast<int>(all.size()) > opt.top) all.resize(static_cast<size_t>(opt.top));
+  if (opt.top > 0 && static_cast<int>(all.size()) > opt.top)
+    all.resize(static_cast<size_t>(opt.top));
   for (size_t i = 0; i < all.size(); ++i) all[i].rank = static_cast<int>(i) + 1;
   sel.targets = std::move(all);
   return sel;
@@ -180,8 +185,8 @@ Table SelectionTable(const Selection& s) {
     double share = s.step_kernel_ns > 0 ? 100.0 * static_cast<double>(k.step_gpu_ns) /
                                               static_cast<double>(s.step_kernel_ns)
                                         : 0;
-    t.AddRow({k.rank, Cell(static_cast<double>(k.step_gpu_ns) / 1e3, 1), Cell(share, 1), k.step_launches, Dim3Text(k.grid), Dim3Text(k.block),
-              k.name});
+    t.AddRow({k.rank, Cell(static_cast<double>(k.step_gpu_ns) / 1e3, 2), Cell(share, 1),
+              k.step_launches, Dim3Text(k.grid), Dim3Text(k.block), k.name});
   }
   return t;
 }

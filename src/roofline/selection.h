@@ -31,23 +31,23 @@ struct StepRange {
 };
 
 struct KernelTarget {
-  int rank = 0;              // 1 = most GPU time in the step
-  std::string name;          // demangled
-  std::string mangled;       // "" when the trace has none
+  int rank = 0;         // 1 = most GPU time in the step
+  std::string name;     // demangled
+  std::string mangled;  // "" when the trace has none
   int32_t grid[3] = {0, 0, 0};
   int32_t block[3] = {0, 0, 0};
-  int64_t step_gpu_ns = 0;   // summed GPU time of its launches in the step
+  int64_t step_gpu_ns = 0;  // summed GPU time of its launches in the step
   int64_t step_launches = 0;
 };
 
 struct SelectionOptions {
-  int top = 5;                 // 0: no limit
-  std::string kernel_regex;    // "": no filter (ECMAScript, searched in the demangled name)
-  int64_t step = -1;           // -1: the median step of the trace
+  int top = 5;               // 0: no limit
+  std::string kernel_regex;  // "": no filter (ECMAScript, searched in the demangled name)
+  int64_t step = -1;         // -1: the median step of the trace
 };
 
 struct Selection {
-  bool has_step = false;       // false: the trace has no "step N" ranges; whole trace used
+  bool has_step = false;  // false: the trace has no "step N" ranges; whole trace used
   StepRange step;
   int64_t steps_in_trace = 0;
   std::string method;          // "launch api in step", "gpu start in step", "whole trace"

@@ -27,12 +27,12 @@ struct Failure {
   std::string message;
 };
 
-#define CUDA_OK(expr)                                                                   \
-  do {                                                                                  \
-    cudaError_t _e = (expr);                                                            \
-    if (_e != cudaSuccess) {                                                            \
-      throw Failure{std::string(#expr) + ": " + cudaGetErrorString(_e)};                \
-    }                                                                                   \
+#define CUDA_OK(expr)                                                    \
+  do {                                                                   \
+    cudaError_t _e = (expr);                                             \
+    if (_e != cudaSuccess) {                                             \
+      throw Failure{std::string(#expr) + ": " + cudaGetErrorString(_e)}; \
+    }                                                                    \
   } while (0)
 
 #define LT_OK(expr)                                                                     \
@@ -138,15 +138,20 @@ class Bench {
     l2_ = prop.l2CacheSize;
     Try("dram_bw", [&] { Dram(); });
     Try("l2_bw", [&] { L2(); });
-    Try("tensor_bf16", [&] { Gemm("tensor_bf16", CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 2, 2); });
-    Try("tensor_fp16", [&] { Gemm("tensor_fp16", CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, 2, 2); });
-    Try("tensor_tf32", [&] { Gemm("tensor_tf32", CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 4, 4); });
+    Try("tensor_bf16",
+        [&] { Gemm("tensor_bf16", CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 2, 2); });
+    Try("tensor_fp16",
+        [&] { Gemm("tensor_fp16", CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, 2, 2); });
+    Try("tensor_tf32",
+        [&] { Gemm("tensor_tf32", CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 4, 4); });
     if (prop.major * 10 + prop.minor >= 89) {
-      Try("tensor_fp8", [&] { Gemm("tensor_fp8", CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 1, 2); });
+      Try("tensor_fp8",
+          [&] { Gemm("tensor_fp8", CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 1, 2); });
     } else if (Wanted("tensor_fp8")) {
       Note("tensor_fp8: skipped: fp8 tensor cores need compute capability 8.9 or newer");
     }
-    Try("tensor_fp64", [&] { Gemm("tensor_fp64", CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, 8, 8); });
+    Try("tensor_fp64",
+        [&] { Gemm("tensor_fp64", CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, 8, 8); });
     Try("fp32", [&] { Fma<float>("fp32"); });
     Try("fp64", [&] { Fma<double>("fp64"); });
     Try("fp16", [&] { Hfma2(); });
@@ -167,8 +172,8 @@ class Bench {
     CUDA_OK(cudaGetLastError());
     double work = 2.0 * static_cast<double>(bytes);
     Rates memcpy_rate = Measure(
-        [&] { CUDA_OK(cudaMemcpyAsync(b.p, a.p, bytes, cudaMemcpyDeviceToDevice, stream_)); },
-        work, o_.warmup, o_.iterations, stream_);
+        [&] { CUDA_OK(cudaMemcpyAsync(b.p, a.p, bytes, cudaMemcpyDeviceToDevice, stream_)); }, work,
+        o_.warmup, o_.iterations, stream_);
     Rates kernel_rate = Measure(
         [&] {
           CopyKernel<<<Blocks(16), 512, 0, stream_>>>(static_cast<const int4*>(a.p),
@@ -209,12 +214,23 @@ class Bench {
 
   void FillTyped(cudaDataType t, void* p, size_t n, uint64_t seed) {
     switch (t) {
-      case CUDA_R_16BF: FillMatrix<__nv_bfloat16>(p, n, seed); break;
-      case CUDA_R_16F: FillMatrix<__half>(p, n, seed); break;
-      case CUDA_R_32F: FillMatrix<float>(p, n, seed); break;
-      case CUDA_R_64F: FillMatrix<double>(p, n, seed); break;
-      case CUDA_R_8F_E4M3: FillMatrix<__nv_fp8_e4m3>(p, n, seed); break;
-      default: throw Failure{"no fill for this type"};
+      case CUDA_R_16BF:
+        FillMatrix<__nv_bfloat16>(p, n, seed);
+        break;
+      case CUDA_R_16F:
+        FillMatrix<__half>(p, n, seed);
+        break;
+      case CUDA_R_32F:
+        FillMatrix<float>(p, n, seed);
+        break;
+      case CUDA_R_64F:
+        FillMatrix<double>(p, n, seed);
+        break;
+      case CUDA_R_8F_E4M3:
+        FillMatrix<__nv_fp8_e4m3>(p, n, seed);
+        break;
+      default:
+        throw Failure{"no fill for this type"};
     }
   }
 
@@ -270,8 +286,8 @@ class Bench {
     };
     Rates r = Measure(run, 2.0 * m * n * k, o_.warmup, o_.iterations, stream_);
     char d[200];
-    std::snprintf(d, sizeof(d), "cuBLASLt %zux%zux%zu (M,N,K) TN, random data, median of %d",
-                  m, n, k, o_.iterations);
+    std::snprintf(d, sizeof(d), "cuBLASLt %zux%zux%zu (M,N,K) TN, random data, median of %d", m, n,
+                  k, o_.iterations);
     Add(key, r, d);
   }
 

@@ -99,8 +99,8 @@ __global__ void FmaKernel(T a, T b, int iters, T* sink) {
 __global__ void Hfma2Kernel(float a, float b, int iters, __half2* sink) {
   __half2 va = __float2half2_rn(a), vb = __float2half2_rn(b);
   __half2 x0 = __float2half2_rn(a + threadIdx.x * 1e-3f), x1 = __hadd2(x0, va),
-          x2 = __hadd2(x1, va), x3 = __hadd2(x2, va), x4 = __hadd2(x3, va),
-          x5 = __hadd2(x4, va), x6 = __hadd2(x5, va), x7 = __hadd2(x6, va);
+          x2 = __hadd2(x1, va), x3 = __hadd2(x2, va), x4 = __hadd2(x3, va), x5 = __hadd2(x4, va),
+          x6 = __hadd2(x5, va), x7 = __hadd2(x6, va);
 #pragma unroll 4
   for (int i = 0; i < iters; ++i) {
     x0 = __hfma2(x0, vb, va);
@@ -112,8 +112,8 @@ __global__ void Hfma2Kernel(float a, float b, int iters, __half2* sink) {
     x6 = __hfma2(x6, vb, va);
     x7 = __hfma2(x7, vb, va);
   }
-  __half2 s = __hadd2(__hadd2(__hadd2(x0, x1), __hadd2(x2, x3)),
-                      __hadd2(__hadd2(x4, x5), __hadd2(x6, x7)));
+  __half2 s =
+      __hadd2(__hadd2(__hadd2(x0, x1), __hadd2(x2, x3)), __hadd2(__hadd2(x4, x5), __hadd2(x6, x7)));
   if (__low2float(s) == -12345.0f) sink[0] = s;
 }
 

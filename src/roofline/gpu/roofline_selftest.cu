@@ -19,13 +19,13 @@
 
 using namespace stepscope_gpu;
 
-#define CHECK(expr)                                                                     \
-  do {                                                                                  \
-    auto _r = (expr);                                                                   \
-    if (static_cast<int>(_r) != 0) {                                                    \
-      std::fprintf(stderr, "selftest: %s failed: %d\n", #expr, static_cast<int>(_r));   \
-      std::exit(1);                                                                     \
-    }                                                                                   \
+#define CHECK(expr)                                                                   \
+  do {                                                                                \
+    auto _r = (expr);                                                                 \
+    if (static_cast<int>(_r) != 0) {                                                  \
+      std::fprintf(stderr, "selftest: %s failed: %d\n", #expr, static_cast<int>(_r)); \
+      std::exit(1);                                                                   \
+    }                                                                                 \
   } while (0)
 
 int main(int argc, char** argv) {
@@ -76,8 +76,8 @@ int main(int argc, char** argv) {
   CHECK(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, m, n, m));
   cublasLtMatmulPreference_t pref;
   CHECK(cublasLtMatmulPreferenceCreate(&pref));
-  CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
-                                             sizeof(ws_bytes)));
+  CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                             &ws_bytes, sizeof(ws_bytes)));
   cublasLtMatmulHeuristicResult_t heur{};
   int found = 0;
   CHECK(cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &heur, &found));
@@ -87,20 +87,23 @@ int main(int argc, char** argv) {
   }
   float alpha = 1, beta = 0;
   for (int r = 0; r < repeat; ++r) {
-    CHECK(cublasLtMatmul(lt, op, &alpha, A, la, B, lb, &beta, D, lc, D, lc, &heur.algo, ws, ws_bytes, 0));
+    CHECK(cublasLtMatmul(lt, op, &alpha, A, la, B, lb, &beta, D, lc, D, lc, &heur.algo, ws,
+                         ws_bytes, 0));
   }
   CHECK(cudaDeviceSynchronize());
-  std::printf("{\"kernel\": \"gemm\", \"m\": %zu, \"n\": %zu, \"k\": %zu, \"flops\": %.0f}\n", m, n, k,
-              2.0 * m * n * k);
+  std::printf("{\"kernel\": \"gemm\", \"m\": %zu, \"n\": %zu, \"k\": %zu, \"flops\": %.0f}\n", m, n,
+              k, 2.0 * m * n * k);
 
   // FMA kernel: 8 chains x iters FFMA per thread.
   const int iters = 4096, blocks = sms * 4, threads = 256;
   float* sink;
   CHECK(cudaMalloc(&sink, 64));
-  for (int r = 0; r < repeat; ++r) FmaKernel<float><<<blocks, threads>>>(1e-3f, 0.999f, iters, sink);
+  for (int r = 0; r < repeat; ++r)
+    FmaKernel<float><<<blocks, threads>>>(1e-3f, 0.999f, iters, sink);
   CHECK(cudaDeviceSynchronize());
-  std::printf("{\"kernel\": \"fma_fp32\", \"name\": \"FmaKernel\", \"ffma\": %.0f, \"flops_min\": %.0f}\n",
-              8.0 * iters * blocks * threads, 16.0 * iters * blocks * threads);
+  std::printf(
+      "{\"kernel\": \"fma_fp32\", \"name\": \"FmaKernel\", \"ffma\": %.0f, \"flops_min\": %.0f}\n",
+      8.0 * iters * blocks * threads, 16.0 * iters * blocks * threads);
 
   // Copy kernel: 256 MiB read, 256 MiB written.
   size_t bytes = 256u << 20;
@@ -110,8 +113,10 @@ int main(int argc, char** argv) {
   FillRandom<uint8_t><<<sms * 8, 256>>>(reinterpret_cast<uint8_t*>(src), bytes, 3);
   for (int r = 0; r < repeat; ++r) CopyKernel<<<sms * 16, 512>>>(src, dst, bytes / 16);
   CHECK(cudaDeviceSynchronize());
-  std::printf("{\"kernel\": \"copy\", \"name\": \"CopyKernel\", \"read_bytes\": %zu, \"write_bytes\": %zu}\n",
-              bytes, bytes);
+  std::printf(
+      "{\"kernel\": \"copy\", \"name\": \"CopyKernel\", \"read_bytes\": %zu, \"write_bytes\": "
+      "%zu}\n",
+      bytes, bytes);
   CHECK(cudaGetLastError());
   std::printf("selftest ok\n");
   return 0;

@@ -28,6 +28,7 @@ Mode g_mode = Mode::kNone;
 std::mutex g_results_mu;
 FILE* g_results = nullptr;
 bool g_reported = false;
+pid_t g_pid = 0;  // the process we were initialized in (not a fork() child)
 
 void CUPTIAPI Callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                        const void* data) {
@@ -39,6 +40,8 @@ void CUPTIAPI Callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid
 }
 
 void AtExit() {
+  // A fork() child that exits through exit() must not write the parent's files.
+  if (::getpid() != g_pid) return;
   if (g_mode == Mode::kSurvey) SurveyFinish();
   if (g_mode == Mode::kProfile) ProfileFinish();
   std::lock_guard<std::mutex> lock(g_results_mu);
@@ -183,13 +186,15 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   } else if (m == "profile") {
     g_mode = Mode::kProfile;
   } else {
-    stepscope::LogWarn("roofline: STEPSCOPE_ROOFLINE_MODE is '%s', expected survey or profile; "
-                       "not profiling", m.c_str());
+    stepscope::LogWarn(
+        "roofline: STEPSCOPE_ROOFLINE_MODE is '%s', expected survey or profile; "
+        "not profiling",
+        m.c_str());
     return 1;
   }
   CUpti_SubscriberHandle subscriber = nullptr;
-  CUptiResult r = cuptiSubscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(Callback),
-                                 nullptr);
+  CUptiResult r =
+      cuptiSubscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(Callback), nullptr);
   if (r != CUPTI_SUCCESS) {
     ReportError(stepscope::ExplainCuptiError(static_cast<int>(r), "cuptiSubscribe", MpsActive()),
                 static_cast<int>(r));
@@ -202,6 +207,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     cuptiUnsubscribe(subscriber);
     return 1;
   }
+  g_pid = ::getpid();
   std::atexit(AtExit);
   return 1;
 }
@@ -210,7 +216,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
 // names. The CLI points it here (not at libcupti) so that NVTX reaches the
 // very CUPTI instance this library subscribed to, even when the program
 // loaded its own copy of libcupti first. We hand the call on to it.
-extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(const void* get_export_table) {
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
+    const void* get_export_table) {
   void* cupti = ::dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
   if (!cupti) cupti = ::dlopen("libcupti.so", RTLD_NOW | RTLD_NOLOAD);
   if (!cupti) return 0;

@@ -50,7 +50,7 @@ struct Profiler {
   std::vector<int> seen;      // matching launches per target
   std::vector<int> profiled;  // instances profiled per target
   std::mutex mu;              // guards seen/profiled/launch_counts/match cache
-  std::unordered_map<std::string, int64_t> launch_counts;  // per kernel function
+  std::unordered_map<std::string, int64_t> launch_counts;         // per kernel function
   std::unordered_map<std::string, std::vector<int>> match_cache;  // symbol -> candidate targets
   std::shared_mutex launch_lock;
   std::atomic<bool> disabled{false};
@@ -86,8 +86,9 @@ std::string CuptiErrorText(CUptiResult r) {
 
 bool Fail(CUptiResult r, const std::string& what) {
   if (r == CUPTI_SUCCESS) return false;
-  ReportError(ExplainCuptiError(static_cast<int>(r), what + " (" + CuptiErrorText(r) + ")", MpsActive()),
-              static_cast<int>(r));
+  ReportError(
+      ExplainCuptiError(static_cast<int>(r), what + " (" + CuptiErrorText(r) + ")", MpsActive()),
+      static_cast<int>(r));
   g->disabled = true;
   return true;
 }
@@ -100,7 +101,8 @@ const std::vector<int>& Candidates(const std::string& symbol) {
   std::string demangled = Demangle(symbol);
   for (size_t i = 0; i < g->targets.kernels.size(); ++i) {
     const KernelTarget& t = g->targets.kernels[i];
-    bool match = !t.mangled.empty() ? t.mangled == symbol : (t.name == demangled || t.name == symbol);
+    bool match =
+        !t.mangled.empty() ? t.mangled == symbol : (t.name == demangled || t.name == symbol);
     if (match) c.push_back(static_cast<int>(i));
   }
   return g->match_cache.emplace(symbol, std::move(c)).first->second;
@@ -115,10 +117,12 @@ bool SetUp(CUcontext ctx) {
   if (cuptiProfilerDeviceSupported(&sup) == CUPTI_SUCCESS &&
       sup.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
     std::string why = "this device does not support counter profiling:";
-    if (sup.architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " architecture (needs Volta or newer);";
+    if (sup.architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+      why += " architecture (needs Volta or newer);";
     if (sup.vGpu == CUPTI_PROFILER_CONFIGURATION_DISABLED) why += " vGPU profiling disabled;";
     if (sup.vGpu == CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED) why += " vGPU;";
-    if (sup.confidentialCompute != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " confidential computing;";
+    if (sup.confidentialCompute != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+      why += " confidential computing;";
     if (sup.cmp != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " CMP device;";
     if (sup.wsl != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " WSL;";
     if (sup.sli != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why += " SLI;";
@@ -131,12 +135,15 @@ bool SetUp(CUcontext ctx) {
   chip.deviceIndex = device;
   if (Fail(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName")) return false;
 
-  CUpti_Profiler_GetCounterAvailability_Params avail{CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
+  CUpti_Profiler_GetCounterAvailability_Params avail{
+      CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
   avail.ctx = ctx;
-  if (Fail(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability")) return false;
+  if (Fail(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability"))
+    return false;
   std::vector<uint8_t> image(avail.counterAvailabilityImageSize);
   avail.pCounterAvailabilityImage = image.data();
-  if (Fail(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability")) return false;
+  if (Fail(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability"))
+    return false;
 
   CUpti_Profiler_Host_Initialize_Params hi{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
   hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
@@ -148,8 +155,10 @@ bool SetUp(CUcontext ctx) {
   // The metric list: the fixed ones this chip has, plus every tensor-ops
   // counter it has (names differ between architectures).
   std::vector<std::string> base;
-  for (CUpti_MetricType type : {CUPTI_METRIC_TYPE_COUNTER, CUPTI_METRIC_TYPE_RATIO, CUPTI_METRIC_TYPE_THROUGHPUT}) {
-    CUpti_Profiler_Host_GetBaseMetrics_Params bm{CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE};
+  for (CUpti_MetricType type :
+       {CUPTI_METRIC_TYPE_COUNTER, CUPTI_METRIC_TYPE_RATIO, CUPTI_METRIC_TYPE_THROUGHPUT}) {
+    CUpti_Profiler_Host_GetBaseMetrics_Params bm{
+        CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE};
     bm.pHostObject = g->host;
     bm.metricType = type;
     if (cuptiProfilerHostGetBaseMetrics(&bm) != CUPTI_SUCCESS) continue;
@@ -166,7 +175,8 @@ bool SetUp(CUcontext ctx) {
     if (base.empty() || has_base(m)) {
       g->metrics.push_back(m);
     } else {
-      WriteResultLine(MessageLine({false, 0, "metric " + m + " does not exist on " + chip.pChipName}));
+      WriteResultLine(
+          MessageLine({false, 0, "metric " + m + " does not exist on " + chip.pChipName}));
     }
   }
   for (const std::string& b : base) {
@@ -174,21 +184,27 @@ bool SetUp(CUcontext ctx) {
   }
   for (const std::string& m : g->metrics) g->metric_ptrs.push_back(m.c_str());
 
-  CUpti_Profiler_Host_ConfigAddMetrics_Params add{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+  CUpti_Profiler_Host_ConfigAddMetrics_Params add{
+      CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
   add.pHostObject = g->host;
   add.ppMetricNames = g->metric_ptrs.data();
   add.numMetrics = g->metric_ptrs.size();
-  if (Fail(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics")) return false;
-  CUpti_Profiler_Host_GetConfigImageSize_Params cs{CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+  if (Fail(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics"))
+    return false;
+  CUpti_Profiler_Host_GetConfigImageSize_Params cs{
+      CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
   cs.pHostObject = g->host;
-  if (Fail(cuptiProfilerHostGetConfigImageSize(&cs), "cuptiProfilerHostGetConfigImageSize")) return false;
+  if (Fail(cuptiProfilerHostGetConfigImageSize(&cs), "cuptiProfilerHostGetConfigImageSize"))
+    return false;
   g->config.resize(cs.configImageSize);
-  CUpti_Profiler_Host_GetConfigImage_Params ci{CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+  CUpti_Profiler_Host_GetConfigImage_Params ci{
+      CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
   ci.pHostObject = g->host;
   ci.pConfigImage = g->config.data();
   ci.configImageSize = g->config.size();
   if (Fail(cuptiProfilerHostGetConfigImage(&ci), "cuptiProfilerHostGetConfigImage")) return false;
-  CUpti_Profiler_Host_GetNumOfPasses_Params np{CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
+  CUpti_Profiler_Host_GetNumOfPasses_Params np{
+      CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
   np.pConfigImage = g->config.data();
   np.configImageSize = g->config.size();
   cuptiProfilerHostGetNumOfPasses(&np);
@@ -199,20 +215,23 @@ bool SetUp(CUcontext ctx) {
   g->object = en.pRangeProfilerObject;
   g->ctx = ctx;
 
-  CUpti_RangeProfiler_GetCounterDataSize_Params ds{CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+  CUpti_RangeProfiler_GetCounterDataSize_Params ds{
+      CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
   ds.pRangeProfilerObject = g->object;
   ds.pMetricNames = g->metric_ptrs.data();
   ds.numMetrics = g->metric_ptrs.size();
   ds.maxNumOfRanges = kMaxRanges;
   ds.maxNumRangeTreeNodes = kMaxRanges;
-  if (Fail(cuptiRangeProfilerGetCounterDataSize(&ds), "cuptiRangeProfilerGetCounterDataSize")) return false;
+  if (Fail(cuptiRangeProfilerGetCounterDataSize(&ds), "cuptiRangeProfilerGetCounterDataSize"))
+    return false;
   g->counter_data.assign(ds.counterDataSize, 0);
   CUpti_RangeProfiler_CounterDataImage_Initialize_Params di{
       CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
   di.pRangeProfilerObject = g->object;
   di.pCounterData = g->counter_data.data();
   di.counterDataSize = g->counter_data.size();
-  if (Fail(cuptiRangeProfilerCounterDataImageInitialize(&di), "cuptiRangeProfilerCounterDataImageInitialize")) {
+  if (Fail(cuptiRangeProfilerCounterDataImageInitialize(&di),
+           "cuptiRangeProfilerCounterDataImageInitialize")) {
     return false;
   }
   CUpti_RangeProfiler_SetConfig_Params sc{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
@@ -244,10 +263,12 @@ void Collect(const Pending& p) {
   CUpti_RangeProfiler_DecodeData_Params dd{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
   dd.pRangeProfilerObject = g->object;
   if (Fail(cuptiRangeProfilerDecodeData(&dd), "cuptiRangeProfilerDecodeData")) return;
-  CUpti_RangeProfiler_GetCounterDataInfo_Params info{CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+  CUpti_RangeProfiler_GetCounterDataInfo_Params info{
+      CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
   info.pCounterDataImage = g->counter_data.data();
   info.counterDataImageSize = g->counter_data.size();
-  if (Fail(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo")) return;
+  if (Fail(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo"))
+    return;
   ProfileInstance inst;
   inst.target = p.target;
   inst.launch_index = p.launch_index;
@@ -259,7 +280,8 @@ void Collect(const Pending& p) {
   inst.ranges = static_cast<int>(info.numTotalRanges);
   std::vector<double> values(g->metric_ptrs.size());
   for (size_t r = 0; r < info.numTotalRanges; ++r) {
-    CUpti_Profiler_Host_EvaluateToGpuValues_Params ev{CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+    CUpti_Profiler_Host_EvaluateToGpuValues_Params ev{
+        CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
     ev.pHostObject = g->host;
     ev.pCounterDataImage = g->counter_data.data();
     ev.counterDataImageSize = g->counter_data.size();
@@ -267,12 +289,15 @@ void Collect(const Pending& p) {
     ev.ppMetricNames = g->metric_ptrs.data();
     ev.numMetrics = g->metric_ptrs.size();
     ev.pMetricValues = values.data();
-    if (Fail(cuptiProfilerHostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues")) return;
+    if (Fail(cuptiProfilerHostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues"))
+      return;
     for (size_t i = 0; i < values.size(); ++i) inst.counters[g->metrics[i]] += values[i];
   }
   if (dd.numOfRangeDropped > 0) {
-    WriteResultLine(MessageLine({false, 0, "launch " + std::to_string(p.launch_index) + " of " + p.name +
-                                                ": " + std::to_string(dd.numOfRangeDropped) + " ranges dropped"}));
+    WriteResultLine(
+        MessageLine({false, 0,
+                     "launch " + std::to_string(p.launch_index) + " of " + p.name + ": " +
+                         std::to_string(dd.numOfRangeDropped) + " ranges dropped"}));
   }
   WriteResultLine(InstanceLine(inst));
   CUpti_RangeProfiler_CounterDataImage_Initialize_Params di{
@@ -280,7 +305,8 @@ void Collect(const Pending& p) {
   di.pRangeProfilerObject = g->object;
   di.pCounterData = g->counter_data.data();
   di.counterDataSize = g->counter_data.size();
-  Fail(cuptiRangeProfilerCounterDataImageInitialize(&di), "cuptiRangeProfilerCounterDataImageInitialize");
+  Fail(cuptiRangeProfilerCounterDataImageInitialize(&di),
+       "cuptiRangeProfilerCounterDataImageInitialize");
 }
 
 void OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* d) {
@@ -296,7 +322,8 @@ void OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* d) {
     p.launch_index = g->launch_counts[symbol]++;
     for (int t : Candidates(symbol)) {
       const KernelTarget& k = g->targets.kernels[static_cast<size_t>(t)];
-      if (!std::equal(k.grid, k.grid + 3, p.grid) || !std::equal(k.block, k.block + 3, p.block)) continue;
+      if (!std::equal(k.grid, k.grid + 3, p.grid) || !std::equal(k.block, k.block + 3, p.block))
+        continue;
       if (g->profiled[static_cast<size_t>(t)] >= g->targets.instances) continue;
       if (g->seen[static_cast<size_t>(t)]++ < g->targets.skip) continue;
       g->profiled[static_cast<size_t>(t)]++;
@@ -323,9 +350,10 @@ void OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* d) {
       return;
     }
   } else if (d->context != g->ctx) {
-    WriteResultLine(MessageLine({false, 0, "launch " + std::to_string(p.launch_index) + " of " + symbol +
-                                                " is in another CUDA context; only the first profiled "
-                                                "context is supported, skipped"}));
+    WriteResultLine(MessageLine({false, 0,
+                                 "launch " + std::to_string(p.launch_index) + " of " + symbol +
+                                     " is in another CUDA context; only the first profiled "
+                                     "context is supported, skipped"}));
     t_inside_profiled = false;
     g->launch_lock.unlock();
     p.lock = 'n';
@@ -355,8 +383,9 @@ void OnExit() {
   sp.pRangeProfilerObject = g->object;
   if (!Fail(cuptiRangeProfilerStop(&sp), "cuptiRangeProfilerStop")) {
     if (!sp.isAllPassSubmitted) {
-      WriteResultLine(MessageLine({false, 0, "launch " + std::to_string(p.launch_index) + " of " + p.name +
-                                                  ": not all counter passes were submitted"}));
+      WriteResultLine(MessageLine({false, 0,
+                                   "launch " + std::to_string(p.launch_index) + " of " + p.name +
+                                       ": not all counter passes were submitted"}));
     }
     Collect(p);
   }
@@ -390,10 +419,11 @@ bool ProfileStart(CUpti_SubscriberHandle sub) {
   g->remaining = static_cast<int>(g->targets.kernels.size()) * std::max(1, g->targets.instances);
   CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
   CUptiResult r = cuptiProfilerInitialize(&init);
-  for (CUpti_CallbackId id : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-                              CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-                              CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz}) {
+  for (CUpti_CallbackId id :
+       {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz}) {
     if (r == CUPTI_SUCCESS) r = cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, id);
   }
   if (r != CUPTI_SUCCESS) {
@@ -419,10 +449,11 @@ void ProfileFinish() {
   std::lock_guard<std::mutex> lock(g->mu);
   for (size_t i = 0; i < g->targets.kernels.size(); ++i) {
     if (g->profiled[i] == 0) {
-      WriteResultLine(MessageLine({false, 0, "kernel " + std::to_string(i) + " (" + g->targets.kernels[i].name +
-                                                  ") was never launched with grid " +
-                                                  Dim3Text(g->targets.kernels[i].grid) + " block " +
-                                                  Dim3Text(g->targets.kernels[i].block)}));
+      WriteResultLine(MessageLine(
+          {false, 0,
+           "kernel " + std::to_string(i) + " (" + g->targets.kernels[i].name +
+               ") was never launched with grid " + Dim3Text(g->targets.kernels[i].grid) +
+               " block " + Dim3Text(g->targets.kernels[i].block)}));
     }
   }
 }

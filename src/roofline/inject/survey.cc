@@ -65,7 +65,8 @@ void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
   CUpti_Activity* rec = nullptr;
   std::vector<Kernel> batch;
   while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
-    if (rec->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && rec->kind != CUPTI_ACTIVITY_KIND_KERNEL) {
+    if (rec->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
+        rec->kind != CUPTI_ACTIVITY_KIND_KERNEL) {
       continue;
     }
     auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
@@ -145,7 +146,8 @@ void OnLaunch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Ca
 
 std::string NvtxMessage(const nvtxEventAttributes_t* attr) {
   if (!attr) return "";
-  if (attr->messageType == NVTX_MESSAGE_TYPE_ASCII && attr->message.ascii) return attr->message.ascii;
+  if (attr->messageType == NVTX_MESSAGE_TYPE_ASCII && attr->message.ascii)
+    return attr->message.ascii;
   return "";
 }
 
@@ -208,18 +210,21 @@ bool SurveyStart(CUpti_SubscriberHandle sub) {
   g->out_path = out;
   CUptiResult r = cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted);
   if (r == CUPTI_SUCCESS) r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  for (CUpti_CallbackId id : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-                              CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-                              CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz}) {
+  for (CUpti_CallbackId id :
+       {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz}) {
     if (r == CUPTI_SUCCESS) r = cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, id);
   }
-  for (CUpti_CallbackId id :
-       {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
-        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
-        CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000}) {
+  for (CUpti_CallbackId id : {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                              CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+                              CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+                              CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+                              CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+                              CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+                              CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+                              CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000}) {
     if (r == CUPTI_SUCCESS) r = cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, id);
   }
   if (r == CUPTI_SUCCESS) r = cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_NVTX);
