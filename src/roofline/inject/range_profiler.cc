@@ -109,6 +109,10 @@ const std::vector<int>& Candidates(const std::string& symbol) {
 }
 
 bool SetUp(CUcontext ctx) {
+  // Initialized here, at the first profiled launch, rather than inside cuInit
+  // (where InitializeInjection runs) when the driver is not fully up yet.
+  CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+  if (Fail(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize")) return false;
   uint32_t device = 0;
   if (Fail(cuptiGetDeviceId(ctx, &device), "cuptiGetDeviceId")) return false;
   CUpti_Profiler_DeviceSupported_Params sup{CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE};
@@ -417,8 +421,7 @@ bool ProfileStart(CUpti_SubscriberHandle sub) {
   g->seen.assign(g->targets.kernels.size(), 0);
   g->profiled.assign(g->targets.kernels.size(), 0);
   g->remaining = static_cast<int>(g->targets.kernels.size()) * std::max(1, g->targets.instances);
-  CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-  CUptiResult r = cuptiProfilerInitialize(&init);
+  CUptiResult r = CUPTI_SUCCESS;
   for (CUpti_CallbackId id :
        {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
