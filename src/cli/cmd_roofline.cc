@@ -23,6 +23,14 @@ namespace {
 
 constexpr const char* kCmd = "roofline";
 
+// The program may change directory: hand it absolute paths.
+std::string Absolute(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  char buf[4096];
+  if (!::getcwd(buf, sizeof(buf))) return path;
+  return std::string(buf) + "/" + path;
+}
+
 std::string DefaultSvgPath(const std::string& trace) {
   std::string base = EndsWith(trace, ".sqlite") ? trace.substr(0, trace.size() - 7) : trace;
   return base + ".roofline.svg";
@@ -119,7 +127,7 @@ int RunRoofline(int argc, char** argv) {
          "the step to rank kernels in (NVTX range 'step N'); default: the median step");
   p.Flag("--from", "TRACE",
          "pick kernels from this trace instead of a survey run; results are stored in it");
-  p.Flag("--output", "TRACE", "trace the survey run writes (default roofline.sqlite)",
+  p.Flag("--output", "TRACE", "trace the survey run writes",
          "roofline.sqlite", "-o");
   p.Flag("--instances", "K", "profile at most K launches of each kernel", "3");
   p.Flag("--skip", "S", "let the first S matching launches of each kernel run unprofiled", "0");
@@ -197,8 +205,8 @@ int RunRoofline(int argc, char** argv) {
     if (text)
       std::printf("roofline: survey run (kernels, launches, NVTX) -> %s\n", trace_path.c_str());
     std::fflush(stdout);
-    auto rc =
-        RunWithEnv(command, InjectEnv("survey", {{"STEPSCOPE_ROOFLINE_TRACE", out.temp_path()}}));
+    auto rc = RunWithEnv(
+        command, InjectEnv("survey", {{"STEPSCOPE_ROOFLINE_TRACE", Absolute(out.temp_path())}}));
     if (!rc.ok()) return ReportError(kCmd, rc.status());
     if (*rc != 0) {
       return ReportError(kCmd, Unavailable("the command exited with code " + std::to_string(*rc) +
@@ -258,8 +266,9 @@ int RunRoofline(int argc, char** argv) {
   }
   std::fflush(stdout);
   auto rc = RunWithEnv(
-      command, InjectEnv("profile", {{"STEPSCOPE_ROOFLINE_TARGETS", targets_file.temp_path()},
-                                     {"STEPSCOPE_ROOFLINE_RESULTS", results_path}}));
+      command,
+      InjectEnv("profile", {{"STEPSCOPE_ROOFLINE_TARGETS", Absolute(targets_file.temp_path())},
+                            {"STEPSCOPE_ROOFLINE_RESULTS", Absolute(results_path)}}));
   if (!rc.ok()) return ReportError(kCmd, rc.status());
   auto text_results = ReadFile(results_path);
   if (!p.Has("--results")) std::remove(results_path.c_str());
