@@ -15,5 +15,7 @@ int RunSchema(int argc, char** argv);
 int RunProfile(int argc, char** argv);
 int RunImport(int argc, char** argv);
 int RunMemory(int argc, char** argv);
+int RunBench(int argc, char** argv);
+int RunRoofline(int argc, char** argv);
 
 }  // namespace stepscope

@@ -14,6 +14,8 @@ const CommandInfo kCommands[] = {
     {"schema", "print the trace schema (SQL or Markdown)", RunSchema},
     {"import", "convert a torch.profiler JSON or nsys SQLite trace into a stepscope trace", RunImport},
     {"memory", "device/host memory over time, peaks, live set, leaks, OOMs", RunMemory},
+    {"bench", "measure this GPU's ceilings (bandwidths, FLOP/s)", RunBench},
+    {"roofline", "counters of a step's top kernels against the ceilings", RunRoofline},
 };
 
 void PrintUsage(FILE* out) {
