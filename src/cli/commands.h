@@ -12,5 +12,7 @@ struct CommandInfo {
 };
 
 int RunSchema(int argc, char** argv);
+int RunSummarize(int argc, char** argv);
+int RunRanks(int argc, char** argv);
 
 }  // namespace stepscope

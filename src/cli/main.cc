@@ -11,6 +11,8 @@ namespace {
 
 const CommandInfo kCommands[] = {
     {"schema", "print the trace schema (SQL or Markdown)", RunSchema},
+    {"summarize", "write the small per-rank summary of traces (for 'ranks')", RunSummarize},
+    {"ranks", "compare ranks: step times, NCCL waits, scores, the straggler and why", RunRanks},
 };
 
 void PrintUsage(FILE* out) {
