@@ -122,7 +122,7 @@ std::vector<int64_t> MatchCollectives(RanksAnalysis* a, std::vector<bool>* steps
     mc.spread_ns = m[last].start - first_start;
     mc.max_wait_ns = *std::max_element(waits.begin(), waits.end());
     mc.median_wait_ns = static_cast<int64_t>(MedianOf(waits));
-    a->ranks[m[last].rank].last_arrivals++;
+    if (mc.spread_ns > 0) a->ranks[m[last].rank].last_arrivals++;  // a tie has no last arrival
     if (pos >= 0) {
       a->caused[m[last].rank][static_cast<size_t>(pos)] += mc.median_wait_ns;
       (*steps_with_collectives)[static_cast<size_t>(pos)] = true;

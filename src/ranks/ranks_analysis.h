@@ -50,7 +50,7 @@ struct RankResult {
   double caused_ns = kNaN;  // time the others waited for this rank
   double overlap = kNaN;    // comm time overlapped by compute / comm time (HTA)
   int64_t collectives = 0;         // matched collectives it took part in
-  int64_t last_arrivals = 0;       // ... in which it arrived last
+  int64_t last_arrivals = 0;       // ... in which it arrived last (strictly after another rank)
   double gpu_rel = kNaN;
   double gpu_ind = kNaN;
   std::vector<double> section_rel;  // parallel to RanksAnalysis::sections

@@ -185,7 +185,7 @@ Table VerdictTable(const RanksAnalysis& a) {
            {"others_wait_ms", "others wait ms", true},
            {"compute_excess_ms", "compute +ms", true},
            {"launch_late_excess_ms", "late +ms", true},
-           {"unexplained_ms", "comm ms", true}});
+           {"communication_ms", "comm ms", true}});
   for (const Straggler& s : a.stragglers) {
     const RankResult& r = a.ranks[static_cast<size_t>(s.rank_index)];
     t.AddRow({Cell(r.rank), Cell(r.host.empty() ? "-" : r.host), Cell(s.from_step), Cell(CauseName(s.cause)),
@@ -262,12 +262,13 @@ std::string VerdictText(const RanksAnalysis& a) {
     switch (s.cause) {
       case Cause::kHost:
         out += "  Cause: host. Its GPU waits for kernel launches " + MsText(s.host_excess_ns) +
-               " per step longer than the other ranks' (launch lateness on " + stream + "); its kernels take " +
+               " per step longer than the other ranks' (launch lateness on " + stream + "); its kernel time differs by " +
                (s.compute_excess_ns >= 0 ? "+" : "") + MsText(s.compute_excess_ns) + ".\n";
         break;
       case Cause::kCompute:
         out += "  Cause: compute. Its kernels keep the GPU busy " + MsText(s.compute_excess_ns) +
-               " per step longer than the other ranks'; launch lateness differs by " + MsText(s.host_excess_ns) + ".\n";
+               " per step longer than the other ranks'; its launch lateness differs by " +
+               (s.host_excess_ns >= 0 ? "+" : "") + MsText(s.host_excess_ns) + ".\n";
         break;
       case Cause::kCommunication:
         out += "  Cause: communication. Neither its kernels (" + MsText(s.compute_excess_ns) + ") nor its launches (" +

@@ -158,6 +158,11 @@ void Explain(RanksAnalysis* a, Straggler* s, const std::vector<size_t>& ps) {
   }
   s->kernels = TopExcess(*a, r, ps, true, nullptr);
   s->sections = TopExcess(*a, r, ps, false, &s->only_here);
+  // Evidence must matter: at least a tenth of the largest number explained.
+  const double floor = 0.1 * std::max({s->caused_ns, std::fabs(s->compute_excess_ns), std::fabs(s->host_excess_ns)});
+  auto small = [&](const std::pair<std::string, double>& e) { return e.second < floor; };
+  s->kernels.erase(std::remove_if(s->kernels.begin(), s->kernels.end(), small), s->kernels.end());
+  s->sections.erase(std::remove_if(s->sections.begin(), s->sections.end(), small), s->sections.end());
 }
 
 // Per step position: rank r's relative score of a per-step metric
