@@ -9,27 +9,34 @@
 namespace stepscope {
 
 int RunSummarize(int argc, char** argv) {
-  ArgParser p("summarize", "[options] TRACE...",
-              "Write the rank summary of each trace: a small JSON file with the rank, host and clock offset, "
-              "per-step times, per-kernel and per-NVTX-section totals and medians per step, every NCCL "
-              "collective, host launch lateness and communication/computation overlap. 'stepscope ranks' "
-              "compares the summaries of all ranks of a job; docs/ranks.md describes the file.");
-  p.Flag("--output", "PATH", "where to write the summary (one TRACE only; '-' prints it)", "", "-o");
+  ArgParser p(
+      "summarize", "[options] TRACE...",
+      "Write the rank summary of each trace: a small JSON file with the rank, host and clock "
+      "offset, "
+      "per-step times, per-kernel and per-NVTX-section totals and medians per step, every NCCL "
+      "collective, host launch lateness and communication/computation overlap. 'stepscope ranks' "
+      "compares the summaries of all ranks of a job; docs/ranks.md describes the file.");
+  p.Flag("--output", "PATH", "where to write the summary (one TRACE only; '-' prints it)", "",
+         "-o");
   p.Flag("--output-dir", "DIR", "write every summary into DIR instead of beside its trace");
   p.Epilog(
       "Each summary goes beside its trace: run_0.sqlite -> run_0.summary.json.\n\n"
       "Examples:\n"
       "  stepscope summarize run_*.sqlite\n"
       "  stepscope summarize run_0.sqlite -o -        # print it\n"
-      "  srun --ntasks-per-node=1 stepscope summarize /scratch/job/run_$SLURM_NODEID_*.sqlite   # per node\n"
+      "  srun --ntasks-per-node=1 stepscope summarize /scratch/job/run_$SLURM_NODEID_*.sqlite   # "
+      "per node\n"
       "  stepscope ranks run_*.summary.json");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
   const auto& traces = p.positionals();
-  if (traces.empty()) return ReportError("summarize", InvalidInput("no TRACE given; see 'stepscope summarize --help'"));
+  if (traces.empty())
+    return ReportError("summarize",
+                       InvalidInput("no TRACE given; see 'stepscope summarize --help'"));
   const std::string output = p.Get("--output");
   if (!output.empty() && traces.size() > 1) {
-    return ReportError("summarize", InvalidInput("--output takes one TRACE, got " + std::to_string(traces.size()) +
-                                                 "; use --output-dir for several"));
+    return ReportError(
+        "summarize", InvalidInput("--output takes one TRACE, got " + std::to_string(traces.size()) +
+                                  "; use --output-dir for several"));
   }
   const std::string dir = p.Get("--output-dir");
   for (const std::string& trace : traces) {

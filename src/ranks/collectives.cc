@@ -40,7 +40,8 @@ struct Key {
 struct KeyHash {
   size_t operator()(const Key& k) const {
     uint64_t h = static_cast<uint64_t>(static_cast<uint32_t>(k.name)) * 0x9E3779B97F4A7C15ull;
-    h ^= static_cast<uint64_t>(static_cast<uint32_t>(k.stream)) + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+    h ^= static_cast<uint64_t>(static_cast<uint32_t>(k.stream)) + 0x632BE59BD9B4E019ull + (h << 6) +
+         (h >> 2);
     h ^= static_cast<uint64_t>(k.step) * 0xC2B2AE3D27D4EB4Full + (h << 6) + (h >> 2);
     h ^= static_cast<uint64_t>(k.seq) * 0x165667B19E3779F9ull + (h << 6) + (h >> 2);
     return static_cast<size_t>(h);
@@ -83,7 +84,8 @@ std::vector<int64_t> MatchCollectives(RanksAnalysis* a, std::vector<bool>* steps
         members.emplace_back();
         keys.push_back(key);
       }
-      members[it->second].push_back({static_cast<uint32_t>(r), c.start_ns + offset, c.end_ns + offset});
+      members[it->second].push_back(
+          {static_cast<uint32_t>(r), c.start_ns + offset, c.end_ns + offset});
     }
   }
 
@@ -135,7 +137,9 @@ std::vector<int64_t> MatchCollectives(RanksAnalysis* a, std::vector<bool>* steps
     for (const Member& x : m) end_dev[x.rank].push_back(x.end - median_end);
   }
   std::stable_sort(a->collectives.begin(), a->collectives.end(),
-                   [](const MatchedCollective& x, const MatchedCollective& y) { return x.start_ns < y.start_ns; });
+                   [](const MatchedCollective& x, const MatchedCollective& y) {
+                     return x.start_ns < y.start_ns;
+                   });
   std::vector<int64_t> skew(nranks, 0);
   for (size_t r = 0; r < nranks; ++r) {
     if (!end_dev[r].empty()) skew[r] = static_cast<int64_t>(MedianOf(end_dev[r]));

@@ -247,14 +247,30 @@ class JsonParser {
       if (pos_ >= s_.size()) return Error("unterminated escape in a string");
       char e = s_[pos_++];
       switch (e) {
-        case '"': out->push_back('"'); break;
-        case '\\': out->push_back('\\'); break;
-        case '/': out->push_back('/'); break;
-        case 'b': out->push_back('\b'); break;
-        case 'f': out->push_back('\f'); break;
-        case 'n': out->push_back('\n'); break;
-        case 'r': out->push_back('\r'); break;
-        case 't': out->push_back('\t'); break;
+        case '"':
+          out->push_back('"');
+          break;
+        case '\\':
+          out->push_back('\\');
+          break;
+        case '/':
+          out->push_back('/');
+          break;
+        case 'b':
+          out->push_back('\b');
+          break;
+        case 'f':
+          out->push_back('\f');
+          break;
+        case 'n':
+          out->push_back('\n');
+          break;
+        case 'r':
+          out->push_back('\r');
+          break;
+        case 't':
+          out->push_back('\t');
+          break;
         case 'u': {
           uint32_t cp = 0;
           if (!Hex4(&cp)) return Error("bad \\u escape, expected 4 hex digits");
@@ -302,14 +318,16 @@ class JsonParser {
     if (pos_ < s_.size() && s_[pos_] == '.') {
       is_double = true;
       ++pos_;
-      if (pos_ >= s_.size() || s_[pos_] < '0' || s_[pos_] > '9') return Error("expected a digit after '.'");
+      if (pos_ >= s_.size() || s_[pos_] < '0' || s_[pos_] > '9')
+        return Error("expected a digit after '.'");
       while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
     }
     if (pos_ < s_.size() && (s_[pos_] == 'e' || s_[pos_] == 'E')) {
       is_double = true;
       ++pos_;
       if (pos_ < s_.size() && (s_[pos_] == '+' || s_[pos_] == '-')) ++pos_;
-      if (pos_ >= s_.size() || s_[pos_] < '0' || s_[pos_] > '9') return Error("expected a digit in the exponent");
+      if (pos_ >= s_.size() || s_[pos_] < '0' || s_[pos_] > '9')
+        return Error("expected a digit in the exponent");
       while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
     }
     const uint64_t limit = negative ? (uint64_t{1} << 63) : (uint64_t{1} << 63) - 1;

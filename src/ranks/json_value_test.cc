@@ -6,7 +6,8 @@ namespace stepscope {
 namespace {
 
 TEST(JsonValue, ParsesScalarsExactly) {
-  auto v = ParseJson(R"({"a": 1700000000123456789, "b": -5, "c": 2.5, "d": "x\"y\u00e9", "e": [true, null]})");
+  auto v = ParseJson(
+      R"({"a": 1700000000123456789, "b": -5, "c": 2.5, "d": "x\"y\u00e9", "e": [true, null]})");
   ASSERT_TRUE(v.ok()) << v.status().message();
   EXPECT_EQ(v->Get("a")->AsInt(), 1700000000123456789);  // beyond double precision
   EXPECT_EQ(v->Get("a")->type(), JsonValue::Type::kInt);
@@ -31,8 +32,10 @@ TEST(JsonValue, ErrorsNameTheOffset) {
   auto v = ParseJson("{\"a\": [1, 2,, 3]}");
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.status().message(), "offset 12: unexpected character ',', expected a value");
-  EXPECT_EQ(ParseJson("").status().message(), "offset 0: unexpected end of input, expected a value");
-  EXPECT_EQ(ParseJson("[1] x").status().message(), "offset 4: trailing characters after the JSON document");
+  EXPECT_EQ(ParseJson("").status().message(),
+            "offset 0: unexpected end of input, expected a value");
+  EXPECT_EQ(ParseJson("[1] x").status().message(),
+            "offset 4: trailing characters after the JSON document");
   EXPECT_EQ(ParseJson("\"abc").status().message(), "offset 4: unterminated string");
   EXPECT_FALSE(ParseJson("01").ok());
   EXPECT_FALSE(ParseJson("-").ok());

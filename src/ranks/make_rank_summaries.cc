@@ -35,13 +35,16 @@ struct Rng {
     s ^= s << 17;
     return s;
   }
-  int64_t Jitter(int64_t max) { return static_cast<int64_t>(Next() % static_cast<uint64_t>(max + 1)); }
+  int64_t Jitter(int64_t max) {
+    return static_cast<int64_t>(Next() % static_cast<uint64_t>(max + 1));
+  }
 };
 
 int Usage() {
-  std::fprintf(stderr,
-               "usage: make_rank_summaries OUT_DIR RANKS [--steps N] [--kernels N] [--collectives N]\n"
-               "       [--ranks-per-host N] [--straggler RANK] [--from-step N] [--late-ms X]\n");
+  std::fprintf(
+      stderr,
+      "usage: make_rank_summaries OUT_DIR RANKS [--steps N] [--kernels N] [--collectives N]\n"
+      "       [--ranks-per-host N] [--straggler RANK] [--from-step N] [--late-ms X]\n");
   return 2;
 }
 
@@ -50,20 +53,29 @@ int Usage() {
 int main(int argc, char** argv) {
   if (argc < 3) return Usage();
   const std::string dir = argv[1];
-  int64_t ranks = 0, steps = 50, kernels = 80, collectives = 24, per_host = 8, straggler = -1, from_step = 10;
+  int64_t ranks = 0, steps = 50, kernels = 80, collectives = 24, per_host = 8, straggler = -1,
+          from_step = 10;
   double late_ms = 5;
   if (!ParseInt64(argv[2], &ranks) || ranks < 1) return Usage();
   for (int i = 3; i + 1 < argc; i += 2) {
     std::string f = argv[i];
     bool ok = true;
-    if (f == "--steps") ok = ParseInt64(argv[i + 1], &steps);
-    else if (f == "--kernels") ok = ParseInt64(argv[i + 1], &kernels);
-    else if (f == "--collectives") ok = ParseInt64(argv[i + 1], &collectives);
-    else if (f == "--ranks-per-host") ok = ParseInt64(argv[i + 1], &per_host);
-    else if (f == "--straggler") ok = ParseInt64(argv[i + 1], &straggler);
-    else if (f == "--from-step") ok = ParseInt64(argv[i + 1], &from_step);
-    else if (f == "--late-ms") ok = ParseDouble(argv[i + 1], &late_ms);
-    else ok = false;
+    if (f == "--steps")
+      ok = ParseInt64(argv[i + 1], &steps);
+    else if (f == "--kernels")
+      ok = ParseInt64(argv[i + 1], &kernels);
+    else if (f == "--collectives")
+      ok = ParseInt64(argv[i + 1], &collectives);
+    else if (f == "--ranks-per-host")
+      ok = ParseInt64(argv[i + 1], &per_host);
+    else if (f == "--straggler")
+      ok = ParseInt64(argv[i + 1], &straggler);
+    else if (f == "--from-step")
+      ok = ParseInt64(argv[i + 1], &from_step);
+    else if (f == "--late-ms")
+      ok = ParseDouble(argv[i + 1], &late_ms);
+    else
+      ok = false;
     if (!ok) return Usage();
   }
   ::mkdir(dir.c_str(), 0755);
@@ -86,7 +98,8 @@ int main(int argc, char** argv) {
     s.clock_offset_ns = -host * 1000;  // this host's clock reads host us ahead
     s.step_source = "nvtx";
     s.critical_stream = 7;
-    rng.push_back(Rng{0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(r + 1) * 0x2545F4914F6CDD1Dull});
+    rng.push_back(
+        Rng{0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(r + 1) * 0x2545F4914F6CDD1Dull});
     for (int64_t k = 0; k < kernels; ++k) {
       NamedTimes n;
       n.name = "kernel_" + std::to_string(k) + "<float, 128, 4>(Params)";
@@ -140,8 +153,8 @@ int main(int argc, char** argv) {
       step.kernels = 0;
       s.steps.push_back(step);
       const int64_t sections[] = {step.end_ns - step.start_ns, 30000000 + g.Jitter(300000),
-                                  50000000 + g.Jitter(300000) + (slow ? late : 0), 8000000 + g.Jitter(100000),
-                                  2000000 + g.Jitter(100000)};
+                                  50000000 + g.Jitter(300000) + (slow ? late : 0),
+                                  8000000 + g.Jitter(100000), 2000000 + g.Jitter(100000)};
       for (size_t k = 0; k < 5; ++k) {
         s.sections[k].total_ns[static_cast<size_t>(st)] = sections[k];
         s.sections[k].median_ns[static_cast<size_t>(st)] = sections[k];
@@ -154,7 +167,8 @@ int main(int argc, char** argv) {
     for (int64_t c = 0; c < collectives; ++c) {
       int64_t last = 0;
       for (int64_t r = 0; r < ranks; ++r) {
-        start[static_cast<size_t>(r)] = std::max(arrive[static_cast<size_t>(r)] + c * 300000, prev_end);
+        start[static_cast<size_t>(r)] =
+            std::max(arrive[static_cast<size_t>(r)] + c * 300000, prev_end);
         last = std::max(last, start[static_cast<size_t>(r)]);
       }
       const int64_t end = last + 200000;
@@ -179,7 +193,8 @@ int main(int argc, char** argv) {
       step.overlap_ns = comm[static_cast<size_t>(r)] / 4;
       step.gpu_end_ns = s.collectives.back().end_ns;
       s.kernels.back().total_ns[static_cast<size_t>(st)] = comm[static_cast<size_t>(r)];
-      s.kernels.back().median_ns[static_cast<size_t>(st)] = comm[static_cast<size_t>(r)] / collectives;
+      s.kernels.back().median_ns[static_cast<size_t>(st)] =
+          comm[static_cast<size_t>(r)] / collectives;
     }
   }
   for (const RankSummary& s : out) {

@@ -16,9 +16,10 @@ constexpr int64_t kSkewNoteNs = 100000;
 
 std::string RangeText(const std::vector<int64_t>& steps) {
   if (steps.empty()) return "no steps";
-  return steps.size() == 1 ? "step " + std::to_string(steps[0])
-                           : "steps " + std::to_string(steps.front()) + "-" + std::to_string(steps.back()) +
-                                 " (" + std::to_string(steps.size()) + ")";
+  return steps.size() == 1
+             ? "step " + std::to_string(steps[0])
+             : "steps " + std::to_string(steps.front()) + "-" + std::to_string(steps.back()) +
+                   " (" + std::to_string(steps.size()) + ")";
 }
 
 // Ranks from the summaries; a summary without one gets the lowest free number.
@@ -28,8 +29,8 @@ Status NumberRanks(RanksAnalysis* a) {
     if (s.rank < 0) continue;
     auto [it, inserted] = taken.emplace(s.rank, s.trace);
     if (!inserted) {
-      return InvalidInput("rank " + std::to_string(s.rank) + " appears twice: " + it->second + " and " + s.trace +
-                          "; pass one trace or summary per rank");
+      return InvalidInput("rank " + std::to_string(s.rank) + " appears twice: " + it->second +
+                          " and " + s.trace + "; pass one trace or summary per rank");
     }
   }
   int64_t next = 0;
@@ -43,7 +44,8 @@ Status NumberRanks(RanksAnalysis* a) {
   std::stable_sort(a->summaries.begin(), a->summaries.end(),
                    [](const RankSummary& x, const RankSummary& y) { return x.rank < y.rank; });
   a->world_size = 0;
-  for (const RankSummary& s : a->summaries) a->world_size = std::max({a->world_size, s.world_size, s.rank + 1});
+  for (const RankSummary& s : a->summaries)
+    a->world_size = std::max({a->world_size, s.world_size, s.rank + 1});
   for (int64_t r = 0; r < a->world_size; ++r) {
     if (!taken.count(r)) a->missing_ranks.push_back(r);
   }
@@ -59,7 +61,8 @@ void IndexSteps(RanksAnalysis* a) {
   a->step_index.assign(a->summaries.size(), std::vector<int>(a->steps.size(), -1));
   for (size_t r = 0; r < a->summaries.size(); ++r) {
     const auto& steps = a->summaries[r].steps;
-    for (size_t i = 0; i < steps.size(); ++i) a->step_index[r][static_cast<size_t>(StepPosition(*a, steps[i].step))] = static_cast<int>(i);
+    for (size_t i = 0; i < steps.size(); ++i)
+      a->step_index[r][static_cast<size_t>(StepPosition(*a, steps[i].step))] = static_cast<int>(i);
   }
   for (size_t p = 0; p < a->steps.size(); ++p) {
     bool everywhere = true;
@@ -78,7 +81,8 @@ void IndexSteps(RanksAnalysis* a) {
     for (const auto& [range, ranks] : by_range) {
       std::vector<std::string> rs;
       for (int64_t r : ranks) rs.push_back(std::to_string(r));
-      text += " rank" + std::string(ranks.size() > 1 ? "s " : " ") + Join(rs, ",") + ": " + RangeText(range) + ";";
+      text += " rank" + std::string(ranks.size() > 1 ? "s " : " ") + Join(rs, ",") + ": " +
+              RangeText(range) + ";";
     }
     text += " scores use the " + std::to_string(a->common_steps.size()) + " steps every rank has";
     a->notes.push_back(text);
@@ -120,7 +124,8 @@ void RankStats(RanksAnalysis* a) {
 // `steps_of(r)` gives the summary step indices of rank r's window.
 template <typename StepsOf>
 std::vector<std::vector<WindowStat>> Windows(const RanksAnalysis& a, bool kernels,
-                                             const std::unordered_map<std::string, size_t>& ids, StepsOf steps_of) {
+                                             const std::unordered_map<std::string, size_t>& ids,
+                                             StepsOf steps_of) {
   std::vector<std::vector<WindowStat>> out;
   for (size_t r = 0; r < a.summaries.size(); ++r) {
     std::vector<WindowStat> row(ids.size());
@@ -150,7 +155,9 @@ void Scores(RanksAnalysis* a) {
     std::vector<int> idx;
     for (size_t p = 0; p < a->steps.size(); ++p) {
       const int i = a->step_index[r][p];
-      if (i >= 0 && (a->common_steps.empty() || std::binary_search(a->common_steps.begin(), a->common_steps.end(), a->steps[p]))) {
+      if (i >= 0 &&
+          (a->common_steps.empty() ||
+           std::binary_search(a->common_steps.begin(), a->common_steps.end(), a->steps[p]))) {
         idx.push_back(i);
       }
     }
@@ -179,7 +186,8 @@ void Scores(RanksAnalysis* a) {
         auto it = kernel_ids.find(k.name);
         if (it != kernel_ids.end()) krow[it->second] = MakeWindowStat(k, idx);
       }
-      for (const NamedTimes& s : a->summaries[r].sections) srow[section_ids[s.name]] = MakeWindowStat(s, idx);
+      for (const NamedTimes& s : a->summaries[r].sections)
+        srow[section_ids[s.name]] = MakeWindowStat(s, idx);
       kernel_windows.push_back(std::move(krow));
       section_windows.push_back(std::move(srow));
     }
@@ -197,7 +205,8 @@ void Scores(RanksAnalysis* a) {
     flag("gpu relative", x.gpu_rel);
     flag("gpu individual", x.gpu_ind);
     for (size_t k = 0; k < a->sections.size(); ++k) {
-      flag("section '" + a->sections[k] + "' relative", k < x.section_rel.size() ? x.section_rel[k] : kNaN);
+      flag("section '" + a->sections[k] + "' relative",
+           k < x.section_rel.size() ? x.section_rel[k] : kNaN);
       flag("section '" + a->sections[k] + "' individual", x.section_ind[k]);
     }
   }
@@ -208,7 +217,8 @@ void Scores(RanksAnalysis* a) {
 bool HandleSkew(RanksAnalysis* a, const std::vector<int64_t>& skew, bool correct) {
   std::map<std::string, std::vector<double>> by_host;
   for (size_t r = 0; r < a->ranks.size(); ++r) {
-    if (a->ranks[r].collectives > 0) by_host[a->ranks[r].host].push_back(static_cast<double>(skew[r]));
+    if (a->ranks[r].collectives > 0)
+      by_host[a->ranks[r].host].push_back(static_cast<double>(skew[r]));
   }
   if (by_host.size() < 2 || a->ranks.empty()) return false;
   std::map<std::string, int64_t> host_skew;
@@ -228,9 +238,11 @@ bool HandleSkew(RanksAnalysis* a, const std::vector<int64_t>& skew, bool correct
                          " (--align collectives: collective end times vs host " + ref + ")");
       changed = true;
     } else {
-      a->notes.push_back("clock of host " + h + " reads " + FormatDuration(std::llabs(rel)) + (rel > 0 ? " ahead of" : " behind") +
-                         " host " + ref + " (median difference of collective end times); who arrived last may be wrong "
-                         "across hosts: re-run with --align collectives");
+      a->notes.push_back(
+          "clock of host " + h + " reads " + FormatDuration(std::llabs(rel)) +
+          (rel > 0 ? " ahead of" : " behind") + " host " + ref +
+          " (median difference of collective end times); who arrived last may be wrong "
+          "across hosts: re-run with --align collectives");
     }
   }
   return changed;
@@ -238,7 +250,8 @@ bool HandleSkew(RanksAnalysis* a, const std::vector<int64_t>& skew, bool correct
 
 }  // namespace
 
-StatusOr<RanksAnalysis> AnalyzeRanks(std::vector<RankSummary> summaries, const RanksOptions& options) {
+StatusOr<RanksAnalysis> AnalyzeRanks(std::vector<RankSummary> summaries,
+                                     const RanksOptions& options) {
   RanksAnalysis a;
   a.options = options;
   a.summaries = std::move(summaries);
@@ -254,7 +267,8 @@ StatusOr<RanksAnalysis> AnalyzeRanks(std::vector<RankSummary> summaries, const R
   IndexSteps(&a);
   std::vector<bool> with_collectives;
   std::vector<int64_t> skew = MatchCollectives(&a, &with_collectives);
-  if (HandleSkew(&a, skew, options.align_collectives)) skew = MatchCollectives(&a, &with_collectives);
+  if (HandleSkew(&a, skew, options.align_collectives))
+    skew = MatchCollectives(&a, &with_collectives);
   for (size_t r = 0; r < a.ranks.size(); ++r) a.ranks[r].skew_ns = skew[r];
   RankStats(&a);
   Scores(&a);

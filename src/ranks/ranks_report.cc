@@ -42,7 +42,8 @@ Table StepsTable(const RanksAnalysis& a, bool wide) {
     Table t;
     t.AddColumn({"step", "step", true});
     for (const RankResult& r : a.ranks) {
-      t.AddColumn({"rank_" + std::to_string(r.rank) + "_ms", "rank " + std::to_string(r.rank), true});
+      t.AddColumn(
+          {"rank_" + std::to_string(r.rank) + "_ms", "rank " + std::to_string(r.rank), true});
     }
     t.AddColumn({"slowest", "slowest", true});
     for (size_t p = 0; p < a.steps.size(); ++p) {
@@ -75,8 +76,9 @@ Table StepsTable(const RanksAnalysis& a, bool wide) {
         v.push_back(static_cast<double>(st->host_ns()));
         if (st->host_ns() > worst) worst = st->host_ns(), worst_rank = a.ranks[r].rank;
       }
-      t.AddRow({Cell(a.steps[p]), Cell(static_cast<int64_t>(v.size())), Ms(*std::min_element(v.begin(), v.end())),
-                Ms(MedianOf(v)), Ms(*std::max_element(v.begin(), v.end())), Cell(worst_rank)});
+      t.AddRow({Cell(a.steps[p]), Cell(static_cast<int64_t>(v.size())),
+                Ms(*std::min_element(v.begin(), v.end())), Ms(MedianOf(v)),
+                Ms(*std::max_element(v.begin(), v.end())), Cell(worst_rank)});
     }
     return t;
   }
@@ -97,8 +99,8 @@ Table StepsTable(const RanksAnalysis& a, bool wide) {
       t.AddRow({Cell(a.steps[p]), Cell(a.ranks[r].rank), Ms(static_cast<double>(st->host_ns())),
                 Ms(static_cast<double>(st->gpu_ns())), Ms(static_cast<double>(st->compute_ns)),
                 Ms(static_cast<double>(st->comm_ns)), Ms(static_cast<double>(st->overlap_ns)),
-                Ms(static_cast<double>(st->launch_late_ns)), Ms(static_cast<double>(a.waited[r][p])),
-                Ms(static_cast<double>(a.caused[r][p]))});
+                Ms(static_cast<double>(st->launch_late_ns)),
+                Ms(static_cast<double>(a.waited[r][p])), Ms(static_cast<double>(a.caused[r][p]))});
     }
   }
   return t;
@@ -124,14 +126,17 @@ Table RanksTable(const RanksAnalysis& a) {
     std::string worst = "-";
     double worst_score = kNaN;
     for (size_t k = 0; k < r.section_rel.size() && k < a.sections.size(); ++k) {
-      if (!std::isnan(r.section_rel[k]) && (std::isnan(worst_score) || r.section_rel[k] < worst_score)) {
+      if (!std::isnan(r.section_rel[k]) &&
+          (std::isnan(worst_score) || r.section_rel[k] < worst_score)) {
         worst_score = r.section_rel[k];
         worst = a.sections[k] + " " + FormatFixed(worst_score, 2);
       }
     }
-    t.AddRow({Cell(r.rank), Cell(r.host.empty() ? "-" : r.host), Cell(r.steps), Ms(r.step_ns), Ms(r.compute_ns),
-              Ms(r.comm_ns), Cell(std::isnan(r.overlap) ? kNaN : 100 * r.overlap, 1), Ms(r.late_ns), Ms(r.waited_ns),
-              Ms(r.caused_ns), Cell(std::to_string(r.last_arrivals) + "/" + std::to_string(r.collectives)),
+    t.AddRow({Cell(r.rank), Cell(r.host.empty() ? "-" : r.host), Cell(r.steps), Ms(r.step_ns),
+              Ms(r.compute_ns), Ms(r.comm_ns),
+              Cell(std::isnan(r.overlap) ? kNaN : 100 * r.overlap, 1), Ms(r.late_ns),
+              Ms(r.waited_ns), Ms(r.caused_ns),
+              Cell(std::to_string(r.last_arrivals) + "/" + std::to_string(r.collectives)),
               Score(r.gpu_rel), Score(r.gpu_ind), Cell(worst)});
   }
   return t;
@@ -168,9 +173,10 @@ Table CollectivesTable(const RanksAnalysis& a) {
            {"max_wait_ms", "max wait ms", true},
            {"median_wait_ms", "median wait ms", true}});
   for (const MatchedCollective& c : a.collectives) {
-    t.AddRow({c.step >= 0 ? Cell(c.step) : Cell("-"), Cell(c.name), Cell(c.stream_index), Cell(c.seq), Cell(c.ranks),
-              Cell(a.ranks[static_cast<size_t>(c.last)].rank), Ms(static_cast<double>(c.spread_ns)),
-              Ms(static_cast<double>(c.max_wait_ns)), Ms(static_cast<double>(c.median_wait_ns))});
+    t.AddRow({c.step >= 0 ? Cell(c.step) : Cell("-"), Cell(c.name), Cell(c.stream_index),
+              Cell(c.seq), Cell(c.ranks), Cell(a.ranks[static_cast<size_t>(c.last)].rank),
+              Ms(static_cast<double>(c.spread_ns)), Ms(static_cast<double>(c.max_wait_ns)),
+              Ms(static_cast<double>(c.median_wait_ns))});
   }
   return t;
 }
@@ -188,11 +194,11 @@ Table VerdictTable(const RanksAnalysis& a) {
            {"communication_ms", "comm ms", true}});
   for (const Straggler& s : a.stragglers) {
     const RankResult& r = a.ranks[static_cast<size_t>(s.rank_index)];
-    t.AddRow({Cell(r.rank), Cell(r.host.empty() ? "-" : r.host), Cell(s.from_step), Cell(CauseName(s.cause)),
-              Cell(s.by_scores ? "scores" : "collectives"),
+    t.AddRow({Cell(r.rank), Cell(r.host.empty() ? "-" : r.host), Cell(s.from_step),
+              Cell(CauseName(s.cause)), Cell(s.by_scores ? "scores" : "collectives"),
               Cell(std::to_string(s.steps_blocking) + "/" + std::to_string(s.steps_seen)),
-              s.by_scores ? Cell(kNaN) : Ms(s.caused_ns), Ms(s.compute_excess_ns), Ms(s.host_excess_ns),
-              s.by_scores ? Cell(kNaN) : Ms(s.comm_ns)});
+              s.by_scores ? Cell(kNaN) : Ms(s.caused_ns), Ms(s.compute_excess_ns),
+              Ms(s.host_excess_ns), s.by_scores ? Cell(kNaN) : Ms(s.comm_ns)});
   }
   return t;
 }
@@ -208,23 +214,24 @@ Table ScoreFlagsTable(const RanksAnalysis& a) {
 std::string HeaderText(const RanksAnalysis& a) {
   std::map<std::string, std::vector<int64_t>> hosts;
   for (const RankResult& r : a.ranks) hosts[r.host].push_back(r.rank);
-  std::string out = std::to_string(a.ranks.size()) + (a.ranks.size() == 1 ? " rank" : " ranks") + " of world size " +
-                    std::to_string(a.world_size) + " on " + std::to_string(hosts.size()) +
-                    (hosts.size() == 1 ? " host" : " hosts");
+  std::string out = std::to_string(a.ranks.size()) + (a.ranks.size() == 1 ? " rank" : " ranks") +
+                    " of world size " + std::to_string(a.world_size) + " on " +
+                    std::to_string(hosts.size()) + (hosts.size() == 1 ? " host" : " hosts");
   if (hosts.size() <= 8) {
     std::vector<std::string> parts;
-    for (const auto& [h, rs] : hosts) parts.push_back((h.empty() ? "(unnamed)" : h) + ": " + CompactRanks(rs));
+    for (const auto& [h, rs] : hosts)
+      parts.push_back((h.empty() ? "(unnamed)" : h) + ": " + CompactRanks(rs));
     out += " (" + Join(parts, "; ") + ")";
   }
   out += "\n";
   if (!a.steps.empty()) {
-    out += "steps " + std::to_string(a.steps.front()) + "-" + std::to_string(a.steps.back()) + ", " +
-           std::to_string(a.common_steps.size()) + " on every rank; " + std::to_string(a.collectives.size()) +
-           " NCCL collectives matched across ranks\n";
+    out += "steps " + std::to_string(a.steps.front()) + "-" + std::to_string(a.steps.back()) +
+           ", " + std::to_string(a.common_steps.size()) + " on every rank; " +
+           std::to_string(a.collectives.size()) + " NCCL collectives matched across ranks\n";
   }
   if (!a.missing_ranks.empty()) {
-    out += "missing: rank" + std::string(a.missing_ranks.size() > 1 ? "s " : " ") + CompactRanks(a.missing_ranks) +
-           " of world size " + std::to_string(a.world_size) +
+    out += "missing: rank" + std::string(a.missing_ranks.size() > 1 ? "s " : " ") +
+           CompactRanks(a.missing_ranks) + " of world size " + std::to_string(a.world_size) +
            " (no trace or summary given); results cover the ranks present\n";
   }
   for (const std::string& n : a.notes) out += "note: " + n + "\n";
@@ -235,35 +242,45 @@ std::string VerdictText(const RanksAnalysis& a) {
   std::string out;
   if (a.stragglers.empty()) {
     if (!a.collectives.empty()) {
-      out += "Verdict: no straggler. No rank made the others wait " + MsText(static_cast<double>(a.min_wait_ns)) +
+      out += "Verdict: no straggler. No rank made the others wait " +
+             MsText(static_cast<double>(a.min_wait_ns)) +
              " or more per step in NCCL collectives in most steps";
     } else {
-      out += "Verdict: no straggler. No NCCL collectives to match; no rank's per-step relative GPU or step score "
-             "stayed below " + FormatFixed(a.options.threshold, 2);
+      out +=
+          "Verdict: no straggler. No NCCL collectives to match; no rank's per-step relative GPU or "
+          "step score "
+          "stayed below " +
+          FormatFixed(a.options.threshold, 2);
     }
-    out += a.score_flags.empty() ? ".\n" : "; some NVRx scores are below the threshold (listed below).\n";
+    out += a.score_flags.empty() ? ".\n"
+                                 : "; some NVRx scores are below the threshold (listed below).\n";
     return out;
   }
   for (const Straggler& s : a.stragglers) {
     const RankResult& r = a.ranks[static_cast<size_t>(s.rank_index)];
     const RankSummary& sum = a.summaries[static_cast<size_t>(s.rank_index)];
-    out += "Verdict: rank " + std::to_string(r.rank) + (r.host.empty() ? "" : " (host " + r.host + ")") +
-           " straggles from step " + std::to_string(s.from_step) + ": ";
+    out += "Verdict: rank " + std::to_string(r.rank) +
+           (r.host.empty() ? "" : " (host " + r.host + ")") + " straggles from step " +
+           std::to_string(s.from_step) + ": ";
     if (s.by_scores) {
-      out += "its per-step relative " + std::string(s.cause == Cause::kCompute ? "GPU" : "step-time") +
-             " score is below " + FormatFixed(a.options.threshold, 2) + " in " + std::to_string(s.steps_blocking) +
-             " of " + std::to_string(s.steps_seen) + " steps (no NCCL collectives to measure waits).\n";
+      out += "its per-step relative " +
+             std::string(s.cause == Cause::kCompute ? "GPU" : "step-time") + " score is below " +
+             FormatFixed(a.options.threshold, 2) + " in " + std::to_string(s.steps_blocking) +
+             " of " + std::to_string(s.steps_seen) +
+             " steps (no NCCL collectives to measure waits).\n";
     } else {
-      out += "the other ranks wait for it " + MsText(s.caused_ns) + " per step inside NCCL collectives (" +
-             std::to_string(s.steps_blocking) + " of " + std::to_string(s.steps_seen) + " steps).\n";
+      out += "the other ranks wait for it " + MsText(s.caused_ns) +
+             " per step inside NCCL collectives (" + std::to_string(s.steps_blocking) + " of " +
+             std::to_string(s.steps_seen) + " steps).\n";
     }
-    const std::string stream =
-        "device " + std::to_string(sum.critical_device) + " stream " + std::to_string(sum.critical_stream);
+    const std::string stream = "device " + std::to_string(sum.critical_device) + " stream " +
+                               std::to_string(sum.critical_stream);
     switch (s.cause) {
       case Cause::kHost:
         out += "  Cause: host. Its GPU waits for kernel launches " + MsText(s.host_excess_ns) +
-               " per step longer than the other ranks' (launch lateness on " + stream + "); its kernel time differs by " +
-               (s.compute_excess_ns >= 0 ? "+" : "") + MsText(s.compute_excess_ns) + ".\n";
+               " per step longer than the other ranks' (launch lateness on " + stream +
+               "); its kernel time differs by " + (s.compute_excess_ns >= 0 ? "+" : "") +
+               MsText(s.compute_excess_ns) + ".\n";
         break;
       case Cause::kCompute:
         out += "  Cause: compute. Its kernels keep the GPU busy " + MsText(s.compute_excess_ns) +
@@ -271,8 +288,9 @@ std::string VerdictText(const RanksAnalysis& a) {
                (s.host_excess_ns >= 0 ? "+" : "") + MsText(s.host_excess_ns) + ".\n";
         break;
       case Cause::kCommunication:
-        out += "  Cause: communication. Neither its kernels (" + MsText(s.compute_excess_ns) + ") nor its launches (" +
-               MsText(s.host_excess_ns) + ") explain the wait; its collectives start late (another communicator, "
+        out += "  Cause: communication. Neither its kernels (" + MsText(s.compute_excess_ns) +
+               ") nor its launches (" + MsText(s.host_excess_ns) +
+               ") explain the wait; its collectives start late (another communicator, "
                "stream or network path).\n";
         break;
       case Cause::kNone:
@@ -283,11 +301,13 @@ std::string VerdictText(const RanksAnalysis& a) {
     for (const auto& [name, ns] : s.sections) {
       if (name != "step") ev.push_back("section '" + name + "' +" + MsText(ns));
     }
-    if (!ev.empty()) out += "  Longer than on the other ranks (per step): " + Join(ev, "; ") + ".\n";
+    if (!ev.empty())
+      out += "  Longer than on the other ranks (per step): " + Join(ev, "; ") + ".\n";
     if (!s.only_here.empty()) {
       std::vector<std::string> q;
       for (const std::string& n : s.only_here) q.push_back("'" + n + "'");
-      out += "  Only on this rank: section" + std::string(q.size() > 1 ? "s " : " ") + Join(q, ", ") + ".\n";
+      out += "  Only on this rank: section" + std::string(q.size() > 1 ? "s " : " ") +
+             Join(q, ", ") + ".\n";
     }
   }
   return out;

@@ -67,7 +67,8 @@ std::vector<double> Best(const std::vector<std::vector<WindowStat>>& windows) {
   std::vector<double> best(windows.empty() ? 0 : windows.back().size(), kNaN);
   for (const auto& w : windows) {
     for (size_t k = 0; k < best.size() && k < w.size(); ++k) {
-      if (w[k].present() && (std::isnan(best[k]) || w[k].median_ns < best[k])) best[k] = w[k].median_ns;
+      if (w[k].present() && (std::isnan(best[k]) || w[k].median_ns < best[k]))
+        best[k] = w[k].median_ns;
     }
   }
   return best;
@@ -83,7 +84,8 @@ std::vector<double> RelativeGpuScores(const std::vector<std::vector<WindowStat>>
   return out;
 }
 
-std::vector<std::vector<double>> RelativeSectionScores(const std::vector<std::vector<WindowStat>>& stats) {
+std::vector<std::vector<double>> RelativeSectionScores(
+    const std::vector<std::vector<WindowStat>>& stats) {
   std::vector<double> ref = References(stats);
   std::vector<std::vector<double>> out;
   for (const auto& rank : stats) {
@@ -107,7 +109,8 @@ std::vector<double> IndividualSectionScores(const std::vector<std::vector<Window
   const auto& cur = windows.back();
   std::vector<double> out(best.size(), kNaN);
   for (size_t k = 0; k < best.size(); ++k) {
-    if (k < cur.size() && cur[k].present() && !std::isnan(best[k])) out[k] = best[k] / cur[k].median_ns;
+    if (k < cur.size() && cur[k].present() && !std::isnan(best[k]))
+      out[k] = best[k] / cur[k].median_ns;
   }
   return out;
 }

@@ -40,7 +40,8 @@ struct WindowStat {
 // rank shares no kernel with every other rank).
 std::vector<double> RelativeGpuScores(const std::vector<std::vector<WindowStat>>& stats);
 // stats[r][k] -> scores[r][k] = min_r' median / median (NaN if any rank lacks k).
-std::vector<std::vector<double>> RelativeSectionScores(const std::vector<std::vector<WindowStat>>& stats);
+std::vector<std::vector<double>> RelativeSectionScores(
+    const std::vector<std::vector<WindowStat>>& stats);
 // windows[w][k] for one rank, oldest first; the last window is "current".
 // GPU: weighted by the current window's totals. NaN when nothing is current.
 double IndividualGpuScore(const std::vector<std::vector<WindowStat>>& windows);

@@ -22,7 +22,8 @@ TEST(Scores, RelativeGpuIsTimeWeightedAndSkipsKernelsNotEverywhere) {
 }
 
 TEST(Scores, RelativeSections) {
-  std::vector<std::vector<WindowStat>> stats = {{W(100, 100), W(40, 40)}, {W(400, 400), WindowStat{}}};
+  std::vector<std::vector<WindowStat>> stats = {{W(100, 100), W(40, 40)},
+                                                {W(400, 400), WindowStat{}}};
   auto s = RelativeSectionScores(stats);
   EXPECT_DOUBLE_EQ(s[0][0], 1.0);
   EXPECT_DOUBLE_EQ(s[1][0], 0.25);
@@ -32,8 +33,7 @@ TEST(Scores, RelativeSections) {
 
 TEST(Scores, IndividualComparesTheLastWindowWithTheBest) {
   std::vector<std::vector<WindowStat>> windows = {
-      {W(100, 500), WindowStat{}},
-      {W(125, 1000), W(50, 100)},  // current
+      {W(100, 500), WindowStat{}}, {W(125, 1000), W(50, 100)},  // current
   };
   // A: best 100 / current 125 weighted 1000; B: 50 / 50 weighted 100.
   EXPECT_DOUBLE_EQ(IndividualGpuScore(windows), (0.8 * 1000 + 1.0 * 100) / 1100);

@@ -44,7 +44,8 @@ struct Interval {
 // Sorts and merges intervals in place; returns the total covered length.
 int64_t MergeIntervals(std::vector<Interval>* v) {
   if (v->empty()) return 0;
-  std::sort(v->begin(), v->end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  std::sort(v->begin(), v->end(),
+            [](const Interval& a, const Interval& b) { return a.start < b.start; });
   size_t out = 0;
   for (size_t i = 1; i < v->size(); ++i) {
     Interval& cur = (*v)[out];
@@ -94,8 +95,8 @@ struct Sample {
   int64_t dur;
 };
 
-std::vector<NamedTimes> GroupSamples(std::vector<Sample>* samples, const std::vector<std::string>& names,
-                                     size_t nsteps) {
+std::vector<NamedTimes> GroupSamples(std::vector<Sample>* samples,
+                                     const std::vector<std::string>& names, size_t nsteps) {
   std::sort(samples->begin(), samples->end(), [](const Sample& a, const Sample& b) {
     return std::tie(a.name, a.step) < std::tie(b.name, b.step);
   });
@@ -182,15 +183,17 @@ StatusOr<RankSummary> BuildSummary(const TraceReader& trace) {
   if (!ranges.empty()) {
     std::map<uint32_t, size_t> per_tid;
     for (const StepRange& r : ranges) ++per_tid[r.tid];
-    uint32_t tid = std::max_element(per_tid.begin(), per_tid.end(), [](const auto& a, const auto& b) {
-                     return a.second < b.second;
-                   })->first;
+    uint32_t tid =
+        std::max_element(per_tid.begin(), per_tid.end(), [](const auto& a, const auto& b) {
+          return a.second < b.second;
+        })->first;
     std::stable_sort(ranges.begin(), ranges.end(),
                      [](const StepRange& a, const StepRange& b) { return a.start < b.start; });
     for (const StepRange& r : ranges) {
       if (r.tid != tid) continue;
       // Steps must be disjoint and numbered upwards; a repeat or a nested range is dropped.
-      if (!s.steps.empty() && (r.n <= s.steps.back().step || r.start < s.steps.back().end_ns)) continue;
+      if (!s.steps.empty() && (r.n <= s.steps.back().step || r.start < s.steps.back().end_ns))
+        continue;
       StepSummary st;
       st.step = r.n;
       st.start_ns = r.start;
@@ -201,7 +204,8 @@ StatusOr<RankSummary> BuildSummary(const TraceReader& trace) {
   } else {
     // No step markers: the whole trace is step 0.
     int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
-    for (const KernelRecord& k : kernels) lo = std::min(lo, k.start_ns), hi = std::max(hi, k.end_ns);
+    for (const KernelRecord& k : kernels)
+      lo = std::min(lo, k.start_ns), hi = std::max(hi, k.end_ns);
     for (const ApiRecord& a : apis) lo = std::min(lo, a.start_ns), hi = std::max(hi, a.end_ns);
     if (lo <= hi) {
       StepSummary st;
@@ -252,7 +256,8 @@ StatusOr<RankSummary> BuildSummary(const TraceReader& trace) {
     int64_t t = 0;
     kernel_step[i] = step_at(launch_of(k.correlation, &t) ? t : k.start_ns);
     if (kernel_step[i] < 0) continue;
-    auto [it, inserted] = kernel_name_index.emplace(k.name, static_cast<uint32_t>(kernel_names.size()));
+    auto [it, inserted] =
+        kernel_name_index.emplace(k.name, static_cast<uint32_t>(kernel_names.size()));
     if (inserted) kernel_names.push_back(name);
     kernel_samples.push_back({it->second, static_cast<uint32_t>(kernel_step[i]), dur});
   }
@@ -369,8 +374,9 @@ StatusOr<RankSummary> BuildSummary(const TraceReader& trace) {
       c.name = full.substr(0, full.find('('));
       c.device = k.device;
       c.stream = k.stream;
-      c.stream_index = stream_index.emplace(std::make_pair(k.device, k.stream),
-                                            static_cast<int32_t>(stream_index.size()))
+      c.stream_index = stream_index
+                           .emplace(std::make_pair(k.device, k.stream),
+                                    static_cast<int32_t>(stream_index.size()))
                            .first->second;
       c.seq = next_seq[std::make_tuple(k.device, k.stream, c.name)]++;
       c.step = kernel_step[i] >= 0 ? s.steps[static_cast<size_t>(kernel_step[i])].step : kNoStep;

@@ -171,7 +171,8 @@ class Reader {
       if (!required) return OkStatus();
       return Error(std::string("missing key \"") + key + "\"");
     }
-    if (v->type() != JsonValue::Type::kInt) return Error(std::string("\"") + key + "\" is not an integer");
+    if (v->type() != JsonValue::Type::kInt)
+      return Error(std::string("\"") + key + "\" is not an integer");
     *out = v->AsInt();
     return OkStatus();
   }
@@ -196,7 +197,8 @@ class Reader {
     out->clear();
     out->reserve(v->items().size());
     for (const JsonValue& e : v->items()) {
-      if (e.type() != JsonValue::Type::kInt) return Error(where + ": \"" + key + "\" holds a non-integer");
+      if (e.type() != JsonValue::Type::kInt)
+        return Error(where + ": \"" + key + "\" holds a non-integer");
       out->push_back(e.AsInt());
     }
     return OkStatus();
@@ -240,9 +242,11 @@ StatusOr<RankSummary> SummaryFromJson(std::string_view json, const std::string& 
                         "); pass traces or files written by 'stepscope summarize'");
   }
   const JsonValue& root = *parsed;
-  if (!root.is_object() || !root.Get("format") || root.Get("format")->AsString() != kRankSummaryFormat) {
+  if (!root.is_object() || !root.Get("format") ||
+      root.Get("format")->AsString() != kRankSummaryFormat) {
     return InvalidInput(origin + ": JSON but not a stepscope rank summary (no \"format\": \"" +
-                        kRankSummaryFormat + "\"); pass traces or files written by 'stepscope summarize'");
+                        kRankSummaryFormat +
+                        "\"); pass traces or files written by 'stepscope summarize'");
   }
   int64_t version = 0;
   RETURN_IF_ERROR(r.Int(root, "version", &version));
@@ -285,7 +289,8 @@ StatusOr<RankSummary> SummaryFromJson(std::string_view json, const std::string& 
     RETURN_IF_ERROR(r.Int(e, "launch_late_ns", &st.launch_late_ns, false));
     RETURN_IF_ERROR(r.Int(e, "kernels", &st.kernels, false));
     if (!s.steps.empty() && st.step <= s.steps.back().step) {
-      return r.Error("\"steps\" are not in increasing step order (step " + std::to_string(st.step) + ")");
+      return r.Error("\"steps\" are not in increasing step order (step " + std::to_string(st.step) +
+                     ")");
     }
     s.steps.push_back(st);
   }
@@ -322,7 +327,9 @@ StatusOr<RankSummary> SummaryFromJson(std::string_view json, const std::string& 
   }
   // Back to start order (the writer grouped them).
   std::stable_sort(s.collectives.begin(), s.collectives.end(),
-                   [](const CollectiveSummary& a, const CollectiveSummary& b) { return a.start_ns < b.start_ns; });
+                   [](const CollectiveSummary& a, const CollectiveSummary& b) {
+                     return a.start_ns < b.start_ns;
+                   });
   return s;
 }
 

@@ -63,10 +63,11 @@ std::string MakeTrace() {
   api(1500, 2);
   kernel(1600, 1700, 7, 2, "gemm");  // launched 100 ns after gemm#1 ended: late 100
   api(1510, 3);
-  kernel(1650, 1900, 9, 3, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+  kernel(1650, 1900, 9, 3,
+         "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
   api(2100, 4);
-  kernel(2200, 2300, 7, 4, "gemm");                  // stream 7 idle since 1700, launch at 2100: late 400
-  kernel(2500, 2600, 8, 99, "orphan");               // no API row: step by its own start
+  kernel(2200, 2300, 7, 4, "gemm");     // stream 7 idle since 1700, launch at 2100: late 400
+  kernel(2500, 2600, 8, 99, "orphan");  // no API row: step by its own start
   kernel(3500, 3600, 7, 0, "after the last step");  // outside every step
   EXPECT_TRUE(t.Finalize().ok());
   return path;
@@ -131,18 +132,21 @@ TEST(Summary, JsonRoundTrip) {
 
 TEST(Summary, BadJsonSaysWhere) {
   EXPECT_EQ(SummaryFromJson("{\"format\": 3}", "a.json").status().message(),
-            "a.json: JSON but not a stepscope rank summary (no \"format\": \"stepscope-rank-summary\"); pass traces "
+            "a.json: JSON but not a stepscope rank summary (no \"format\": "
+            "\"stepscope-rank-summary\"); pass traces "
             "or files written by 'stepscope summarize'");
   auto v = SummaryFromJson(R"({"format": "stepscope-rank-summary", "version": 9})", "b.json");
   EXPECT_EQ(v.status().message(),
-            "b.json: rank summary version 9, this stepscope reads version 1; re-create it with 'stepscope "
+            "b.json: rank summary version 9, this stepscope reads version 1; re-create it with "
+            "'stepscope "
             "summarize' of this version");
   auto w = SummaryFromJson(R"({"format": "stepscope-rank-summary", "version": 1, "rank": 0,
       "steps": [{"step": 1, "start_ns": 0, "end_ns": 5}], "kernels": [{"name": "k", "total_ns": [1, 2],
       "count": [1], "median_ns": [1]}], "sections": [], "collectives": []})",
                            "c.json");
   EXPECT_EQ(w.status().message(),
-            "c.json: kernels[0]: \"total_ns\" has 2 entries, expected 1; re-create it with 'stepscope summarize'");
+            "c.json: kernels[0]: \"total_ns\" has 2 entries, expected 1; re-create it with "
+            "'stepscope summarize'");
   EXPECT_EQ(DefaultSummaryPath("dir/run_3.sqlite"), "dir/run_3.summary.json");
   EXPECT_EQ(DefaultSummaryPath("trace.db"), "trace.db.summary.json");
 }

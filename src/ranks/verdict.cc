@@ -30,10 +30,14 @@ namespace stepscope {
 
 const char* CauseName(Cause c) {
   switch (c) {
-    case Cause::kCompute: return "compute";
-    case Cause::kHost: return "host";
-    case Cause::kCommunication: return "communication";
-    case Cause::kNone: break;
+    case Cause::kCompute:
+      return "compute";
+    case Cause::kHost:
+      return "host";
+    case Cause::kCommunication:
+      return "communication";
+    case Cause::kNone:
+      break;
   }
   return "none";
 }
@@ -51,7 +55,9 @@ constexpr size_t kEvidence = 3;
 int Onset(const std::vector<bool>& flagged, int64_t* count, int64_t* seen) {
   const int n = static_cast<int>(flagged.size());
   std::vector<int> suffix(static_cast<size_t>(n) + 1, 0);
-  for (int i = n - 1; i >= 0; --i) suffix[static_cast<size_t>(i)] = suffix[static_cast<size_t>(i) + 1] + (flagged[static_cast<size_t>(i)] ? 1 : 0);
+  for (int i = n - 1; i >= 0; --i)
+    suffix[static_cast<size_t>(i)] =
+        suffix[static_cast<size_t>(i) + 1] + (flagged[static_cast<size_t>(i)] ? 1 : 0);
   const int need = std::min(2, n);
   for (int i = 0; i < n; ++i) {
     if (!flagged[static_cast<size_t>(i)]) continue;
@@ -93,16 +99,18 @@ double MedianExcess(const RanksAnalysis& a, size_t r, const std::vector<size_t>&
 }
 
 // Per-step total of `name` in `list` at summary step index idx (0 when absent).
-int64_t TotalAt(const std::vector<NamedTimes>& list, const std::unordered_map<std::string, size_t>& idx_of,
-                const std::string& name, int step) {
+int64_t TotalAt(const std::vector<NamedTimes>& list,
+                const std::unordered_map<std::string, size_t>& idx_of, const std::string& name,
+                int step) {
   auto it = idx_of.find(name);
   if (it == idx_of.end() || step < 0) return 0;
   return list[it->second].total_ns[static_cast<size_t>(step)];
 }
 
 // The names of rank r with the largest median per-step excess over the others.
-std::vector<std::pair<std::string, double>> TopExcess(const RanksAnalysis& a, size_t r, const std::vector<size_t>& ps,
-                                                      bool kernels, std::vector<std::string>* only_here) {
+std::vector<std::pair<std::string, double>> TopExcess(const RanksAnalysis& a, size_t r,
+                                                      const std::vector<size_t>& ps, bool kernels,
+                                                      std::vector<std::string>* only_here) {
   auto list_of = [&](size_t rank) -> const std::vector<NamedTimes>& {
     return kernels ? a.summaries[rank].kernels : a.summaries[rank].sections;
   };
@@ -124,29 +132,35 @@ std::vector<std::pair<std::string, double>> TopExcess(const RanksAnalysis& a, si
       for (size_t o = 0; o < a.ranks.size(); ++o) {
         if (o == r || a.step_index[o][p] < 0) continue;
         if (index[o].count(n.name)) elsewhere = true;
-        others.push_back(static_cast<double>(TotalAt(list_of(o), index[o], n.name, a.step_index[o][p])));
+        others.push_back(
+            static_cast<double>(TotalAt(list_of(o), index[o], n.name, a.step_index[o][p])));
       }
       if (others.empty()) continue;
-      excess.push_back(static_cast<double>(n.total_ns[static_cast<size_t>(mine_idx)]) - MedianOf(others));
+      excess.push_back(static_cast<double>(n.total_ns[static_cast<size_t>(mine_idx)]) -
+                       MedianOf(others));
     }
     if (!elsewhere && only_here && a.ranks.size() > 1) only_here->push_back(n.name);
     double m = MedianOf(excess);
     if (!std::isnan(m) && m > 0) out.emplace_back(n.name, m);
   }
-  std::stable_sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& x, const auto& y) { return x.second > y.second; });
   if (out.size() > kEvidence) out.resize(kEvidence);
   return out;
 }
 
 void Explain(RanksAnalysis* a, Straggler* s, const std::vector<size_t>& ps) {
   const size_t r = static_cast<size_t>(s->rank_index);
-  s->compute_excess_ns = MedianExcess(*a, r, ps, [](const StepSummary& st) { return st.compute_ns; });
-  s->host_excess_ns = MedianExcess(*a, r, ps, [](const StepSummary& st) { return st.launch_late_ns; });
+  s->compute_excess_ns =
+      MedianExcess(*a, r, ps, [](const StepSummary& st) { return st.compute_ns; });
+  s->host_excess_ns =
+      MedianExcess(*a, r, ps, [](const StepSummary& st) { return st.launch_late_ns; });
   if (!s->by_scores) {
     std::vector<double> caused;
     for (size_t p : ps) caused.push_back(static_cast<double>(a->caused[r][p]));
     s->caused_ns = MedianOf(caused);
-    s->comm_ns = std::max(0.0, s->caused_ns - std::max(0.0, s->compute_excess_ns) - std::max(0.0, s->host_excess_ns));
+    s->comm_ns = std::max(
+        0.0, s->caused_ns - std::max(0.0, s->compute_excess_ns) - std::max(0.0, s->host_excess_ns));
     const double c = std::max(0.0, s->compute_excess_ns), h = std::max(0.0, s->host_excess_ns);
     if (c >= h && c >= s->comm_ns) {
       s->cause = Cause::kCompute;
@@ -159,15 +173,18 @@ void Explain(RanksAnalysis* a, Straggler* s, const std::vector<size_t>& ps) {
   s->kernels = TopExcess(*a, r, ps, true, nullptr);
   s->sections = TopExcess(*a, r, ps, false, &s->only_here);
   // Evidence must matter: at least a tenth of the largest number explained.
-  const double floor = 0.1 * std::max({s->caused_ns, std::fabs(s->compute_excess_ns), std::fabs(s->host_excess_ns)});
+  const double floor =
+      0.1 * std::max({s->caused_ns, std::fabs(s->compute_excess_ns), std::fabs(s->host_excess_ns)});
   auto small = [&](const std::pair<std::string, double>& e) { return e.second < floor; };
   s->kernels.erase(std::remove_if(s->kernels.begin(), s->kernels.end(), small), s->kernels.end());
-  s->sections.erase(std::remove_if(s->sections.begin(), s->sections.end(), small), s->sections.end());
+  s->sections.erase(std::remove_if(s->sections.begin(), s->sections.end(), small),
+                    s->sections.end());
 }
 
 // Per step position: rank r's relative score of a per-step metric
 // (best rank's value / r's value), flagged when below the threshold.
-std::vector<std::vector<bool>> StepScoreFlags(const RanksAnalysis& a, const std::vector<size_t>& ps, bool gpu) {
+std::vector<std::vector<bool>> StepScoreFlags(const RanksAnalysis& a, const std::vector<size_t>& ps,
+                                              bool gpu) {
   const size_t nranks = a.ranks.size();
   std::vector<std::vector<bool>> flags(nranks, std::vector<bool>(ps.size(), false));
   // GPU: one global id per non-NCCL kernel name.
@@ -227,7 +244,8 @@ void FindStragglers(RanksAnalysis* a, const std::vector<bool>& steps_with_collec
       if (!std::isnan(r.step_ns)) steps.push_back(r.step_ns);
     }
     double med = MedianOf(steps);
-    a->min_wait_ns = std::max<int64_t>(kMinWaitFloorNs, std::isnan(med) ? 0 : static_cast<int64_t>(med * kMinWaitStepFraction));
+    a->min_wait_ns = std::max<int64_t>(
+        kMinWaitFloorNs, std::isnan(med) ? 0 : static_cast<int64_t>(med * kMinWaitStepFraction));
   }
 
   std::vector<size_t> ps;  // step positions with collectives
