@@ -225,7 +225,9 @@ std::string HeaderText(const RanksAnalysis& a) {
   }
   out += "\n";
   if (!a.steps.empty()) {
-    out += "steps " + std::to_string(a.steps.front()) + "-" + std::to_string(a.steps.back()) +
+    out += (a.steps.size() == 1 ? "step " + std::to_string(a.steps[0])
+                                : "steps " + std::to_string(a.steps.front()) + "-" +
+                                      std::to_string(a.steps.back())) +
            ", " + std::to_string(a.common_steps.size()) + " on every rank; " +
            std::to_string(a.collectives.size()) + " NCCL collectives matched across ranks\n";
   }

@@ -55,3 +55,6 @@ TESTS = [
     DiffTest(name="summarize_output_needs_one_trace", cmd=["summarize", "{traces}", "-o", "x.json"],
              trace=job("host", [0, 1]), out="ranks/summarize_two_outputs.err", rc=2, stderr=True),
 ]
+# no step markers: each trace is one step 0; rank 1's gemm runs 2 ms longer, rank 0 waits 2 ms
+TESTS.append(DiffTest(name="ranks_without_step_markers", cmd=["ranks", "{traces}", "--report", "ranks,collectives,verdict"],
+                      trace=["ranks/nosteps_r0.sql", "ranks/nosteps_r1.sql"], out="ranks/nosteps.txt"))
