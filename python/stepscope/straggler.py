@@ -207,6 +207,8 @@ class StragglerMonitor:
     def _end_step(self, seconds):
         self._times.setdefault("step", []).append(seconds)
         self._steps += 1
+        if self._gather is None:  # first step: join the group (and hook NCCL timing) early
+            self._gather = self._default_gather()
         if self._steps >= self._next_exchange:
             self._exchange()
 
@@ -235,8 +237,15 @@ class StragglerMonitor:
 
     # --- exchange -----------------------------------------------------------
     def _default_gather(self):
-        import torch.distributed as dist  # lazily: the module works without torch
+        try:
+            import torch.distributed as dist  # lazily: the module works without torch
 
+            ready = dist.is_available() and dist.is_initialized()
+        except ImportError:
+            ready = False
+        if not ready:  # not a distributed job: score this process alone
+            self.log.info("stepscope straggler: torch.distributed is not initialized; monitoring this process only")
+            return lambda obj: [obj]
         self._setup_comm_timing(dist)
         if self._rank is None:
             self._rank = dist.get_rank()
@@ -277,9 +286,7 @@ class StragglerMonitor:
         }
 
     def _exchange(self):
-        if self._gather is None:
-            self._gather = self._default_gather()
-        elif self._rank is None:
+        if self._rank is None:
             self._rank = 0
         first = self._first_step_of_interval
         reports = self._gather(self._payload())
