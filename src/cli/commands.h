@@ -17,5 +17,7 @@ int RunImport(int argc, char** argv);
 int RunMemory(int argc, char** argv);
 int RunBench(int argc, char** argv);
 int RunRoofline(int argc, char** argv);
+int RunSummarize(int argc, char** argv);
+int RunRanks(int argc, char** argv);
 
 }  // namespace stepscope

@@ -16,6 +16,8 @@ const CommandInfo kCommands[] = {
     {"memory", "device/host memory over time, peaks, live set, leaks, OOMs", RunMemory},
     {"bench", "measure this GPU's ceilings (bandwidths, FLOP/s)", RunBench},
     {"roofline", "counters of a step's top kernels against the ceilings", RunRoofline},
+    {"summarize", "write the small per-rank summary of traces (for 'ranks')", RunSummarize},
+    {"ranks", "compare ranks: step times, NCCL waits, scores, the straggler and why", RunRanks},
 };
 
 void PrintUsage(FILE* out) {

@@ -7,7 +7,7 @@
 
 #include "common/file_util.h"
 #include "common/strings.h"
-#include "roofline/json.h"
+#include "common/json_value.h"
 
 namespace stepscope {
 
@@ -62,12 +62,12 @@ JsonValue EntryJson(const Ceilings& c) {
   e.Set("name", JsonValue::String(c.gpu_name));
   e.Set("uuid", JsonValue::String(c.uuid));
   e.Set("cc", JsonValue::String(c.cc));
-  e.Set("sm_count", JsonValue::Number(c.sm_count));
+  e.Set("sm_count", JsonValue::Double(c.sm_count));
   e.Set("measured_at", JsonValue::String(c.measured_at));
   JsonValue vals = JsonValue::Object();
   for (const auto& [key, v] : c.values) {
     JsonValue one = JsonValue::Object();
-    one.Set("value", JsonValue::Number(v.value));
+    one.Set("value", JsonValue::Double(v.value));
     const CeilingKey* k = FindCeilingKey(key);
     one.Set("unit", JsonValue::String(k ? k->unit : ""));
     one.Set("detail", JsonValue::String(v.detail));
@@ -85,11 +85,11 @@ StatusOr<Ceilings> EntryFromJson(const JsonValue& e, const std::string& where) {
   c.cc = e.StringOr("cc", "");
   c.sm_count = static_cast<int>(e.NumberOr("sm_count", 0));
   c.measured_at = e.StringOr("measured_at", "");
-  const JsonValue* vals = e.Find("ceilings");
+  const JsonValue* vals = e.Get("ceilings");
   if (!vals || !vals->is_object())
     return InvalidInput(where + ": entry has no \"ceilings\" object");
   for (const auto& [key, v] : vals->members()) {
-    if (!v.is_object() || !v.Find("value") || !v.Find("value")->is_number()) {
+    if (!v.is_object() || !v.Get("value") || !v.Get("value")->is_number()) {
       return InvalidInput(where + ": ceiling \"" + key + "\" has no numeric \"value\"");
     }
     c.values[key] = Ceiling{v.NumberOr("value", 0), v.StringOr("detail", "")};
@@ -114,7 +114,7 @@ StatusOr<CeilingsStore> ParseCeilingsStore(const std::string& json, const std::s
                         ": not a stepscope ceilings file (no \"format\": \"stepscope-ceilings\")");
   }
   CeilingsStore store;
-  const JsonValue* gpus = v->Find("gpus");
+  const JsonValue* gpus = v->Get("gpus");
   if (!gpus || !gpus->is_object()) return store;
   for (const auto& [key, entry] : gpus->members()) {
     ASSIGN_OR_RETURN(Ceilings c, EntryFromJson(entry, path + ": gpus[\"" + key + "\"]"));

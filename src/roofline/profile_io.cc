@@ -1,7 +1,7 @@
 #include "roofline/profile_io.h"
 
 #include "common/strings.h"
-#include "roofline/json.h"
+#include "common/json_value.h"
 
 namespace stepscope {
 
@@ -9,7 +9,7 @@ namespace {
 
 JsonValue Dim3Json(const int32_t d[3]) {
   JsonValue a = JsonValue::Array();
-  for (int i = 0; i < 3; ++i) a.Push(JsonValue::Number(d[i]));
+  for (int i = 0; i < 3; ++i) a.Append(JsonValue::Double(d[i]));
   return a;
 }
 
@@ -17,8 +17,8 @@ bool Dim3From(const JsonValue* v, int32_t out[3]) {
   if (!v || !v->is_array() || v->items().size() != 3) return false;
   for (int i = 0; i < 3; ++i) {
     const JsonValue& x = v->items()[static_cast<size_t>(i)];
-    if (!x.is_number() || x.number() < 0 || x.number() > 2147483647.0) return false;
-    out[i] = static_cast<int32_t>(x.number());
+    if (!x.is_number() || x.AsDouble() < 0 || x.AsDouble() > 2147483647.0) return false;
+    out[i] = static_cast<int32_t>(x.AsDouble());
   }
   return true;
 }
@@ -27,9 +27,9 @@ bool Dim3From(const JsonValue* v, int32_t out[3]) {
 
 std::string TargetsJson(const ProfileTargets& t) {
   JsonValue o = JsonValue::Object();
-  o.Set("version", JsonValue::Number(1));
-  o.Set("instances", JsonValue::Number(t.instances));
-  o.Set("skip", JsonValue::Number(t.skip));
+  o.Set("version", JsonValue::Double(1));
+  o.Set("instances", JsonValue::Double(t.instances));
+  o.Set("skip", JsonValue::Double(t.skip));
   JsonValue ks = JsonValue::Array();
   for (const KernelTarget& k : t.kernels) {
     JsonValue e = JsonValue::Object();
@@ -37,7 +37,7 @@ std::string TargetsJson(const ProfileTargets& t) {
     e.Set("mangled", JsonValue::String(k.mangled));
     e.Set("grid", Dim3Json(k.grid));
     e.Set("block", Dim3Json(k.block));
-    ks.Push(std::move(e));
+    ks.Append(std::move(e));
   }
   o.Set("kernels", std::move(ks));
   return o.Dump() + "\n";
@@ -49,13 +49,13 @@ StatusOr<ProfileTargets> ParseTargets(const std::string& json) {
   ProfileTargets t;
   t.instances = static_cast<int>(v.NumberOr("instances", 1));
   t.skip = static_cast<int>(v.NumberOr("skip", 0));
-  const JsonValue* ks = v.Find("kernels");
+  const JsonValue* ks = v.Get("kernels");
   if (!ks || !ks->is_array()) return InvalidInput("targets: no \"kernels\" array");
   for (const JsonValue& e : ks->items()) {
     KernelTarget k;
     k.name = e.StringOr("name", "");
     k.mangled = e.StringOr("mangled", "");
-    if (!Dim3From(e.Find("grid"), k.grid) || !Dim3From(e.Find("block"), k.block)) {
+    if (!Dim3From(e.Get("grid"), k.grid) || !Dim3From(e.Get("block"), k.block)) {
       return InvalidInput("targets: kernel '" + k.name + "' needs \"grid\" and \"block\" [x,y,z]");
     }
     t.kernels.push_back(std::move(k));
@@ -80,9 +80,9 @@ ProfileResults ParseResults(const std::string& text) {
       r.device.uuid = v->StringOr("uuid", "");
       r.device.chip = v->StringOr("chip", "");
       r.device.passes = static_cast<int>(v->NumberOr("passes", 0));
-      if (const JsonValue* m = v->Find("metrics"); m && m->is_array()) {
+      if (const JsonValue* m = v->Get("metrics"); m && m->is_array()) {
         for (const JsonValue& x : m->items()) {
-          if (x.is_string()) r.device.metrics.push_back(x.str());
+          if (x.is_string()) r.device.metrics.push_back(x.AsString());
         }
       }
     } else if (type == "instance") {
@@ -91,15 +91,15 @@ ProfileResults ParseResults(const std::string& text) {
       i.launch_index = static_cast<int64_t>(v->NumberOr("launch_index", -1));
       i.name = v->StringOr("name", "");
       i.ranges = static_cast<int>(v->NumberOr("ranges", 0));
-      Dim3From(v->Find("grid"), i.grid);
-      Dim3From(v->Find("block"), i.block);
-      const JsonValue* c = v->Find("counters");
+      Dim3From(v->Get("grid"), i.grid);
+      Dim3From(v->Get("block"), i.block);
+      const JsonValue* c = v->Get("counters");
       if (!c || !c->is_object() || i.target < 0) {
         ++r.bad_lines;
         continue;
       }
       for (const auto& [k, x] : c->members()) {
-        if (x.is_number()) i.counters[k] = x.number();
+        if (x.is_number()) i.counters[k] = x.AsDouble();
       }
       r.instances.push_back(std::move(i));
     } else if (type == "error" || type == "note") {
@@ -118,9 +118,9 @@ std::string DeviceLine(const ProfileDevice& d) {
   o.Set("name", JsonValue::String(d.name));
   o.Set("uuid", JsonValue::String(d.uuid));
   o.Set("chip", JsonValue::String(d.chip));
-  o.Set("passes", JsonValue::Number(d.passes));
+  o.Set("passes", JsonValue::Double(d.passes));
   JsonValue m = JsonValue::Array();
-  for (const std::string& s : d.metrics) m.Push(JsonValue::String(s));
+  for (const std::string& s : d.metrics) m.Append(JsonValue::String(s));
   o.Set("metrics", std::move(m));
   return o.Dump() + "\n";
 }
@@ -128,14 +128,14 @@ std::string DeviceLine(const ProfileDevice& d) {
 std::string InstanceLine(const ProfileInstance& i) {
   JsonValue o = JsonValue::Object();
   o.Set("type", JsonValue::String("instance"));
-  o.Set("target", JsonValue::Number(i.target));
-  o.Set("launch_index", JsonValue::Number(static_cast<double>(i.launch_index)));
+  o.Set("target", JsonValue::Double(i.target));
+  o.Set("launch_index", JsonValue::Double(static_cast<double>(i.launch_index)));
   o.Set("name", JsonValue::String(i.name));
   o.Set("grid", Dim3Json(i.grid));
   o.Set("block", Dim3Json(i.block));
-  o.Set("ranges", JsonValue::Number(i.ranges));
+  o.Set("ranges", JsonValue::Double(i.ranges));
   JsonValue c = JsonValue::Object();
-  for (const auto& [k, v] : i.counters) c.Set(k, JsonValue::Number(v));
+  for (const auto& [k, v] : i.counters) c.Set(k, JsonValue::Double(v));
   o.Set("counters", std::move(c));
   return o.Dump() + "\n";
 }
@@ -143,7 +143,7 @@ std::string InstanceLine(const ProfileInstance& i) {
 std::string MessageLine(const ProfileMessage& m) {
   JsonValue o = JsonValue::Object();
   o.Set("type", JsonValue::String(m.error ? "error" : "note"));
-  o.Set("code", JsonValue::Number(m.code));
+  o.Set("code", JsonValue::Double(m.code));
   o.Set("message", JsonValue::String(m.message));
   return o.Dump() + "\n";
 }

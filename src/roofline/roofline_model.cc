@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "common/strings.h"
-#include "roofline/json.h"
+#include "common/json_value.h"
 
 namespace stepscope {
 
@@ -227,7 +227,7 @@ RooflineResult Evaluate(const KernelWork& w, const Ceilings& c) {
 
 std::string CountersJson(const std::map<std::string, double>& counters) {
   JsonValue o = JsonValue::Object();
-  for (const auto& [k, v] : counters) o.Set(k, JsonValue::Number(v));
+  for (const auto& [k, v] : counters) o.Set(k, JsonValue::Double(v));
   return o.Dump();
 }
 
@@ -236,7 +236,7 @@ StatusOr<std::map<std::string, double>> CountersFromJson(const std::string& json
   if (!v.is_object()) return InvalidInput("counters: not a JSON object");
   std::map<std::string, double> m;
   for (const auto& [k, x] : v.members()) {
-    if (x.is_number()) m[k] = x.number();
+    if (x.is_number()) m[k] = x.AsDouble();
   }
   return m;
 }
