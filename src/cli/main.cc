@@ -11,6 +11,8 @@ namespace {
 
 const CommandInfo kCommands[] = {
     {"schema", "print the trace schema (SQL or Markdown)", RunSchema},
+    {"export", "write a timeline for the Perfetto UI (protobuf) or Chrome JSON", RunExport},
+    {"report", "write a self-contained HTML report with charts", RunReport},
 };
 
 void PrintUsage(FILE* out) {

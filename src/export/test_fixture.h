@@ -93,8 +93,8 @@ inline Status WriteFixtureTrace(const std::string& path) {
   kernel(3000, 3500, 7, 2, kHostileName);  // untrusted name: must be escaped everywhere
   kernel(2200, 2600, 8, 3, "graph_node_a");
   kernel(2600, 2900, 8, 3, "graph_node_b");
-  kernel(2900, 3100, 8, 3, "ncclDevKernel_AllReduce");
-  kernel(3600, 3700, 7, 50, "no_launch_recorded");  // correlation without API row: no flow
+  kernel(2900, 3100, 8, 3, "graph_node_c");
+  kernel(3600, 3700, 7, 50, "ncclDevKernel_AllReduce");  // correlation without API row: no flow
   kernel(3650, 3800, 7, 0, "overlapping");  // crosses the previous kernel on stream 7: a lane
   kernel(10500, 11500, 7, 0, "gemm_bf16");  // step 2
 

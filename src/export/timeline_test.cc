@@ -188,7 +188,7 @@ TEST_F(ExportTest, PerfettoDecodesWithTheTracesCounts) {
   EXPECT_EQ(d.flows_out_by_name["cudaGraphLaunch"].size(), 3u);
   EXPECT_EQ(d.flows_out_by_name["cudaStreamSynchronize"].size(), 0u);
   ASSERT_EQ(d.flows_in_by_name[fx::kHostileName].size(), 1u);
-  EXPECT_EQ(d.flows_in_by_name["no_launch_recorded"].size(), 0u);
+  EXPECT_EQ(d.flows_in_by_name["ncclDevKernel_AllReduce"].size(), 0u);
   // The launch with correlation 2 points at the kernel with correlation 2.
   std::vector<uint64_t> launches = d.flows_out_by_name["cudaLaunchKernel"];
   EXPECT_NE(std::find(launches.begin(), launches.end(), d.flows_in_by_name[fx::kHostileName][0]),
