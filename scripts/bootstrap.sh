@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEBS=(cmake ninja-build g++ clang libclang-rt-14-dev libsqlite3-dev sqlite3 zlib1g-dev
-      libgtest-dev libgmock-dev python3 nodejs npm chromium)
+      libgtest-dev libgmock-dev python3 nodejs npm chromium libprotobuf-dev protobuf-compiler)
 
 missing=()
 for p in "${DEBS[@]}"; do
