@@ -12,6 +12,7 @@ struct CommandInfo {
 };
 
 int RunSchema(int argc, char** argv);
+int RunProfile(int argc, char** argv);
 int RunExport(int argc, char** argv);
 int RunReport(int argc, char** argv);
 

@@ -10,6 +10,7 @@ namespace stepscope {
 namespace {
 
 const CommandInfo kCommands[] = {
+    {"profile", "run a command under the tracer: one SQLite trace per process", RunProfile},
     {"schema", "print the trace schema (SQL or Markdown)", RunSchema},
     {"export", "write a timeline for the Perfetto UI (protobuf) or Chrome JSON", RunExport},
     {"report", "write a self-contained HTML report with charts", RunReport},
