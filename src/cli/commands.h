@@ -19,5 +19,7 @@ int RunBench(int argc, char** argv);
 int RunRoofline(int argc, char** argv);
 int RunSummarize(int argc, char** argv);
 int RunRanks(int argc, char** argv);
+int RunExport(int argc, char** argv);
+int RunReport(int argc, char** argv);
 
 }  // namespace stepscope
