@@ -9,18 +9,18 @@ mkdir -p "$OUT/slow" "$OUT/even"
 nvidia-smi -L
 ARGS="--ddp --preset small --steps 20 --warmup 3 --json"
 echo "== profile, slow rank 1 (5 ms)"
-(cd "$OUT/slow" && "$STEPSCOPE" profile -f -o 'run_%q{RANK}' -- torchrun --nproc-per-node 2 "$TRAIN_GPT" $ARGS --slow-rank 1 --slow-ms 5)
+(cd "$OUT/slow" && timeout 240 "$STEPSCOPE" profile -f -o 'run_%q{RANK}' -- torchrun --nproc-per-node 2 "$TRAIN_GPT" $ARGS --slow-rank 1 --slow-ms 5)
 echo "== ranks, slow"
 "$STEPSCOPE" ranks "$OUT"/slow/run_*.sqlite
 "$STEPSCOPE" ranks --format json "$OUT"/slow/run_*.sqlite > "$OUT/ranks_slow.json"
 echo "== profile, no slow rank"
-(cd "$OUT/even" && "$STEPSCOPE" profile -q -f -o 'run_%q{RANK}' -- torchrun --nproc-per-node 2 "$TRAIN_GPT" $ARGS)
+(cd "$OUT/even" && timeout 240 "$STEPSCOPE" profile -q -f -o 'run_%q{RANK}' -- torchrun --nproc-per-node 2 "$TRAIN_GPT" $ARGS)
 echo "== ranks, even"
 "$STEPSCOPE" ranks "$OUT"/even/run_*.sqlite
 echo "== live monitor, slow rank 1, interleaved with the same wrapper without the monitor"
 for i in 1 2 3; do
   for m in 0 1; do
-    MONITOR=$m torchrun --nproc-per-node 2 "$HERE/ddp_monitor.py" "$TRAIN_GPT" $ARGS --steps 60 --slow-rank 1 --slow-ms 5 \
+    MONITOR=$m timeout 180 torchrun --nproc-per-node 2 "$HERE/ddp_monitor.py" "$TRAIN_GPT" $ARGS --steps 60 --slow-rank 1 --slow-ms 5 \
       > "$OUT/mon_${m}_$i.log" 2>&1
     echo "monitor=$m run $i: $(grep -h '"rank": 0' "$OUT/mon_${m}_$i.log" | tail -1)"
   done
