@@ -28,18 +28,20 @@ class Scores(unittest.TestCase):
     def test_wait_stragglers(self):
         # rank 1 is 5 ms late: ranks 0, 2, 3 spend 5 ms more per step in collectives
         comm = {0: 0.0081, 1: 0.0031, 2: 0.0080, 3: 0.0082}
-        w = sg.wait_stragglers(comm, step_s=0.060)
+        w = sg.wait_stragglers(comm, step_s=0.040)
         self.assertEqual(list(w), [1])
         self.assertAlmostEqual(w[1], 0.0050, places=6)  # median(8.1, 8.0, 8.2) - 3.1 ms
-        # balanced: differences below max(0.5 ms, 2% of 60 ms = 1.2 ms)
-        self.assertEqual(sg.wait_stragglers({0: 0.0031, 1: 0.0035}, step_s=0.060), {})
-        self.assertEqual(sg.wait_stragglers({0: 0.0031, 1: None}, step_s=0.060), {})
+        # the same 5 ms on a 60 ms step is under max(0.5 ms, 10% of 60 ms = 6 ms): jitter
+        self.assertEqual(sg.wait_stragglers(comm, step_s=0.060), {})
+        # balanced: differences below max(0.5 ms, 10% of 40 ms = 4 ms)
+        self.assertEqual(sg.wait_stragglers({0: 0.0031, 1: 0.0035}, step_s=0.040), {})
+        self.assertEqual(sg.wait_stragglers({0: 0.0031, 1: None}, step_s=0.040), {})
 
     def test_find_stragglers_reasons(self):
         reports = [
-            {"rank": 0, "host": "a", "sections": {"step": 0.06, "forward": 0.02}, "individual": {"step": 1.0},
+            {"rank": 0, "host": "a", "sections": {"step": 0.04, "forward": 0.02}, "individual": {"step": 1.0},
              "comm_per_step_s": 0.008},
-            {"rank": 1, "host": "a", "sections": {"step": 0.06, "forward": 0.04}, "individual": {"step": 0.5},
+            {"rank": 1, "host": "a", "sections": {"step": 0.04, "forward": 0.04}, "individual": {"step": 0.5},
              "comm_per_step_s": 0.003},
         ]
         r = sg.find_stragglers(reports)
@@ -100,12 +102,12 @@ class Monitor(unittest.TestCase):
         return reports
 
     def test_flags_the_late_rank(self):
-        reports = self.run_job(late_s=0.005)
-        # exchanges at step 5, then every round(0.5 s / 58 ms) = 9 steps: 5, 14, 23, 32
-        self.assertEqual([r["steps"] for r in reports], [(0, 4), (5, 13), (14, 22), (23, 31)])
+        reports = self.run_job(late_s=0.008)
+        # exchanges at step 5, then every round(0.5 s / 61 ms) = 8 steps: 5, 13, 21, 29, 37
+        self.assertEqual([r["steps"] for r in reports], [(0, 4), (5, 12), (13, 20), (21, 28), (29, 36)])
         for r in reports:
             self.assertEqual([s["rank"] for s in r["stragglers"]], [1])
-            self.assertAlmostEqual(r["comm_per_step_s"][0] - r["comm_per_step_s"][1], 0.005, places=9)
+            self.assertAlmostEqual(r["comm_per_step_s"][0] - r["comm_per_step_s"][1], 0.008, places=9)
 
     def test_no_straggler(self):
         for r in self.run_job(late_s=0.0):

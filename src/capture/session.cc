@@ -479,6 +479,14 @@ void Session::FinalizeTrace() {
     LogWarn("%s: cannot finalize trace: %s", path_.c_str(), st.message().c_str());
     return;
   }
+  // A process that initialized CUDA but did no GPU work and no NVTX (a
+  // launcher such as torchrun's agent) leaves no trace behind.
+  const uint64_t work = c.kernels + c.memcpys + c.memsets + c.api_calls + c.syncs + c.memory +
+                        c.ooms + nvtx_events_.load();
+  if (work == 0) {
+    ::unlink(path_.c_str());
+    LogVerbose("nothing recorded: removed %s", path_.c_str());
+  }
   LogVerbose("trace finalized: %s", path_.c_str());
 }
 

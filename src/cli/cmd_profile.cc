@@ -279,8 +279,19 @@ int RunProfile(int argc, char** argv) {
   if (!p.Has("--quiet") && traced && !manifest.empty()) {
     std::ifstream mf(manifest);
     std::vector<std::string> traces;
+    int empty = 0;
     for (std::string line; std::getline(mf, line);) {
-      if (!line.empty() && std::find(traces.begin(), traces.end(), line) == traces.end()) traces.push_back(line);
+      if (line.empty() || std::find(traces.begin(), traces.end(), line) != traces.end()) continue;
+      // A process that recorded nothing removed its trace at exit.
+      if (!FileExists(line)) {
+        ++empty;
+        continue;
+      }
+      traces.push_back(line);
+    }
+    if (empty > 0) {
+      std::fprintf(stderr, "stepscope: %d process%s initialized CUDA or NVTX but recorded nothing (no trace kept)\n",
+                   empty, empty == 1 ? "" : "es");
     }
     if (traces.empty()) {
       std::fprintf(stderr, "stepscope: no trace written (the command used neither CUDA nor NVTX)\n");

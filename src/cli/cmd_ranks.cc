@@ -111,7 +111,7 @@ int RunRanks(int argc, char** argv) {
   p.Flag("--window", "N", "steps per window for the individual scores (best window vs the last)",
          "5");
   p.Flag("--min-wait", "DUR",
-         "per-step wait that counts as straggling (default: max(0.5ms, 2% of the step))");
+         "per-step wait that counts as straggling (default: max(0.5ms, 10% of the step))");
   p.Flag("--align", "HOW",
          "clock alignment: meta (wall_clock_offset_ns) or collectives (also correct "
          "per-host skew from collective end times)",

@@ -23,7 +23,18 @@ std::string RangeText(const std::vector<int64_t>& steps) {
 }
 
 // Ranks from the summaries; a summary without one gets the lowest free number.
+// A trace with neither a rank nor any step or kernel is a launcher process
+// (torchrun's agent initializes CUDA but runs nothing): it is left out.
 Status NumberRanks(RanksAnalysis* a) {
+  std::vector<RankSummary> kept;
+  for (RankSummary& s : a->summaries) {
+    if (s.rank < 0 && s.steps.empty() && s.kernels.empty()) {
+      a->notes.push_back(s.trace + " records no rank and no GPU work (a launcher process?); left out");
+      continue;
+    }
+    kept.push_back(std::move(s));
+  }
+  a->summaries = std::move(kept);
   std::map<int64_t, std::string> taken;
   for (const RankSummary& s : a->summaries) {
     if (s.rank < 0) continue;

@@ -13,6 +13,9 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 os.environ.setdefault("STEPSCOPE_PYTORCH_MEMORY", "0")
+if os.environ.get("MONITOR", "1") != "0":
+    # Collective timing must be on before the process group exists (docs/ranks.md).
+    os.environ["TORCH_NCCL_ENABLE_TIMING"] = "1"
 logging.basicConfig(level=logging.INFO, format="%(name)s rank" + os.environ.get("RANK", "?") + ": %(message)s")
 
 import torch  # noqa: E402
