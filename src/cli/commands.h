@@ -12,5 +12,9 @@ struct CommandInfo {
 };
 
 int RunSchema(int argc, char** argv);
+int RunStats(int argc, char** argv);
+int RunSteps(int argc, char** argv);
+int RunAnalyze(int argc, char** argv);
+int RunDiff(int argc, char** argv);
 
 }  // namespace stepscope

@@ -11,6 +11,10 @@ namespace {
 
 const CommandInfo kCommands[] = {
     {"schema", "print the trace schema (SQL or Markdown)", RunSchema},
+    {"stats", "summary tables (recipes): kernels, API, memory, NVTX, utilization", RunStats},
+    {"steps", "training steps: duration, GPU busy, breakdown, top kernels", RunSteps},
+    {"analyze", "expert rules: what slows the steps down and the fix, ranked by cost", RunAnalyze},
+    {"diff", "compare two traces: step-time speedup, kernel and NVTX changes", RunDiff},
 };
 
 void PrintUsage(FILE* out) {
