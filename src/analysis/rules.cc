@@ -39,6 +39,7 @@ int RuleContext::StepAtWindow(int64_t t) const {
 
 std::string RuleContext::RangeName(uint32_t nvtx) const {
   if (nvtx == kNone) return "no NVTX range";
+  if (nvtx < is_step_range.size() && is_step_range[nvtx]) return "the step range";
   return "`" + m.String(m.nvtx()[nvtx].name) + "`";
 }
 
@@ -121,8 +122,26 @@ StatusOr<Analysis> Analyze(const TraceModel& m, const AnalyzeOptions& opt) {
   a.windows = windows;
   for (const Interval& w : windows) a.analyzed_ns += w.end - w.start;
 
-  RuleContext c{
-      m, opt, a.steps, OpSteps(m, a.steps), a.device, windows, a.analyzed_ns, a.complete_steps, {}};
+  RuleContext c{m,       opt, a.steps, OpSteps(m, a.steps), a.device, windows, a.analyzed_ns,
+                a.complete_steps, {}, {}, {}};
+  c.blocking_copy.assign(m.apis().size(), 0);
+  for (const MemcpyRecord& r : m.memcpys()) {
+    const uint32_t api = r.correlation ? m.ApiByCorrelation(r.correlation) : kNone;
+    if (api == kNone) continue;
+    if (!r.is_async) {
+      c.blocking_copy[api] = 1;
+    } else if (r.src_kind == MemoryKind::kPageable || r.dst_kind == MemoryKind::kPageable) {
+      c.blocking_copy[api] = 2;
+    }
+  }
+  for (const MemsetRecord& r : m.memsets()) {
+    const uint32_t api = r.correlation ? m.ApiByCorrelation(r.correlation) : kNone;
+    if (api != kNone && !r.is_async) c.blocking_copy[api] = 1;
+  }
+  c.is_step_range.assign(m.nvtx().size(), 0);
+  for (const Step& s : a.steps.steps) {
+    if (s.nvtx != kNone) c.is_step_range[s.nvtx] = 1;
+  }
   if (a.device >= 0) {
     GapTotals totals;
     c.gaps = FindGpuGaps(m, tl, static_cast<uint32_t>(a.device), opt.gaps, &windows, &totals);

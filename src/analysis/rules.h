@@ -9,7 +9,9 @@
 // one given, else the device with the most GPU busy time.
 //
 // GPU idle gaps (gaps.h) are owned by exactly one rule, so their costs add up:
-//   sync-wait gaps  -> host_sync
+//   sync-wait gaps  -> sync_memcpy / pageable_memcpy when the blocking call was
+//                      such a copy, else host_sync; and the later host-wait
+//                      gaps of that step (the GPU queue stayed empty);
 //   host-wait gaps  -> data_loading when they end at a step's first GPU op, or
 //                      the host was between steps or in a data-loading NVTX
 //                      range, and the later host-wait gaps of such a starved
@@ -17,9 +19,9 @@
 //                   -> launch_bound when they fall in a stretch of kernels
 //                      shorter than the time between their launches;
 //                   -> host_wait otherwise (grouped by the host's NVTX range).
-// The copy rules (pageable_memcpy, sync_memcpy, offload_copies), fp32_gemm
-// and memory_capacity have their own cost models; their costs may overlap
-// with the gap rules' (a synchronous copy also causes a sync-wait gap).
+// offload_copies (exposed pinned host<->device copies), fp32_gemm and
+// memory_capacity have their own cost models, which may overlap with the
+// gap rules' costs.
 #pragma once
 
 #include <cstdint>
@@ -102,11 +104,16 @@ struct RuleContext {
   int64_t analyzed_ns = 0;
   int64_t nsteps = 0;
   std::vector<GpuGap> gaps;  // of `device`, clipped to the windows
+  // Per api call: 1 a synchronous memcpy/memset, 2 an async memcpy to/from
+  // pageable memory (both block the host), 0 otherwise.
+  std::vector<uint8_t> blocking_copy;
+  std::vector<char> is_step_range;  // per NVTX range: it is a detected step
 
   bool InWindows(int64_t t) const;
   // Step index whose window contains t, or -1.
   int StepAtWindow(int64_t t) const;
-  std::string RangeName(uint32_t nvtx) const;  // "`forward`" or "no NVTX range"
+  // "`forward`", "the step range" (a step's own range) or "no NVTX range".
+  std::string RangeName(uint32_t nvtx) const;
   std::string Rel(int64_t t) const;            // "+1.234567 s"
   // "steps 5-34" / "steps 5, 9, 12" / "12 of 30 steps (5-40)"; "" without steps.
   std::string StepsText(const std::vector<int>& step_indices) const;

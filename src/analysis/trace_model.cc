@@ -294,7 +294,8 @@ void TraceModel::BuildNvtxIndex() {
       const NvtxRecord& x = r_.nvtx[a];
       const NvtxRecord& y = r_.nvtx[b];
       if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
-      return RangeEnd(a) > RangeEnd(b);
+      if (RangeEnd(a) != RangeEnd(b)) return RangeEnd(a) > RangeEnd(b);
+      return x.depth < y.depth;  // same extent: the outer range (pushed first) first
     });
     std::vector<uint32_t> stack;
     auto pop_ended = [&](int64_t t) {
