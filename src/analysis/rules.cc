@@ -122,8 +122,9 @@ StatusOr<Analysis> Analyze(const TraceModel& m, const AnalyzeOptions& opt) {
   a.windows = windows;
   for (const Interval& w : windows) a.analyzed_ns += w.end - w.start;
 
-  RuleContext c{m,       opt, a.steps, OpSteps(m, a.steps), a.device, windows, a.analyzed_ns,
-                a.complete_steps, {}, {}, {}};
+  RuleContext c{
+      m,  opt, a.steps, OpSteps(m, a.steps), a.device, windows, a.analyzed_ns, a.complete_steps,
+      {}, {},  {}};
   c.blocking_copy.assign(m.apis().size(), 0);
   for (const MemcpyRecord& r : m.memcpys()) {
     const uint32_t api = r.correlation ? m.ApiByCorrelation(r.correlation) : kNone;

@@ -114,7 +114,7 @@ struct RuleContext {
   int StepAtWindow(int64_t t) const;
   // "`forward`", "the step range" (a step's own range) or "no NVTX range".
   std::string RangeName(uint32_t nvtx) const;
-  std::string Rel(int64_t t) const;            // "+1.234567 s"
+  std::string Rel(int64_t t) const;  // "+1.234567 s"
   // "steps 5-34" / "steps 5, 9, 12" / "12 of 30 steps (5-40)"; "" without steps.
   std::string StepsText(const std::vector<int>& step_indices) const;
   // Fills cost_pct / cost_per_step_ns and the reported flag from cost_ns.

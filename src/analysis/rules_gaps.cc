@@ -102,9 +102,10 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
     if (g.cause == GapCause::kSyncWait) {
       const uint32_t api = g.blocking_api;
       const uint8_t copy = api != kNone ? c.blocking_copy[api] : 0;
-      const std::string call = api != kNone ? m.ApiName(api)
-                                            : std::string("sync (") +
-                                                  SyncTypeName(m.syncs()[g.blocking_sync].type) + ")";
+      const std::string call =
+          api != kNone
+              ? m.ApiName(api)
+              : std::string("sync (") + SyncTypeName(m.syncs()[g.blocking_sync].type) + ")";
       const uint32_t range = api != kNone ? m.api_range()[api] : kNone;
       std::string key;
       if (copy == 1) {
@@ -226,13 +227,14 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
       std::sort(ids.begin(), ids.end());
       ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
       for (int32_t id : ids) kernels += stretch_len[id];
-      f.detail = std::to_string(ids.size()) + " stretches of >= " +
-                 std::to_string(kMinLaunchBoundStretch) + " kernels (" + std::to_string(kernels) +
-                 " kernels) each shorter than its launch interval; " + std::to_string(f.count) +
-                 " host-wait gaps in them, " + Ms(f.cost_ns);
+      f.detail = std::to_string(ids.size()) +
+                 " stretches of >= " + std::to_string(kMinLaunchBoundStretch) + " kernels (" +
+                 std::to_string(kernels) + " kernels) each shorter than its launch interval; " +
+                 std::to_string(f.count) + " host-wait gaps in them, " + Ms(f.cost_ns);
     } else if (f.rule == "host_wait") {
       f.detail = std::to_string(f.count) +
-                 " host-wait gaps (the next op was launched after the GPU went idle), " + Ms(f.cost_ns);
+                 " host-wait gaps (the next op was launched after the GPU went idle), " +
+                 Ms(f.cost_ns);
     } else {
       // host_sync, and the sync-wait part of sync_memcpy / pageable_memcpy
       // (CopyRules completes those two).

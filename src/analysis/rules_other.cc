@@ -150,11 +150,13 @@ void CopyRules(const RuleContext& c, std::vector<Finding>* out) {
     f.where = pageable.Where(c, false);
     f.cost_ns = copy_time / 2 + gaps.cost_ns;
     f.detail = std::to_string(f.count) + " cudaMemcpyAsync copies, " + Mb(pageable_bytes) + ", " +
-               FormatDuration(copy_time) + " of copy time staged through a pageable buffer (pinned "
+               FormatDuration(copy_time) +
+               " of copy time staged through a pageable buffer (pinned "
                "memory copies about twice as fast: half of it counts)" +
                (gaps.count > 0 ? "; " + gaps.detail : std::string());
     f.fix =
-        "Pin the host buffers: DataLoader(pin_memory=True), tensor.pin_memory(), cudaHostAlloc; then "
+        "Pin the host buffers: DataLoader(pin_memory=True), tensor.pin_memory(), cudaHostAlloc; "
+        "then "
         "copy with non_blocking=True so the copy overlaps compute.";
     c.Finish(&f, true);
     f.reported = f.cost_pct >= min_pct;
@@ -169,7 +171,8 @@ void CopyRules(const RuleContext& c, std::vector<Finding>* out) {
     f.where = sync_copy.Where(c, false);
     f.cost_ns = gaps.cost_ns;
     f.detail = std::to_string(f.count) + " synchronous calls, the host blocked for " +
-               FormatDuration(blocked) + (gaps.count > 0 ? "; " + gaps.detail : "; no GPU idle time after them");
+               FormatDuration(blocked) +
+               (gaps.count > 0 ? "; " + gaps.detail : "; no GPU idle time after them");
     f.fix =
         "Use the async forms on a stream (cudaMemcpyAsync/cudaMemsetAsync; tensor.to(..., "
         "non_blocking=True) with pinned memory) and synchronize once, where the result is needed.";

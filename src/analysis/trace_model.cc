@@ -57,10 +57,54 @@ StatusOr<std::unique_ptr<TraceModel>> TraceModel::Load(const std::string& path) 
   return FromRecords(std::move(r));
 }
 
+namespace {
+
+// Bad input becomes data, never a crash: a corrupted trace may hold negative
+// or huge times, ends before starts, or string ids past the string table.
+// Times are clamped to [0, 2^62), durations to [0, 2^44 ns] (4.9 hours), so
+// that no difference or per-name total can overflow; sizes to 2^50 bytes;
+// unknown string ids
+// become 0 (""). Open NVTX ranges (end -1) stay open.
+constexpr int64_t kMaxTime = int64_t{1} << 62;
+constexpr int64_t kMaxDuration = int64_t{1} << 44;
+
+void Clamp(int64_t* start, int64_t* end) {
+  *start = std::clamp<int64_t>(*start, 0, kMaxTime);
+  *end = std::clamp<int64_t>(*end, *start, std::min(kMaxTime, *start + kMaxDuration));
+}
+
+void Sanitize(TraceModel::Records* r) {
+  const StringId n = static_cast<StringId>(r->strings.size());
+  auto id = [n](StringId* s) {
+    if (*s >= n) *s = kNoString;
+  };
+  for (auto& k : r->kernels) Clamp(&k.start_ns, &k.end_ns), id(&k.name), id(&k.mangled_name);
+  constexpr uint64_t kMaxBytes = uint64_t{1} << 50;  // 1 PiB: sums of sizes cannot overflow
+  for (auto& c : r->memcpys) Clamp(&c.start_ns, &c.end_ns), c.bytes = std::min(c.bytes, kMaxBytes);
+  for (auto& c : r->memsets) Clamp(&c.start_ns, &c.end_ns), c.bytes = std::min(c.bytes, kMaxBytes);
+  for (auto& a : r->apis) Clamp(&a.start_ns, &a.end_ns), id(&a.name);
+  for (auto& s : r->syncs) Clamp(&s.start_ns, &s.end_ns);
+  for (auto& v : r->nvtx) {
+    const bool open = v.end_ns == -1;
+    Clamp(&v.start_ns, &v.end_ns);
+    if (open) v.end_ns = -1;
+    id(&v.name);
+    id(&v.domain);
+  }
+  for (auto& m : r->memory) {
+    m.ts_ns = std::clamp<int64_t>(m.ts_ns, 0, kMaxTime);
+    m.bytes = std::min(m.bytes, kMaxBytes);
+  }
+  for (auto& d : r->devices) id(&d.name);
+}
+
+}  // namespace
+
 std::unique_ptr<TraceModel> TraceModel::FromRecords(Records r) {
   std::unique_ptr<TraceModel> m(new TraceModel());
   m->r_ = std::move(r);
   if (m->r_.strings.empty()) m->r_.strings.emplace_back();
+  Sanitize(&m->r_);
   m->Derive();
   return m;
 }
