@@ -20,6 +20,7 @@ ALLOWED = {
     "export": {"common", "format", "store", "analysis", "export"},
     "report": {"common", "format", "store", "analysis", "export", "report"},
     "roofline": {"common", "format", "store", "analysis", "roofline"},
+    "ranks": {"common", "format", "store", "ranks"},
     "cli": None,  # the front-end may include anything
 }
 

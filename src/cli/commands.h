@@ -12,6 +12,13 @@ struct CommandInfo {
 };
 
 int RunSchema(int argc, char** argv);
+int RunProfile(int argc, char** argv);
+int RunImport(int argc, char** argv);
+int RunMemory(int argc, char** argv);
+int RunBench(int argc, char** argv);
+int RunRoofline(int argc, char** argv);
+int RunSummarize(int argc, char** argv);
+int RunRanks(int argc, char** argv);
 int RunStats(int argc, char** argv);
 int RunSteps(int argc, char** argv);
 int RunAnalyze(int argc, char** argv);

@@ -202,7 +202,7 @@ struct OverheadRecord {
 struct DeviceRecord {
   uint32_t id;  // CUDA device ordinal in the traced process
   StringId name;
-  char uuid[40];  // "GPU-xxxxxxxx-xxxx-..." NUL-terminated, "" when unknown
+  char uuid[48];  // "GPU-xxxxxxxx-xxxx-..." NUL-terminated, "" when unknown
   uint32_t cc_major;
   uint32_t cc_minor;
   uint32_t sm_count;

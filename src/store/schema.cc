@@ -68,8 +68,7 @@ std::vector<TableDef> BuildTables() {
                 {"dynamic_smem_bytes", "INTEGER", "dynamic shared memory per block, bytes"},
                 {"graph_id", "INTEGER", "CUDA graph id, 0 when not launched from a graph"},
                 {"graph_node_id", "INTEGER", "CUDA graph node id, 0 when not from a graph"}},
-               {"kernels_start(start_ns)", "kernels_correlation(correlation)",
-                "kernels_name(name_id)"}});
+               {"kernels_correlation(correlation)"}});
   t.push_back({"memcpy",
                "GPU memory copies (CUPTI MEMCPY and MEMCPY2).",
                {{"start_ns", "INTEGER", "start, ns"},
@@ -85,7 +84,7 @@ std::vector<TableDef> BuildTables() {
                 {"is_async", "INTEGER", "1 when issued by an async API (cudaMemcpyAsync)"},
                 {"dst_device", "INTEGER", "destination device for peer copies; else = device"},
                 {"graph_id", "INTEGER", "CUDA graph id, 0 when not from a graph"}},
-               {"memcpy_start(start_ns)", "memcpy_correlation(correlation)"}});
+               {"memcpy_correlation(correlation)"}});
   t.push_back({"memset",
                "GPU memsets (CUPTI MEMSET).",
                {{"start_ns", "INTEGER", "start, ns"},
@@ -99,7 +98,7 @@ std::vector<TableDef> BuildTables() {
                 {"memory_kind", "INTEGER", "enum_memory_kind.id"},
                 {"is_async", "INTEGER", "1 when issued by an async API"},
                 {"graph_id", "INTEGER", "CUDA graph id, 0 when not from a graph"}},
-               {"memset_start(start_ns)", "memset_correlation(correlation)"}});
+               {"memset_correlation(correlation)"}});
   t.push_back({"api",
                "CUDA runtime and driver API calls. Captured traces hold only the chosen set "
                "(launches, graph launch, memcpy/memset, synchronization, stream-wait-event, "
@@ -112,7 +111,7 @@ std::vector<TableDef> BuildTables() {
                 {"cbid", "INTEGER", "CUPTI callback id within the domain"},
                 {"name_id", "INTEGER", "function name (strings.id), e.g. cudaLaunchKernel"},
                 {"return_code", "INTEGER", "cudaError_t / CUresult returned"}},
-               {"api_start(start_ns)", "api_correlation(correlation)", "api_tid(tid, start_ns)"}});
+               {"api_correlation(correlation)"}});
   t.push_back({"sync",
                "Host-side synchronizations (CUPTI SYNCHRONIZATION): the thread waited in [start_ns, end_ns].",
                {{"start_ns", "INTEGER", "wait start, ns"},
@@ -123,7 +122,7 @@ std::vector<TableDef> BuildTables() {
                 {"context", "INTEGER", "CUDA context id"},
                 {"stream", "INTEGER", "CUDA stream id; 4294967295 when not stream-specific"},
                 {"event", "INTEGER", "CUDA event id; 0 when none"}},
-               {"sync_start(start_ns)"}});
+               {}});
   t.push_back({"memory",
                "Device, pinned-host and managed memory allocations and frees (CUPTI MEMORY2).",
                {{"ts_ns", "INTEGER", "time of the operation, ns"},
@@ -137,7 +136,7 @@ std::vector<TableDef> BuildTables() {
                 {"correlation", "INTEGER", "api.correlation of the allocating/freeing call"},
                 {"is_async", "INTEGER", "1 for stream-ordered (pool) allocations"},
                 {"pool_address", "INTEGER", "owning memory pool for stream-ordered allocations, else 0"}},
-               {"memory_ts(ts_ns)", "memory_address(address)"}});
+               {"memory_address(address)"}});
   t.push_back({"memory_pool",
                "Stream-ordered memory pool events (CUPTI MEMORY_POOL).",
                {{"ts_ns", "INTEGER", "time, ns"},
@@ -148,6 +147,32 @@ std::vector<TableDef> BuildTables() {
                 {"release_threshold", "INTEGER", "pool release threshold, bytes"},
                 {"device", "INTEGER", "devices.id"},
                 {"is_managed", "INTEGER", "1 for a managed-memory pool"}},
+               {}});
+  t.push_back({"oom",
+               "Failed allocations (out of memory): an allocation API returned "
+               "cudaErrorMemoryAllocation / CUDA_ERROR_OUT_OF_MEMORY. Written and committed at "
+               "once so the evidence survives the abort that usually follows. See docs/memory.md.",
+               {{"ts_ns", "INTEGER", "when the failing call returned, ns"},
+                {"tid", "INTEGER", "calling thread (threads.tid)"},
+                {"device", "INTEGER", "devices.id the allocation was for (current device of the call)"},
+                {"correlation", "INTEGER", "api.correlation of the failing call; 0 when not traced"},
+                {"name_id", "INTEGER", "API name (strings.id), e.g. cudaMalloc"},
+                {"return_code", "INTEGER", "cudaError_t / CUresult returned (2 for out of memory)"},
+                {"requested_bytes", "INTEGER", "size the call asked for, bytes"},
+                {"memory_kind", "INTEGER", "enum_memory_kind.id of the request (device, pinned, managed)"},
+                {"free_bytes", "INTEGER", "free device memory right after the failure (cuMemGetInfo), bytes; -1 unknown"},
+                {"total_bytes", "INTEGER", "total device memory (cuMemGetInfo), bytes; -1 unknown"}},
+               {}});
+  t.push_back({"host_alloc",
+               "Host memory allocations and frees at or above a size threshold (`--trace "
+               "host-mem`): malloc/calloc/realloc/aligned allocations and anonymous mmap/munmap. "
+               "See docs/memory.md.",
+               {{"ts_ns", "INTEGER", "time of the call, ns"},
+                {"tid", "INTEGER", "calling thread (threads.tid)"},
+                {"op", "INTEGER", "enum_memory_op.id: 1 alloc, 2 free"},
+                {"address", "INTEGER", "address returned by the allocation / passed to the free"},
+                {"bytes", "INTEGER", "size requested (alloc) or released (free; usable size for free()), bytes"},
+                {"kind", "INTEGER", "enum_host_alloc_kind.id: 1 malloc family, 2 anonymous mmap"}},
                {}});
   t.push_back({"nvtx",
                "NVTX ranges and marks (and, in imported traces, CPU-side ranges such as "
@@ -170,9 +195,54 @@ std::vector<TableDef> BuildTables() {
                 {"tid", "INTEGER", "thread, 0 when not thread-specific"},
                 {"kind_id", "INTEGER", "what the overhead was (strings.id)"}},
                {}});
+  t.push_back({"roofline",
+               "Roofline analysis of a step's top kernels (`stepscope roofline`): hardware counters "
+               "of the profiled launches of each kernel (a kernel function with one grid and block), "
+               "summed over its profiled instances, and where that puts it under the GPU's measured "
+               "ceilings (meta.roofline_ceilings). Rewritten by each roofline run. See docs/roofline.md.",
+               {{"rank", "INTEGER", "rank by GPU time in the step, 1 = most"},
+                {"name_id", "INTEGER", "demangled kernel name (strings.id)"},
+                {"mangled_id", "INTEGER", "mangled name (strings.id); 0 when unknown"},
+                {"grid_x", "INTEGER", "grid size"},
+                {"grid_y", "INTEGER", ""},
+                {"grid_z", "INTEGER", ""},
+                {"block_x", "INTEGER", "block size"},
+                {"block_y", "INTEGER", ""},
+                {"block_z", "INTEGER", ""},
+                {"step", "INTEGER", "step the kernels were ranked in (NVTX 'step N'); -1 when the trace has no steps"},
+                {"step_gpu_ns", "INTEGER", "GPU time of this kernel's launches in that step, ns"},
+                {"step_launches", "INTEGER", "its launches in that step"},
+                {"instances", "INTEGER", "launches profiled (each replayed once per counter pass)"},
+                {"first_launch_index", "INTEGER", "0-based index of the first profiled launch among all launches of this kernel function in the profiled run"},
+                {"duration_ns", "REAL", "gpu__time_duration.sum over the profiled instances, ns"},
+                {"flops", "REAL", "floating-point operations, all precisions (FMA = 2)"},
+                {"flops_fp64", "REAL", "CUDA-core fp64: dadd + dmul + 2 dfma"},
+                {"flops_fp32", "REAL", "CUDA-core fp32: fadd + fmul + 2 ffma"},
+                {"flops_fp16", "REAL", "CUDA-core fp16: hadd + hmul + 2 hfma"},
+                {"flops_tensor_fp64", "REAL", "tensor-core ops with fp64 sources"},
+                {"flops_tensor_tf32", "REAL", "tensor-core ops with tf32 sources"},
+                {"flops_tensor_fp16", "REAL", "tensor-core ops with fp16 sources"},
+                {"flops_tensor_bf16", "REAL", "tensor-core ops with bf16 sources"},
+                {"flops_tensor_fp8", "REAL", "tensor-core ops with fp8 sources"},
+                {"flops_tensor_other", "REAL", "tensor-core ops with other floating-point sources"},
+                {"tensor_int_ops", "REAL", "tensor-core integer ops (not FLOPs)"},
+                {"dram_read_bytes", "REAL", "dram__bytes_read.sum"},
+                {"dram_write_bytes", "REAL", "dram__bytes_write.sum"},
+                {"l2_bytes", "REAL", "lts__t_bytes.sum"},
+                {"l1_bytes", "REAL", "l1tex__t_bytes.sum"},
+                {"intensity_dram", "REAL", "FLOP per DRAM byte"},
+                {"flops_per_s", "REAL", "achieved FLOP/s (flops / duration)"},
+                {"dram_bytes_per_s", "REAL", "achieved DRAM bandwidth, bytes/s"},
+                {"precision", "TEXT", "precision with the most FLOPs (fp32, tensor_bf16, ...); empty when none"},
+                {"bound", "TEXT", "ceiling that bounds the kernel: a precision's compute ceiling, dram_bw or l2_bw"},
+                {"bound_kind", "TEXT", "compute, memory or unknown"},
+                {"pct_of_bound", "REAL", "100 * (time the bounding ceiling allows) / duration"},
+                {"counters_json", "TEXT", "every collected counter, summed over the instances, as a JSON object"}},
+               {}});
   // Enum tables: id -> name, filled when the trace is created.
   for (const char* e : {"enum_memory_kind", "enum_copy_kind", "enum_sync_type", "enum_memory_op",
-                        "enum_memory_pool_op", "enum_nvtx_kind", "enum_api_domain"}) {
+                        "enum_memory_pool_op", "enum_nvtx_kind", "enum_api_domain",
+                        "enum_host_alloc_kind"}) {
     t.push_back({e, "Names of the enumeration values used by the columns that reference it.",
                  {{"id", "INTEGER PRIMARY KEY", "value"}, {"name", "TEXT", "name"}},
                  {},
@@ -200,6 +270,9 @@ std::vector<MetaKeyDef> BuildMetaKeys() {
       {"rank", "RANK of the process when set (torchrun, SLURM_PROCID, OMPI_COMM_WORLD_RANK)"},
       {"local_rank", "LOCAL_RANK when set"},
       {"world_size", "WORLD_SIZE when set"},
+      {"host_mem_threshold_bytes", "--trace host-mem: host allocations smaller than this were not recorded (host_alloc)"},
+      {"roofline_device", "GPU the roofline counters were collected on: name and UUID"},
+      {"roofline_ceilings", "the measured ceilings (`stepscope bench`) the roofline table was computed with, JSON"},
       {"finalized", "1 once the tracer finished cleanly and built the indices; 0 for a trace cut off by a crash or kill"},
   };
 }
@@ -256,6 +329,7 @@ std::string SchemaCreateSql() {
   AppendEnumRows<MemoryPoolOp>(&sql, "enum_memory_pool_op", 3, MemoryPoolOpName);
   sql += "INSERT OR REPLACE INTO enum_nvtx_kind VALUES(1,'push_pop'),(2,'start_end'),(3,'mark');\n";
   sql += "INSERT OR REPLACE INTO enum_api_domain VALUES(0,'runtime'),(1,'driver');\n";
+  sql += "INSERT OR REPLACE INTO enum_host_alloc_kind VALUES(0,'unknown'),(1,'malloc'),(2,'mmap');\n";
   sql += "INSERT OR IGNORE INTO strings(id, value) VALUES(0, '');\n";
   // Convenience views with names resolved, for people who query with sqlite3.
   sql +=
@@ -295,7 +369,10 @@ std::string SchemaMarkdown() {
         "columns refer to the `enum_*` tables. Tables with an `id` column have it as their "
         "INTEGER PRIMARY KEY (insertion order). Indices are built when the trace is finalized; a "
         "trace cut off by a crash has `meta.finalized = 0` and no indices, and is otherwise "
-        "complete up to its last commit (at most about one second before the crash).\n\n";
+        "complete up to its last commit (at most about one second before the crash). Only the "
+        "correlation joins are indexed: rows are appended in near time order and analysis sorts "
+        "in memory, and start-time indices would double the file (measured: 131 vs 250 KiB per "
+        "training step, docs/PERFORMANCE.md).\n\n";
   md += "Views `kernels_v`, `api_v` and `nvtx_v` add the resolved names for ad-hoc SQL.\n\n";
   for (const TableDef& t : SchemaTables()) {
     md += "## `" + std::string(t.name) + "`\n\n" + t.doc + "\n\n";

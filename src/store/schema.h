@@ -17,7 +17,7 @@
 namespace stepscope {
 
 inline constexpr int kSchemaVersion = 1;
-inline constexpr int kSchemaMinor = 0;
+inline constexpr int kSchemaMinor = 2;
 
 struct ColumnDef {
   const char* name;

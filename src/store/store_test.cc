@@ -190,7 +190,7 @@ TEST(Store, SchemaDocsMentionEveryTable) {
   for (const TableDef& t : SchemaTables()) {
     EXPECT_NE(md.find(std::string("## `") + t.name + "`"), std::string::npos) << t.name;
   }
-  EXPECT_NE(SchemaIndexSql().find("CREATE INDEX IF NOT EXISTS kernels_start ON kernels(start_ns)"),
+  EXPECT_NE(SchemaIndexSql().find("CREATE INDEX IF NOT EXISTS kernels_correlation ON kernels(correlation)"),
             std::string::npos);
 }
 

@@ -19,6 +19,7 @@ import difflib
 import importlib.util
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -34,6 +35,8 @@ class DiffTest:
     cmd: list                      # stepscope arguments; {trace}, {traces}, {tmp}, {src}, {fixtures}
     out: str                       # expected output file, relative to tests/diff/expected/
     trace: object = None           # fixture path (str) or list of paths, relative to tests/diff/fixtures/
+                                   # (.sql: a stepscope trace via make_trace; .db.sql: a plain SQLite database)
+                                   # (.sqlite.gz is decompressed: "../../fixtures/gpu/x.sqlite.gz")
     rc: int = 0                    # expected exit code
     stderr: bool = False           # compare stderr instead of stdout
     finalize: bool = True          # False: build the trace as a crashed capture leaves it
@@ -52,10 +55,22 @@ def load_suite(path):
 
 def build_fixture(make_trace, fixture, tmp, finalize):
     src = os.path.join(HERE, "fixtures", fixture)
+    if fixture.endswith(".db.sql"):
+        # A plain SQLite database (no stepscope schema): foreign formats such as nsys exports.
+        dst = os.path.join(tmp, os.path.basename(fixture)[:-7] + ".sqlite")
+        with open(src) as f, sqlite3.connect(dst) as db:
+            db.executescript(f.read())
+        return dst
     if fixture.endswith(".sql"):
         dst = os.path.join(tmp, os.path.basename(fixture)[:-4] + ".sqlite")
         cmd = [make_trace] + ([] if finalize else ["--no-finalize"]) + [dst, src]
         subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        return dst
+    if fixture.endswith(".sqlite.gz"):
+        import gzip
+        dst = os.path.join(tmp, os.path.basename(fixture)[:-3])
+        with gzip.open(src, "rb") as fin, open(dst, "wb") as fout:
+            shutil.copyfileobj(fin, fout)
         return dst
     dst = os.path.join(tmp, os.path.basename(fixture))
     shutil.copy(src, dst)

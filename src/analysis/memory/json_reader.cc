@@ -1,0 +1,306 @@
+#include "analysis/memory/json_reader.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace stepscope::memory {
+
+Status JsonReader::Error(const std::string& what) const {
+  return InvalidInput(name_ + ": offset " + std::to_string(pos_) + ": " + what);
+}
+
+void JsonReader::Ws() {
+  while (pos_ < s_.size() &&
+         (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\r' || s_[pos_] == '\t')) {
+    ++pos_;
+  }
+}
+
+bool JsonReader::Literal(std::string_view word) {
+  if (s_.substr(pos_, word.size()) != word) return false;
+  pos_ += word.size();
+  return true;
+}
+
+JsonReader::Type JsonReader::Peek() {
+  Ws();
+  if (pos_ >= s_.size()) return Type::kEnd;
+  char c = s_[pos_];
+  switch (c) {
+    case '{':
+      return Type::kObject;
+    case '[':
+      return Type::kArray;
+    case '"':
+      return Type::kString;
+    case 't':
+    case 'f':
+      return Type::kBool;
+    case 'n':
+      return Type::kNull;
+    default:
+      return (c == '-' || (c >= '0' && c <= '9')) ? Type::kNumber : Type::kBad;
+  }
+}
+
+Status JsonReader::Object(const std::function<Status(std::string_view key)>& member) {
+  if (Peek() != Type::kObject) return Error("expected an object");
+  if (++depth_ > kMaxDepth) return Error("nested deeper than " + std::to_string(kMaxDepth));
+  ++pos_;
+  Ws();
+  if (pos_ < s_.size() && s_[pos_] == '}') {
+    ++pos_;
+    --depth_;
+    return OkStatus();
+  }
+  for (;;) {
+    if (Peek() != Type::kString) return Error("expected a member name");
+    std::string key;
+    RETURN_IF_ERROR(String(&key));
+    Ws();
+    if (pos_ >= s_.size() || s_[pos_] != ':') return Error("expected ':'");
+    ++pos_;
+    RETURN_IF_ERROR(member(key));
+    Ws();
+    if (pos_ < s_.size() && s_[pos_] == ',') {
+      ++pos_;
+      continue;
+    }
+    if (pos_ < s_.size() && s_[pos_] == '}') {
+      ++pos_;
+      --depth_;
+      return OkStatus();
+    }
+    return Error("expected ',' or '}'");
+  }
+}
+
+Status JsonReader::Array(const std::function<Status()>& element) {
+  if (Peek() != Type::kArray) return Error("expected an array");
+  if (++depth_ > kMaxDepth) return Error("nested deeper than " + std::to_string(kMaxDepth));
+  ++pos_;
+  Ws();
+  if (pos_ < s_.size() && s_[pos_] == ']') {
+    ++pos_;
+    --depth_;
+    return OkStatus();
+  }
+  for (;;) {
+    size_t before = pos_;
+    RETURN_IF_ERROR(element());
+    if (pos_ == before) RETURN_IF_ERROR(Skip());  // the callback ignored the element
+    Ws();
+    if (pos_ < s_.size() && s_[pos_] == ',') {
+      ++pos_;
+      continue;
+    }
+    if (pos_ < s_.size() && s_[pos_] == ']') {
+      ++pos_;
+      --depth_;
+      return OkStatus();
+    }
+    return Error("expected ',' or ']'");
+  }
+}
+
+namespace {
+void AppendUtf8(uint32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+}  // namespace
+
+Status JsonReader::String(std::string* out) {
+  if (Peek() != Type::kString) return Error("expected a string");
+  ++pos_;
+  out->clear();
+  auto hex4 = [&](uint32_t* v) -> bool {
+    if (pos_ + 4 > s_.size()) return false;
+    *v = 0;
+    for (int i = 0; i < 4; ++i) {
+      int h = HexValue(s_[pos_ + static_cast<size_t>(i)]);
+      if (h < 0) return false;
+      *v = *v * 16 + static_cast<uint32_t>(h);
+    }
+    pos_ += 4;
+    return true;
+  };
+  while (pos_ < s_.size()) {
+    char c = s_[pos_++];
+    if (c == '"') return OkStatus();
+    if (static_cast<unsigned char>(c) < 0x20) return Error("control character in a string");
+    if (c != '\\') {
+      out->push_back(c);
+      continue;
+    }
+    if (pos_ >= s_.size()) break;
+    char e = s_[pos_++];
+    switch (e) {
+      case '"':
+        out->push_back('"');
+        break;
+      case '\\':
+        out->push_back('\\');
+        break;
+      case '/':
+        out->push_back('/');
+        break;
+      case 'b':
+        out->push_back('\b');
+        break;
+      case 'f':
+        out->push_back('\f');
+        break;
+      case 'n':
+        out->push_back('\n');
+        break;
+      case 'r':
+        out->push_back('\r');
+        break;
+      case 't':
+        out->push_back('\t');
+        break;
+      case 'u': {
+        uint32_t cp = 0;
+        if (!hex4(&cp)) return Error("bad \\u escape");
+        if (cp >= 0xD800 && cp < 0xDC00 && s_.substr(pos_, 2) == "\\u") {
+          size_t save = pos_;
+          pos_ += 2;
+          uint32_t lo = 0;
+          if (hex4(&lo) && lo >= 0xDC00 && lo < 0xE000) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          } else {
+            pos_ = save;
+          }
+        }
+        AppendUtf8(cp, out);
+        break;
+      }
+      default:
+        return Error("bad escape in a string");
+    }
+  }
+  return Error("unterminated string");
+}
+
+Status JsonReader::Number(std::string_view* text) {
+  if (Peek() != Type::kNumber) return Error("expected a number");
+  size_t start = pos_;
+  if (s_[pos_] == '-') ++pos_;
+  while (pos_ < s_.size()) {
+    char c = s_[pos_];
+    if ((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
+      ++pos_;
+    } else {
+      break;
+    }
+  }
+  *text = s_.substr(start, pos_ - start);
+  if (text->size() > 64 || *text == "-") return Error("bad number");
+  return OkStatus();
+}
+
+Status JsonReader::Int(int64_t* out) {
+  std::string_view t;
+  RETURN_IF_ERROR(Number(&t));
+  std::string buf(t);
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(buf.c_str(), &end, 10);
+  if (*end == '\0' && errno == 0) {
+    *out = v;
+    return OkStatus();
+  }
+  double d = std::strtod(buf.c_str(), &end);
+  if (*end != '\0' || !std::isfinite(d) || std::fabs(d) > 9.2e18) return Error("bad integer");
+  *out = static_cast<int64_t>(d);
+  return OkStatus();
+}
+
+Status JsonReader::Double(double* out) {
+  std::string_view t;
+  RETURN_IF_ERROR(Number(&t));
+  std::string buf(t);
+  char* end = nullptr;
+  *out = std::strtod(buf.c_str(), &end);
+  if (*end != '\0') return Error("bad number");
+  return OkStatus();
+}
+
+Status JsonReader::Bool(bool* out) {
+  Ws();
+  if (Literal("true")) {
+    *out = true;
+  } else if (Literal("false")) {
+    *out = false;
+  } else {
+    return Error("expected true or false");
+  }
+  return OkStatus();
+}
+
+Status JsonReader::IntOrNull(int64_t* out, int64_t fallback) {
+  if (Peek() == Type::kNull) {
+    Literal("null");
+    *out = fallback;
+    return OkStatus();
+  }
+  return Int(out);
+}
+
+Status JsonReader::Skip() {
+  switch (Peek()) {
+    case Type::kObject:
+      return Object([&](std::string_view) { return Skip(); });
+    case Type::kArray:
+      return Array([&]() { return Skip(); });
+    case Type::kString: {
+      std::string ignored;
+      return String(&ignored);
+    }
+    case Type::kNumber: {
+      std::string_view t;
+      return Number(&t);
+    }
+    case Type::kBool: {
+      bool b;
+      return Bool(&b);
+    }
+    case Type::kNull:
+      if (Literal("null")) return OkStatus();
+      return Error("bad literal");
+    case Type::kEnd:
+      return Error("unexpected end of file");
+    default:
+      return Error("unexpected character");
+  }
+}
+
+Status JsonReader::End() {
+  Ws();
+  if (pos_ != s_.size()) return Error("trailing data after the JSON value");
+  return OkStatus();
+}
+
+}  // namespace stepscope::memory

@@ -1,0 +1,62 @@
+// JsonReader: a small pull parser over an in-memory JSON text, for files whose
+// shape the caller knows (the PyTorch memory file of docs/memory.md). Values
+// are read where they stand (no document tree), so a file of a million trace
+// entries costs its entries' structs and nothing more.
+//
+//   JsonReader j(text, "x.json");
+//   RETURN_IF_ERROR(j.Object([&](std::string_view key) {
+//     if (key == "pid") return j.Int(&pid);
+//     return j.Skip();  // unknown keys are skipped: the format may grow
+//   }));
+//
+// Errors name the file and byte offset. Nesting deeper than kMaxDepth is an
+// error (so hostile input cannot exhaust the stack). Numbers: integers up to
+// int64; Int() also accepts a number with a fraction or exponent and
+// truncates it; Double() accepts any number.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace stepscope::memory {
+
+class JsonReader {
+ public:
+  static constexpr int kMaxDepth = 64;
+  enum class Type { kNull, kBool, kNumber, kString, kArray, kObject, kEnd, kBad };
+
+  JsonReader(std::string_view text, std::string name) : s_(text), name_(std::move(name)) {}
+
+  Type Peek();
+  Status Object(const std::function<Status(std::string_view key)>& member);
+  Status Array(const std::function<Status()>& element);
+  Status String(std::string* out);
+  Status Int(int64_t* out);
+  Status Double(double* out);
+  Status Bool(bool* out);
+  // Int() that also accepts null (-> fallback).
+  Status IntOrNull(int64_t* out, int64_t fallback);
+  Status Skip();
+  // After the top-level value: only whitespace may follow.
+  Status End();
+
+  size_t offset() const { return pos_; }
+  Status Error(const std::string& what) const;
+
+ private:
+  void Ws();
+  bool Literal(std::string_view word);
+  Status Number(std::string_view* text);
+
+  std::string_view s_;
+  std::string name_;
+  size_t pos_ = 0;
+  int depth_ = 0;
+  std::string key_;  // scratch buffer for object keys
+};
+
+}  // namespace stepscope::memory

@@ -1,0 +1,159 @@
+#include "capture/api_callbacks.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+#include "capture/session.h"
+
+namespace stepscope {
+namespace {
+
+const char* const kRuntimePrefixes[] = {
+    "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset", "cudaStreamSynchronize",
+    "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent", "cudaMalloc", "cudaFree",
+    "cudaHostAlloc", "cudaMallocHost", "cudaFreeHost", "cudaMemPoolTrimTo"};
+const char* const kDriverPrefixes[] = {
+    "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset", "cuStreamSynchronize", "cuCtxSynchronize",
+    "cuEventSynchronize", "cuStreamWaitEvent", "cuMemAlloc", "cuMemFree", "cuMemHostAlloc",
+    "cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap"};
+
+// Per-thread single-producer/single-consumer queue of fixed-size chunks: the
+// program thread appends and publishes with a release store (no lock, no
+// allocation except one chunk per 4096 calls); the writer thread consumes
+// with acquire loads and frees chunks the producer has left.
+struct Chunk {
+  static constexpr size_t kSize = 4096;
+  ApiRecord records[kSize];
+  std::atomic<size_t> count{0};
+  std::atomic<Chunk*> next{nullptr};
+};
+
+struct ThreadApiBuffer {
+  uint32_t tid = 0;
+  Chunk* tail = nullptr;  // producer side
+  Chunk* head = nullptr;  // consumer side
+  size_t read_pos = 0;    // consumer side
+};
+
+std::mutex g_buffers_mu;
+std::vector<ThreadApiBuffer*>& AllBuffers() {
+  static auto* v = new std::vector<ThreadApiBuffer*>();
+  return *v;
+}
+
+ThreadApiBuffer* MyBuffer() {
+  // Never freed: a thread's last records are drained after it exits.
+  static thread_local ThreadApiBuffer* buf = [] {
+    auto* b = new ThreadApiBuffer();
+    b->tid = static_cast<uint32_t>(syscall(SYS_gettid));
+    b->tail = b->head = new Chunk();
+    std::lock_guard<std::mutex> lk(g_buffers_mu);
+    AllBuffers().push_back(b);
+    return b;
+  }();
+  return buf;
+}
+
+void Append(ThreadApiBuffer* b, const ApiRecord& r) {
+  Chunk* t = b->tail;
+  size_t n = t->count.load(std::memory_order_relaxed);
+  if (n == Chunk::kSize) {
+    Chunk* c = new Chunk();
+    t->next.store(c, std::memory_order_release);
+    b->tail = t = c;
+    n = 0;
+  }
+  t->records[n] = r;
+  t->count.store(n + 1, std::memory_order_release);
+}
+
+}  // namespace
+
+bool IsChosenApi(CUpti_CallbackDomain domain, const char* name) {
+  if (!name) return false;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    for (const char* p : kRuntimePrefixes) {
+      if (std::strncmp(name, p, std::strlen(p)) == 0) return true;
+    }
+  } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    for (const char* p : kDriverPrefixes) {
+      if (std::strncmp(name, p, std::strlen(p)) == 0) return true;
+    }
+  }
+  return false;
+}
+
+void ToggleApiCallbacks(CUpti_SubscriberHandle subscriber, bool on) {
+  struct {
+    CUpti_CallbackDomain domain;
+    uint32_t max;
+  } domains[] = {{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE},
+                 {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE}};
+  for (const auto& d : domains) {
+    for (uint32_t cbid = 1; cbid < d.max; ++cbid) {
+      const char* name = nullptr;
+      if (cuptiGetCallbackName(d.domain, cbid, &name) != CUPTI_SUCCESS) continue;
+      if (IsChosenApi(d.domain, name)) cuptiEnableCallback(on ? 1 : 0, subscriber, d.domain, cbid);
+    }
+  }
+}
+
+// Correlation id of the traced runtime call in progress on this thread. The
+// runtime implements its calls with driver calls (cudaLaunchKernel ->
+// cuLaunchKernel) that CUPTI's driver callbacks also see, with the same
+// correlation id: such a nested driver call is the same call, not a second
+// one, so it is not recorded. (An id, not a depth counter: a missed exit
+// callback cannot leave it stuck.)
+thread_local uint32_t t_runtime_correlation = 0;
+
+void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* info) {
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (!runtime && t_runtime_correlation != 0 && info->correlationId == t_runtime_correlation) return;
+  Session& s = Session::Get();
+  if (info->callbackSite == CUPTI_API_ENTER) {
+    if (runtime) t_runtime_correlation = info->correlationId;
+    *info->correlationData = static_cast<uint64_t>(s.NowNs());
+    return;
+  }
+  if (runtime) t_runtime_correlation = 0;
+  if (!s.recording()) return;
+  ApiRecord r{};
+  r.start_ns = static_cast<int64_t>(*info->correlationData);
+  r.end_ns = s.NowNs();
+  r.correlation = info->correlationId;
+  r.cbid = cbid;
+  r.domain = domain == CUPTI_CB_DOMAIN_DRIVER_API ? ApiDomain::kDriver : ApiDomain::kRuntime;
+  r.return_code = info->functionReturnValue ? *static_cast<const int32_t*>(info->functionReturnValue) : 0;
+  ThreadApiBuffer* b = MyBuffer();
+  r.tid = b->tid;
+  Append(b, r);
+}
+
+void DrainApiRecords(std::vector<ApiRecord>* out) {
+  std::vector<ThreadApiBuffer*> buffers;
+  {
+    std::lock_guard<std::mutex> lk(g_buffers_mu);
+    buffers = AllBuffers();
+  }
+  // Single consumer: only the writer thread calls this.
+  for (ThreadApiBuffer* b : buffers) {
+    Chunk* h = b->head;
+    while (true) {
+      size_t n = h->count.load(std::memory_order_acquire);
+      out->insert(out->end(), h->records + b->read_pos, h->records + n);
+      b->read_pos = n;
+      if (n < Chunk::kSize) break;
+      Chunk* next = h->next.load(std::memory_order_acquire);
+      if (!next) break;
+      delete h;
+      b->head = h = next;
+      b->read_pos = 0;
+    }
+  }
+}
+
+}  // namespace stepscope

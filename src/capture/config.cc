@@ -1,0 +1,60 @@
+#include "capture/config.h"
+
+#include <cstdlib>
+
+#include "common/strings.h"
+
+namespace stepscope {
+
+CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
+  CaptureConfig c;
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+  };
+  std::string v;
+  if (!(v = env("STEPSCOPE_OUTPUT")).empty()) c.output_pattern = v;
+  if (!(v = env("STEPSCOPE_TRACE")).empty()) {
+    c.cuda = c.nvtx = c.memory = false;
+    for (const std::string& cat : Split(v, ',')) {
+      std::string t = Trim(cat);
+      if (t == "cuda") {
+        c.cuda = true;
+      } else if (t == "nvtx") {
+        c.nvtx = true;
+      } else if (t == "memory") {
+        c.memory = true;
+      } else if (!t.empty() && warning) {
+        *warning += "unknown trace category '" + t + "' ignored; ";
+      }
+    }
+  }
+  int64_t n = 0;
+  if (ParseInt64(env("STEPSCOPE_DELAY_NS"), &n) && n > 0) c.delay_ns = n;
+  if (ParseInt64(env("STEPSCOPE_DURATION_NS"), &n) && n > 0) c.duration_ns = n;
+  if (ParseInt64(env("STEPSCOPE_OVERWRITE_BEFORE_NS"), &n) && n > 0) c.overwrite_before_ns = n;
+  if (ParseInt64(env("STEPSCOPE_BUFFER_MB"), &n) && n >= 16) c.max_buffer_memory = static_cast<size_t>(n) << 20;
+  if (ParseInt64(env("STEPSCOPE_COMMIT_MS"), &n) && n >= 10) c.commit_interval_ns = n * 1'000'000;
+  c.manifest_path = env("STEPSCOPE_MANIFEST");
+  if (env("STEPSCOPE_API_MODE") == "activity") c.api_via_callbacks = false;
+  if (env("STEPSCOPE_SYNC_MODE") == "cupti") c.sync_from_api = false;
+  for (const std::string& part : Split(env("STEPSCOPE_DIAG_OFF"), ',')) {
+    if (part == "api") c.diag_no_api = true;
+    if (part == "sync") c.diag_no_sync = true;
+    if (part == "overhead") c.diag_no_overhead = true;
+    if (part == "flush") c.diag_no_flush = true;
+    if (part == "subscribe") c.diag_no_subscribe = true;
+  }
+  v = env("STEPSCOPE_CAPTURE_RANGE");
+  if (v == "cudaProfilerApi") {
+    c.range = Range::kCudaProfilerApi;
+  } else if (StartsWith(v, "nvtx:") && v.size() > 5) {
+    c.range = Range::kNvtx;
+    c.range_nvtx_name = v.substr(5);
+  } else if (!v.empty() && warning) {
+    *warning += "unknown capture range '" + v + "' ignored; ";
+  }
+  return c;
+}
+
+}  // namespace stepscope

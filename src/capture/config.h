@@ -1,0 +1,52 @@
+// CaptureConfig: what the injected tracer does, read from the environment
+// that `stepscope profile` sets up (the tracer has no other input).
+//
+//   STEPSCOPE_OUTPUT          output pattern (see output_path.h); default stepscope_%p
+//   STEPSCOPE_TRACE           categories: cuda,nvtx,memory (default: all three)
+//   STEPSCOPE_DELAY_NS        start recording this long after the tracer starts
+//   STEPSCOPE_DURATION_NS     stop recording this long after recording started
+//   STEPSCOPE_CAPTURE_RANGE   cudaProfilerApi | nvtx:NAME (record only inside the range)
+//   STEPSCOPE_OVERWRITE_BEFORE_NS  replace existing files older than this (--force-overwrite)
+//   STEPSCOPE_MANIFEST        file to which each process appends the path of its trace
+//   STEPSCOPE_BUFFER_MB       cap on CUPTI buffer memory in flight (default 512)
+//   STEPSCOPE_COMMIT_MS       commit interval of the background writer (default 500)
+//   STEPSCOPE_API_MODE        callback (default) | activity: how API calls are recorded
+//   STEPSCOPE_SYNC_MODE       api (default) | cupti: sync rows derived from the sync API
+//                             calls, or CUPTI SYNCHRONIZATION records (costlier)
+//   STEPSCOPE_DIAG_OFF        diagnostics only: parts of the capture to switch off, to
+//                             attribute overhead (api, sync, overhead, flush, subscribe)
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace stepscope {
+
+struct CaptureConfig {
+  enum class Range { kNone, kCudaProfilerApi, kNvtx };
+
+  std::string output_pattern = "stepscope_%p";
+  bool cuda = true;
+  bool nvtx = true;
+  bool memory = true;
+  int64_t delay_ns = 0;
+  int64_t duration_ns = 0;
+  Range range = Range::kNone;
+  std::string range_nvtx_name;
+  int64_t overwrite_before_ns = 0;
+  std::string manifest_path;
+  size_t buffer_bytes = 8u << 20;
+  size_t max_buffer_memory = 512u << 20;
+  int64_t commit_interval_ns = 500'000'000;
+  bool api_via_callbacks = true;
+  bool sync_from_api = true;
+  // Diagnostics (STEPSCOPE_DIAG_OFF): what to leave out.
+  bool diag_no_api = false, diag_no_sync = false, diag_no_overhead = false, diag_no_flush = false,
+       diag_no_subscribe = false;
+
+  // Parses the environment. Unknown categories or ranges are reported in
+  // `warning` (the tracer prints it once) and ignored.
+  static CaptureConfig FromEnv(std::string* warning);
+};
+
+}  // namespace stepscope

@@ -1,0 +1,82 @@
+// ActivityDecoder: CUPTI activity records -> stepscope records -> TraceWriter.
+//
+// This is the one place that knows CUPTI's versioned structs
+// (CUpti_ActivityKernel10, CUpti_ActivityMemcpy6, ...): the CUDA 13 versions
+// are selected in cupti_records.h and read through typed views here. Everything
+// downstream sees only format/records.h.
+//
+// The decoder runs on the tracer's background writer thread, never on a thread
+// of the traced program. It is also what the CI tests drive with synthetic
+// activity buffers (records built in memory as the CUPTI structs), so the
+// decoding that runs on the GPU machine is the decoding CI checks.
+#pragma once
+
+#include <cupti.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "format/records.h"
+#include "store/trace_writer.h"
+
+namespace stepscope {
+
+// Returns the API function name for (domain, cbid), or nullptr.
+using ApiNameResolver = std::function<const char*(ApiDomain, uint32_t cbid)>;
+
+struct DecoderCounters {
+  uint64_t kernels = 0, memcpys = 0, memsets = 0, api_calls = 0, syncs = 0, memory = 0,
+           memory_pools = 0, devices = 0, overheads = 0, other = 0;
+  uint64_t unknown_kind = 0;
+  uint64_t total() const {
+    return kernels + memcpys + memsets + api_calls + syncs + memory + memory_pools + devices +
+           overheads + other;
+  }
+};
+
+class ActivityDecoder {
+ public:
+  ActivityDecoder(TraceWriter* writer, ApiNameResolver resolver);
+
+  // Decodes one record. Unknown kinds are counted, never fatal.
+  void Decode(const CUpti_Activity* record);
+
+  // Adds an API call captured through callbacks (name resolved here).
+  void AddApi(ApiRecord r);
+
+  // When CUPTI's SYNCHRONIZATION records are off (their cost, see
+  // docs/PERFORMANCE.md), derive the sync rows from the synchronizing API
+  // calls themselves: same thread, same interval, same correlation.
+  void set_sync_from_api(bool on) { sync_from_api_ = on; }
+
+  // Decodes every record of a completed CUPTI buffer (uses cuptiActivityGetNextRecord).
+  // Returns the number of records decoded.
+  size_t DecodeBuffer(uint8_t* buffer, size_t valid_size);
+
+  const DecoderCounters& counters() const { return counters_; }
+  // OS thread ids seen in API records (for thread names at finalize).
+  const std::unordered_set<uint32_t>& threads() const { return threads_; }
+  // Earliest and latest timestamps seen (0 when none).
+  int64_t min_ns() const { return min_ns_; }
+  int64_t max_ns() const { return max_ns_; }
+
+ private:
+  void Span(int64_t start, int64_t end);
+  StringId ApiName(ApiDomain domain, uint32_t cbid, SyncType* sync_type);
+  void KernelNames(const char* mangled, StringId* name, StringId* mangled_id);
+
+  TraceWriter* w_;
+  ApiNameResolver resolver_;
+  DecoderCounters counters_;
+  std::unordered_map<uint64_t, std::pair<StringId, SyncType>> api_names_;
+  bool sync_from_api_ = false;
+  std::unordered_map<std::string, std::pair<StringId, StringId>> kernel_names_;
+  std::unordered_set<uint32_t> threads_;
+  int64_t min_ns_ = 0, max_ns_ = 0;
+};
+
+}  // namespace stepscope

@@ -1,0 +1,171 @@
+// CUPTI setup: what happens when the CUDA driver loads the tracer
+// (CUDA_INJECTION64_PATH -> InitializeInjection, during cuInit).
+//
+// Order matters: subscribe first (detects another CUPTI client: nsys,
+// torch.profiler, DCGM), then register the buffer callbacks, then enable the
+// activity kinds. The API records are enabled per callback id, only for the
+// chosen set (launches, graph launch, memcpy/memset, synchronization, stream
+// waits, allocation families): recording every runtime and driver call costs
+// ~19% on a PyTorch step, the chosen set a small fraction of that.
+#include <cupti.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "capture/api_callbacks.h"
+#include "capture/cupti_setup.h"
+#include "capture/session.h"
+#include "common/log.h"
+
+namespace stepscope {
+namespace {
+
+CUpti_SubscriberHandle g_subscriber = nullptr;
+bool g_enabled_kinds = false;
+
+// Enables (or disables) API activity records for every callback id of the
+// chosen set (STEPSCOPE_API_MODE=activity). Returns the number of ids matched.
+int ToggleApis(CUpti_CallbackDomain domain, uint32_t max_cbid, bool on, CUptiResult* err) {
+  int n = 0;
+  for (uint32_t cbid = 1; cbid < max_cbid; ++cbid) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name) continue;
+    if (!IsChosenApi(domain, name)) continue;
+    CUptiResult r = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? cuptiActivityEnableRuntimeApi(cbid, on)
+                                                          : cuptiActivityEnableDriverApi(cbid, on);
+    if (r != CUPTI_SUCCESS && *err == CUPTI_SUCCESS) *err = r;
+    ++n;
+  }
+  return n;
+}
+
+std::vector<CUpti_ActivityKind> DataKinds(const CaptureConfig& c) {
+  std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                           CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+                                           CUPTI_ACTIVITY_KIND_MEMSET};
+  if (!c.diag_no_sync && !c.sync_from_api) kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+  if (!c.diag_no_overhead) kinds.push_back(CUPTI_ACTIVITY_KIND_OVERHEAD);
+  if (c.memory) {
+    kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
+    kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
+  }
+  return kinds;
+}
+
+// Turns the recorded activity kinds on or off (recording windows).
+void ToggleActivities(bool on) {
+  const CaptureConfig& c = Session::Get().config();
+  CUptiResult err = CUPTI_SUCCESS;
+  for (CUpti_ActivityKind k : DataKinds(c)) {
+    CUptiResult r = on ? cuptiActivityEnable(k) : cuptiActivityDisable(k);
+    // MEMORY_POOL and OVERHEAD are optional on some setups.
+    if (r != CUPTI_SUCCESS && err == CUPTI_SUCCESS && k != CUPTI_ACTIVITY_KIND_MEMORY_POOL &&
+        k != CUPTI_ACTIVITY_KIND_OVERHEAD) {
+      err = r;
+    }
+  }
+  if (!c.diag_no_api && c.api_via_callbacks) {
+    ToggleApiCallbacks(g_subscriber, on);
+  } else if (!c.diag_no_api) {
+    ToggleApis(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, on, &err);
+    ToggleApis(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, on, &err);
+  }
+  g_enabled_kinds = on;
+  if (err != CUPTI_SUCCESS && on) {
+    const char* msg = nullptr;
+    cuptiGetResultString(err, &msg);
+    LogWarn("some CUPTI activity kinds could not be enabled (%s); the trace may be incomplete",
+            msg ? msg : "unknown error");
+  }
+}
+
+void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *max_records = 0;
+  *buffer = Session::Get().AllocateBuffer(size);
+}
+
+void CUPTIAPI BufferCompleted(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size,
+                              size_t valid) {
+  size_t dropped = 0;
+  cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped);
+  Session::Get().OnBufferCompleted(buffer, valid, dropped);
+}
+
+// Callback API: only used for the cudaProfilerStart/Stop capture range.
+void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  Session& s = Session::Get();
+  if (s.config().range != CaptureConfig::Range::kCudaProfilerApi) {
+    OnApiCallback(domain, cbid, info);
+    return;
+  }
+  if (info->callbackSite != CUPTI_API_EXIT) {
+    OnApiCallback(domain, cbid, info);
+    return;
+  }
+  bool start = false, stop = false;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    start = cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000;
+    stop = cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000;
+  } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    start = cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart;
+    stop = cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop;
+  }
+  if (start) s.SetRecording(true);
+  if (stop) {
+    cuptiActivityFlushAll(0);
+    s.SetRecording(false);
+  }
+  if (!start && !stop) OnApiCallback(domain, cbid, info);
+}
+
+std::string ResultString(CUptiResult r) {
+  const char* msg = nullptr;
+  cuptiGetResultString(r, &msg);
+  return msg ? msg : ("CUPTI error " + std::to_string(static_cast<int>(r)));
+}
+
+}  // namespace
+
+int InitializeCupti() {
+  Session& s = Session::Get();
+  if (!s.config().cuda && s.active()) return 1;
+  if (!s.EnsureStarted()) return 1;  // warned already; the program runs untraced
+  if (!s.config().cuda) return 1;
+  CUptiResult r = s.config().diag_no_subscribe
+                      ? CUPTI_SUCCESS
+                      : cuptiSubscribe(&g_subscriber, reinterpret_cast<CUpti_CallbackFunc>(&OnCallback), nullptr);
+  if (r != CUPTI_SUCCESS) {
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+      s.Disable("CUPTI is already in use by another profiler (nsys, torch.profiler or DCGM); "
+                "stepscope records no CUDA activity");
+    } else {
+      s.Disable("cannot subscribe to CUPTI: " + ResultString(r));
+    }
+    return 1;
+  }
+  r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  if (r == CUPTI_SUCCESS) r = cuptiActivityRegisterCallbacks(&BufferRequested, &BufferCompleted);
+  if (r == CUPTI_SUCCESS) r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
+  if (r != CUPTI_SUCCESS) {
+    s.Disable("CUPTI setup failed: " + ResultString(r));
+    cuptiUnsubscribe(g_subscriber);
+    return 1;
+  }
+  if (s.config().range == CaptureConfig::Range::kCudaProfilerApi) {
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+  }
+  s.SetCuptiActive(true);
+  s.SetActivityToggle(&ToggleActivities);
+  if (s.recording()) ToggleActivities(true);
+  return 1;
+}
+
+}  // namespace stepscope

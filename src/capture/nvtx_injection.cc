@@ -1,0 +1,366 @@
+// NVTX injection: stepscope's own InitializeInjectionNvtx2.
+//
+// NVTX v3 (header-only, used by PyTorch, Megatron, NCCL, ...) looks for an
+// injection library in NVTX_INJECTION64_PATH on the first NVTX call and calls
+// its InitializeInjectionNvtx2 with an export-table getter. We fill the CORE
+// and CORE2 function tables with our handlers. Every library that embeds NVTX
+// does this separately; the handlers are shared.
+//
+// Handlers run on the program's threads, so they do the minimum: read the
+// clock, keep a per-thread stack of open push/pop ranges, and append finished
+// ranges to the session (strings are interned later on the writer thread).
+// They never throw and are no-ops when the session is inactive or in a child
+// created by fork().
+#define NVTX_NO_IMPL
+#include <nvtx3/nvToolsExt.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "capture/nvtx_injection.h"
+#include "capture/session.h"
+
+namespace stepscope {
+namespace {
+
+// Opaque handles we give out: stable heap objects, never freed (NVTX handles
+// may be used until process exit).
+struct Domain {
+  std::string name;
+};
+
+uint32_t ThreadId() {
+  static thread_local uint32_t tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  return tid;
+}
+
+std::string Utf8(const wchar_t* w) {
+  std::string out;
+  if (!w) return out;
+  for (; *w; ++w) {
+    uint32_t c = static_cast<uint32_t>(*w);
+    if (c < 0x80) {
+      out.push_back(static_cast<char>(c));
+    } else if (c < 0x800) {
+      out.push_back(static_cast<char>(0xC0 | (c >> 6)));
+      out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    } else if (c < 0x10000) {
+      out.push_back(static_cast<char>(0xE0 | (c >> 12)));
+      out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    } else {
+      out.push_back(static_cast<char>(0xF0 | (c >> 18)));
+      out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    }
+  }
+  return out;
+}
+
+struct Attrs {
+  std::string message;
+  uint32_t category = 0;
+  uint32_t color = 0;
+};
+
+Attrs FromEventAttributes(const nvtxEventAttributes_t* a) {
+  Attrs out;
+  if (!a) return out;
+  out.category = a->category;
+  if (a->colorType == NVTX_COLOR_ARGB) out.color = a->color;
+  switch (a->messageType) {
+    case NVTX_MESSAGE_TYPE_ASCII:
+      if (a->message.ascii) out.message = a->message.ascii;
+      break;
+    case NVTX_MESSAGE_TYPE_UNICODE:
+      out.message = Utf8(a->message.unicode);
+      break;
+    case NVTX_MESSAGE_TYPE_REGISTERED:
+      if (a->message.registered) {
+        out.message = *reinterpret_cast<const std::string*>(a->message.registered);
+      }
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+const std::string& DomainName(nvtxDomainHandle_t d) {
+  static const std::string kDefault;
+  return d ? reinterpret_cast<const Domain*>(d)->name : kDefault;
+}
+
+// Per-thread stacks of open push/pop ranges, one per domain.
+struct OpenRange {
+  int64_t start_ns;
+  Attrs attrs;
+  bool recorded;       // recording was on when the range was pushed
+  bool opens_capture;  // this range opened the nvtx:NAME capture range
+};
+
+struct ThreadStacks {
+  std::vector<std::pair<nvtxDomainHandle_t, std::vector<OpenRange>>> by_domain;
+  std::vector<OpenRange>& For(nvtxDomainHandle_t d) {
+    for (auto& [dom, stack] : by_domain) {
+      if (dom == d) return stack;
+    }
+    by_domain.emplace_back(d, std::vector<OpenRange>());
+    return by_domain.back().second;
+  }
+};
+
+ThreadStacks& Stacks() {
+  static thread_local ThreadStacks stacks;
+  return stacks;
+}
+
+// Start/end ranges may end on another thread: keyed by range id.
+struct StartEndRange {
+  int64_t start_ns;
+  uint32_t tid;
+  nvtxDomainHandle_t domain;
+  Attrs attrs;
+};
+std::mutex g_ranges_mu;
+std::unordered_map<uint64_t, StartEndRange>& OpenStartEnd() {
+  static auto* m = new std::unordered_map<uint64_t, StartEndRange>();
+  return *m;
+}
+std::atomic<uint64_t> g_next_range_id{1};
+
+Session& S() { return Session::Get(); }
+
+int Push(nvtxDomainHandle_t domain, Attrs&& attrs) noexcept {
+  try {
+    Session& s = S();
+    if (!s.active()) return -1;
+    auto& stack = Stacks().For(domain);
+    bool opens = false;
+    if (s.config().range == CaptureConfig::Range::kNvtx && !s.recording() &&
+        attrs.message == s.config().range_nvtx_name) {
+      s.SetRecording(true);
+      opens = true;
+    }
+    stack.push_back({s.NowNs(), std::move(attrs), s.recording(), opens});
+    return static_cast<int>(stack.size()) - 1;
+  } catch (...) {
+    return -1;
+  }
+}
+
+int Pop(nvtxDomainHandle_t domain) noexcept {
+  try {
+    Session& s = S();
+    if (!s.active()) return -1;
+    auto& stack = Stacks().For(domain);
+    if (stack.empty()) return -1;
+    const int64_t end = s.NowNs();
+    OpenRange r = std::move(stack.back());
+    stack.pop_back();
+    const int depth = static_cast<int>(stack.size());
+    if (r.recorded) {
+      PendingNvtx e{r.start_ns, end, ThreadId(), ThreadId(), r.attrs.category, r.attrs.color,
+                    NvtxKind::kPushPop, static_cast<uint8_t>(depth > 255 ? 255 : depth),
+                    DomainName(domain), std::move(r.attrs.message)};
+      s.AddNvtx(std::move(e));
+    }
+    if (r.opens_capture) s.SetRecording(false);
+    return depth;
+  } catch (...) {
+    return -1;
+  }
+}
+
+void Mark(nvtxDomainHandle_t domain, Attrs&& attrs) noexcept {
+  try {
+    Session& s = S();
+    if (!s.recording()) return;
+    int64_t now = s.NowNs();
+    PendingNvtx e{now, now, ThreadId(), ThreadId(), attrs.category, attrs.color,
+                  NvtxKind::kMark, 0, DomainName(domain), std::move(attrs.message)};
+    s.AddNvtx(std::move(e));
+  } catch (...) {
+  }
+}
+
+nvtxRangeId_t Start(nvtxDomainHandle_t domain, Attrs&& attrs) noexcept {
+  try {
+    Session& s = S();
+    if (!s.recording()) return 0;
+    uint64_t id = g_next_range_id.fetch_add(1);
+    StartEndRange r{s.NowNs(), ThreadId(), domain, std::move(attrs)};
+    std::lock_guard<std::mutex> lk(g_ranges_mu);
+    OpenStartEnd().emplace(id, std::move(r));
+    return id;
+  } catch (...) {
+    return 0;
+  }
+}
+
+void End(nvtxRangeId_t id) noexcept {
+  try {
+    Session& s = S();
+    if (!s.active() || id == 0) return;
+    const int64_t end = s.NowNs();
+    StartEndRange r;
+    {
+      std::lock_guard<std::mutex> lk(g_ranges_mu);
+      auto it = OpenStartEnd().find(id);
+      if (it == OpenStartEnd().end()) return;
+      r = std::move(it->second);
+      OpenStartEnd().erase(it);
+    }
+    PendingNvtx e{r.start_ns, end, r.tid, ThreadId(), r.attrs.category, r.attrs.color,
+                  NvtxKind::kStartEnd, 0, DomainName(r.domain), std::move(r.attrs.message)};
+    s.AddNvtx(std::move(e));
+  } catch (...) {
+  }
+}
+
+Attrs Message(const char* m) {
+  Attrs a;
+  if (m) a.message = m;
+  return a;
+}
+Attrs MessageW(const wchar_t* m) {
+  Attrs a;
+  a.message = Utf8(m);
+  return a;
+}
+
+// ---- CORE ----
+void MarkEx(const nvtxEventAttributes_t* a) { Mark(nullptr, FromEventAttributes(a)); }
+void MarkA(const char* m) { Mark(nullptr, Message(m)); }
+void MarkW(const wchar_t* m) { Mark(nullptr, MessageW(m)); }
+nvtxRangeId_t RangeStartEx(const nvtxEventAttributes_t* a) { return Start(nullptr, FromEventAttributes(a)); }
+nvtxRangeId_t RangeStartA(const char* m) { return Start(nullptr, Message(m)); }
+nvtxRangeId_t RangeStartW(const wchar_t* m) { return Start(nullptr, MessageW(m)); }
+void RangeEnd(nvtxRangeId_t id) { End(id); }
+int RangePushEx(const nvtxEventAttributes_t* a) { return Push(nullptr, FromEventAttributes(a)); }
+int RangePushA(const char* m) { return Push(nullptr, Message(m)); }
+int RangePushW(const wchar_t* m) { return Push(nullptr, MessageW(m)); }
+int RangePop() { return Pop(nullptr); }
+void NameCategoryA(uint32_t, const char*) {}
+void NameCategoryW(uint32_t, const wchar_t*) {}
+void NameOsThreadA(uint32_t tid, const char* name) noexcept {
+  try {
+    if (S().active() && name) S().SetThreadName(tid, name);
+  } catch (...) {
+  }
+}
+void NameOsThreadW(uint32_t tid, const wchar_t* name) noexcept {
+  try {
+    if (S().active() && name) S().SetThreadName(tid, Utf8(name));
+  } catch (...) {
+  }
+}
+
+// ---- CORE2 ----
+void DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) { Mark(d, FromEventAttributes(a)); }
+nvtxRangeId_t DomainRangeStartEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
+  return Start(d, FromEventAttributes(a));
+}
+void DomainRangeEnd(nvtxDomainHandle_t, nvtxRangeId_t id) { End(id); }
+int DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
+  return Push(d, FromEventAttributes(a));
+}
+int DomainRangePop(nvtxDomainHandle_t d) { return Pop(d); }
+
+std::mutex g_handles_mu;
+
+nvtxStringHandle_t RegisterString(const std::string& s) noexcept {
+  try {
+    // Interned for the life of the process; identical strings share a handle.
+    static auto* strings = new std::unordered_map<std::string, std::string*>();
+    std::lock_guard<std::mutex> lk(g_handles_mu);
+    auto it = strings->find(s);
+    if (it == strings->end()) it = strings->emplace(s, new std::string(s)).first;
+    return reinterpret_cast<nvtxStringHandle_t>(it->second);
+  } catch (...) {
+    return nullptr;
+  }
+}
+nvtxStringHandle_t DomainRegisterStringA(nvtxDomainHandle_t, const char* s) {
+  return RegisterString(s ? s : "");
+}
+nvtxStringHandle_t DomainRegisterStringW(nvtxDomainHandle_t, const wchar_t* s) {
+  return RegisterString(Utf8(s));
+}
+nvtxDomainHandle_t CreateDomain(const std::string& name) noexcept {
+  try {
+    static auto* domains = new std::unordered_map<std::string, Domain*>();
+    std::lock_guard<std::mutex> lk(g_handles_mu);
+    auto it = domains->find(name);
+    if (it == domains->end()) it = domains->emplace(name, new Domain{name}).first;
+    return reinterpret_cast<nvtxDomainHandle_t>(it->second);
+  } catch (...) {
+    return nullptr;
+  }
+}
+nvtxDomainHandle_t DomainCreateA(const char* name) { return CreateDomain(name ? name : ""); }
+nvtxDomainHandle_t DomainCreateW(const wchar_t* name) { return CreateDomain(Utf8(name)); }
+void DomainDestroy(nvtxDomainHandle_t) {}  // handles stay valid: events may still refer to them
+void DomainNameCategoryA(nvtxDomainHandle_t, uint32_t, const char*) {}
+void DomainNameCategoryW(nvtxDomainHandle_t, uint32_t, const wchar_t*) {}
+void Initialize(const void*) {}
+nvtxResourceHandle_t DomainResourceCreate(nvtxDomainHandle_t, nvtxResourceAttributes_t*) { return nullptr; }
+void DomainResourceDestroy(nvtxResourceHandle_t) {}
+
+template <typename F>
+void Set(NvtxFunctionTable table, unsigned int size, unsigned int id, F fn) {
+  if (id <= size && table[id] != nullptr) *table[id] = reinterpret_cast<NvtxFunctionPointer>(fn);
+}
+
+}  // namespace
+
+int InstallNvtxHandlers(const void* (*get_export_table)(uint32_t)) {
+  if (!get_export_table) return 0;
+  auto* cb = static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
+  if (!cb || cb->struct_size < sizeof(NvtxExportTableCallbacks) || !cb->GetModuleFunctionTable) return 0;
+  NvtxFunctionTable t = nullptr;
+  unsigned int n = 0;
+  if (!cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &t, &n) || !t) return 0;
+  Set(t, n, NVTX_CBID_CORE_MarkEx, &MarkEx);
+  Set(t, n, NVTX_CBID_CORE_MarkA, &MarkA);
+  Set(t, n, NVTX_CBID_CORE_MarkW, &MarkW);
+  Set(t, n, NVTX_CBID_CORE_RangeStartEx, &RangeStartEx);
+  Set(t, n, NVTX_CBID_CORE_RangeStartA, &RangeStartA);
+  Set(t, n, NVTX_CBID_CORE_RangeStartW, &RangeStartW);
+  Set(t, n, NVTX_CBID_CORE_RangeEnd, &RangeEnd);
+  Set(t, n, NVTX_CBID_CORE_RangePushEx, &RangePushEx);
+  Set(t, n, NVTX_CBID_CORE_RangePushA, &RangePushA);
+  Set(t, n, NVTX_CBID_CORE_RangePushW, &RangePushW);
+  Set(t, n, NVTX_CBID_CORE_RangePop, &RangePop);
+  Set(t, n, NVTX_CBID_CORE_NameCategoryA, &NameCategoryA);
+  Set(t, n, NVTX_CBID_CORE_NameCategoryW, &NameCategoryW);
+  Set(t, n, NVTX_CBID_CORE_NameOsThreadA, &NameOsThreadA);
+  Set(t, n, NVTX_CBID_CORE_NameOsThreadW, &NameOsThreadW);
+  if (cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &t, &n) && t) {
+    Set(t, n, NVTX_CBID_CORE2_DomainMarkEx, &DomainMarkEx);
+    Set(t, n, NVTX_CBID_CORE2_DomainRangeStartEx, &DomainRangeStartEx);
+    Set(t, n, NVTX_CBID_CORE2_DomainRangeEnd, &DomainRangeEnd);
+    Set(t, n, NVTX_CBID_CORE2_DomainRangePushEx, &DomainRangePushEx);
+    Set(t, n, NVTX_CBID_CORE2_DomainRangePop, &DomainRangePop);
+    Set(t, n, NVTX_CBID_CORE2_DomainResourceCreate, &DomainResourceCreate);
+    Set(t, n, NVTX_CBID_CORE2_DomainResourceDestroy, &DomainResourceDestroy);
+    Set(t, n, NVTX_CBID_CORE2_DomainNameCategoryA, &DomainNameCategoryA);
+    Set(t, n, NVTX_CBID_CORE2_DomainNameCategoryW, &DomainNameCategoryW);
+    Set(t, n, NVTX_CBID_CORE2_DomainRegisterStringA, &DomainRegisterStringA);
+    Set(t, n, NVTX_CBID_CORE2_DomainRegisterStringW, &DomainRegisterStringW);
+    Set(t, n, NVTX_CBID_CORE2_DomainCreateA, &DomainCreateA);
+    Set(t, n, NVTX_CBID_CORE2_DomainCreateW, &DomainCreateW);
+    Set(t, n, NVTX_CBID_CORE2_DomainDestroy, &DomainDestroy);
+    Set(t, n, NVTX_CBID_CORE2_Initialize, &Initialize);
+  }
+  return 1;
+}
+
+}  // namespace stepscope

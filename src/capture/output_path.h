@@ -1,0 +1,44 @@
+// Trace file naming: the -o pattern of `stepscope profile`.
+//
+//   %p      process id            %h  host name
+//   %q{VAR} environment variable  %n  sequence number (1, 2, ...: the first free one)
+//   %%      a literal '%'
+// ".sqlite" is appended when the pattern has no extension of that name.
+//
+// Every traced process (ranks, DataLoader workers that exec, children of
+// torchrun) expands the pattern itself; CreateTraceFile() claims the name with
+// O_CREAT|O_EXCL so two processes never write one file: when the name is
+// taken, "-2", "-3", ... is inserted before ".sqlite".
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "common/status.h"
+
+namespace stepscope {
+
+struct PatternContext {
+  int pid = 0;
+  std::string host;
+  std::function<const char*(const std::string&)> getenv;  // nullptr-safe lookup
+};
+
+// Expands every token except %n, which becomes `sequence` (or is removed when
+// sequence == 0). Returns kInvalidInput for a malformed pattern.
+StatusOr<std::string> ExpandOutputPattern(const std::string& pattern, const PatternContext& ctx,
+                                          int sequence);
+
+// True when the pattern contains a per-process token (%p, %q{..}, %n), so
+// that several processes of one run get different names.
+bool PatternIsPerProcess(const std::string& pattern);
+
+// Claims a fresh file for the pattern and returns its path. With
+// `overwrite_older_than_ns` > 0, an existing file last modified before that
+// time (CLOCK_REALTIME ns) is replaced — a leftover from an earlier run under
+// --force-overwrite — while files made during this run are never replaced.
+StatusOr<std::string> CreateTraceFile(const std::string& pattern, const PatternContext& ctx,
+                                      int64_t overwrite_older_than_ns);
+
+}  // namespace stepscope

@@ -1,0 +1,267 @@
+// stepscope profile: runs a command with the tracer injected.
+//
+// The launcher itself never touches CUDA. It checks that the tracer library
+// loads (else: one warning, run untraced), sets CUDA_INJECTION64_PATH /
+// NVTX_INJECTION64_PATH and the STEPSCOPE_* settings (capture/config.h), runs
+// the command as a child, forwards signals to it, and exits with the child's
+// status. Each traced process (ranks, children that exec) writes its own file
+// and appends its path to a manifest, from which the launcher prints a summary.
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "common/file_util.h"
+#include "common/strings.h"
+#include "store/trace_reader.h"
+
+namespace stepscope {
+namespace {
+
+volatile sig_atomic_t g_child = 0;
+
+void ForwardSignal(int sig, siginfo_t* info, void*) {
+  // Terminal-generated signals (Ctrl-C) already reach the child through the
+  // process group; forward only those sent to the launcher itself.
+  if (info && info->si_code == SI_KERNEL) return;
+  if (g_child > 0) kill(g_child, sig);
+}
+
+std::string FindInjectLibrary() {
+  if (const char* env = std::getenv("STEPSCOPE_INJECT_LIB")) return env;
+  std::string dir = ExecutableDir();
+  for (const char* rel : {"/../lib/libstepscope_inject.so", "/../lib64/libstepscope_inject.so"}) {
+    std::string p = dir + rel;
+    if (FileExists(p)) {
+      char real[4096];
+      if (realpath(p.c_str(), real)) return real;
+      return p;
+    }
+  }
+  return "";
+}
+
+int64_t NowRealtimeNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Prints one trace's summary: GPU time, top kernels, drops.
+void PrintTraceSummary(const std::string& path) {
+  auto r = TraceReader::Open(path);
+  struct stat st;
+  std::string size = ::stat(path.c_str(), &st) == 0 ? FormatBytes(static_cast<uint64_t>(st.st_size)) : "?";
+  if (!r.ok()) {
+    std::fprintf(stderr, "  %s (%s): unreadable: %s\n", path.c_str(), size.c_str(), r.status().message().c_str());
+    return;
+  }
+  TraceReader& t = **r;
+  int64_t kernels = 0, gpu_ns = 0, nvtx = 0;
+  if (auto q = t.Query("SELECT COUNT(*), COALESCE(SUM(end_ns - start_ns), 0) FROM kernels"); q.ok() && q->Step()) {
+    kernels = q->Int(0);
+    gpu_ns = q->Int(1);
+  }
+  if (auto q = t.Query("SELECT COUNT(*) FROM nvtx"); q.ok() && q->Step()) nvtx = q->Int(0);
+  int64_t dropped = t.Stat("cupti_dropped_records");
+  std::fprintf(stderr, "  %s  (%s, pid %s%s)\n", path.c_str(), size.c_str(), t.Meta("pid", "?").c_str(),
+               t.finalized() ? "" : ", NOT finalized: the process died; data up to the last commit");
+  std::fprintf(stderr, "    %s kernels, GPU time %s, %s NVTX ranges, %s dropped records\n",
+               FormatCount(kernels).c_str(), FormatDuration(gpu_ns).c_str(), FormatCount(nvtx).c_str(),
+               FormatCount(dropped).c_str());
+  if (kernels == 0) return;
+  auto q = t.Query(
+      "SELECT name_id, SUM(end_ns - start_ns) AS total, COUNT(*) FROM kernels GROUP BY name_id "
+      "ORDER BY total DESC LIMIT 3");
+  if (!q.ok()) return;
+  while (q->Step()) {
+    std::string name = t.String(static_cast<StringId>(q->Int(0)));
+    if (name.size() > 90) name = name.substr(0, 87) + "...";
+    double pct = gpu_ns > 0 ? 100.0 * static_cast<double>(q->Int(1)) / static_cast<double>(gpu_ns) : 0;
+    std::fprintf(stderr, "    %5.1f%%  %10s  x%-6s %s\n", pct, FormatDuration(q->Int(1)).c_str(),
+                 FormatCount(q->Int(2)).c_str(), name.c_str());
+  }
+}
+
+}  // namespace
+
+int RunProfile(int argc, char** argv) {
+  ArgParser p("profile", "[options] -- COMMAND [ARGS...]",
+              "Run COMMAND with the stepscope tracer injected (no code change) and write one SQLite\n"
+              "trace per process that uses CUDA or NVTX. The command's output and exit code are\n"
+              "unchanged; the summary goes to stderr.");
+  p.AcceptCommand();
+  p.Flag("--output", "PATTERN",
+         "trace file name: %p pid, %h host, %q{VAR} environment variable, %n sequence number, "
+         "%% a '%'; .sqlite is appended",
+         "stepscope_%p", "-o");
+  p.Flag("--trace", "LIST", "categories to record: cuda, nvtx, memory", "cuda,nvtx,memory");
+  p.Flag("--delay", "SECONDS", "start recording this long after the process starts");
+  p.Flag("--duration", "SECONDS", "stop recording this long after recording started");
+  p.Flag("--capture-range", "RANGE",
+         "record only inside a range: cudaProfilerApi (cudaProfilerStart/Stop) or nvtx:NAME "
+         "(the NVTX push/pop range NAME)");
+  p.Switch("--force-overwrite", "replace trace files left by an earlier run", "-f");
+  p.Switch("--quiet", "print no summary at exit", "-q");
+  p.Epilog(
+      "examples:\n"
+      "  stepscope profile -- python train.py\n"
+      "  stepscope profile -o run_%q{RANK} -- torchrun --nproc-per-node 2 train.py --ddp\n"
+      "  stepscope profile --capture-range nvtx:'step 10' -o step10 -- python train.py\n"
+      "  stepscope profile --delay 20 --duration 5 -- python train.py\n\n"
+      "Then: stepscope stats TRACE.sqlite, stepscope analyze TRACE.sqlite, or open the file\n"
+      "with sqlite3 (schema: docs/schema.md). DataLoader workers forked without exec are not\n"
+      "traced (their parent's trace stays valid); processes that exec get their own file.");
+  if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
+  const std::vector<std::string>& cmd = p.command();
+  if (cmd.empty()) {
+    return ReportError("profile", InvalidInput("no command given; usage: stepscope profile [options] -- COMMAND"));
+  }
+  if (!p.positionals().empty()) {
+    return ReportError("profile", InvalidInput("unexpected argument '" + p.positionals()[0] +
+                                               "' before '--'; put the command after '--'"));
+  }
+  std::string pattern = p.Get("--output");
+  if (EndsWith(pattern, "/")) pattern += "stepscope_%p";
+  for (const std::string& cat : Split(p.Get("--trace"), ',')) {
+    if (cat != "cuda" && cat != "nvtx" && cat != "memory") {
+      return ReportError("profile", InvalidInput("unknown --trace category '" + cat + "' (use cuda, nvtx, memory)"));
+    }
+  }
+  int64_t delay_ns = 0, duration_ns = 0;
+  if (p.Has("--delay") && !ParseDurationNs(p.Get("--delay"), &delay_ns)) {
+    return ReportError("profile", InvalidInput("--delay: not a duration: " + p.Get("--delay")));
+  }
+  if (p.Has("--duration") && (!ParseDurationNs(p.Get("--duration"), &duration_ns) || duration_ns == 0)) {
+    return ReportError("profile", InvalidInput("--duration: not a positive duration: " + p.Get("--duration")));
+  }
+  std::string range = p.Get("--capture-range");
+  if (!range.empty() && range != "cudaProfilerApi" && !(StartsWith(range, "nvtx:") && range.size() > 5)) {
+    return ReportError("profile", InvalidInput("--capture-range: use cudaProfilerApi or nvtx:NAME, not '" + range + "'"));
+  }
+  const bool force = p.Has("--force-overwrite");
+  // A fixed name (no per-process token) that already exists: refuse up front
+  // rather than write next to it under another name.
+  if (pattern.find('%') == std::string::npos || pattern.find("%h") != std::string::npos) {
+    std::string fixed = pattern;
+    size_t h = fixed.find("%h");
+    if (h != std::string::npos) {
+      char host[256] = {0};
+      gethostname(host, sizeof(host) - 1);
+      fixed.replace(h, 2, host);
+    }
+    if (fixed.find('%') == std::string::npos) {
+      if (!EndsWith(fixed, ".sqlite")) fixed += ".sqlite";
+      if (FileExists(fixed) && !force) {
+        return ReportError("profile", InvalidInput(fixed + " exists; pass --force-overwrite or choose another -o"));
+      }
+    }
+  }
+
+  const int64_t session_start = NowRealtimeNs();
+  char manifest_tmpl[] = "/tmp/stepscope-manifest-XXXXXX";
+  int mfd = mkstemp(manifest_tmpl);
+  std::string manifest = mfd >= 0 ? manifest_tmpl : "";
+  if (mfd >= 0) close(mfd);
+
+  std::string lib = FindInjectLibrary();
+  bool traced = false;
+  if (lib.empty()) {
+    std::fprintf(stderr, "stepscope: warning: libstepscope_inject.so not found next to the stepscope "
+                         "binary; the program runs untraced\n");
+  } else if (void* h = dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL)) {
+    // Only a load check (missing CUPTI shows up here); nothing is initialized.
+    dlclose(h);
+    traced = true;
+  } else {
+    std::fprintf(stderr, "stepscope: warning: cannot load %s (%s); the program runs untraced\n", lib.c_str(),
+                 dlerror());
+  }
+  if (traced) {
+    if (const char* other = std::getenv("CUDA_INJECTION64_PATH"); other && *other && lib != other) {
+      std::fprintf(stderr, "stepscope: warning: CUDA_INJECTION64_PATH was %s; replaced by stepscope's tracer\n", other);
+    }
+    setenv("CUDA_INJECTION64_PATH", lib.c_str(), 1);
+    setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
+    setenv("STEPSCOPE_OUTPUT", pattern.c_str(), 1);
+    setenv("STEPSCOPE_TRACE", p.Get("--trace").c_str(), 1);
+    setenv("STEPSCOPE_MANIFEST", manifest.c_str(), 1);
+    if (delay_ns) setenv("STEPSCOPE_DELAY_NS", std::to_string(delay_ns).c_str(), 1);
+    if (duration_ns) setenv("STEPSCOPE_DURATION_NS", std::to_string(duration_ns).c_str(), 1);
+    if (!range.empty()) setenv("STEPSCOPE_CAPTURE_RANGE", range.c_str(), 1);
+    if (force) setenv("STEPSCOPE_OVERWRITE_BEFORE_NS", std::to_string(session_start).c_str(), 1);
+  }
+
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof(sa));
+  sa.sa_sigaction = &ForwardSignal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  const int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+  for (int s : kForwarded) sigaction(s, &sa, nullptr);
+
+  std::vector<char*> args;
+  for (const std::string& a : cmd) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t child = fork();
+  if (child < 0) {
+    return ReportError("profile", Internal(std::string("fork failed: ") + std::strerror(errno)));
+  }
+  if (child == 0) {
+    struct sigaction dfl;
+    std::memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    for (int s : kForwarded) sigaction(s, &dfl, nullptr);
+    execvp(args[0], args.data());
+    std::fprintf(stderr, "stepscope profile: error: cannot run '%s': %s\n", args[0], std::strerror(errno));
+    _exit(127);
+  }
+  g_child = child;
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  g_child = 0;
+
+  if (!p.Has("--quiet") && traced && !manifest.empty()) {
+    std::ifstream mf(manifest);
+    std::vector<std::string> traces;
+    for (std::string line; std::getline(mf, line);) {
+      if (!line.empty() && std::find(traces.begin(), traces.end(), line) == traces.end()) traces.push_back(line);
+    }
+    if (traces.empty()) {
+      std::fprintf(stderr, "stepscope: no trace written (the command used neither CUDA nor NVTX)\n");
+    } else {
+      std::fprintf(stderr, "stepscope: %zu trace%s written:\n", traces.size(), traces.size() == 1 ? "" : "s");
+      for (const std::string& t : traces) PrintTraceSummary(t);
+      std::fprintf(stderr, "stepscope: next: stepscope stats %s\n", traces[0].c_str());
+    }
+  }
+  if (!manifest.empty()) unlink(manifest.c_str());
+
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) {
+    // Die the same way so the caller sees the same status.
+    int sig = WTERMSIG(status);
+    signal(sig, SIG_DFL);
+    fflush(stdout);
+    fflush(stderr);
+    kill(getpid(), sig);
+    return 128 + sig;
+  }
+  return 1;
+}
+
+}  // namespace stepscope

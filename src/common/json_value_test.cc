@@ -1,0 +1,58 @@
+#include "common/json_value.h"
+
+#include <gtest/gtest.h>
+
+namespace stepscope {
+namespace {
+
+TEST(JsonValue, ParsesScalarsExactly) {
+  auto v = ParseJson(
+      R"({"a": 1700000000123456789, "b": -5, "c": 2.5, "d": "x\"y\u00e9", "e": [true, null]})");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ(v->Get("a")->AsInt(), 1700000000123456789);  // beyond double precision
+  EXPECT_EQ(v->Get("a")->type(), JsonValue::Type::kInt);
+  EXPECT_EQ(v->Get("b")->AsInt(), -5);
+  EXPECT_DOUBLE_EQ(v->Get("c")->AsDouble(), 2.5);
+  EXPECT_EQ(v->Get("d")->AsString(), "x\"y\xc3\xa9");
+  ASSERT_EQ(v->Get("e")->items().size(), 2u);
+  EXPECT_TRUE(v->Get("e")->items()[0].AsBool());
+  EXPECT_TRUE(v->Get("e")->items()[1].is_null());
+  EXPECT_EQ(v->Get("missing"), nullptr);
+}
+
+TEST(JsonValue, ExtremeIntegers) {
+  auto v = ParseJson("[9223372036854775807, -9223372036854775808, 9223372036854775808]");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->items()[0].AsInt(), INT64_MAX);
+  EXPECT_EQ(v->items()[1].AsInt(), INT64_MIN);
+  EXPECT_EQ(v->items()[2].type(), JsonValue::Type::kDouble);  // out of range: a double
+}
+
+TEST(JsonValue, ErrorsNameTheOffset) {
+  auto v = ParseJson("{\"a\": [1, 2,, 3]}");
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().message(), "offset 12: unexpected character ',', expected a value");
+  EXPECT_EQ(ParseJson("").status().message(),
+            "offset 0: unexpected end of input, expected a value");
+  EXPECT_EQ(ParseJson("[1] x").status().message(),
+            "offset 4: trailing characters after the JSON document");
+  EXPECT_EQ(ParseJson("\"abc").status().message(), "offset 4: unterminated string");
+  EXPECT_FALSE(ParseJson("01").ok());
+  EXPECT_FALSE(ParseJson("-").ok());
+  EXPECT_FALSE(ParseJson("1.").ok());
+  EXPECT_FALSE(ParseJson("tru").ok());
+}
+
+TEST(JsonValue, DepthIsBounded) {
+  std::string deep(kMaxJsonDepth + 2, '[');
+  deep += std::string(kMaxJsonDepth + 2, ']');
+  auto v = ParseJson(deep);
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("nesting deeper than 64"), std::string::npos);
+  std::string ok(kMaxJsonDepth, '[');
+  ok += std::string(kMaxJsonDepth, ']');
+  EXPECT_TRUE(ParseJson(ok).ok());
+}
+
+}  // namespace
+}  // namespace stepscope

@@ -1,0 +1,153 @@
+#include "importers/json_tokenizer.h"
+
+namespace stepscope {
+namespace {
+inline const char* SkipWs(const char* p, const char* end) {
+  while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
+  return p;
+}
+}  // namespace
+
+Status ChromeTraceTokenizer::SyntaxError(size_t pos, const std::string& what) const {
+  return InvalidInput("byte " + std::to_string(base_offset_ + pos) + ": " + what);
+}
+
+Status ChromeTraceTokenizer::Feed(const char* data, size_t size) {
+  if (pos_ > 0) {
+    // Drop consumed bytes; what remains is at most one partial value.
+    buf_.erase(0, pos_);
+    base_offset_ += pos_;
+    retry_at_ = retry_at_ > pos_ ? retry_at_ - pos_ : 0;
+    pos_ = 0;
+  }
+  buf_.append(data, size);
+  if (buf_.size() < retry_at_) return OkStatus();
+  return Process(false);
+}
+
+Status ChromeTraceTokenizer::Finish() {
+  RETURN_IF_ERROR(Process(true));
+  if (state_ == State::kDone) return OkStatus();
+  if (state_ == State::kStart) {
+    return InvalidInput(bytes() == 0 ? "byte 0: empty file: expected a Chrome-trace JSON object"
+                                     : "byte " + std::to_string(bytes()) +
+                                           ": no JSON value (the file holds only whitespace)");
+  }
+  const char* where = state_ == State::kFirstEvent || state_ == State::kEvent
+                          ? "inside the traceEvents array"
+                          : "inside the top-level object";
+  return InvalidInput("byte " + std::to_string(bytes()) + ": unexpected end of data " + where +
+                      ": the JSON is truncated (was the trace fully written?)");
+}
+
+Status ChromeTraceTokenizer::Process(bool final) {
+  const char* b = buf_.data();
+  const char* end = b + buf_.size();
+  size_t consumed = 0;
+  JsonParseOutcome r;
+  while (true) {
+    const char* p = SkipWs(b + pos_, end);
+    pos_ = static_cast<size_t>(p - b);
+    if (p == end) return OkStatus();
+    switch (state_) {
+      case State::kStart:
+        if (*p == '{') {
+          ++pos_;
+          state_ = State::kFirstKey;
+          continue;
+        }
+        if (*p == '[') {
+          return SyntaxError(pos_,
+                             "the top level is a JSON array; expected a Chrome-trace object "
+                             "{\"traceEvents\": [...], ...} as torch.profiler writes it");
+        }
+        return SyntaxError(pos_, "not a JSON object: expected '{' at the start of a Chrome trace");
+      case State::kFirstKey:
+      case State::kKey: {
+        if (*p == '}' && state_ == State::kFirstKey) {
+          ++pos_;
+          state_ = State::kDone;
+          continue;
+        }
+        if (*p != '"') return SyntaxError(pos_, "expected a member name in double quotes");
+        r = parser_.Parse(p, end, &consumed);
+        if (r == JsonParseOutcome::kIncomplete) goto need_more;
+        if (r == JsonParseOutcome::kError)
+          return SyntaxError(pos_ + parser_.error_offset(), parser_.error());
+        key_.assign(parser_.root().text);
+        const char* q = SkipWs(p + consumed, end);
+        if (q == end) goto need_more;
+        if (*q != ':')
+          return SyntaxError(static_cast<size_t>(q - b), "expected ':' after a member name");
+        q = SkipWs(q + 1, end);
+        if (q == end) goto need_more;
+        if (key_ == "traceEvents") {
+          if (*q != '[')
+            return SyntaxError(static_cast<size_t>(q - b), "\"traceEvents\" is not an array");
+          saw_trace_events_ = true;
+          pos_ = static_cast<size_t>(q + 1 - b);
+          state_ = State::kFirstEvent;
+          continue;
+        }
+        r = parser_.Parse(q, end, &consumed);
+        if (r == JsonParseOutcome::kIncomplete) goto need_more;
+        if (r == JsonParseOutcome::kError) {
+          return SyntaxError(static_cast<size_t>(q - b) + parser_.error_offset(), parser_.error());
+        }
+        RETURN_IF_ERROR(
+            sink_->OnTopLevel(key_, parser_, base_offset_ + static_cast<uint64_t>(q - b)));
+        pos_ = static_cast<size_t>(q + consumed - b);
+        state_ = State::kAfterMember;
+        continue;
+      }
+      case State::kFirstEvent:
+      case State::kEvent: {
+        const char* q = p;
+        if (*q == ']') {
+          ++pos_;
+          state_ = State::kAfterMember;
+          continue;
+        }
+        if (state_ == State::kEvent) {
+          if (*q != ',')
+            return SyntaxError(pos_, "expected ',' or ']' after an event in traceEvents");
+          q = SkipWs(q + 1, end);
+          if (q == end) goto need_more;
+          if (*q == ']')
+            return SyntaxError(static_cast<size_t>(q - b),
+                               "trailing ',' before ']' in traceEvents");
+        }
+        r = parser_.Parse(q, end, &consumed);
+        if (r == JsonParseOutcome::kIncomplete) goto need_more;
+        if (r == JsonParseOutcome::kError) {
+          return SyntaxError(static_cast<size_t>(q - b) + parser_.error_offset(), parser_.error());
+        }
+        ++events_;
+        RETURN_IF_ERROR(sink_->OnEvent(parser_, base_offset_ + static_cast<uint64_t>(q - b)));
+        pos_ = static_cast<size_t>(q + consumed - b);
+        state_ = State::kEvent;
+        continue;
+      }
+      case State::kAfterMember:
+        if (*p == ',') {
+          ++pos_;
+          state_ = State::kKey;
+          continue;
+        }
+        if (*p == '}') {
+          ++pos_;
+          state_ = State::kDone;
+          continue;
+        }
+        return SyntaxError(pos_, "expected ',' or '}' after a top-level member");
+      case State::kDone:
+        return SyntaxError(pos_, "unexpected data after the end of the top-level JSON object");
+    }
+  }
+need_more:
+  // Wait until the unconsumed window has doubled before parsing it again.
+  if (!final) retry_at_ = buf_.size() + (buf_.size() - pos_);
+  return OkStatus();
+}
+
+}  // namespace stepscope

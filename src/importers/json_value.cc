@@ -1,0 +1,388 @@
+#include "importers/json_value.h"
+
+#include <cstring>
+
+namespace stepscope {
+namespace {
+
+// Bytes that end the fast scan of a string: the closing quote, an escape, and
+// control characters (invalid inside JSON strings).
+struct StringStopTable {
+  bool stop[256];
+  constexpr StringStopTable() : stop() {
+    for (int c = 0; c < 0x20; ++c) stop[c] = true;
+    stop[static_cast<unsigned char>('"')] = true;
+    stop[static_cast<unsigned char>('\\')] = true;
+  }
+};
+constexpr StringStopTable kStringStop;
+
+inline bool IsWs(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+inline const char* SkipWs(const char* p, const char* end) {
+  while (p < end && IsWs(*p)) ++p;
+  return p;
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+void AppendUtf8(std::string* out, uint32_t cp) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+}  // namespace
+
+uint32_t JsonValueParser::AddNode(JsonType type, std::string_view key) {
+  uint32_t idx = static_cast<uint32_t>(nodes_.size());
+  JsonNode n;
+  n.type = type;
+  n.key = key;
+  nodes_.push_back(n);
+  if (!stack_.empty()) {
+    Open& parent = stack_.back();
+    if (parent.last_child == 0) {
+      nodes_[parent.node].first_child = idx;
+    } else {
+      nodes_[parent.last_child].next = idx;
+    }
+    parent.last_child = idx;
+  }
+  return idx;
+}
+
+JsonParseOutcome JsonValueParser::Fail(const char* begin, const char* at, const char* what) {
+  error_offset_ = static_cast<size_t>(at - begin);
+  error_ = what;
+  return JsonParseOutcome::kError;
+}
+
+JsonParseOutcome JsonValueParser::ParseString(const char* begin, const char** pp, const char* end,
+                                              std::string_view* out) {
+  const char* p = *pp + 1;  // past the opening quote
+  const char* s = p;
+  while (p < end && !kStringStop.stop[static_cast<unsigned char>(*p)]) ++p;
+  if (p == end) return JsonParseOutcome::kIncomplete;
+  if (*p == '"') {
+    *out = std::string_view(s, static_cast<size_t>(p - s));
+    *pp = p + 1;
+    return JsonParseOutcome::kOk;
+  }
+  if (static_cast<unsigned char>(*p) < 0x20)
+    return Fail(begin, p, "control character inside a string");
+  // Slow path: decode escapes into scratch_ (capacity was reserved in Parse,
+  // so earlier views into scratch_ stay valid).
+  size_t out_start = scratch_.size();
+  scratch_.append(s, static_cast<size_t>(p - s));
+  while (true) {
+    if (p == end) {
+      scratch_.resize(out_start);
+      return JsonParseOutcome::kIncomplete;
+    }
+    char c = *p;
+    if (c == '"') break;
+    if (static_cast<unsigned char>(c) < 0x20)
+      return Fail(begin, p, "control character inside a string");
+    if (c != '\\') {
+      scratch_.push_back(c);
+      ++p;
+      continue;
+    }
+    if (end - p < 2) {
+      scratch_.resize(out_start);
+      return JsonParseOutcome::kIncomplete;
+    }
+    char e = p[1];
+    switch (e) {
+      case '"':
+        scratch_.push_back('"');
+        break;
+      case '\\':
+        scratch_.push_back('\\');
+        break;
+      case '/':
+        scratch_.push_back('/');
+        break;
+      case 'b':
+        scratch_.push_back('\b');
+        break;
+      case 'f':
+        scratch_.push_back('\f');
+        break;
+      case 'n':
+        scratch_.push_back('\n');
+        break;
+      case 'r':
+        scratch_.push_back('\r');
+        break;
+      case 't':
+        scratch_.push_back('\t');
+        break;
+      case 'u': {
+        if (end - p < 6) {
+          scratch_.resize(out_start);
+          return JsonParseOutcome::kIncomplete;
+        }
+        uint32_t cp = 0;
+        for (int i = 2; i < 6; ++i) {
+          int h = HexValue(p[i]);
+          if (h < 0) return Fail(begin, p + i, "bad \\u escape: expected 4 hex digits");
+          cp = cp * 16 + static_cast<uint32_t>(h);
+        }
+        p += 6;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          // A high surrogate: combine with a following \uDC00-\uDFFF.
+          bool may_continue = p == end || (p[0] == '\\' && (end - p < 2 || p[1] == 'u'));
+          if (end - p < 6 && may_continue) {
+            scratch_.resize(out_start);
+            return JsonParseOutcome::kIncomplete;
+          }
+          uint32_t lo = 0;
+          bool paired = end - p >= 6 && p[0] == '\\' && p[1] == 'u';
+          if (paired) {
+            for (int i = 2; i < 6 && paired; ++i) {
+              int h = HexValue(p[i]);
+              if (h < 0) paired = false;
+              lo = lo * 16 + static_cast<uint32_t>(h < 0 ? 0 : h);
+            }
+            paired = paired && lo >= 0xDC00 && lo <= 0xDFFF;
+          }
+          if (paired) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            p += 6;
+          } else {
+            cp = 0xFFFD;  // lone surrogate: replacement character
+          }
+        } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+          cp = 0xFFFD;
+        }
+        AppendUtf8(&scratch_, cp);
+        continue;
+      }
+      default:
+        return Fail(begin, p + 1, "bad escape sequence in a string");
+    }
+    p += 2;
+  }
+  *out = std::string_view(scratch_.data() + out_start, scratch_.size() - out_start);
+  *pp = p + 1;
+  return JsonParseOutcome::kOk;
+}
+
+JsonParseOutcome JsonValueParser::Parse(const char* begin, const char* end, size_t* consumed) {
+  nodes_.clear();
+  stack_.clear();
+  scratch_.clear();
+  size_t avail = static_cast<size_t>(end - begin);
+  if (scratch_.capacity() < avail) scratch_.reserve(avail);
+  const char* p = SkipWs(begin, end);
+  std::string_view key;
+  JsonParseOutcome r;
+
+parse_value:
+  if (p == end) return JsonParseOutcome::kIncomplete;
+  switch (*p) {
+    case '{': {
+      if (stack_.size() >= kMaxDepth) return Fail(begin, p, "nesting too deep");
+      uint32_t idx = AddNode(JsonType::kObject, key);
+      stack_.push_back({idx, 0, p});
+      p = SkipWs(p + 1, end);
+      if (p == end) return JsonParseOutcome::kIncomplete;
+      if (*p == '}') {
+        nodes_[idx].text =
+            std::string_view(stack_.back().start, static_cast<size_t>(p + 1 - stack_.back().start));
+        stack_.pop_back();
+        ++p;
+        goto after_value;
+      }
+      goto parse_key;
+    }
+    case '[': {
+      if (stack_.size() >= kMaxDepth) return Fail(begin, p, "nesting too deep");
+      uint32_t idx = AddNode(JsonType::kArray, key);
+      stack_.push_back({idx, 0, p});
+      p = SkipWs(p + 1, end);
+      if (p == end) return JsonParseOutcome::kIncomplete;
+      if (*p == ']') {
+        nodes_[idx].text =
+            std::string_view(stack_.back().start, static_cast<size_t>(p + 1 - stack_.back().start));
+        stack_.pop_back();
+        ++p;
+        goto after_value;
+      }
+      key = {};
+      goto parse_value;
+    }
+    case '"': {
+      std::string_view s;
+      r = ParseString(begin, &p, end, &s);
+      if (r != JsonParseOutcome::kOk) return r;
+      uint32_t idx = AddNode(JsonType::kString, key);
+      nodes_[idx].text = s;
+      goto after_value;
+    }
+    case 't':
+    case 'f':
+    case 'n': {
+      const char* lit = *p == 't' ? "true" : *p == 'f' ? "false" : "null";
+      size_t len = std::strlen(lit);
+      size_t have = static_cast<size_t>(end - p);
+      size_t cmp = have < len ? have : len;
+      if (std::memcmp(p, lit, cmp) != 0)
+        return Fail(begin, p, "invalid literal (expected true, false or null)");
+      if (have < len) return JsonParseOutcome::kIncomplete;
+      JsonType t = *p == 't' ? JsonType::kTrue : *p == 'f' ? JsonType::kFalse : JsonType::kNull;
+      uint32_t idx = AddNode(t, key);
+      nodes_[idx].text = std::string_view(p, len);
+      p += len;
+      goto after_value;
+    }
+    default: {
+      const char* s = p;
+      if (*p == '-') ++p;
+      if (p == end) return JsonParseOutcome::kIncomplete;
+      if (*p == '0') {
+        ++p;
+      } else if (*p >= '1' && *p <= '9') {
+        while (p < end && IsDigit(*p)) ++p;
+      } else {
+        return Fail(begin, p,
+                    s == p ? "unexpected character (expected a JSON value)" : "invalid number");
+      }
+      if (p < end && *p == '.') {
+        ++p;
+        if (p == end) return JsonParseOutcome::kIncomplete;
+        if (!IsDigit(*p)) return Fail(begin, p, "invalid number: expected a digit after '.'");
+        while (p < end && IsDigit(*p)) ++p;
+      }
+      if (p < end && (*p == 'e' || *p == 'E')) {
+        ++p;
+        if (p < end && (*p == '+' || *p == '-')) ++p;
+        if (p == end) return JsonParseOutcome::kIncomplete;
+        if (!IsDigit(*p)) return Fail(begin, p, "invalid number: expected a digit in the exponent");
+        while (p < end && IsDigit(*p)) ++p;
+      }
+      // A number that touches the end of the input may continue in the next bytes.
+      if (p == end) return JsonParseOutcome::kIncomplete;
+      uint32_t idx = AddNode(JsonType::kNumber, key);
+      nodes_[idx].text = std::string_view(s, static_cast<size_t>(p - s));
+      goto after_value;
+    }
+  }
+
+after_value:
+  if (stack_.empty()) {
+    *consumed = static_cast<size_t>(p - begin);
+    return JsonParseOutcome::kOk;
+  }
+  p = SkipWs(p, end);
+  if (p == end) return JsonParseOutcome::kIncomplete;
+  {
+    Open& top = stack_.back();
+    bool is_object = nodes_[top.node].type == JsonType::kObject;
+    char close = is_object ? '}' : ']';
+    if (*p == ',') {
+      p = SkipWs(p + 1, end);
+      if (is_object) goto parse_key;
+      key = {};
+      goto parse_value;
+    }
+    if (*p == close) {
+      nodes_[top.node].text = std::string_view(top.start, static_cast<size_t>(p + 1 - top.start));
+      stack_.pop_back();
+      ++p;
+      goto after_value;
+    }
+    return Fail(begin, p,
+                is_object ? "expected ',' or '}' after an object member"
+                          : "expected ',' or ']' after an array element");
+  }
+
+parse_key:
+  p = SkipWs(p, end);
+  if (p == end) return JsonParseOutcome::kIncomplete;
+  if (*p != '"') return Fail(begin, p, "expected a member name in double quotes");
+  r = ParseString(begin, &p, end, &key);
+  if (r != JsonParseOutcome::kOk) return r;
+  p = SkipWs(p, end);
+  if (p == end) return JsonParseOutcome::kIncomplete;
+  if (*p != ':') return Fail(begin, p, "expected ':' after a member name");
+  p = SkipWs(p + 1, end);
+  goto parse_value;
+}
+
+const JsonNode* JsonValueParser::Find(const JsonNode& object, std::string_view key) const {
+  if (object.type != JsonType::kObject) return nullptr;
+  for (uint32_t i = object.first_child; i != 0; i = nodes_[i].next) {
+    if (nodes_[i].key == key) return &nodes_[i];
+  }
+  return nullptr;
+}
+
+bool JsonToInt64(const JsonNode* n, int64_t* out) {
+  if (n == nullptr || n->type != JsonType::kNumber) return false;
+  std::string_view t = n->text;
+  size_t i = 0;
+  bool neg = false;
+  if (i < t.size() && t[i] == '-') {
+    neg = true;
+    ++i;
+  }
+  if (i == t.size()) return false;
+  uint64_t v = 0;
+  for (; i < t.size() && IsDigit(t[i]); ++i) {
+    uint64_t d = static_cast<uint64_t>(t[i] - '0');
+    if (v > (UINT64_MAX - d) / 10) return false;
+    v = v * 10 + d;
+  }
+  if (i < t.size()) {
+    // Allow a zero fraction ("12.0", "12.000"); anything else is not an integer.
+    if (t[i] != '.') return false;
+    for (++i; i < t.size(); ++i) {
+      if (t[i] != '0') return false;
+    }
+  }
+  if (neg) {
+    if (v > static_cast<uint64_t>(INT64_MAX) + 1) return false;
+    *out = v == static_cast<uint64_t>(INT64_MAX) + 1 ? INT64_MIN : -static_cast<int64_t>(v);
+  } else {
+    if (v > static_cast<uint64_t>(INT64_MAX)) return false;
+    *out = static_cast<int64_t>(v);
+  }
+  return true;
+}
+
+bool JsonToInt64Lenient(const JsonNode* n, int64_t* out) {
+  if (n != nullptr && n->type == JsonType::kString) {
+    JsonNode tmp;
+    tmp.type = JsonType::kNumber;
+    tmp.text = n->text;
+    if (tmp.text.empty()) return false;
+    for (char c : tmp.text) {
+      if (!IsDigit(c) && c != '-') return false;
+    }
+    return JsonToInt64(&tmp, out);
+  }
+  return JsonToInt64(n, out);
+}
+
+}  // namespace stepscope

@@ -1,0 +1,279 @@
+#include "ranks/ranks_analysis.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "common/strings.h"
+#include "ranks/ranks_internal.h"
+
+namespace stepscope {
+namespace {
+
+// Residual host clock skew above this is reported (and corrected with --align collectives).
+constexpr int64_t kSkewNoteNs = 100000;
+
+std::string RangeText(const std::vector<int64_t>& steps) {
+  if (steps.empty()) return "no steps";
+  return steps.size() == 1
+             ? "step " + std::to_string(steps[0])
+             : "steps " + std::to_string(steps.front()) + "-" + std::to_string(steps.back()) +
+                   " (" + std::to_string(steps.size()) + ")";
+}
+
+// Ranks from the summaries; a summary without one gets the lowest free number.
+Status NumberRanks(RanksAnalysis* a) {
+  std::map<int64_t, std::string> taken;
+  for (const RankSummary& s : a->summaries) {
+    if (s.rank < 0) continue;
+    auto [it, inserted] = taken.emplace(s.rank, s.trace);
+    if (!inserted) {
+      return InvalidInput("rank " + std::to_string(s.rank) + " appears twice: " + it->second +
+                          " and " + s.trace + "; pass one trace or summary per rank");
+    }
+  }
+  int64_t next = 0;
+  for (RankSummary& s : a->summaries) {
+    if (s.rank >= 0) continue;
+    while (taken.count(next)) ++next;
+    s.rank = next;
+    taken.emplace(next, s.trace);
+    a->notes.push_back(s.trace + " records no rank; numbered rank " + std::to_string(next));
+  }
+  std::stable_sort(a->summaries.begin(), a->summaries.end(),
+                   [](const RankSummary& x, const RankSummary& y) { return x.rank < y.rank; });
+  a->world_size = 0;
+  for (const RankSummary& s : a->summaries)
+    a->world_size = std::max({a->world_size, s.world_size, s.rank + 1});
+  for (int64_t r = 0; r < a->world_size; ++r) {
+    if (!taken.count(r)) a->missing_ranks.push_back(r);
+  }
+  return OkStatus();
+}
+
+void IndexSteps(RanksAnalysis* a) {
+  std::set<int64_t> all;
+  for (const RankSummary& s : a->summaries) {
+    for (const StepSummary& st : s.steps) all.insert(st.step);
+  }
+  a->steps.assign(all.begin(), all.end());
+  a->step_index.assign(a->summaries.size(), std::vector<int>(a->steps.size(), -1));
+  for (size_t r = 0; r < a->summaries.size(); ++r) {
+    const auto& steps = a->summaries[r].steps;
+    for (size_t i = 0; i < steps.size(); ++i)
+      a->step_index[r][static_cast<size_t>(StepPosition(*a, steps[i].step))] = static_cast<int>(i);
+  }
+  for (size_t p = 0; p < a->steps.size(); ++p) {
+    bool everywhere = true;
+    for (const auto& idx : a->step_index) everywhere &= idx[p] >= 0;
+    if (everywhere) a->common_steps.push_back(a->steps[p]);
+  }
+  // Unequal step ranges: say which rank has what.
+  std::map<std::vector<int64_t>, std::vector<int64_t>> by_range;
+  for (const RankSummary& s : a->summaries) {
+    std::vector<int64_t> mine;
+    for (const StepSummary& st : s.steps) mine.push_back(st.step);
+    by_range[mine].push_back(s.rank);
+  }
+  if (by_range.size() > 1) {
+    std::string text = "ranks cover different steps:";
+    for (const auto& [range, ranks] : by_range) {
+      std::vector<std::string> rs;
+      for (int64_t r : ranks) rs.push_back(std::to_string(r));
+      text += " rank" + std::string(ranks.size() > 1 ? "s " : " ") + Join(rs, ",") + ": " +
+              RangeText(range) + ";";
+    }
+    text += " scores use the " + std::to_string(a->common_steps.size()) + " steps every rank has";
+    a->notes.push_back(text);
+  }
+}
+
+template <typename F>
+double MedianStep(const RankSummary& s, F field) {
+  std::vector<double> v;
+  for (const StepSummary& st : s.steps) v.push_back(static_cast<double>(field(st)));
+  return MedianOf(std::move(v));
+}
+
+void RankStats(RanksAnalysis* a) {
+  for (size_t r = 0; r < a->ranks.size(); ++r) {
+    const RankSummary& s = a->summaries[r];
+    RankResult& out = a->ranks[r];
+    out.steps = static_cast<int64_t>(s.steps.size());
+    out.step_ns = MedianStep(s, [](const StepSummary& st) { return st.host_ns(); });
+    out.gpu_ns = MedianStep(s, [](const StepSummary& st) { return st.gpu_ns(); });
+    out.compute_ns = MedianStep(s, [](const StepSummary& st) { return st.compute_ns; });
+    out.comm_ns = MedianStep(s, [](const StepSummary& st) { return st.comm_ns; });
+    out.late_ns = MedianStep(s, [](const StepSummary& st) { return st.launch_late_ns; });
+    int64_t comm = 0, overlap = 0;
+    for (const StepSummary& st : s.steps) comm += st.comm_ns, overlap += st.overlap_ns;
+    out.overlap = comm > 0 ? static_cast<double>(overlap) / static_cast<double>(comm) : kNaN;
+    std::vector<double> waited, caused;
+    for (size_t p = 0; p < a->steps.size(); ++p) {
+      if (a->step_index[r][p] < 0) continue;
+      waited.push_back(static_cast<double>(a->waited[r][p]));
+      caused.push_back(static_cast<double>(a->caused[r][p]));
+    }
+    out.waited_ns = MedianOf(waited);
+    out.caused_ns = MedianOf(caused);
+  }
+}
+
+// Window statistics of every rank for a list of names (kernels or sections).
+// `steps_of(r)` gives the summary step indices of rank r's window.
+template <typename StepsOf>
+std::vector<std::vector<WindowStat>> Windows(const RanksAnalysis& a, bool kernels,
+                                             const std::unordered_map<std::string, size_t>& ids,
+                                             StepsOf steps_of) {
+  std::vector<std::vector<WindowStat>> out;
+  for (size_t r = 0; r < a.summaries.size(); ++r) {
+    std::vector<WindowStat> row(ids.size());
+    const std::vector<int> steps = steps_of(r);
+    for (const NamedTimes& n : kernels ? a.summaries[r].kernels : a.summaries[r].sections) {
+      auto it = ids.find(n.name);
+      if (it != ids.end()) row[it->second] = MakeWindowStat(n, steps);
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+void Scores(RanksAnalysis* a) {
+  // Names: non-NCCL kernels and sections, in order of first appearance.
+  std::unordered_map<std::string, size_t> kernel_ids, section_ids;
+  for (const RankSummary& s : a->summaries) {
+    for (const NamedTimes& n : s.kernels) {
+      if (!n.nccl) kernel_ids.emplace(n.name, kernel_ids.size());
+    }
+    for (const NamedTimes& n : s.sections) {
+      if (section_ids.emplace(n.name, section_ids.size()).second) a->sections.push_back(n.name);
+    }
+  }
+  // Relative: over the common steps (each rank's own steps when there are none).
+  auto window_of = [&](size_t r) {
+    std::vector<int> idx;
+    for (size_t p = 0; p < a->steps.size(); ++p) {
+      const int i = a->step_index[r][p];
+      if (i >= 0 &&
+          (a->common_steps.empty() ||
+           std::binary_search(a->common_steps.begin(), a->common_steps.end(), a->steps[p]))) {
+        idx.push_back(i);
+      }
+    }
+    return idx;
+  };
+  std::vector<double> gpu = RelativeGpuScores(Windows(*a, true, kernel_ids, window_of));
+  auto sections = RelativeSectionScores(Windows(*a, false, section_ids, window_of));
+  for (size_t r = 0; r < a->ranks.size(); ++r) {
+    a->ranks[r].gpu_rel = gpu[r];
+    a->ranks[r].section_rel = sections[r];
+  }
+  // Individual: windows of W of the rank's own steps, counted back from its last step.
+  const size_t w = static_cast<size_t>(std::max(1, a->options.window_steps));
+  for (size_t r = 0; r < a->ranks.size(); ++r) {
+    const size_t n = a->summaries[r].steps.size();
+    std::vector<std::vector<WindowStat>> kernel_windows, section_windows;
+    std::vector<std::vector<int>> windows;
+    for (size_t end = n; end > 0; end = end > w ? end - w : 0) {
+      std::vector<int> idx;
+      for (size_t i = end > w ? end - w : 0; i < end; ++i) idx.push_back(static_cast<int>(i));
+      windows.insert(windows.begin(), idx);
+    }
+    for (const auto& idx : windows) {
+      std::vector<WindowStat> krow(kernel_ids.size()), srow(section_ids.size());
+      for (const NamedTimes& k : a->summaries[r].kernels) {
+        auto it = kernel_ids.find(k.name);
+        if (it != kernel_ids.end()) krow[it->second] = MakeWindowStat(k, idx);
+      }
+      for (const NamedTimes& s : a->summaries[r].sections)
+        srow[section_ids[s.name]] = MakeWindowStat(s, idx);
+      kernel_windows.push_back(std::move(krow));
+      section_windows.push_back(std::move(srow));
+    }
+    a->ranks[r].gpu_ind = IndividualGpuScore(kernel_windows);
+    a->ranks[r].section_ind = IndividualSectionScores(section_windows);
+    a->ranks[r].section_ind.resize(a->sections.size(), kNaN);
+  }
+  // NVRx's identify_stragglers: every score below the threshold.
+  const double t = a->options.threshold;
+  for (size_t r = 0; r < a->ranks.size(); ++r) {
+    const RankResult& x = a->ranks[r];
+    auto flag = [&](const std::string& what, double v) {
+      if (!std::isnan(v) && v < t) a->score_flags.push_back({static_cast<int>(r), what, v});
+    };
+    flag("gpu relative", x.gpu_rel);
+    flag("gpu individual", x.gpu_ind);
+    for (size_t k = 0; k < a->sections.size(); ++k) {
+      flag("section '" + a->sections[k] + "' relative",
+           k < x.section_rel.size() ? x.section_rel[k] : kNaN);
+      flag("section '" + a->sections[k] + "' individual", x.section_ind[k]);
+    }
+  }
+}
+
+// Notes on residual clock skew per host; with align_collectives, corrects it
+// and reports what was applied. Returns true when offsets changed.
+bool HandleSkew(RanksAnalysis* a, const std::vector<int64_t>& skew, bool correct) {
+  std::map<std::string, std::vector<double>> by_host;
+  for (size_t r = 0; r < a->ranks.size(); ++r) {
+    if (a->ranks[r].collectives > 0)
+      by_host[a->ranks[r].host].push_back(static_cast<double>(skew[r]));
+  }
+  if (by_host.size() < 2 || a->ranks.empty()) return false;
+  std::map<std::string, int64_t> host_skew;
+  for (auto& [host, v] : by_host) host_skew[host] = static_cast<int64_t>(MedianOf(v));
+  const std::string& ref = a->ranks[0].host;
+  const int64_t ref_skew = host_skew.count(ref) ? host_skew[ref] : 0;
+  bool changed = false;
+  for (const auto& [host, sk] : host_skew) {
+    const int64_t rel = sk - ref_skew;
+    if (host == ref || std::llabs(rel) < kSkewNoteNs) continue;
+    const std::string h = host.empty() ? "(no host name)" : host;
+    if (correct) {
+      for (RankResult& r : a->ranks) {
+        if (r.host == host) r.offset_ns -= rel;
+      }
+      a->notes.push_back("clock of host " + h + " corrected by " + FormatDuration(-rel) +
+                         " (--align collectives: collective end times vs host " + ref + ")");
+      changed = true;
+    } else {
+      a->notes.push_back(
+          "clock of host " + h + " reads " + FormatDuration(std::llabs(rel)) +
+          (rel > 0 ? " ahead of" : " behind") + " host " + ref +
+          " (median difference of collective end times); who arrived last may be wrong "
+          "across hosts: re-run with --align collectives");
+    }
+  }
+  return changed;
+}
+
+}  // namespace
+
+StatusOr<RanksAnalysis> AnalyzeRanks(std::vector<RankSummary> summaries,
+                                     const RanksOptions& options) {
+  RanksAnalysis a;
+  a.options = options;
+  a.summaries = std::move(summaries);
+  RETURN_IF_ERROR(NumberRanks(&a));
+  for (const RankSummary& s : a.summaries) {
+    RankResult r;
+    r.rank = s.rank;
+    r.host = s.host;
+    r.trace = s.trace;
+    r.offset_ns = s.clock_offset_ns;
+    a.ranks.push_back(r);
+  }
+  IndexSteps(&a);
+  std::vector<bool> with_collectives;
+  std::vector<int64_t> skew = MatchCollectives(&a, &with_collectives);
+  if (HandleSkew(&a, skew, options.align_collectives))
+    skew = MatchCollectives(&a, &with_collectives);
+  for (size_t r = 0; r < a.ranks.size(); ++r) a.ranks[r].skew_ns = skew[r];
+  RankStats(&a);
+  Scores(&a);
+  FindStragglers(&a, with_collectives);
+  return a;
+}
+
+}  // namespace stepscope

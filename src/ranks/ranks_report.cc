@@ -1,0 +1,318 @@
+#include "ranks/ranks_report.h"
+
+#include <algorithm>
+#include <map>
+
+#include "common/strings.h"
+
+namespace stepscope {
+namespace {
+
+constexpr size_t kMaxWideRanks = 16;
+
+Cell Ms(double ns) { return Cell(std::isnan(ns) ? kNaN : ns / 1e6, 2); }
+Cell Score(double v) { return Cell(v, 2); }
+
+// "0-3,5,7-8"
+std::string CompactRanks(std::vector<int64_t> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    out += std::to_string(ranks[i]);
+    if (j > i) out += "-" + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string MsText(double ns) { return FormatFixed(ns / 1e6, 2) + " ms"; }
+
+const StepSummary* StepOf(const RanksAnalysis& a, size_t r, size_t p) {
+  int i = a.step_index[r][p];
+  return i < 0 ? nullptr : &a.summaries[r].steps[static_cast<size_t>(i)];
+}
+
+}  // namespace
+
+Table StepsTable(const RanksAnalysis& a, bool wide) {
+  if (wide && a.ranks.size() <= kMaxWideRanks) {
+    Table t;
+    t.AddColumn({"step", "step", true});
+    for (const RankResult& r : a.ranks) {
+      t.AddColumn(
+          {"rank_" + std::to_string(r.rank) + "_ms", "rank " + std::to_string(r.rank), true});
+    }
+    t.AddColumn({"slowest", "slowest", true});
+    for (size_t p = 0; p < a.steps.size(); ++p) {
+      std::vector<Cell> row{Cell(a.steps[p])};
+      int64_t worst = -1, worst_rank = -1;
+      for (size_t r = 0; r < a.ranks.size(); ++r) {
+        const StepSummary* st = StepOf(a, r, p);
+        row.push_back(st ? Ms(static_cast<double>(st->host_ns())) : Cell("-"));
+        if (st && st->host_ns() > worst) worst = st->host_ns(), worst_rank = a.ranks[r].rank;
+      }
+      row.push_back(worst_rank >= 0 ? Cell(worst_rank) : Cell("-"));
+      t.AddRow(std::move(row));
+    }
+    return t;
+  }
+  if (wide) {
+    // Too many ranks for one column each: the spread per step.
+    Table t({{"step", "step", true},
+             {"ranks", "ranks", true},
+             {"min_ms", "min ms", true},
+             {"median_ms", "median ms", true},
+             {"max_ms", "max ms", true},
+             {"slowest", "slowest", true}});
+    for (size_t p = 0; p < a.steps.size(); ++p) {
+      std::vector<double> v;
+      int64_t worst = -1, worst_rank = -1;
+      for (size_t r = 0; r < a.ranks.size(); ++r) {
+        const StepSummary* st = StepOf(a, r, p);
+        if (!st) continue;
+        v.push_back(static_cast<double>(st->host_ns()));
+        if (st->host_ns() > worst) worst = st->host_ns(), worst_rank = a.ranks[r].rank;
+      }
+      t.AddRow({Cell(a.steps[p]), Cell(static_cast<int64_t>(v.size())),
+                Ms(*std::min_element(v.begin(), v.end())), Ms(MedianOf(v)),
+                Ms(*std::max_element(v.begin(), v.end())), Cell(worst_rank)});
+    }
+    return t;
+  }
+  Table t({{"step", "step", true},
+           {"rank", "rank", true},
+           {"step_ms", "step ms", true},
+           {"gpu_ms", "gpu ms", true},
+           {"compute_ms", "compute ms", true},
+           {"comm_ms", "comm ms", true},
+           {"overlap_ms", "overlap ms", true},
+           {"launch_late_ms", "late ms", true},
+           {"nccl_wait_ms", "wait ms", true},
+           {"caused_wait_ms", "caused ms", true}});
+  for (size_t p = 0; p < a.steps.size(); ++p) {
+    for (size_t r = 0; r < a.ranks.size(); ++r) {
+      const StepSummary* st = StepOf(a, r, p);
+      if (!st) continue;
+      t.AddRow({Cell(a.steps[p]), Cell(a.ranks[r].rank), Ms(static_cast<double>(st->host_ns())),
+                Ms(static_cast<double>(st->gpu_ns())), Ms(static_cast<double>(st->compute_ns)),
+                Ms(static_cast<double>(st->comm_ns)), Ms(static_cast<double>(st->overlap_ns)),
+                Ms(static_cast<double>(st->launch_late_ns)),
+                Ms(static_cast<double>(a.waited[r][p])), Ms(static_cast<double>(a.caused[r][p]))});
+    }
+  }
+  return t;
+}
+
+Table RanksTable(const RanksAnalysis& a) {
+  Table t({{"rank", "rank", true},
+           {"host", "host", false},
+           {"steps", "steps", true},
+           {"step_ms", "step ms", true},
+           {"compute_ms", "compute ms", true},
+           {"comm_ms", "comm ms", true},
+           {"overlap_pct", "overlap %", true},
+           {"launch_late_ms", "late ms", true},
+           {"nccl_wait_ms", "wait ms", true},
+           {"caused_wait_ms", "caused ms", true},
+           {"last_arrivals", "last in", true},
+           {"gpu_rel", "gpu rel", true},
+           {"gpu_ind", "gpu ind", true},
+           {"worst_section", "worst section (rel)", false}});
+  for (const RankResult& r : a.ranks) {
+    // The section with the lowest relative score.
+    std::string worst = "-";
+    double worst_score = kNaN;
+    for (size_t k = 0; k < r.section_rel.size() && k < a.sections.size(); ++k) {
+      if (!std::isnan(r.section_rel[k]) &&
+          (std::isnan(worst_score) || r.section_rel[k] < worst_score)) {
+        worst_score = r.section_rel[k];
+        worst = a.sections[k] + " " + FormatFixed(worst_score, 2);
+      }
+    }
+    t.AddRow({Cell(r.rank), Cell(r.host.empty() ? "-" : r.host), Cell(r.steps), Ms(r.step_ns),
+              Ms(r.compute_ns), Ms(r.comm_ns),
+              Cell(std::isnan(r.overlap) ? kNaN : 100 * r.overlap, 1), Ms(r.late_ns),
+              Ms(r.waited_ns), Ms(r.caused_ns),
+              Cell(std::to_string(r.last_arrivals) + "/" + std::to_string(r.collectives)),
+              Score(r.gpu_rel), Score(r.gpu_ind), Cell(worst)});
+  }
+  return t;
+}
+
+Table SectionsTable(const RanksAnalysis& a) {
+  Table t({{"rank", "rank", true},
+           {"section", "section", false},
+           {"median_ms", "median ms", true},
+           {"relative", "relative", true},
+           {"individual", "individual", true}});
+  for (size_t r = 0; r < a.ranks.size(); ++r) {
+    for (const NamedTimes& n : a.summaries[r].sections) {
+      auto it = std::find(a.sections.begin(), a.sections.end(), n.name);
+      const size_t k = static_cast<size_t>(it - a.sections.begin());
+      std::vector<int> all;
+      for (size_t i = 0; i < n.count.size(); ++i) all.push_back(static_cast<int>(i));
+      t.AddRow({Cell(a.ranks[r].rank), Cell(n.name), Ms(MakeWindowStat(n, all).median_ns),
+                Score(k < a.ranks[r].section_rel.size() ? a.ranks[r].section_rel[k] : kNaN),
+                Score(k < a.ranks[r].section_ind.size() ? a.ranks[r].section_ind[k] : kNaN)});
+    }
+  }
+  return t;
+}
+
+Table CollectivesTable(const RanksAnalysis& a) {
+  Table t({{"step", "step", true},
+           {"collective", "collective", false},
+           {"stream", "stream", true},
+           {"seq", "seq", true},
+           {"ranks", "ranks", true},
+           {"last_rank", "last", true},
+           {"spread_ms", "spread ms", true},
+           {"max_wait_ms", "max wait ms", true},
+           {"median_wait_ms", "median wait ms", true}});
+  for (const MatchedCollective& c : a.collectives) {
+    t.AddRow({c.step >= 0 ? Cell(c.step) : Cell("-"), Cell(c.name), Cell(c.stream_index),
+              Cell(c.seq), Cell(c.ranks), Cell(a.ranks[static_cast<size_t>(c.last)].rank),
+              Ms(static_cast<double>(c.spread_ns)), Ms(static_cast<double>(c.max_wait_ns)),
+              Ms(static_cast<double>(c.median_wait_ns))});
+  }
+  return t;
+}
+
+Table VerdictTable(const RanksAnalysis& a) {
+  Table t({{"rank", "rank", true},
+           {"host", "host", false},
+           {"from_step", "from step", true},
+           {"cause", "cause", false},
+           {"found_by", "found by", false},
+           {"steps", "steps", false},
+           {"others_wait_ms", "others wait ms", true},
+           {"compute_excess_ms", "compute +ms", true},
+           {"launch_late_excess_ms", "late +ms", true},
+           {"communication_ms", "comm ms", true}});
+  for (const Straggler& s : a.stragglers) {
+    const RankResult& r = a.ranks[static_cast<size_t>(s.rank_index)];
+    t.AddRow({Cell(r.rank), Cell(r.host.empty() ? "-" : r.host), Cell(s.from_step),
+              Cell(CauseName(s.cause)), Cell(s.by_scores ? "scores" : "collectives"),
+              Cell(std::to_string(s.steps_blocking) + "/" + std::to_string(s.steps_seen)),
+              s.by_scores ? Cell(kNaN) : Ms(s.caused_ns), Ms(s.compute_excess_ns),
+              Ms(s.host_excess_ns), s.by_scores ? Cell(kNaN) : Ms(s.comm_ns)});
+  }
+  return t;
+}
+
+Table ScoreFlagsTable(const RanksAnalysis& a) {
+  Table t({{"rank", "rank", true}, {"score", "score", false}, {"value", "value", true}});
+  for (const ScoreFlag& f : a.score_flags) {
+    t.AddRow({Cell(a.ranks[static_cast<size_t>(f.rank_index)].rank), Cell(f.what), Score(f.score)});
+  }
+  return t;
+}
+
+std::string HeaderText(const RanksAnalysis& a) {
+  std::map<std::string, std::vector<int64_t>> hosts;
+  for (const RankResult& r : a.ranks) hosts[r.host].push_back(r.rank);
+  std::string out = std::to_string(a.ranks.size()) + (a.ranks.size() == 1 ? " rank" : " ranks") +
+                    " of world size " + std::to_string(a.world_size) + " on " +
+                    std::to_string(hosts.size()) + (hosts.size() == 1 ? " host" : " hosts");
+  if (hosts.size() <= 8) {
+    std::vector<std::string> parts;
+    for (const auto& [h, rs] : hosts)
+      parts.push_back((h.empty() ? "(unnamed)" : h) + ": " + CompactRanks(rs));
+    out += " (" + Join(parts, "; ") + ")";
+  }
+  out += "\n";
+  if (!a.steps.empty()) {
+    out += (a.steps.size() == 1 ? "step " + std::to_string(a.steps[0])
+                                : "steps " + std::to_string(a.steps.front()) + "-" +
+                                      std::to_string(a.steps.back())) +
+           ", " + std::to_string(a.common_steps.size()) + " on every rank; " +
+           std::to_string(a.collectives.size()) + " NCCL collectives matched across ranks\n";
+  }
+  if (!a.missing_ranks.empty()) {
+    out += "missing: rank" + std::string(a.missing_ranks.size() > 1 ? "s " : " ") +
+           CompactRanks(a.missing_ranks) + " of world size " + std::to_string(a.world_size) +
+           " (no trace or summary given); results cover the ranks present\n";
+  }
+  for (const std::string& n : a.notes) out += "note: " + n + "\n";
+  return out;
+}
+
+std::string VerdictText(const RanksAnalysis& a) {
+  std::string out;
+  if (a.stragglers.empty()) {
+    if (!a.collectives.empty()) {
+      out += "Verdict: no straggler. No rank made the others wait " +
+             MsText(static_cast<double>(a.min_wait_ns)) +
+             " or more per step in NCCL collectives in most steps";
+    } else {
+      out +=
+          "Verdict: no straggler. No NCCL collectives to match; no rank's per-step relative GPU or "
+          "step score "
+          "stayed below " +
+          FormatFixed(a.options.threshold, 2);
+    }
+    out += a.score_flags.empty() ? ".\n"
+                                 : "; some NVRx scores are below the threshold (listed below).\n";
+    return out;
+  }
+  for (const Straggler& s : a.stragglers) {
+    const RankResult& r = a.ranks[static_cast<size_t>(s.rank_index)];
+    const RankSummary& sum = a.summaries[static_cast<size_t>(s.rank_index)];
+    out += "Verdict: rank " + std::to_string(r.rank) +
+           (r.host.empty() ? "" : " (host " + r.host + ")") + " straggles from step " +
+           std::to_string(s.from_step) + ": ";
+    if (s.by_scores) {
+      out += "its per-step relative " +
+             std::string(s.cause == Cause::kCompute ? "GPU" : "step-time") + " score is below " +
+             FormatFixed(a.options.threshold, 2) + " in " + std::to_string(s.steps_blocking) +
+             " of " + std::to_string(s.steps_seen) +
+             " steps (no NCCL collectives to measure waits).\n";
+    } else {
+      out += "the other ranks wait for it " + MsText(s.caused_ns) +
+             " per step inside NCCL collectives (" + std::to_string(s.steps_blocking) + " of " +
+             std::to_string(s.steps_seen) + " steps).\n";
+    }
+    const std::string stream = "device " + std::to_string(sum.critical_device) + " stream " +
+                               std::to_string(sum.critical_stream);
+    switch (s.cause) {
+      case Cause::kHost:
+        out += "  Cause: host. Its GPU waits for kernel launches " + MsText(s.host_excess_ns) +
+               " per step longer than the other ranks' (launch lateness on " + stream +
+               "); its kernel time differs by " + (s.compute_excess_ns >= 0 ? "+" : "") +
+               MsText(s.compute_excess_ns) + ".\n";
+        break;
+      case Cause::kCompute:
+        out += "  Cause: compute. Its kernels keep the GPU busy " + MsText(s.compute_excess_ns) +
+               " per step longer than the other ranks'; its launch lateness differs by " +
+               (s.host_excess_ns >= 0 ? "+" : "") + MsText(s.host_excess_ns) + ".\n";
+        break;
+      case Cause::kCommunication:
+        out += "  Cause: communication. Neither its kernels (" + MsText(s.compute_excess_ns) +
+               ") nor its launches (" + MsText(s.host_excess_ns) +
+               ") explain the wait; its collectives start late (another communicator, "
+               "stream or network path).\n";
+        break;
+      case Cause::kNone:
+        break;
+    }
+    std::vector<std::string> ev;
+    for (const auto& [name, ns] : s.kernels) ev.push_back("kernel " + name + " +" + MsText(ns));
+    for (const auto& [name, ns] : s.sections) {
+      if (name != "step") ev.push_back("section '" + name + "' +" + MsText(ns));
+    }
+    if (!ev.empty())
+      out += "  Longer than on the other ranks (per step): " + Join(ev, "; ") + ".\n";
+    if (!s.only_here.empty()) {
+      std::vector<std::string> q;
+      for (const std::string& n : s.only_here) q.push_back("'" + n + "'");
+      out += "  Only on this rank: section" + std::string(q.size() > 1 ? "s " : " ") +
+             Join(q, ", ") + ".\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace stepscope

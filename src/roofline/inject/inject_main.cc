@@ -1,0 +1,229 @@
+// Entry points of libstepscope_roofline_inject.so (see inject.h), and the
+// helpers both modes share.
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include <cuda.h>
+#include <cupti.h>
+
+#include "common/log.h"
+#include "roofline/ceilings.h"
+#include "roofline/inject/inject.h"
+#include "roofline/profile_io.h"
+
+namespace stepscope::inject {
+
+namespace {
+
+enum class Mode { kNone, kSurvey, kProfile };
+Mode g_mode = Mode::kNone;
+std::mutex g_results_mu;
+FILE* g_results = nullptr;
+bool g_reported = false;
+pid_t g_pid = 0;  // the process we were initialized in (not a fork() child)
+
+void CUPTIAPI Callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                       const void* data) {
+  if (g_mode == Mode::kSurvey) {
+    SurveyCallback(domain, cbid, data);
+  } else if (g_mode == Mode::kProfile) {
+    ProfileCallback(domain, cbid, data);
+  }
+}
+
+void AtExit() {
+  // A fork() child that exits through exit() must not write the parent's files.
+  if (::getpid() != g_pid) return;
+  if (g_mode == Mode::kSurvey) SurveyFinish();
+  if (g_mode == Mode::kProfile) ProfileFinish();
+  std::lock_guard<std::mutex> lock(g_results_mu);
+  if (g_results) std::fclose(g_results);
+  g_results = nullptr;
+}
+
+}  // namespace
+
+uint32_t Tid() { return static_cast<uint32_t>(::syscall(SYS_gettid)); }
+
+int64_t NowNs() {
+  uint64_t ts = 0;
+  cuptiGetTimestamp(&ts);
+  return static_cast<int64_t>(ts);
+}
+
+void WriteResultLine(const std::string& line) {
+  std::lock_guard<std::mutex> lock(g_results_mu);
+  if (!g_results) {
+    const char* path = std::getenv("STEPSCOPE_ROOFLINE_RESULTS");
+    if (!path || !*path) return;
+    g_results = std::fopen(path, "a");
+    if (!g_results) return;
+  }
+  std::fputs(line.c_str(), g_results);
+  std::fflush(g_results);
+}
+
+void ReportError(const std::string& message, int code) {
+  {
+    std::lock_guard<std::mutex> lock(g_results_mu);
+    if (g_reported) return;
+    g_reported = true;
+  }
+  LogWarn("roofline: %s", message.c_str());
+  WriteResultLine(MessageLine({true, code, message}));
+}
+
+bool MpsActive() {
+  const char* pipe = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+  std::string dir = pipe && *pipe ? pipe : "/tmp/nvidia-mps";
+  struct stat st;
+  return ::stat((dir + "/control").c_str(), &st) == 0;
+}
+
+void DeviceIdentity(int ordinal, std::string* name, std::string* uuid) {
+  // libcuda is loaded (this library runs inside cuInit); look the functions
+  // up instead of linking it, so the library has no hard driver dependency.
+  void* cuda = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (!cuda) return;
+  using GetFn = CUresult (*)(CUdevice*, int);
+  using NameFn = CUresult (*)(char*, int, CUdevice);
+  using UuidFn = CUresult (*)(CUuuid*, CUdevice);
+  auto get = reinterpret_cast<GetFn>(::dlsym(cuda, "cuDeviceGet"));
+  auto get_name = reinterpret_cast<NameFn>(::dlsym(cuda, "cuDeviceGetName"));
+  auto get_uuid = reinterpret_cast<UuidFn>(::dlsym(cuda, "cuDeviceGetUuid_v2"));
+  if (!get_uuid) get_uuid = reinterpret_cast<UuidFn>(::dlsym(cuda, "cuDeviceGetUuid"));
+  CUdevice dev = 0;
+  if (get && get(&dev, ordinal) == CUDA_SUCCESS) {
+    char buf[256] = {0};
+    if (get_name && get_name(buf, sizeof(buf) - 1, dev) == CUDA_SUCCESS) *name = buf;
+    CUuuid u;
+    if (get_uuid && get_uuid(&u, dev) == CUDA_SUCCESS) {
+      *uuid = FormatGpuUuid(reinterpret_cast<const unsigned char*>(u.bytes));
+    }
+  }
+  ::dlclose(cuda);
+}
+
+bool IsDriverLaunch(CUpti_CallbackId cbid) {
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool LaunchDims(CUpti_CallbackId cbid, const void* params, int32_t grid[3], int32_t block[3]) {
+  if (!params) return false;
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
+      auto* p = static_cast<const cuLaunchKernel_params*>(params);
+      grid[0] = static_cast<int32_t>(p->gridDimX);
+      grid[1] = static_cast<int32_t>(p->gridDimY);
+      grid[2] = static_cast<int32_t>(p->gridDimZ);
+      block[0] = static_cast<int32_t>(p->blockDimX);
+      block[1] = static_cast<int32_t>(p->blockDimY);
+      block[2] = static_cast<int32_t>(p->blockDimZ);
+      return true;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
+      auto* p = static_cast<const cuLaunchCooperativeKernel_params*>(params);
+      grid[0] = static_cast<int32_t>(p->gridDimX);
+      grid[1] = static_cast<int32_t>(p->gridDimY);
+      grid[2] = static_cast<int32_t>(p->gridDimZ);
+      block[0] = static_cast<int32_t>(p->blockDimX);
+      block[1] = static_cast<int32_t>(p->blockDimY);
+      block[2] = static_cast<int32_t>(p->blockDimZ);
+      return true;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+      auto* p = static_cast<const cuLaunchKernelEx_params*>(params);
+      if (!p->config) return false;
+      grid[0] = static_cast<int32_t>(p->config->gridDimX);
+      grid[1] = static_cast<int32_t>(p->config->gridDimY);
+      grid[2] = static_cast<int32_t>(p->config->gridDimZ);
+      block[0] = static_cast<int32_t>(p->config->blockDimX);
+      block[1] = static_cast<int32_t>(p->config->blockDimY);
+      block[2] = static_cast<int32_t>(p->config->blockDimZ);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+}  // namespace stepscope::inject
+
+using namespace stepscope::inject;
+
+// Called by the CUDA driver inside cuInit when CUDA_INJECTION64_PATH names
+// this library. Returns 1 (success) even when profiling cannot start: the
+// program must run on.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  static bool done = false;
+  if (done) return 1;
+  done = true;
+  const char* mode = std::getenv("STEPSCOPE_ROOFLINE_MODE");
+  std::string m = mode ? mode : "";
+  if (m == "survey") {
+    g_mode = Mode::kSurvey;
+  } else if (m == "profile") {
+    g_mode = Mode::kProfile;
+  } else {
+    stepscope::LogWarn(
+        "roofline: STEPSCOPE_ROOFLINE_MODE is '%s', expected survey or profile; "
+        "not profiling",
+        m.c_str());
+    return 1;
+  }
+  CUpti_SubscriberHandle subscriber = nullptr;
+  CUptiResult r =
+      cuptiSubscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(Callback), nullptr);
+  if (r != CUPTI_SUCCESS) {
+    ReportError(stepscope::ExplainCuptiError(static_cast<int>(r), "cuptiSubscribe", MpsActive()),
+                static_cast<int>(r));
+    g_mode = Mode::kNone;
+    return 1;
+  }
+  bool ok = g_mode == Mode::kSurvey ? SurveyStart(subscriber) : ProfileStart(subscriber);
+  if (!ok) {
+    g_mode = Mode::kNone;
+    cuptiUnsubscribe(subscriber);
+    return 1;
+  }
+  g_pid = ::getpid();
+  std::atexit(AtExit);
+  return 1;
+}
+
+// NVTX calls InitializeInjectionNvtx2 in the library NVTX_INJECTION64_PATH
+// names. The CLI points it here (not at libcupti) so that NVTX reaches the
+// very CUPTI instance this library subscribed to, even when the program
+// loaded its own copy of libcupti first. We hand the call on to it.
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
+    const void* get_export_table) {
+  void* cupti = ::dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+  if (!cupti) cupti = ::dlopen("libcupti.so", RTLD_NOW | RTLD_NOLOAD);
+  if (!cupti) return 0;
+  using Fn = int (*)(const void*);
+  auto fn = reinterpret_cast<Fn>(::dlsym(cupti, "InitializeInjectionNvtx2"));
+  int rc = fn ? fn(get_export_table) : 0;
+  ::dlclose(cupti);
+  return rc;
+}

@@ -1,0 +1,194 @@
+#include "roofline/selection.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+#include <regex>
+#include <tuple>
+
+#include "common/strings.h"
+
+namespace stepscope {
+
+int64_t ParseStepName(const std::string& name) {
+  std::string s = Trim(name);
+  if (s.size() < 6) return -1;
+  std::string head = s.substr(0, 4);
+  for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (head != "step" || (s[4] != ' ' && s[4] != '_')) return -1;
+  int64_t n = 0;
+  if (!ParseInt64(s.substr(5), &n) || n < 0) return -1;
+  return n;
+}
+
+StatusOr<std::vector<StepRange>> FindSteps(const TraceReader& trace) {
+  ASSIGN_OR_RETURN(Statement st,
+                   trace.Query("SELECT name_id, start_ns, end_ns FROM nvtx WHERE end_ns > start_ns "
+                               "ORDER BY start_ns"));
+  std::vector<StepRange> steps;
+  while (st.Step()) {
+    int64_t n = ParseStepName(trace.String(static_cast<StringId>(st.Int(0))));
+    if (n < 0) continue;
+    steps.push_back({n, st.Int(1), st.Int(2)});
+  }
+  if (!st.ok()) return st.status();
+  return steps;
+}
+
+namespace {
+
+using Key = std::tuple<int64_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t>;
+
+struct Group {
+  int64_t mangled_id = 0;
+  int64_t ns = 0;
+  int64_t launches = 0;
+};
+
+Status Accumulate(Statement& st, std::map<Key, Group>* groups) {
+  while (st.Step()) {
+    Key k{st.Int(0),
+          static_cast<int32_t>(st.Int(2)),
+          static_cast<int32_t>(st.Int(3)),
+          static_cast<int32_t>(st.Int(4)),
+          static_cast<int32_t>(st.Int(5)),
+          static_cast<int32_t>(st.Int(6)),
+          static_cast<int32_t>(st.Int(7))};
+    Group& g = (*groups)[k];
+    g.mangled_id = st.Int(1);
+    g.ns += st.Int(8);
+    g.launches += 1;
+  }
+  return st.ok() ? OkStatus() : st.status();
+}
+
+constexpr const char* kKernelCols =
+    "SELECT k.name_id, k.mangled_id, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, "
+    "k.block_z, k.end_ns - k.start_ns FROM kernels k ";
+
+}  // namespace
+
+StatusOr<Selection> SelectKernels(const TraceReader& trace, const SelectionOptions& opt) {
+  Selection sel;
+  std::optional<std::regex> re;
+  if (!opt.kernel_regex.empty()) {
+    try {
+      re.emplace(opt.kernel_regex, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return InvalidInput("--kernel '" + opt.kernel_regex +
+                          "': invalid regular expression: " + e.what());
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<StepRange> steps, FindSteps(trace));
+  sel.steps_in_trace = static_cast<int64_t>(steps.size());
+  std::map<Key, Group> groups;
+  if (steps.empty()) {
+    if (opt.step >= 0) {
+      return InvalidInput(trace.path() + ": no NVTX 'step N' ranges, so --step " +
+                          std::to_string(opt.step) +
+                          " cannot be found; drop --step to rank kernels over the whole trace");
+    }
+    sel.method = "whole trace";
+    ASSIGN_OR_RETURN(Statement st, trace.Query(std::string(kKernelCols)));
+    RETURN_IF_ERROR(Accumulate(st, &groups));
+  } else {
+    const StepRange* chosen = nullptr;
+    if (opt.step >= 0) {
+      for (const StepRange& s : steps) {
+        if (s.number == opt.step) chosen = &s;  // the last one if a number repeats
+      }
+      if (!chosen) {
+        return InvalidInput(trace.path() + ": no NVTX range 'step " + std::to_string(opt.step) +
+                            "' (the trace has steps " + std::to_string(steps.front().number) +
+                            ".." + std::to_string(steps.back().number) + ")");
+      }
+    } else {
+      // The median step: away from warm-up at the start and teardown at the end.
+      std::vector<StepRange> by_number = steps;
+      std::stable_sort(by_number.begin(), by_number.end(),
+                       [](const StepRange& a, const StepRange& b) { return a.number < b.number; });
+      int64_t median = by_number[(by_number.size() - 1) / 2].number;
+      for (const StepRange& s : steps) {
+        if (s.number == median) chosen = &s;
+      }
+    }
+    sel.has_step = true;
+    sel.step = *chosen;
+    bool have_api = false;
+    {
+      ASSIGN_OR_RETURN(Statement st, trace.Query("SELECT 1 FROM api LIMIT 1"));
+      have_api = st.Step();
+    }
+    if (have_api) {
+      sel.method = "launch api in step";
+      ASSIGN_OR_RETURN(Statement st,
+                       trace.Query(std::string(kKernelCols) +
+                                   "WHERE EXISTS (SELECT 1 FROM api a WHERE a.correlation = "
+                                   "k.correlation AND a.start_ns >= ?1 AND a.start_ns <= ?2)"));
+      st.BindInt(1, sel.step.start_ns);
+      st.BindInt(2, sel.step.end_ns);
+      RETURN_IF_ERROR(Accumulate(st, &groups));
+    } else {
+      sel.method = "gpu start in step";
+      ASSIGN_OR_RETURN(Statement st, trace.Query(std::string(kKernelCols) +
+                                                 "WHERE k.start_ns >= ?1 AND k.start_ns <= ?2"));
+      st.BindInt(1, sel.step.start_ns);
+      st.BindInt(2, sel.step.end_ns);
+      RETURN_IF_ERROR(Accumulate(st, &groups));
+    }
+  }
+  std::vector<KernelTarget> all;
+  for (const auto& [k, g] : groups) {
+    sel.step_kernel_ns += g.ns;
+    KernelTarget t;
+    t.name = trace.String(static_cast<StringId>(std::get<0>(k)));
+    t.mangled = trace.String(static_cast<StringId>(g.mangled_id));
+    t.grid[0] = std::get<1>(k);
+    t.grid[1] = std::get<2>(k);
+    t.grid[2] = std::get<3>(k);
+    t.block[0] = std::get<4>(k);
+    t.block[1] = std::get<5>(k);
+    t.block[2] = std::get<6>(k);
+    t.step_gpu_ns = g.ns;
+    t.step_launches = g.launches;
+    if (re && !std::regex_search(t.name, *re)) continue;
+    all.push_back(std::move(t));
+  }
+  std::sort(all.begin(), all.end(), [](const KernelTarget& a, const KernelTarget& b) {
+    if (a.step_gpu_ns != b.step_gpu_ns) return a.step_gpu_ns > b.step_gpu_ns;
+    if (a.name != b.name) return a.name < b.name;
+    return std::lexicographical_compare(a.grid, a.grid + 3, b.grid, b.grid + 3) ||
+           (std::equal(a.grid, a.grid + 3, b.grid) &&
+            std::lexicographical_compare(a.block, a.block + 3, b.block, b.block + 3));
+  });
+  if (opt.top > 0 && static_cast<int>(all.size()) > opt.top)
+    all.resize(static_cast<size_t>(opt.top));
+  for (size_t i = 0; i < all.size(); ++i) all[i].rank = static_cast<int>(i) + 1;
+  sel.targets = std::move(all);
+  return sel;
+}
+
+std::string Dim3Text(const int32_t d[3]) {
+  return "(" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) + ")";
+}
+
+Table SelectionTable(const Selection& s) {
+  Table t({{"rank", "#", true},
+           {"gpu_time_us", "GPU time us", true},
+           {"share_pct", "% of step", true},
+           {"launches", "launches", true},
+           {"grid", "grid", false},
+           {"block", "block", false},
+           {"name", "kernel", false}});
+  for (const KernelTarget& k : s.targets) {
+    double share = s.step_kernel_ns > 0 ? 100.0 * static_cast<double>(k.step_gpu_ns) /
+                                              static_cast<double>(s.step_kernel_ns)
+                                        : 0;
+    t.AddRow({k.rank, Cell(static_cast<double>(k.step_gpu_ns) / 1e3, 2), Cell(share, 1),
+              k.step_launches, Dim3Text(k.grid), Dim3Text(k.block), k.name});
+  }
+  return t;
+}
+
+}  // namespace stepscope

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Integration tests of `stepscope profile` and the injected tracer's NVTX path,
+run for real on a machine without a GPU (NVTX needs none): naming patterns,
+exit codes, signals, fork()ed children, crash durability, symbol hygiene.
+
+usage: launcher_test.py BUILD_DIR
+"""
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else os.environ.get("STEPSCOPE_BUILD_DIR", "build")
+STEPSCOPE = os.path.join(BUILD, "bin", "stepscope")
+APP = os.path.join(BUILD, "tests", "nvtx_app")
+LIB = os.path.join(BUILD, "lib", "libstepscope_inject.so")
+
+
+def profile(args, cwd, env=None, **kw):
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run([STEPSCOPE, "profile"] + args, cwd=cwd, env=e, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=60, **kw)
+
+
+def rows(path, sql):
+    db = sqlite3.connect(path)
+    try:
+        return db.execute(sql).fetchall()
+    finally:
+        db.close()
+
+
+NVTX_SQL = ("SELECT s.value, n.depth, n.tid, n.end_tid, n.kind, COALESCE(d.value, ''), n.category, n.color, "
+            "n.end_ns - n.start_ns FROM nvtx n JOIN strings s ON s.id = n.name_id "
+            "LEFT JOIN strings d ON d.id = n.domain_id ORDER BY n.start_ns")
+
+
+class LauncherTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="stepscope-launcher-")
+
+    def traces(self):
+        return sorted(f for f in os.listdir(self.tmp) if f.endswith(".sqlite"))
+
+    def test_nvtx_ranges_recorded_on_the_right_thread(self):
+        p = profile(["-o", "t", "--", APP, "ranges"], self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.traces(), ["t.sqlite"])
+        path = os.path.join(self.tmp, "t.sqlite")
+        got = rows(path, NVTX_SQL)
+        names = [r[0] for r in got]
+        for step in range(3):
+            self.assertIn(f"step {step}", names)
+        self.assertEqual(names.count("forward"), 3)
+        self.assertEqual(names.count("backward"), 3)
+        by_name = {r[0]: r for r in got}
+        main_tid = by_name["step 0"][2]
+        self.assertEqual(by_name["step 0"][1], 0)       # depth
+        self.assertEqual(by_name["forward"][1], 1)
+        self.assertEqual(by_name["forward"][2], main_tid)
+        self.assertGreaterEqual(by_name["backward"][8], 3_000_000)  # busy 3 ms
+        self.assertEqual(by_name["checkpoint saved"][4], 3)          # mark
+        self.assertEqual(by_name["checkpoint saved"][8], 0)
+        reg = by_name["registered op"]
+        self.assertEqual(reg[5], "my_library")
+        self.assertEqual(reg[6], 7)
+        self.assertEqual(reg[7] & 0xFFFFFFFF, 0xFF00FF00)
+        self.assertIn("wide \u00e9t\u00e9", names)
+        cross = by_name["cross-thread"]
+        self.assertEqual(cross[4], 2)                    # start/end
+        self.assertEqual(cross[2], main_tid)
+        self.assertNotEqual(cross[3], main_tid)          # ended on the worker thread
+        self.assertEqual(by_name["worker range"][2], cross[3])
+        meta = dict(rows(path, "SELECT key, value FROM meta"))
+        self.assertEqual(meta["finalized"], "1")
+        self.assertEqual(meta["source"], "capture")
+        self.assertEqual(int(meta["pid"]), main_tid)
+        self.assertIn("nvtx_app ranges", meta["command_line"])
+        threads = dict(rows(path, "SELECT t.tid, s.value FROM threads t JOIN strings s ON s.id = t.name_id"))
+        self.assertEqual(threads[main_tid], "trainer-main")
+        self.assertIn("1 trace written", p.stderr.decode())
+        self.assertEqual(rows(path, "PRAGMA integrity_check"), [("ok",)])
+
+    def test_forked_child_never_writes_into_parent_trace(self):
+        p = profile(["-o", "f_%p", "--", APP, "fork"], self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        files = self.traces()
+        self.assertEqual(len(files), 1, files)
+        path = os.path.join(self.tmp, files[0])
+        names = [r[0] for r in rows(path, NVTX_SQL)]
+        self.assertEqual(names, ["parent before fork", "parent after fork"])
+        self.assertEqual(rows(path, "PRAGMA integrity_check"), [("ok",)])
+        self.assertEqual(dict(rows(path, "SELECT key, value FROM meta"))["finalized"], "1")
+
+    def test_exit_code_and_output_unchanged(self):
+        p = profile(["-o", "e", "--", APP, "exit", "7"], self.tmp)
+        self.assertEqual(p.returncode, 7)
+        self.assertEqual(p.stdout, b"")
+        p = profile(["-q", "-o", "e2", "--", "sh", "-c", "echo hello; exit 3"], self.tmp)
+        self.assertEqual(p.returncode, 3)
+        self.assertEqual(p.stdout, b"hello\n")
+        self.assertEqual(p.stderr, b"")
+
+    def test_child_killed_by_signal_is_reported_the_same_way(self):
+        p = profile(["-o", "s", "--", APP, "signal"], self.tmp)
+        self.assertEqual(p.returncode, -signal.SIGTERM)
+
+    def test_signals_to_launcher_are_forwarded(self):
+        e = dict(os.environ)
+        proc = subprocess.Popen([STEPSCOPE, "profile", "-o", "fw", "--", APP, "sleep", "30"], cwd=self.tmp,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e)
+        self.assertEqual(proc.stdout.readline(), b"ready\n")
+        t0 = time.time()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+        proc.stdout.close()
+        proc.stderr.close()
+        self.assertEqual(proc.returncode, -signal.SIGTERM)
+        self.assertLess(time.time() - t0, 10)
+
+    def test_output_patterns(self):
+        p = profile(["-o", "run_%q{RANK}_%h", "--", APP, "exit", "0"], self.tmp, env={"RANK": "3"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        host = os.uname().nodename
+        self.assertEqual(self.traces(), [f"run_3_{host}.sqlite"])
+        meta = dict(rows(os.path.join(self.tmp, f"run_3_{host}.sqlite"), "SELECT key, value FROM meta"))
+        self.assertEqual(meta["rank"], "3")
+
+    def test_existing_file_needs_force_overwrite(self):
+        with open(os.path.join(self.tmp, "old.sqlite"), "w") as f:
+            f.write("stale")
+        p = profile(["-o", "old", "--", APP, "exit", "0"], self.tmp)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("old.sqlite exists; pass --force-overwrite", p.stderr.decode())
+        self.assertEqual(len(p.stderr.decode().strip().splitlines()), 1)
+        p = profile(["-f", "-o", "old", "--", APP, "exit", "0"], self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.traces(), ["old.sqlite"])
+        self.assertEqual(dict(rows(os.path.join(self.tmp, "old.sqlite"), "SELECT key, value FROM meta"))["finalized"], "1")
+
+    def test_kill9_leaves_valid_trace_with_steps_older_than_one_second(self):
+        p = profile(["-o", "k", "--", APP, "killself", "1.5"], self.tmp)
+        self.assertEqual(p.returncode, -signal.SIGKILL)
+        path = os.path.join(self.tmp, "k.sqlite")
+        self.assertIn("NOT finalized", p.stderr.decode())
+        self.assertEqual(rows(path, "PRAGMA integrity_check"), [("ok",)])
+        names = [r[0] for r in rows(path, NVTX_SQL)]
+        self.assertEqual(names, [f"step {i}" for i in range(20)])
+        self.assertEqual(dict(rows(path, "SELECT key, value FROM meta"))["finalized"], "0")
+
+    def test_no_trace_when_nothing_uses_cuda_or_nvtx(self):
+        p = profile(["--", "true"], self.tmp)
+        self.assertEqual(p.returncode, 0)
+        self.assertEqual(self.traces(), [])
+        self.assertIn("no trace written", p.stderr.decode())
+
+    def test_missing_tracer_warns_once_and_runs_untraced(self):
+        p = profile(["--", APP, "exit", "5"], self.tmp, env={"STEPSCOPE_INJECT_LIB": "/nonexistent/lib.so"})
+        self.assertEqual(p.returncode, 5)
+        err = p.stderr.decode().strip().splitlines()
+        self.assertEqual(len(err), 1, err)
+        self.assertIn("runs untraced", err[0])
+        self.assertEqual(self.traces(), [])
+
+    def test_bad_arguments_exit_2(self):
+        for args, msg in [(["--bogus", "--", "true"], "unknown option '--bogus'"),
+                          (["--trace", "cuda,gpu", "--", "true"], "unknown --trace category 'gpu'"),
+                          (["--delay", "soon", "--", "true"], "--delay: not a duration"),
+                          (["--capture-range", "step", "--", "true"], "--capture-range"),
+                          ([], "no command given")]:
+            p = profile(args, self.tmp)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertIn(msg, p.stderr.decode())
+            self.assertEqual(len(p.stderr.decode().strip().splitlines()), 1)
+
+    def test_capture_range_nvtx(self):
+        p = profile(["-o", "cr", "--capture-range", "nvtx:step 1", "--", APP, "ranges"], self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        names = [r[0] for r in rows(os.path.join(self.tmp, "cr.sqlite"), NVTX_SQL)]
+        self.assertEqual(names, ["step 1", "forward", "backward"])
+
+    def test_tracer_exports_only_its_entry_points(self):
+        out = subprocess.run(["nm", "-D", "--defined-only", LIB], stdout=subprocess.PIPE, check=True).stdout.decode()
+        syms = sorted(line.split()[-1] for line in out.splitlines() if line.strip())
+        self.assertEqual(syms, ["InitializeInjection", "InitializeInjectionNvtx2"])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,135 @@
+// A small program that uses NVTX v3 the way training code does, for the
+// launcher/NVTX integration tests (no GPU needed: NVTX is host-only).
+//
+//   nvtx_app ranges          nested push/pop, domains, marks, start/end across threads
+//   nvtx_app fork            ranges in the parent, a fork()ed child that records too
+//   nvtx_app exit N          exit with status N after one range
+//   nvtx_app signal          raise SIGTERM on itself
+//   nvtx_app sleep S         one range, then sleep S seconds (for signal forwarding)
+//   nvtx_app killself S      K ranges of 10 ms, sleep S seconds, then SIGKILL itself
+//   nvtx_app many N          N push/pop pairs as fast as possible (overhead test)
+#include <nvtx3/nvToolsExt.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+static void Busy(int ms) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
+
+static void Ranges() {
+  nvtxNameOsThreadA(static_cast<uint32_t>(syscall(SYS_gettid)), "trainer-main");
+  for (int step = 0; step < 3; ++step) {
+    std::string name = "step " + std::to_string(step);
+    nvtxRangePushA(name.c_str());
+    nvtxRangePushA("forward");
+    Busy(2);
+    nvtxRangePop();
+    nvtxRangePushA("backward");
+    Busy(3);
+    nvtxRangePop();
+    nvtxRangePop();
+  }
+  nvtxMarkA("checkpoint saved");
+  nvtxDomainHandle_t dom = nvtxDomainCreateA("my_library");
+  nvtxStringHandle_t reg = nvtxDomainRegisterStringA(dom, "registered op");
+  nvtxEventAttributes_t a;
+  std::memset(&a, 0, sizeof(a));
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.category = 7;
+  a.colorType = NVTX_COLOR_ARGB;
+  a.color = 0xFF00FF00;
+  a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  a.message.registered = reg;
+  nvtxDomainRangePushEx(dom, &a);
+  Busy(1);
+  nvtxDomainRangePop(dom);
+  nvtxRangePushW(L"wide \u00e9t\u00e9");
+  nvtxRangePop();
+  nvtxRangeId_t id = nvtxRangeStartA("cross-thread");
+  std::thread t([id] {
+    nvtxRangePushA("worker range");
+    Busy(1);
+    nvtxRangePop();
+    nvtxRangeEnd(id);
+  });
+  t.join();
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) return 2;
+  std::string mode = argv[1];
+  if (mode == "ranges") {
+    Ranges();
+    return 0;
+  }
+  if (mode == "fork") {
+    nvtxRangePushA("parent before fork");
+    nvtxRangePop();
+    pid_t pid = fork();
+    if (pid == 0) {
+      nvtxRangePushA("child range");
+      Busy(1);
+      nvtxRangePop();
+      std::exit(0);  // runs atexit handlers in the child: must not touch the parent's trace
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    nvtxRangePushA("parent after fork");
+    nvtxRangePop();
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+  }
+  if (mode == "exit") {
+    nvtxRangePushA("exiting");
+    nvtxRangePop();
+    return argc > 2 ? std::atoi(argv[2]) : 0;
+  }
+  if (mode == "signal") {
+    nvtxRangePushA("before signal");
+    nvtxRangePop();
+    raise(SIGTERM);
+    return 0;
+  }
+  if (mode == "sleep") {
+    nvtxRangePushA("sleeping");
+    nvtxRangePop();
+    std::fprintf(stdout, "ready\n");
+    std::fflush(stdout);
+    sleep(argc > 2 ? std::atoi(argv[2]) : 30);
+    return 0;
+  }
+  if (mode == "killself") {
+    for (int i = 0; i < 20; ++i) {
+      std::string name = "step " + std::to_string(i);
+      nvtxRangePushA(name.c_str());
+      Busy(10);
+      nvtxRangePop();
+    }
+    usleep(static_cast<useconds_t>((argc > 2 ? std::atof(argv[2]) : 1.5) * 1e6));
+    kill(getpid(), SIGKILL);
+    return 0;
+  }
+  if (mode == "many") {
+    long n = argc > 2 ? std::atol(argv[2]) : 100000;
+    auto t0 = std::chrono::steady_clock::now();
+    for (long i = 0; i < n; ++i) {
+      nvtxRangePushA("op");
+      nvtxRangePop();
+    }
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("%ld ranges in %.3f s: %.1f ns per push+pop\n", n, s, s * 1e9 / static_cast<double>(n));
+    return 0;
+  }
+  return 2;
+}

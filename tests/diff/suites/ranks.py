@@ -1,0 +1,60 @@
+# `stepscope summarize` and `stepscope ranks` on synthetic multi-rank jobs.
+# The fixtures are written by tests/diff/fixtures/ranks/gen_fixtures.py, whose
+# docstring gives the timeline every expected number follows from.
+def job(name, ranks):
+    return [f"ranks/{name}_r{r}.sql" for r in ranks]
+
+
+TESTS = [
+    # rank 1's host is 5 ms late from step 3: others wait 5.5 ms/step; cause host
+    DiffTest(name="ranks_host_late", cmd=["ranks", "{traces}"], trace=job("host", [0, 1]), out="ranks/host.txt"),
+    DiffTest(name="ranks_host_collectives_csv", cmd=["ranks", "{traces}", "--report", "collectives", "--format", "csv"],
+             trace=job("host", [0, 1]), out="ranks/host_collectives.csv"),
+    DiffTest(name="ranks_host_steps_json", cmd=["ranks", "{traces}", "--report", "steps,verdict", "--format", "json"],
+             trace=job("host", [0, 1]), out="ranks/host_steps.json"),
+    # nobody is slow: no straggler
+    DiffTest(name="ranks_balanced_no_straggler", cmd=["ranks", "{traces}"], trace=job("balanced", [0, 1]),
+             out="ranks/balanced.txt"),
+    # rank 2's kernel is 4 ms slower from step 5: cause compute, NVRx GPU scores below 0.75
+    DiffTest(name="ranks_compute", cmd=["ranks", "{traces}", "--report", "ranks,sections,scores,verdict"],
+             trace=job("compute", [0, 1, 2]), out="ranks/compute.txt"),
+    DiffTest(name="ranks_compute_threshold_window",
+             cmd=["ranks", "{traces}", "--threshold", "0.6", "--window", "2", "--report", "ranks,scores"],
+             trace=job("compute", [0, 1, 2]), out="ranks/compute_threshold_window.txt"),
+    # world size 4 without rank 2; rank 3's collectives start 3 ms late: cause communication
+    DiffTest(name="ranks_missing_rank", cmd=["ranks", "{traces}"], trace=job("missing", [0, 1, 3]),
+             out="ranks/missing.txt"),
+    # rank 1 traced steps 2-7 only
+    DiffTest(name="ranks_unequal_steps", cmd=["ranks", "{traces}"], trace=job("unequal", [0, 1]),
+             out="ranks/unequal.txt"),
+    # two hosts, node1's trace clock 3 s ahead, corrected by meta.wall_clock_offset_ns
+    DiffTest(name="ranks_clock_offsets_between_hosts", cmd=["ranks", "{traces}", "--report", "ranks,verdict"],
+             trace=job("clock", [0, 1]), out="ranks/clock.txt"),
+    # node1's clock 3 ms ahead with no record of it: a warning, then --align collectives fixes it
+    DiffTest(name="ranks_clock_skew_warns", cmd=["ranks", "{traces}", "--report", "ranks,verdict"],
+             trace=job("skew", [0, 1]), out="ranks/skew.txt"),
+    DiffTest(name="ranks_clock_skew_aligned", cmd=["ranks", "{traces}", "--align", "collectives", "--report", "ranks,verdict"],
+             trace=job("skew", [0, 1]), out="ranks/skew_aligned.txt"),
+    # no NCCL: the verdict comes from the per-step NVRx GPU scores
+    DiffTest(name="ranks_no_nccl_scores", cmd=["ranks", "{traces}", "--report", "ranks,scores,verdict"],
+             trace=job("nonccl", [0, 1]), out="ranks/nonccl.txt"),
+    # the summary file, and ranks reading a directory of summaries
+    DiffTest(name="summarize_prints_json", cmd=["summarize", "{trace}", "-o", "-"], trace=job("host", [1]),
+             out="ranks/summary_host_r1.json"),
+    DiffTest(name="summarize_then_ranks_dir", cmd=["summarize", "{traces}", "--output-dir", "{tmp}"],
+             trace=job("host", [0, 1]), out="ranks/summarize_then_ranks.txt",
+             post=["sh", "-c", "\"$STEPSCOPE_BUILD_DIR/bin/stepscope\" ranks {tmp} --report verdict"]),
+    # bad input: exit code 2 and a one-line error
+    DiffTest(name="ranks_duplicate_rank_is_exit_2", cmd=["ranks", "{traces}"], trace=job("host", [0, 0]),
+             out="ranks/duplicate.err", rc=2, stderr=True),
+    DiffTest(name="ranks_not_a_summary_is_exit_2", cmd=["ranks", "{traces}"],
+             trace=["ranks/host_r0.sql", "ranks/not_a_summary.json"], out="ranks/not_a_summary.err", rc=2,
+             stderr=True),
+    DiffTest(name="ranks_unknown_report_is_exit_2", cmd=["ranks", "{traces}", "--report", "heatmap"],
+             trace=job("host", [0, 1]), out="ranks/unknown_report.err", rc=2, stderr=True),
+    DiffTest(name="summarize_output_needs_one_trace", cmd=["summarize", "{traces}", "-o", "x.json"],
+             trace=job("host", [0, 1]), out="ranks/summarize_two_outputs.err", rc=2, stderr=True),
+]
+# no step markers: each trace is one step 0; rank 1's gemm runs 2 ms longer, rank 0 waits 2 ms
+TESTS.append(DiffTest(name="ranks_without_step_markers", cmd=["ranks", "{traces}", "--report", "ranks,collectives,verdict"],
+                      trace=["ranks/nosteps_r0.sql", "ranks/nosteps_r1.sql"], out="ranks/nosteps.txt"))
