@@ -45,6 +45,10 @@ TEST(KernelNames, GemmPrecisionIsTheInputType) {
   EXPECT_EQ(ClassifyKernelName("nvjet_hsh_256x128_64x4_1x2_h_bz_coopA_NNT").gemm,
             GemmPrecision::kLow);
   EXPECT_EQ(ClassifyKernelName("nvjet_sss_128x64_v_bz_NNT").gemm, GemmPrecision::kFp32);
+  // bf16 autocast GEMMs on H200 (CUDA 13), from the real fixtures.
+  EXPECT_EQ(ClassifyKernelName("nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_NNT").gemm,
+            GemmPrecision::kLow);
+  EXPECT_EQ(ClassifyKernelName("nvjet_sm90_sss_128x128_64x4_h_bz_NNT").gemm, GemmPrecision::kFp32);
   EXPECT_EQ(ClassifyKernelName("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64").gemm,
             GemmPrecision::kLow);  // fp32 accumulate is not an fp32 GEMM
   EXPECT_EQ(ClassifyKernelName("sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x128x32").gemm,

@@ -13,8 +13,8 @@ namespace {
 struct Side {
   std::string basis;
   double step_ns = 0;
-  double steps = 1;  // divisor for per-step numbers
-  int64_t complete = 0;
+  double steps = 1;      // divisor for per-step numbers
+  int64_t complete = 0;  // steady steps
   double busy_pct = 0;
   std::map<std::string, std::pair<int64_t, int64_t>> kernels;  // name -> (total ns, count)
   std::map<std::string, std::pair<int64_t, int64_t>> ranges;   // name -> (total ns, count)
@@ -31,7 +31,7 @@ StatusOr<Side> Reduce(const TraceModel& m, const DiffOptions& o, bool use_steps)
   int64_t window_ns = 0, busy_ns = 0;
   const FlatTimeline& tl = m.Timeline(o.steps.device);
   for (size_t k = 0; k < set.steps.size(); ++k) {
-    if (!set.steps[k].complete) continue;
+    if (!set.steps[k].steady()) continue;
     use_step[k] = 1;
     ++s.complete;
     window_ns += set.steps[k].duration();
@@ -158,7 +158,7 @@ StatusOr<TraceDiff> DiffTraces(const TraceModel& before, const TraceModel& after
   d.summary.AddRow({"step_ns (" + d.basis + ")", Cell(b.step_ns, 1), Cell(a.step_ns, 1),
                     ratio(b.step_ns, a.step_ns)});
   d.summary.AddRow({"speedup (before/after)", Cell(""), Cell(""), Cell(d.speedup, 3)});
-  d.summary.AddRow({"complete_steps", Cell(b.complete), Cell(a.complete), Cell("")});
+  d.summary.AddRow({"steady_steps", Cell(b.complete), Cell(a.complete), Cell("")});
   d.summary.AddRow(
       {"gpu_busy_pct", Cell(b.busy_pct, 1), Cell(a.busy_pct, 1), Cell(a.busy_pct - b.busy_pct, 1)});
   d.summary.AddRow({"kernel_ns_per_step", Cell(b.kernel_total / b.steps, 1),

@@ -3,8 +3,8 @@
 // top-5 kernels. Library API for `stepscope diff` and the HTML report.
 //
 // Both traces are reduced to "per step" numbers: the GPU ops launched inside
-// complete steps (steps.h) and the NVTX ranges that start inside them, divided
-// by the number of complete steps, so traces with different step counts
+// steady steps (complete, not warm-up: steps.h) and the NVTX ranges that start
+// inside them, divided by the number of those steps, so traces with different step counts
 // compare. Without steps in either trace the whole trace is one "step" and
 // the step time is the GPU span (first op start to last op end; the trace span
 // when there is no GPU activity).

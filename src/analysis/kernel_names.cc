@@ -70,13 +70,19 @@ KernelNameInfo ClassifyKernelName(std::string_view name) {
     info.category = OpCategory::kCommunication;
     return info;
   }
-  // cuBLASLt's nvjet kernels: "nvjet_<A><B><C>_...", one letter per type;
-  // s = fp32, t = tf32, h/b = 16-bit, q/e = fp8, i = int8.
-  if (l.rfind("nvjet_", 0) == 0 && l.size() > 6) {
-    const char a = l[6];
-    info.gemm = a == 's'   ? GemmPrecision::kFp32
-                : a == 't' ? GemmPrecision::kTf32
-                : (a == 'h' || a == 'b' || a == 'q' || a == 'e' || a == 'i')
+  // cuBLASLt's nvjet kernels: "nvjet_[smXX_]<A><C><D>_...", one letter per
+  // type (A = inputs): h = fp16, t = bf16, s = fp32, e/q = fp8, i = int8.
+  // Seen on H200 with CUDA 13: bf16 autocast GEMMs are "nvjet_sm90_tst_...".
+  if (l.rfind("nvjet_", 0) == 0) {
+    std::string_view t = std::string_view(l).substr(6);
+    if (t.size() > 2 && t[0] == 's' && t[1] == 'm' &&
+        std::isdigit(static_cast<unsigned char>(t[2]))) {
+      const size_t u = t.find('_');
+      t = u == std::string_view::npos ? std::string_view() : t.substr(u + 1);
+    }
+    const char a = t.empty() ? '\0' : t[0];
+    info.gemm = a == 's' ? GemmPrecision::kFp32
+                : (a == 'h' || a == 't' || a == 'b' || a == 'q' || a == 'e' || a == 'i')
                     ? GemmPrecision::kLow
                     : GemmPrecision::kUnknown;
     return info;

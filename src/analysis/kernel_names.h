@@ -5,7 +5,7 @@
 // kernel is computation; memcpy/memset activities are memory. GEMM detection
 // and the input precision of a GEMM come from the names cuBLAS, cuBLASLt
 // (nvjet), CUTLASS and the xmma kernels carry, e.g.
-//   "nvjet_hsh_256x128_..."                       16-bit inputs
+//   "nvjet_hsh_256x128_...", "nvjet_sm90_tst_..."  fp16 / bf16 inputs (cuBLASLt)
 //   "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_..."  bf16 inputs, fp32 accumulate
 //   "sm80_xmma_gemm_f32f32_f32f32_f32_nn_..."     fp32 inputs (no tensor cores)
 //   "ampere_sgemm_128x64_nn", "cutlass_80_simt_sgemm_..."  fp32 SIMT GEMMs

@@ -102,7 +102,7 @@ StatusOr<Analysis> Analyze(const TraceModel& m, const AnalyzeOptions& opt) {
   // The analyzed windows: the complete steps, else the GPU span, else the trace.
   std::vector<Interval> windows;
   for (const Step& s : a.steps.steps) {
-    if (!s.complete || s.end_ns <= s.start_ns) continue;
+    if (!s.steady() || s.end_ns <= s.start_ns) continue;
     ++a.complete_steps;
     if (!windows.empty() && s.start_ns <= windows.back().end) {
       windows.back().end = std::max(windows.back().end, s.end_ns);

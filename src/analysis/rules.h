@@ -4,14 +4,16 @@
 // cost, and the fix. Findings are ranked by cost. docs/rules.md documents
 // every rule: its evidence, its cost model and its threshold.
 //
-// What is analyzed: the windows of the complete steps (steps.h), or, without
-// steps, the GPU span of the trace. Time-based rules look at one device: the
+// What is analyzed: the windows of the steady steps (complete, not warm-up:
+// steps.h), or, without steps, the GPU span of the trace. Time-based rules look at one device: the
 // one given, else the device with the most GPU busy time.
 //
 // GPU idle gaps (gaps.h) are owned by exactly one rule, so their costs add up:
 //   sync-wait gaps  -> sync_memcpy / pageable_memcpy when the blocking call was
 //                      such a copy, else host_sync; and the later host-wait
-//                      gaps of that step (the GPU queue stayed empty);
+//                      gaps of that step (the GPU queue stayed empty). A
+//                      blocking call outside every step range is handled
+//                      like a host-wait gap (what the host did next decides);
 //   host-wait gaps  -> data_loading when they end at a step's first GPU op, or
 //                      the host was between steps or in a data-loading NVTX
 //                      range, and the later host-wait gaps of such a starved
@@ -80,7 +82,7 @@ struct Analysis {
   int device = -1;  // the device the time-based rules looked at; -1: no GPU activity
   std::vector<Interval> windows;
   int64_t analyzed_ns = 0;
-  int64_t complete_steps = 0;
+  int64_t complete_steps = 0;  // steady steps analyzed
   IdleSummary idle;
   std::vector<Finding> findings;  // ranked by cost, highest first
 };

@@ -99,7 +99,14 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
     const GpuOp* next = g.next_op == kNone ? nullptr : &ops[g.next_op];
     const uint32_t launch_range = next && next->api != kNone ? m.api_range()[next->api] : kNone;
     const int step = c.StepAtWindow(g.end_ns);
-    if (g.cause == GapCause::kSyncWait) {
+    // A synchronization outside every step (torch.cuda.synchronize() between
+    // warm-up and timed steps) is not a per-step cost: what the host did
+    // after it returned decides, as for a host-wait gap.
+    const int64_t block_t = g.blocking_api != kNone    ? m.apis()[g.blocking_api].start_ns
+                            : g.blocking_sync != kNone ? m.syncs()[g.blocking_sync].start_ns
+                                                       : -1;
+    const bool sync_in_step = block_t >= 0 && c.steps.AtHostTime(block_t) >= 0;
+    if (g.cause == GapCause::kSyncWait && (sync_in_step || c.steps.steps.empty())) {
       const uint32_t api = g.blocking_api;
       const uint8_t copy = api != kNone ? c.blocking_copy[api] : 0;
       const std::string call =
@@ -131,7 +138,7 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
       if (step >= 0 && stalled[step].empty()) stalled[step] = key;
       continue;
     }
-    if (g.cause != GapCause::kHostWait) continue;
+    if (g.cause != GapCause::kHostWait && g.cause != GapCause::kSyncWait) continue;
     // A host-wait gap after a stall in the same step: the queue is still empty.
     if (step >= 0 && !stalled[step].empty()) {
       const std::string& key = stalled[step];

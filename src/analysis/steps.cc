@@ -282,6 +282,18 @@ StatusOr<StepSet> DetectSteps(const TraceModel& m, const StepOptions& options) {
   for (const Step& s : set.steps) {
     if (s.complete) durations.push_back(s.duration());
   }
+  const double median = Summarize(&durations).median;
+  size_t steady = durations.size();
+  for (Step& s : set.steps) {
+    if (!s.complete) continue;
+    if (steady <= 1 || s.duration() * 4 <= median * 5) break;  // > 1.25x the median
+    s.warmup = true;
+    --steady;
+  }
+  durations.clear();
+  for (const Step& s : set.steps) {
+    if (s.steady()) durations.push_back(s.duration());
+  }
   set.stats = Summarize(&durations);
   return set;
 }

@@ -22,7 +22,10 @@
 // ahead of the GPU. A step without GPU work uses its host range.
 // The breakdown inside a window follows HTA's temporal breakdown (see
 // timeline.h). A range left open by a cut-off trace is an incomplete step:
-// listed, but left out of the statistics.
+// listed, but left out of the statistics. Warm-up steps are the leading steps
+// longer than 1.25x the median complete step (the first iterations pay for
+// CUDA context and library initialization, allocator growth and autotuning);
+// they are listed and left out of the statistics, the rules and `diff`.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +58,9 @@ struct Step {
   int64_t range_start_ns = 0;  // host-side range (fallback: the anchor kernels' starts)
   int64_t range_end_ns = 0;
   bool complete = true;  // false: the range never closed (cut-off trace)
+  bool warmup = false;   // a leading step much longer than the median
+  // Complete and not warm-up: counted in the statistics, the rules and diff.
+  bool steady() const { return complete && !warmup; }
   int64_t start_ns = 0;  // window on the GPU timeline
   int64_t end_ns = 0;
   int64_t gpu_first_ns = -1;  // first start / last end of the GPU work launched in the step
@@ -70,7 +76,7 @@ struct StepSet {
   std::string method;   // "nvtx" or "kernel-sequence" or "" when no steps were found
   std::string pattern;  // the name pattern, or the anchor kernel name
   std::vector<Step> steps;
-  DurationStats stats;  // durations of the complete steps
+  DurationStats stats;  // durations of the steady steps (complete, not warm-up)
   // Index of the step with this number, or -1.
   int Find(int64_t number) const;
   // Index of the step whose host range contains t (any thread), or -1.

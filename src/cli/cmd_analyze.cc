@@ -19,9 +19,8 @@ std::string Text(const TraceModel& m, const Analysis& a, double min_pct) {
          "sequence)\n";
   } else {
     s += "steps: " + std::to_string(st.steps.size()) + " (" + std::to_string(a.complete_steps) +
-         " complete) by " + st.method + " '" +
-         std::string(KernelBaseName(st.pattern)).substr(0, 60) + "'; median " +
-         FormatDuration(static_cast<int64_t>(st.stats.median)) + ", CV " +
+         " steady) by " + st.method + " '" + std::string(KernelBaseName(st.pattern)).substr(0, 60) +
+         "'; median " + FormatDuration(static_cast<int64_t>(st.stats.median)) + ", CV " +
          FormatFixed(st.stats.mean > 0 ? 100.0 * st.stats.stddev / st.stats.mean : 0.0, 1) + "%\n";
   }
   if (a.device < 0) {

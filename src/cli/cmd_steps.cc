@@ -70,7 +70,7 @@ int RunSteps(int argc, char** argv) {
                          {"memory_pct", "Memory (%)", true},
                          {"idle_pct", "Idle (%)", true},
                          {"gpu_ops", "GPU Ops", true},
-                         {"complete", "Complete", false},
+                         {"status", "Status", false},
                          {"top_kernel", "Top Kernel", false}});
         const double median = set.stats.median;
         for (const Step& s : set.steps) {
@@ -81,7 +81,9 @@ int RunSteps(int argc, char** argv) {
                           Cell(Pct(b.busy, b.span), 1), Cell(Pct(b.compute, b.span), 1),
                           Cell(Pct(b.communication, b.span), 1), Cell(Pct(b.memory, b.span), 1),
                           Cell(Pct(b.idle, b.span), 1), Cell(s.gpu_ops),
-                          s.complete ? "yes" : "no (open)",
+                          !s.complete ? "open"
+                          : s.warmup  ? "warm-up"
+                                      : "ok",
                           s.top_kernels.empty() ? "" : ShortName(m.String(s.top_kernels[0].name))});
           if (kernels) {
             if (o.kernels.columns().empty()) {
@@ -104,7 +106,7 @@ int RunSteps(int argc, char** argv) {
         o.summary = Table({{"method", "Method", false},
                            {"pattern", "Pattern", false},
                            {"steps", "Steps", true},
-                           {"complete", "Complete", true},
+                           {"steady", "Steady", true},
                            {"median_ns", "Median (ns)", true},
                            {"mean_ns", "Mean (ns)", true},
                            {"min_ns", "Min (ns)", true},
@@ -126,7 +128,7 @@ int RunSteps(int argc, char** argv) {
   if (!res.ok()) return ReportError("steps", res.status());
   std::vector<NamedTable> out(3);
   out[0] = {"steps", "Steps", Table(), ""};
-  out[1] = {"step_summary", "Step time across complete steps", Table(), ""};
+  out[1] = {"step_summary", "Step time across steady steps (complete, not warm-up)", Table(), ""};
   out[2] = {"step_kernels", "Top-5 kernels per step", Table(), ""};
   for (const Out& o : *res) {
     AppendRows(&out[0].table, o.steps);
