@@ -32,7 +32,7 @@ StatusOr<std::unique_ptr<TraceModel>> TraceModel::Load(const std::string& path) 
       kernel_status = second.status();
       return;
     }
-    auto k = (*second)->Kernels();
+    auto k = (*second)->Kernels(TraceReader::RowOrder::kStored);
     if (!k.ok()) {
       kernel_status = k.status();
       return;
@@ -40,10 +40,11 @@ StatusOr<std::unique_ptr<TraceModel>> TraceModel::Load(const std::string& path) 
     r.kernels = std::move(*k);
   });
   Status st = [&]() -> Status {
-    ASSIGN_OR_RETURN(r.apis, reader->Apis());
-    ASSIGN_OR_RETURN(r.memcpys, reader->Memcpys());
-    ASSIGN_OR_RETURN(r.memsets, reader->Memsets());
-    ASSIGN_OR_RETURN(r.syncs, reader->Syncs());
+    // Big tables in stored order (a table scan); FromRecords orders in memory.
+    ASSIGN_OR_RETURN(r.apis, reader->Apis(TraceReader::RowOrder::kStored));
+    ASSIGN_OR_RETURN(r.memcpys, reader->Memcpys(TraceReader::RowOrder::kStored));
+    ASSIGN_OR_RETURN(r.memsets, reader->Memsets(TraceReader::RowOrder::kStored));
+    ASSIGN_OR_RETURN(r.syncs, reader->Syncs(TraceReader::RowOrder::kStored));
     ASSIGN_OR_RETURN(r.nvtx, reader->Nvtx());
     ASSIGN_OR_RETURN(r.memory, reader->MemoryEvents());
     ASSIGN_OR_RETURN(r.devices, reader->Devices());
@@ -105,6 +106,17 @@ std::unique_ptr<TraceModel> TraceModel::FromRecords(Records r) {
   m->r_ = std::move(r);
   if (m->r_.strings.empty()) m->r_.strings.emplace_back();
   Sanitize(&m->r_);
+  // Start order for the host-side tables (rows may come in stored order);
+  // stable, so equal starts keep their stored order. Kernels, memcpys and
+  // memsets are ordered through gpu_ops().
+  auto order = [](auto* v) {
+    auto by_start = [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; };
+    if (!std::is_sorted(v->begin(), v->end(), by_start))
+      std::stable_sort(v->begin(), v->end(), by_start);
+  };
+  order(&m->r_.apis);
+  order(&m->r_.syncs);
+  order(&m->r_.nvtx);
   m->Derive();
   return m;
 }

@@ -1,8 +1,9 @@
 // TraceModel: one trace loaded into memory, the shared input of every recipe,
 // the step detector, the expert rules and `diff`.
 //
-// It keeps the typed record vectors TraceReader loads (ordered by start time)
-// and adds the few derived indices every analysis needs, computed once:
+// It keeps the typed record vectors TraceReader loads (apis, syncs and nvtx
+// ordered by start time; kernels, memcpys and memsets in stored order: their
+// start order is gpu_ops()) and adds the few derived indices every analysis needs, computed once:
 //   * gpu_ops(): kernels, memcpys and memsets merged into one start-ordered
 //     list of 32-byte GpuOps (the GPU timeline), each with its category
 //     (compute / communication / memory) and the index of its launching api row;
