@@ -36,3 +36,7 @@ if(STEPSCOPE_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
+
+# Protocol Buffers (lite runtime + protoc): the Perfetto export encodes our own
+# minimal perfetto_trace.proto (src/export/).
+find_package(Protobuf REQUIRED)

@@ -1,5 +1,6 @@
 #include "capture/api_callbacks.h"
 
+#include <dlfcn.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -71,6 +72,108 @@ void Append(ThreadApiBuffer* b, const ApiRecord& r) {
   t->count.store(n + 1, std::memory_order_release);
 }
 
+// The size an allocation call asked for, and the kind of memory; false when
+// `cbid` is not an allocation function.
+bool AllocationRequest(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params,
+                       uint64_t* bytes, MemoryKind* kind) {
+  if (!params) return false;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    switch (cbid) {
+      case CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020:
+        *bytes = static_cast<const cudaMalloc_v3020_params*>(params)->size;
+        *kind = MemoryKind::kDevice;
+        return true;
+      case CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020:
+        *bytes = static_cast<const cudaMallocAsync_v11020_params*>(params)->size;
+        *kind = MemoryKind::kDevice;
+        return true;
+      case CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020:
+        *bytes = static_cast<const cudaMallocAsync_ptsz_v11020_params*>(params)->size;
+        *kind = MemoryKind::kDevice;
+        return true;
+      case CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020:
+        *bytes = static_cast<const cudaMallocFromPoolAsync_v11020_params*>(params)->size;
+        *kind = MemoryKind::kDevice;
+        return true;
+      case CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000:
+        *bytes = static_cast<const cudaMallocManaged_v6000_params*>(params)->size;
+        *kind = MemoryKind::kManaged;
+        return true;
+      case CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020:
+        *bytes = static_cast<const cudaMallocHost_v3020_params*>(params)->size;
+        *kind = MemoryKind::kPinned;
+        return true;
+      case CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020:
+        *bytes = static_cast<const cudaHostAlloc_v3020_params*>(params)->size;
+        *kind = MemoryKind::kPinned;
+        return true;
+      default:
+        return false;
+    }
+  }
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
+      *bytes = static_cast<const cuMemAlloc_v2_params*>(params)->bytesize;
+      *kind = MemoryKind::kDevice;
+      return true;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync:
+      *bytes = static_cast<const cuMemAllocAsync_params*>(params)->bytesize;
+      *kind = MemoryKind::kDevice;
+      return true;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemCreate:
+      *bytes = static_cast<const cuMemCreate_params*>(params)->size;
+      *kind = MemoryKind::kDevice;
+      return true;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged:
+      *bytes = static_cast<const cuMemAllocManaged_params*>(params)->bytesize;
+      *kind = MemoryKind::kManaged;
+      return true;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc:
+      *bytes = static_cast<const cuMemHostAlloc_params*>(params)->bytesize;
+      *kind = MemoryKind::kPinned;
+      return true;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2:
+      *bytes = static_cast<const cuMemAllocHost_v2_params*>(params)->bytesize;
+      *kind = MemoryKind::kPinned;
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Out of memory: record the request and the device's free/total memory now,
+// and have the writer commit at once, because an abort usually follows. The
+// driver functions are looked up at run time (the tracer does not link
+// libcuda: it must load on machines without a driver).
+void RecordOom(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* info,
+               const ApiRecord& api) {
+  uint64_t bytes = 0;
+  MemoryKind kind = MemoryKind::kUnknown;
+  if (!AllocationRequest(domain, cbid, info->functionParams, &bytes, &kind)) return;
+  using MemGetInfo = int (*)(size_t*, size_t*);
+  using CtxGetDevice = int (*)(int*);
+  static auto mem_get_info = reinterpret_cast<MemGetInfo>(dlsym(RTLD_DEFAULT, "cuMemGetInfo_v2"));
+  static auto ctx_get_device = reinterpret_cast<CtxGetDevice>(dlsym(RTLD_DEFAULT, "cuCtxGetDevice"));
+  OomRecord o{};
+  o.ts_ns = api.end_ns;
+  o.requested_bytes = bytes;
+  o.memory_kind = kind;
+  o.free_bytes = o.total_bytes = -1;
+  size_t free_b = 0, total_b = 0;
+  if (mem_get_info && mem_get_info(&free_b, &total_b) == 0) {
+    o.free_bytes = static_cast<int64_t>(free_b);
+    o.total_bytes = static_cast<int64_t>(total_b);
+  }
+  int dev = 0;
+  if (ctx_get_device && ctx_get_device(&dev) == 0) o.device = static_cast<uint32_t>(dev);
+  o.tid = api.tid;
+  o.correlation = api.correlation;
+  o.cbid = api.cbid;
+  o.domain = api.domain;
+  o.return_code = api.return_code;
+  Session::Get().AddOom(o);
+}
+
 }  // namespace
 
 bool IsChosenApi(CUpti_CallbackDomain domain, const char* name) {
@@ -131,6 +234,8 @@ void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUp
   ThreadApiBuffer* b = MyBuffer();
   r.tid = b->tid;
   Append(b, r);
+  // cudaErrorMemoryAllocation and CUDA_ERROR_OUT_OF_MEMORY are both 2.
+  if (r.return_code == 2) RecordOom(domain, cbid, info, r);
 }
 
 void DrainApiRecords(std::vector<ApiRecord>* out) {

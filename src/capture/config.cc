@@ -24,6 +24,8 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
         c.nvtx = true;
       } else if (t == "memory") {
         c.memory = true;
+      } else if (t == "host-mem") {
+        c.host_mem = true;
       } else if (!t.empty() && warning) {
         *warning += "unknown trace category '" + t + "' ignored; ";
       }

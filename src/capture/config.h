@@ -2,7 +2,7 @@
 // that `stepscope profile` sets up (the tracer has no other input).
 //
 //   STEPSCOPE_OUTPUT          output pattern (see output_path.h); default stepscope_%p
-//   STEPSCOPE_TRACE           categories: cuda,nvtx,memory (default: all three)
+//   STEPSCOPE_TRACE           categories: cuda,nvtx,memory (default) and host-mem
 //   STEPSCOPE_DELAY_NS        start recording this long after the tracer starts
 //   STEPSCOPE_DURATION_NS     stop recording this long after recording started
 //   STEPSCOPE_CAPTURE_RANGE   cudaProfilerApi | nvtx:NAME (record only inside the range)
@@ -29,6 +29,7 @@ struct CaptureConfig {
   bool cuda = true;
   bool nvtx = true;
   bool memory = true;
+  bool host_mem = false;  // host-mem: malloc/mmap above a threshold (LD_PRELOAD interposer)
   int64_t delay_ns = 0;
   int64_t duration_ns = 0;
   Range range = Range::kNone;

@@ -310,6 +310,12 @@ void ActivityDecoder::Decode(const CUpti_Activity* rec) {
   }
 }
 
+void ActivityDecoder::AddOom(const OomRecord& o) {
+  SyncType unused;
+  w_->AddOom(o, ApiName(o.domain, o.cbid, &unused));
+  ++counters_.ooms;
+}
+
 size_t ActivityDecoder::DecodeBuffer(uint8_t* buffer, size_t valid_size) {
   size_t n = 0;
   CUpti_Activity* rec = nullptr;

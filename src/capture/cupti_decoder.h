@@ -30,7 +30,7 @@ using ApiNameResolver = std::function<const char*(ApiDomain, uint32_t cbid)>;
 
 struct DecoderCounters {
   uint64_t kernels = 0, memcpys = 0, memsets = 0, api_calls = 0, syncs = 0, memory = 0,
-           memory_pools = 0, devices = 0, overheads = 0, other = 0;
+           memory_pools = 0, devices = 0, overheads = 0, other = 0, ooms = 0;
   uint64_t unknown_kind = 0;
   uint64_t total() const {
     return kernels + memcpys + memsets + api_calls + syncs + memory + memory_pools + devices +
@@ -47,6 +47,8 @@ class ActivityDecoder {
 
   // Adds an API call captured through callbacks (name resolved here).
   void AddApi(ApiRecord r);
+  // Adds a failed allocation (name resolved here).
+  void AddOom(const OomRecord& o);
 
   // When CUPTI's SYNCHRONIZATION records are off (their cost, see
   // docs/PERFORMANCE.md), derive the sync rows from the synchronizing API

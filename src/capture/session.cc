@@ -14,6 +14,7 @@
 #include "capture/api_callbacks.h"
 #include "capture/clock.h"
 #include "capture/cupti_decoder.h"
+#include "capture/host_mem/host_alloc_sink.h"
 #include "capture/output_path.h"
 #include "common/log.h"
 #include "common/strings.h"
@@ -66,6 +67,9 @@ std::string StripVersionSuffix(const char* name) {
 }
 
 }  // namespace
+
+Session::Session() = default;
+Session::~Session() = default;
 
 Session& Session::Get() {
   static Session* session = new Session();  // leaked on purpose: used by atexit
@@ -149,6 +153,7 @@ bool Session::Start() {
   if (config_.cuda) cats += "cuda,";
   if (config_.nvtx) cats += "nvtx,";
   if (config_.memory) cats += "memory,";
+  if (config_.host_mem) cats += "host-mem,";
   if (!cats.empty()) cats.pop_back();
   writer_->SetMeta("trace_categories", cats);
   struct {
@@ -166,9 +171,27 @@ bool Session::Start() {
       }
     }
   }
+  if (config_.host_mem) {
+    auto sink = hostmem::HostAllocSink::Create(writer_->db());
+    if (sink.ok() && (*sink)->available()) {
+      host_sink_ = std::move(*sink);
+      writer_->SetMeta("host_mem_threshold_bytes", std::to_string(host_sink_->threshold()));
+    } else {
+      LogWarn("--trace host-mem: the malloc interposer (libstepscope_hostmem.so) is not loaded; "
+              "host allocations are not recorded");
+    }
+  }
   if (!writer_->Commit().ok()) {
     Disable(path_ + ": " + writer_->status().message());
     return false;
+  }
+  {
+    // Where this process's trace is, for code in the process that writes
+    // files beside it (stepscope.torch reads it with getenv at run time).
+    char cwd[4096];
+    std::string full = path_;
+    if (!path_.empty() && path_[0] != '/' && getcwd(cwd, sizeof(cwd))) full = std::string(cwd) + "/" + path_;
+    setenv("STEPSCOPE_TRACE_FILE", full.c_str(), 1);
   }
   if (!config_.manifest_path.empty()) {
     // Tell the launcher where this process's trace is (also when it later crashes).
@@ -231,6 +254,16 @@ void Session::AddNvtx(PendingNvtx&& e) {
   nvtx_.push_back(std::move(e));
 }
 
+void Session::AddOom(const OomRecord& o) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (stop_) return;
+    ooms_.push_back(o);
+    urgent_commit_ = true;
+  }
+  cv_.notify_one();
+}
+
 void Session::SetThreadName(uint32_t tid, const std::string& name) {
   std::lock_guard<std::mutex> lk(mu_);
   if (stop_) return;
@@ -289,7 +322,8 @@ void Session::WriterLoop() {
   while (true) {
     {
       std::unique_lock<std::mutex> lk(mu_);
-      cv_.wait_for(lk, std::chrono::milliseconds(100), [&] { return stop_ || buffers_.size() >= 4; });
+      cv_.wait_for(lk, std::chrono::milliseconds(100),
+                   [&] { return stop_ || urgent_commit_ || buffers_.size() >= 4; });
       if (stop_) break;
     }
     const int64_t now = NowNs();
@@ -309,10 +343,16 @@ void Session::WriterLoop() {
       cuptiActivityFlushAll(0);
       last_flush = mono;
     }
+    bool urgent = false;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      urgent = urgent_commit_;
+      urgent_commit_ = false;
+    }
+    if (urgent && cupti_active_) cuptiActivityFlushAll(0);
     Drain();
-    if (mono - last_commit >= config_.commit_interval_ns) {
-      writer_->SetMeta("end_ns", std::to_string(NowNs()));
-      if (!writer_->Commit().ok()) {
+    if (urgent || mono - last_commit >= config_.commit_interval_ns) {
+      if (!CommitNow().ok()) {
         Disable(path_ + ": " + writer_->status().message());
         break;
       }
@@ -321,16 +361,25 @@ void Session::WriterLoop() {
   }
 }
 
+Status Session::CommitNow() {
+  if (host_sink_) host_sink_->Flush();
+  writer_->SetMeta("end_ns", std::to_string(NowNs()));
+  return writer_->Commit();
+}
+
 void Session::Drain() {
   std::vector<std::pair<uint8_t*, size_t>> buffers;
   std::vector<PendingNvtx> nvtx;
   std::vector<std::pair<uint32_t, std::string>> names;
+  std::vector<OomRecord> ooms;
   {
     std::lock_guard<std::mutex> lk(mu_);
     buffers.swap(buffers_);
     nvtx.swap(nvtx_);
     names.swap(thread_names_);
+    ooms.swap(ooms_);
   }
+  for (const OomRecord& o : ooms) decoder_->AddOom(o);
   for (auto& [buf, valid] : buffers) {
     decoder_->DecodeBuffer(buf, valid);
     std::lock_guard<std::mutex> lk(mu_);
@@ -396,6 +445,12 @@ void Session::FinalizeTrace() {
   writer_->SetStat("events_sync", static_cast<int64_t>(c.syncs), "synchronization records written");
   writer_->SetStat("events_memory", static_cast<int64_t>(c.memory), "memory records written");
   writer_->SetStat("events_nvtx", static_cast<int64_t>(nvtx_events_.load()), "NVTX events written");
+  writer_->SetStat("events_oom", static_cast<int64_t>(decoder_->counters().ooms), "failed allocations recorded");
+  if (host_sink_) {
+    host_sink_->Flush();
+    writer_->SetStat("host_mem_dropped", static_cast<int64_t>(host_sink_->dropped()),
+                     "host allocations the interposer dropped (per-thread ring full)");
+  }
   int64_t end = std::max<int64_t>({NowNs(), decoder_->max_ns(), max_nvtx_ns_});
   writer_->SetMeta("end_ns", std::to_string(end));
 

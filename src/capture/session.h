@@ -26,12 +26,16 @@
 #include <vector>
 
 #include "capture/config.h"
+#include "common/status.h"
 #include "format/records.h"
 
 namespace stepscope {
 
 class TraceWriter;
 class ActivityDecoder;
+namespace hostmem {
+class HostAllocSink;
+}
 
 // An NVTX event as captured on a program thread; strings are interned later
 // on the writer thread.
@@ -70,6 +74,8 @@ class Session {
 
   void AddNvtx(PendingNvtx&& e);
   void SetThreadName(uint32_t tid, const std::string& name);
+  // An allocation failed: queued and committed by the writer at once.
+  void AddOom(const OomRecord& o);
 
   // CUPTI plumbing (cupti_setup.cc registers these).
   void SetCuptiActive(bool on) { cupti_active_ = on; }
@@ -87,12 +93,14 @@ class Session {
   static void OnForkChild();
 
  private:
-  Session() = default;
+  Session();
+  ~Session();
   bool Start();
   void WriterLoop();
   void Drain();
   void WriteNvtx(const PendingNvtx& e);
   void FinalizeTrace();
+  Status CommitNow();
 
   CaptureConfig config_;
   std::string path_;
@@ -116,6 +124,8 @@ class Session {
   std::vector<PendingNvtx> nvtx_;
   std::vector<std::pair<uint8_t*, size_t>> buffers_;
   std::vector<std::pair<uint32_t, std::string>> thread_names_;
+  std::vector<OomRecord> ooms_;
+  bool urgent_commit_ = false;
   bool stop_ = false;
 
   std::atomic<size_t> buffer_memory_{0};
@@ -126,6 +136,7 @@ class Session {
   // Writer-thread state.
   std::unique_ptr<TraceWriter> writer_;
   std::unique_ptr<ActivityDecoder> decoder_;
+  std::unique_ptr<hostmem::HostAllocSink> host_sink_;  // --trace host-mem
   std::vector<uint8_t*> free_buffers_;  // guarded by mu_
   std::thread thread_;
   std::vector<uint32_t> nvtx_threads_;

@@ -54,6 +54,16 @@ std::string FindInjectLibrary() {
   return "";
 }
 
+// The sitecustomize hook directory for --pytorch-memory: installed beside the
+// tracer (lib/python/stepscope_hook) or, in a build tree, in the sources.
+std::string FindPythonHookDir(const std::string& lib_dir) {
+  for (const std::string& d : {lib_dir + "/python/stepscope_hook",
+                               std::string(STEPSCOPE_SOURCE_DIR) + "/python/stepscope_hook"}) {
+    if (FileExists(d + "/sitecustomize.py")) return d;
+  }
+  return "";
+}
+
 int64_t NowRealtimeNs() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -108,7 +118,13 @@ int RunProfile(int argc, char** argv) {
          "trace file name: %p pid, %h host, %q{VAR} environment variable, %n sequence number, "
          "%% a '%'; .sqlite is appended",
          "stepscope_%p", "-o");
-  p.Flag("--trace", "LIST", "categories to record: cuda, nvtx, memory", "cuda,nvtx,memory");
+  p.Flag("--trace", "LIST",
+         "categories to record: cuda, nvtx, memory (device allocations), host-mem (host "
+         "malloc/mmap of 1 MiB or more, via an LD_PRELOAD interposer)",
+         "cuda,nvtx,memory");
+  p.Switch("--pytorch-memory",
+           "also record PyTorch's caching-allocator events (tensor allocations with their Python "
+           "frames) into TRACE.torch-memory.json beside each trace; see 'stepscope memory'");
   p.Flag("--delay", "SECONDS", "start recording this long after the process starts");
   p.Flag("--duration", "SECONDS", "stop recording this long after recording started");
   p.Flag("--capture-range", "RANGE",
@@ -137,8 +153,9 @@ int RunProfile(int argc, char** argv) {
   std::string pattern = p.Get("--output");
   if (EndsWith(pattern, "/")) pattern += "stepscope_%p";
   for (const std::string& cat : Split(p.Get("--trace"), ',')) {
-    if (cat != "cuda" && cat != "nvtx" && cat != "memory") {
-      return ReportError("profile", InvalidInput("unknown --trace category '" + cat + "' (use cuda, nvtx, memory)"));
+    if (cat != "cuda" && cat != "nvtx" && cat != "memory" && cat != "host-mem") {
+      return ReportError("profile", InvalidInput("unknown --trace category '" + cat +
+                                                 "' (use cuda, nvtx, memory, host-mem)"));
     }
   }
   int64_t delay_ns = 0, duration_ns = 0;
@@ -203,6 +220,30 @@ int RunProfile(int argc, char** argv) {
     if (duration_ns) setenv("STEPSCOPE_DURATION_NS", std::to_string(duration_ns).c_str(), 1);
     if (!range.empty()) setenv("STEPSCOPE_CAPTURE_RANGE", range.c_str(), 1);
     if (force) setenv("STEPSCOPE_OVERWRITE_BEFORE_NS", std::to_string(session_start).c_str(), 1);
+    const std::string lib_dir = lib.substr(0, lib.rfind('/'));
+    if (("," + p.Get("--trace") + ",").find(",host-mem,") != std::string::npos) {
+      std::string preload = lib_dir + "/libstepscope_hostmem.so";
+      if (!FileExists(preload)) {
+        std::fprintf(stderr, "stepscope: warning: %s not found; host memory is not traced\n", preload.c_str());
+      } else {
+        const char* old = std::getenv("LD_PRELOAD");
+        std::string v = preload + (old && *old ? ":" + std::string(old) : "");
+        setenv("LD_PRELOAD", v.c_str(), 1);
+      }
+    }
+    if (p.Has("--pytorch-memory")) {
+      std::string hook = FindPythonHookDir(lib_dir);
+      if (hook.empty()) {
+        std::fprintf(stderr, "stepscope: warning: python/stepscope_hook not found; PyTorch memory is not recorded\n");
+      } else {
+        const char* old = std::getenv("PYTHONPATH");
+        std::string v = hook + (old && *old ? ":" + std::string(old) : "");
+        setenv("PYTHONPATH", v.c_str(), 1);
+        setenv("STEPSCOPE_PYTORCH_MEMORY", "1", 1);
+        std::string out_dir = pattern.find('/') == std::string::npos ? "." : pattern.substr(0, pattern.rfind('/'));
+        setenv("STEPSCOPE_OUTPUT_DIR", out_dir.c_str(), 1);
+      }
+    }
   }
 
   struct sigaction sa;

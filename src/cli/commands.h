@@ -19,6 +19,8 @@ int RunBench(int argc, char** argv);
 int RunRoofline(int argc, char** argv);
 int RunSummarize(int argc, char** argv);
 int RunRanks(int argc, char** argv);
+int RunExport(int argc, char** argv);
+int RunReport(int argc, char** argv);
 int RunStats(int argc, char** argv);
 int RunSteps(int argc, char** argv);
 int RunAnalyze(int argc, char** argv);

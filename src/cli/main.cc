@@ -22,6 +22,8 @@ const CommandInfo kCommands[] = {
     {"roofline", "counters of a step's top kernels against the ceilings", RunRoofline},
     {"summarize", "write the small per-rank summary of traces (for 'ranks')", RunSummarize},
     {"ranks", "compare ranks: step times, NCCL waits, scores, the straggler and why", RunRanks},
+    {"export", "write a timeline for the Perfetto UI (protobuf) or Chrome JSON", RunExport},
+    {"report", "write a self-contained HTML report with charts", RunReport},
 };
 
 void PrintUsage(FILE* out) {

@@ -199,6 +199,22 @@ struct OverheadRecord {
   StringId kind;  // e.g. "cupti_buffer_flush", "driver_compiler", "stepscope_writer"
 };
 
+// A failed allocation (out of memory), recorded the moment the call returned.
+struct OomRecord {
+  int64_t ts_ns;
+  uint64_t requested_bytes;
+  int64_t free_bytes;   // -1: unknown
+  int64_t total_bytes;  // -1: unknown
+  uint32_t tid;
+  uint32_t device;
+  uint32_t correlation;
+  uint32_t cbid;
+  int32_t return_code;
+  ApiDomain domain;
+  MemoryKind memory_kind;
+  uint16_t reserved;
+};
+
 struct DeviceRecord {
   uint32_t id;  // CUDA device ordinal in the traced process
   StringId name;
@@ -225,6 +241,7 @@ static_assert(sizeof(MemoryRecord) == 56, "MemoryRecord layout changed: bump kRe
 static_assert(sizeof(MemoryPoolRecord) == 48, "MemoryPoolRecord layout changed");
 static_assert(sizeof(NvtxRecord) == 48, "NvtxRecord layout changed: bump kRecordFormatVersion");
 static_assert(sizeof(OverheadRecord) == 24, "OverheadRecord layout changed");
+static_assert(sizeof(OomRecord) == 56, "OomRecord layout changed");
 
 // Names for the enums above (used by the schema's enum tables and by text output).
 const char* MemoryKindName(MemoryKind k);

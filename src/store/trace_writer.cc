@@ -24,7 +24,7 @@ TraceWriter::~TraceWriter() {
 void TraceWriter::CloseStatements() {
   for (Statement* st : {&ins_string_, &ins_kernel_, &ins_memcpy_, &ins_memset_, &ins_api_,
                         &ins_sync_, &ins_memory_, &ins_pool_, &ins_nvtx_, &ins_overhead_,
-                        &ins_device_, &ins_thread_, &ins_meta_, &ins_stat_}) {
+                        &ins_device_, &ins_thread_, &ins_meta_, &ins_stat_, &ins_oom_}) {
     *st = Statement();
   }
 }
@@ -83,6 +83,9 @@ Status TraceWriter::Init(const std::string& path) {
       {&ins_thread_, "INSERT OR REPLACE INTO threads(tid, name_id) VALUES(?,?)"},
       {&ins_meta_, "INSERT OR REPLACE INTO meta(key, value) VALUES(?,?)"},
       {&ins_stat_, "INSERT OR REPLACE INTO stats(name, value, doc) VALUES(?,?,?)"},
+      {&ins_oom_,
+       "INSERT INTO oom(ts_ns,tid,device,correlation,name_id,return_code,requested_bytes,"
+       "memory_kind,free_bytes,total_bytes) VALUES(?,?,?,?,?,?,?,?,?,?)"},
   };
   for (auto& s : stmts) {
     ASSIGN_OR_RETURN(*s.st, Prepare(db_, s.sql));
@@ -270,6 +273,21 @@ void TraceWriter::AddDevice(const DeviceRecord& r) {
   s.BindInt(11, r.max_threads_per_block);
   s.BindInt(12, r.max_shared_memory_per_block);
   s.BindInt(13, r.max_warps_per_sm);
+  Run(s);
+}
+
+void TraceWriter::AddOom(const OomRecord& r, StringId api_name) {
+  Statement& s = ins_oom_;
+  s.BindInt(1, r.ts_ns);
+  s.BindInt(2, r.tid);
+  s.BindInt(3, r.device);
+  s.BindInt(4, r.correlation);
+  s.BindInt(5, api_name);
+  s.BindInt(6, r.return_code);
+  s.BindInt(7, static_cast<int64_t>(r.requested_bytes));
+  s.BindInt(8, static_cast<int>(r.memory_kind));
+  s.BindInt(9, r.free_bytes);
+  s.BindInt(10, r.total_bytes);
   Run(s);
 }
 

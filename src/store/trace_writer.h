@@ -42,6 +42,7 @@ class TraceWriter {
   void AddNvtx(const NvtxRecord& r);
   void AddOverhead(const OverheadRecord& r);
   void AddDevice(const DeviceRecord& r);
+  void AddOom(const OomRecord& r, StringId api_name);
   void SetThreadName(uint32_t tid, StringId name);
 
   void SetMeta(const std::string& key, const std::string& value);
@@ -67,7 +68,7 @@ class TraceWriter {
   StringId next_string_ = 1;
   std::unordered_map<std::string, StringId> strings_;
   Statement ins_string_, ins_kernel_, ins_memcpy_, ins_memset_, ins_api_, ins_sync_, ins_memory_,
-      ins_pool_, ins_nvtx_, ins_overhead_, ins_device_, ins_thread_, ins_meta_, ins_stat_;
+      ins_pool_, ins_nvtx_, ins_overhead_, ins_device_, ins_thread_, ins_meta_, ins_stat_, ins_oom_;
 };
 
 }  // namespace stepscope

@@ -1,0 +1,63 @@
+#include <cstdio>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "common/strings.h"
+#include "report/html_report.h"
+#include "report/report_sources.h"
+
+namespace stepscope {
+
+int RunReport(int argc, char** argv) {
+  ArgParser p(
+      "report", "TRACE.sqlite -o report.html",
+      "Write one self-contained HTML file about the trace: the findings of the expert rules with "
+      "their fixes, step time split into compute / communication / memcpy / idle, where GPU time "
+      "goes, the top kernels, GPU utilization over time and device memory in use over time. "
+      "The file has the charting library inside: it opens from disk (file://), offline, and makes "
+      "no network request.");
+  p.Flag("--output", "FILE", "the HTML file to write (required)", "", "-o");
+  p.Flag("--top", "N", "how many kernels the top-kernels chart shows", "15");
+  p.Switch("--quiet", "print nothing but errors", "-q");
+  p.Epilog(
+      "examples:\n"
+      "  stepscope report trace.sqlite -o report.html && xdg-open report.html\n"
+      "  stepscope report --top 25 imported.sqlite -o report.html\n"
+      "\nNames from the trace (kernels, NVTX ranges) are shown as text, never run as HTML.\n"
+      "See docs/report.md for what each chart shows.\n");
+  if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
+  if (p.positionals().size() != 1) {
+    return ReportError(
+        "report", InvalidInput("expected exactly one TRACE.sqlite; see 'stepscope report --help'"));
+  }
+  if (!p.Has("--output"))
+    return ReportError("report", InvalidInput("missing -o FILE; see 'stepscope report --help'"));
+  ReportOptions options;
+  int64_t top = 0;
+  if (!ParseInt64(p.Get("--top"), &top) || top < 1 || top > 1000) {
+    return ReportError(
+        "report", InvalidInput("--top " + p.Get("--top") + ": expected a number from 1 to 1000"));
+  }
+  options.top_kernels = static_cast<int>(top);
+  if (!ReportHasChartLibrary()) {
+    return ReportError("report",
+                       Unavailable("this stepscope was built without the charting library "
+                                   "(node_modules/echarts): run scripts/bootstrap.sh and rebuild"));
+  }
+  auto reader = TraceReader::Open(p.positionals()[0]);
+  if (!reader.ok()) return ReportError("report", reader.status());
+  auto data = CollectReportData(**reader, options);
+  if (!data.ok()) return ReportError("report", data.status().WithContext(p.positionals()[0]));
+  std::string out = p.Get("--output");
+  Status st = WriteHtmlReport(*data, out);
+  if (!st.ok()) return ReportError("report", st);
+  if (!p.Has("--quiet")) {
+    std::fprintf(
+        stderr,
+        "stepscope report: wrote %s (%zu steps, %zu kernels in the top list, %zu findings)\n",
+        out.c_str(), data->steps.size(), data->top_kernels.size(), data->findings.size());
+  }
+  return 0;
+}
+
+}  // namespace stepscope

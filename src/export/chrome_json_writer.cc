@@ -1,0 +1,224 @@
+#include "export/chrome_json_writer.h"
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+
+namespace stepscope {
+
+void AppendJsonString(std::string* out, std::string_view s) {
+  out->push_back('"');
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      switch (c) {
+        case '"':
+          out->append("\\\"");
+          break;
+        case '\\':
+          out->append("\\\\");
+          break;
+        case '\n':
+          out->append("\\n");
+          break;
+        case '\r':
+          out->append("\\r");
+          break;
+        case '\t':
+          out->append("\\t");
+          break;
+        default:
+          if (c < 0x20) {
+            char b[8];
+            std::snprintf(b, sizeof(b), "\\u%04x", c);
+            out->append(b);
+          } else {
+            out->push_back(static_cast<char>(c));
+          }
+      }
+      ++i;
+      continue;
+    }
+    // A multi-byte UTF-8 sequence: copy it when well formed, else U+FFFD.
+    size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
+    bool ok = len > 0 && i + len <= s.size();
+    for (size_t k = 1; ok && k < len; ++k)
+      ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
+    if (ok && len == 3) {
+      unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);  // overlong, surrogates
+    }
+    if (ok && len == 4) {
+      unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
+    }
+    if (ok) {
+      out->append(s.substr(i, len));
+      i += len;
+    } else {
+      out->append("\\ufffd");
+      ++i;
+    }
+  }
+  out->push_back('"');
+}
+
+ChromeJsonWriter::ChromeJsonWriter(OutputFile* out, std::string source)
+    : out_(out), source_(std::move(source)) {}
+
+void ChromeJsonWriter::SetTimeOrigin(int64_t origin_ns) {
+  origin_ = origin_ns;
+  buf_.append(
+      "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"stepscope export\",\"source\":");
+  AppendJsonString(&buf_, source_);
+  buf_.append(",\"time_origin_ns\":\"" + std::to_string(origin_ns) + "\"},\n\"traceEvents\":[");
+  header_written_ = true;
+}
+
+void ChromeJsonWriter::StartEvent() {
+  if (!header_written_) SetTimeOrigin(0);
+  buf_.append(first_event_ ? "\n{" : ",\n{");
+  first_event_ = false;
+}
+
+void ChromeJsonWriter::AppendTs(const char* key, int64_t ns) { AppendMicros(key, ns - origin_); }
+
+void ChromeJsonWriter::AppendMicros(const char* key, int64_t rel) {
+  char b[48];
+  const char* sign = rel < 0 ? "-" : "";
+  uint64_t mag = rel < 0 ? static_cast<uint64_t>(-rel) : static_cast<uint64_t>(rel);
+  std::snprintf(b, sizeof(b), ",\"%s\":%s%" PRIu64 ".%03" PRIu64, key, sign, mag / 1000,
+                mag % 1000);
+  buf_.append(b);
+}
+
+void ChromeJsonWriter::AppendWhere(uint64_t track) {
+  const Where& w = track < tracks_.size() ? tracks_[track] : Where{};
+  buf_.append(",\"pid\":" + std::to_string(w.pid) + ",\"tid\":" + std::to_string(w.tid));
+}
+
+void ChromeJsonWriter::Flush() {
+  if (buf_.size() > (1 << 20)) {
+    out_->Write(buf_);
+    buf_.clear();
+  }
+}
+
+void ChromeJsonWriter::AddTrack(const TrackInfo& t) {
+  if (t.uuid >= tracks_.size()) tracks_.resize(t.uuid + 1);
+  Where& w = tracks_[t.uuid];
+  w.pid = t.chrome_pid;
+  w.tid = t.chrome_tid;
+  const char* meta = nullptr;
+  switch (t.kind) {
+    case TrackKind::kProcess:
+    case TrackKind::kGpuDevice:
+      meta = "process_name";
+      break;
+    case TrackKind::kThread:
+    case TrackKind::kGpuStream:
+    case TrackKind::kOverlapLane:
+      meta = "thread_name";
+      break;
+    case TrackKind::kCounter:
+      w.counter_name = t.name;
+      break;
+  }
+  if (!meta) return;
+  StartEvent();
+  buf_.append("\"ph\":\"M\",\"name\":\"");
+  buf_.append(meta);
+  buf_.append("\",\"pid\":" + std::to_string(w.pid) + ",\"tid\":" + std::to_string(w.tid) +
+              ",\"args\":{\"name\":");
+  AppendJsonString(&buf_, t.name);
+  buf_.append("}}");
+  Flush();
+}
+
+void ChromeJsonWriter::BeginSlice(const SliceEvent& e) {
+  StartEvent();
+  buf_.append("\"ph\":\"X\",\"cat\":");
+  AppendJsonString(&buf_, e.category);
+  buf_.append(",\"name\":");
+  AppendJsonString(&buf_, e.name);
+  AppendWhere(e.track);
+  AppendTs("ts", e.start_ns);
+  AppendMicros("dur", e.end_ns - e.start_ns);
+  if (e.arg_count) {
+    buf_.append(",\"args\":{");
+    for (size_t i = 0; i < e.arg_count; ++i) {
+      if (i) buf_.push_back(',');
+      AppendJsonString(&buf_, e.args[i].key);
+      buf_.push_back(':');
+      if (e.args[i].is_string) {
+        AppendJsonString(&buf_, e.args[i].string_value);
+      } else {
+        buf_.append(std::to_string(e.args[i].int_value));
+      }
+    }
+    buf_.push_back('}');
+  }
+  buf_.push_back('}');
+  char id[32];
+  for (size_t i = 0; i < e.flow_out_count; ++i) {
+    StartEvent();
+    std::snprintf(id, sizeof(id), "0x%" PRIx64, e.flows_out[i]);
+    buf_.append(std::string("\"ph\":\"s\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":\"") + id +
+                "\"");
+    AppendWhere(e.track);
+    AppendTs("ts", e.start_ns);
+    buf_.push_back('}');
+  }
+  if (e.flow_in) {
+    StartEvent();
+    std::snprintf(id, sizeof(id), "0x%" PRIx64, e.flow_in);
+    buf_.append(
+        std::string("\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":\"") +
+        id + "\"");
+    AppendWhere(e.track);
+    AppendTs("ts", e.start_ns);
+    buf_.push_back('}');
+  }
+  Flush();
+}
+
+void ChromeJsonWriter::Instant(uint64_t track, int64_t ts_ns, std::string_view name,
+                               const char* category) {
+  StartEvent();
+  buf_.append("\"ph\":\"i\",\"s\":\"t\",\"cat\":");
+  AppendJsonString(&buf_, category);
+  buf_.append(",\"name\":");
+  AppendJsonString(&buf_, name);
+  AppendWhere(track);
+  AppendTs("ts", ts_ns);
+  buf_.push_back('}');
+  Flush();
+}
+
+void ChromeJsonWriter::Counter(uint64_t track, int64_t ts_ns, double value) {
+  StartEvent();
+  buf_.append("\"ph\":\"C\",\"name\":");
+  AppendJsonString(&buf_, track < tracks_.size() ? tracks_[track].counter_name : "counter");
+  AppendWhere(track);
+  AppendTs("ts", ts_ns);
+  char b[64];
+  if (!std::isfinite(value)) value = 0;
+  if (value == std::floor(value) && std::fabs(value) < 1e15) {
+    std::snprintf(b, sizeof(b), ",\"args\":{\"value\":%" PRId64 "}}", static_cast<int64_t>(value));
+  } else {
+    std::snprintf(b, sizeof(b), ",\"args\":{\"value\":%.4f}}", value);
+  }
+  buf_.append(b);
+  Flush();
+}
+
+Status ChromeJsonWriter::Finish() {
+  if (!header_written_) SetTimeOrigin(0);
+  buf_.append("\n]}\n");
+  out_->Write(buf_);
+  buf_.clear();
+  return OkStatus();
+}
+
+}  // namespace stepscope

@@ -1,0 +1,156 @@
+#include "export/counters.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "format/records.h"
+
+namespace stepscope {
+
+int64_t AutoBucketNs(int64_t first_ns, int64_t last_ns, int target_buckets) {
+  int64_t span = std::max<int64_t>(last_ns - first_ns, 1);
+  int64_t raw = span / std::max(target_buckets, 1);
+  // 1-2-5 steps of microseconds: 1us 2us 5us 10us ... 1s 2s 5s ...
+  int64_t step = 1000;
+  while (true) {
+    for (int64_t m : {1, 2, 5}) {
+      if (step * m >= raw) return step * m;
+    }
+    step *= 10;
+  }
+}
+
+namespace {
+
+// Adds the interval [a, b) to per-bucket busy time.
+void AddBusy(std::vector<int64_t>* busy, int64_t t0, int64_t bucket, int64_t a, int64_t b) {
+  if (b <= a) return;
+  size_t first = static_cast<size_t>((a - t0) / bucket);
+  size_t last = static_cast<size_t>((b - 1 - t0) / bucket);
+  if (busy->size() <= last) busy->resize(last + 1, 0);
+  for (size_t i = first; i <= last; ++i) {
+    int64_t lo = t0 + static_cast<int64_t>(i) * bucket;
+    int64_t hi = lo + bucket;
+    (*busy)[i] += std::min(b, hi) - std::max(a, lo);
+  }
+}
+
+}  // namespace
+
+StatusOr<std::vector<DeviceSeries>> GpuUtilizationSeries(const TraceReader& reader,
+                                                         int64_t bucket_ns,
+                                                         int64_t* used_bucket_ns) {
+  int64_t t0 = 0, t_last = 0;
+  {
+    ASSIGN_OR_RETURN(Statement st,
+                     reader.Query("SELECT MIN(start_ns), MAX(end_ns), COUNT(*) FROM kernels"));
+    if (!st.Step() || st.Int(2) == 0) {
+      if (used_bucket_ns) *used_bucket_ns = bucket_ns > 0 ? bucket_ns : 0;
+      return std::vector<DeviceSeries>{};
+    }
+    t0 = st.Int(0);
+    t_last = st.Int(1);
+  }
+  if (bucket_ns <= 0) bucket_ns = AutoBucketNs(t0, t_last, 2000);
+  if ((t_last - t0) / bucket_ns > 50'000'000) {
+    return InvalidInput("GPU utilization bucket of " + std::to_string(bucket_ns) +
+                        " ns gives more than 50 million buckets; choose a larger bucket");
+  }
+  if (used_bucket_ns) *used_bucket_ns = bucket_ns;
+
+  struct Acc {
+    int64_t cs = 0, ce = -1;  // current union interval [cs, ce)
+    bool open = false;
+    std::vector<int64_t> busy;
+  };
+  std::map<uint32_t, Acc> acc;
+  ASSIGN_OR_RETURN(Statement st,
+                   reader.Query("SELECT device, start_ns, end_ns FROM kernels ORDER BY start_ns"));
+  while (st.Step()) {
+    Acc& a = acc[static_cast<uint32_t>(st.Int(0))];
+    int64_t s = st.Int(1), e = std::max(st.Int(1), st.Int(2));
+    if (a.open && s <= a.ce) {
+      a.ce = std::max(a.ce, e);
+      continue;
+    }
+    if (a.open) AddBusy(&a.busy, t0, bucket_ns, a.cs, a.ce);
+    a.cs = s;
+    a.ce = e;
+    a.open = true;
+  }
+  RETURN_IF_ERROR(st.status());
+  std::vector<DeviceSeries> out;
+  for (auto& [device, a] : acc) {
+    if (a.open) AddBusy(&a.busy, t0, bucket_ns, a.cs, a.ce);
+    DeviceSeries s;
+    s.device = device;
+    s.points.reserve(a.busy.size());
+    for (size_t i = 0; i < a.busy.size(); ++i) {
+      int64_t lo = t0 + static_cast<int64_t>(i) * bucket_ns;
+      // The last bucket ends at the last kernel end: measure it over its real width.
+      int64_t width = std::min(bucket_ns, std::max<int64_t>(t_last - lo, 1));
+      s.points.push_back({lo, 100.0 * static_cast<double>(a.busy[i]) / static_cast<double>(width)});
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+StatusOr<std::vector<DeviceSeries>> DeviceMemorySeries(const TraceReader& reader,
+                                                       int64_t* unknown_frees) {
+  int64_t unknown = 0;
+  struct Acc {
+    std::unordered_map<uint64_t, uint64_t> live;  // address -> bytes
+    int64_t in_use = 0;
+    DeviceSeries series;
+  };
+  std::map<uint32_t, Acc> acc;
+  ASSIGN_OR_RETURN(
+      Statement st,
+      reader.Query(
+          "SELECT ts_ns, op, address, bytes, device FROM memory WHERE memory_kind NOT IN (" +
+          std::to_string(static_cast<int>(MemoryKind::kPageable)) + "," +
+          std::to_string(static_cast<int>(MemoryKind::kPinned)) + ") ORDER BY ts_ns, id"));
+  while (st.Step()) {
+    int64_t ts = st.Int(0);
+    auto op = static_cast<MemoryOp>(st.Int(1));
+    uint64_t address = static_cast<uint64_t>(st.Int(2));
+    uint64_t bytes = static_cast<uint64_t>(st.Int(3));
+    Acc& a = acc[static_cast<uint32_t>(st.Int(4))];
+    a.series.device = static_cast<uint32_t>(st.Int(4));
+    if (op == MemoryOp::kAlloc) {
+      auto [it, inserted] = a.live.emplace(address, bytes);
+      if (!inserted) {  // a second alloc at a live address: its free was not traced
+        a.in_use -= static_cast<int64_t>(it->second);
+        it->second = bytes;
+      }
+      a.in_use += static_cast<int64_t>(bytes);
+    } else if (op == MemoryOp::kFree) {
+      auto it = a.live.find(address);
+      if (it == a.live.end()) {
+        ++unknown;
+        continue;
+      }
+      a.in_use -= static_cast<int64_t>(it->second);
+      a.live.erase(it);
+    } else {
+      continue;
+    }
+    auto& pts = a.series.points;
+    if (!pts.empty() && pts.back().ts_ns == ts) {
+      pts.back().value = static_cast<double>(a.in_use);
+    } else {
+      pts.push_back({ts, static_cast<double>(a.in_use)});
+    }
+  }
+  RETURN_IF_ERROR(st.status());
+  if (unknown_frees) *unknown_frees = unknown;
+  std::vector<DeviceSeries> out;
+  for (auto& [device, a] : acc) {
+    if (!a.series.points.empty()) out.push_back(std::move(a.series));
+  }
+  return out;
+}
+
+}  // namespace stepscope

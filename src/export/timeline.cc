@@ -1,0 +1,476 @@
+#include "export/timeline.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "common/strings.h"
+#include "export/counters.h"
+#include "format/records.h"
+
+namespace stepscope {
+namespace {
+
+constexpr int64_t kGpuChromePidBase = 1'000'000'000;   // pseudo pid of GPU d: base + d
+constexpr int64_t kLaneChromeTidBase = 1'500'000'000;  // pseudo tids of overlap lanes
+constexpr int kFlowChildBits = 24;                     // flow id = correlation << 24 | child
+
+// Which GPU activities share a correlation id with an API call: the flow
+// index. Sorted by correlation; about 16 bytes per distinct id.
+class CorrelationIndex {
+ public:
+  struct Entry {
+    uint32_t correlation;
+    uint32_t gpu_count;   // GPU activities with this id
+    uint32_t next_child;  // flows handed out so far on the GPU side
+    bool has_api;
+    bool api_done;  // flows already attached to an API call
+  };
+
+  Status Build(const TraceReader& reader) {
+    std::vector<uint32_t> ids;
+    ASSIGN_OR_RETURN(
+        Statement st,
+        reader.Query("SELECT correlation FROM kernels WHERE correlation != 0 UNION ALL "
+                     "SELECT correlation FROM memcpy WHERE correlation != 0 UNION ALL "
+                     "SELECT correlation FROM memset WHERE correlation != 0"));
+    while (st.Step()) ids.push_back(static_cast<uint32_t>(st.Int(0)));
+    RETURN_IF_ERROR(st.status());
+    std::sort(ids.begin(), ids.end());
+    for (size_t i = 0; i < ids.size();) {
+      size_t j = i;
+      while (j < ids.size() && ids[j] == ids[i]) ++j;
+      entries_.push_back({ids[i], static_cast<uint32_t>(j - i), 0, false, false});
+      i = j;
+    }
+    ASSIGN_OR_RETURN(Statement api,
+                     reader.Query("SELECT correlation FROM api WHERE correlation != 0"));
+    while (api.Step()) {
+      if (Entry* e = Find(static_cast<uint32_t>(api.Int(0)))) e->has_api = true;
+    }
+    return api.status();
+  }
+
+  Entry* Find(uint32_t correlation) {
+    auto it = std::lower_bound(entries_.begin(), entries_.end(), correlation,
+                               [](const Entry& e, uint32_t c) { return e.correlation < c; });
+    return it != entries_.end() && it->correlation == correlation ? &*it : nullptr;
+  }
+
+  static uint64_t FlowId(uint32_t correlation, uint32_t child) {
+    return (static_cast<uint64_t>(correlation) << kFlowChildBits) | child;
+  }
+
+ private:
+  std::vector<Entry> entries_;
+};
+
+// A base track and its overlap lanes; see "Nesting" in timeline.h.
+struct LaneSet {
+  TrackInfo base;  // lane i > 0 copies it with another uuid, name and chrome tid
+  struct Lane {
+    uint64_t uuid;
+    std::vector<int64_t> open_ends;  // innermost last
+  };
+  std::vector<Lane> lanes;
+};
+
+class Walker {
+ public:
+  Walker(const TraceReader& reader, const TimelineOptions& options, TimelineSink* sink,
+         TimelineStats* stats)
+      : reader_(reader), options_(options), sink_(sink), stats_(stats) {}
+
+  Status Run() {
+    RETURN_IF_ERROR(ComputeTimeRange());
+    RETURN_IF_ERROR(correlations_.Build(reader_));
+    RETURN_IF_ERROR(DeclareTracks());
+    RETURN_IF_ERROR(CpuPass());
+    RETURN_IF_ERROR(GpuPass());
+    for (auto& [tid, set] : threads_) CloseAll(&set);
+    for (auto& [key, set] : streams_) CloseAll(&set);
+    return Counters();
+  }
+
+ private:
+  Status ComputeTimeRange() {
+    int64_t origin = std::numeric_limits<int64_t>::max();
+    for (const char* sql : {"SELECT MIN(start_ns) FROM kernels", "SELECT MIN(start_ns) FROM memcpy",
+                            "SELECT MIN(start_ns) FROM memset", "SELECT MIN(start_ns) FROM api",
+                            "SELECT MIN(start_ns) FROM nvtx", "SELECT MIN(ts_ns) FROM memory"}) {
+      ASSIGN_OR_RETURN(Statement st, reader_.Query(sql));
+      if (st.Step() && !st.IsNull(0)) origin = std::min(origin, st.Int(0));
+      RETURN_IF_ERROR(st.status());
+    }
+    stats_->time_origin_ns = origin == std::numeric_limits<int64_t>::max() ? 0 : origin;
+    sink_->SetTimeOrigin(stats_->time_origin_ns);
+    // The end of the trace closes NVTX ranges that never ended; only needed then.
+    ASSIGN_OR_RETURN(Statement open, reader_.Query("SELECT 1 FROM nvtx WHERE end_ns < 0 LIMIT 1"));
+    if (open.Step()) {
+      trace_end_ = stats_->time_origin_ns;
+      for (const char* sql :
+           {"SELECT MAX(end_ns) FROM kernels", "SELECT MAX(end_ns) FROM memcpy",
+            "SELECT MAX(end_ns) FROM memset", "SELECT MAX(end_ns) FROM api",
+            "SELECT MAX(MAX(end_ns), MAX(start_ns)) FROM nvtx", "SELECT MAX(ts_ns) FROM memory"}) {
+        ASSIGN_OR_RETURN(Statement st, reader_.Query(sql));
+        if (st.Step() && !st.IsNull(0)) trace_end_ = std::max(trace_end_, st.Int(0));
+      }
+      int64_t meta_end = 0;
+      if (ParseInt64(reader_.Meta("end_ns"), &meta_end))
+        trace_end_ = std::max(trace_end_, meta_end);
+    }
+    return open.status();
+  }
+
+  uint64_t NewTrack(TrackInfo info) {
+    info.uuid = next_uuid_++;
+    ++stats_->tracks;
+    switch (info.kind) {
+      case TrackKind::kThread:
+        ++stats_->thread_tracks;
+        break;
+      case TrackKind::kGpuStream:
+        ++stats_->stream_tracks;
+        break;
+      case TrackKind::kOverlapLane:
+        ++stats_->lane_tracks;
+        break;
+      case TrackKind::kCounter:
+        ++stats_->counter_tracks;
+        break;
+      default:
+        break;
+    }
+    sink_->AddTrack(info);
+    return info.uuid;
+  }
+
+  Status DeclareTracks() {
+    int64_t pid = 0;
+    if (!ParseInt64(reader_.Meta("pid"), &pid) || pid <= 0) pid = 1;
+    pid_ = static_cast<int32_t>(pid);
+    TrackInfo proc;
+    proc.kind = TrackKind::kProcess;
+    proc.pid = pid_;
+    std::string cmd = reader_.Meta("command_line");
+    for (std::string& part : Split(cmd, ' ')) {
+      if (!part.empty()) proc.cmdline.push_back(part);
+    }
+    std::string exe = proc.cmdline.empty() ? "process" : proc.cmdline[0];
+    if (size_t slash = exe.rfind('/'); slash != std::string::npos) exe = exe.substr(slash + 1);
+    proc.name = exe + " (pid " + std::to_string(pid_) + ")";
+    proc.chrome_pid = pid_;
+    process_uuid_ = NewTrack(proc);
+
+    ASSIGN_OR_RETURN(auto names, reader_.ThreadNames());
+    ASSIGN_OR_RETURN(Statement tids, reader_.Query("SELECT tid FROM api UNION SELECT tid FROM nvtx "
+                                                   "UNION SELECT tid FROM threads ORDER BY 1"));
+    while (tids.Step()) {
+      uint32_t tid = static_cast<uint32_t>(tids.Int(0));
+      TrackInfo t;
+      t.kind = TrackKind::kThread;
+      t.parent_uuid = process_uuid_;
+      t.pid = pid_;
+      t.tid = static_cast<int32_t>(tid);
+      auto it = names.find(tid);
+      t.name =
+          it != names.end() && !it->second.empty() ? it->second : "thread " + std::to_string(tid);
+      t.chrome_pid = pid_;
+      t.chrome_tid = tid;
+      LaneSet& set = threads_[tid];
+      set.base = t;
+      set.lanes.push_back({NewTrack(t), {}});
+    }
+    RETURN_IF_ERROR(tids.status());
+
+    ASSIGN_OR_RETURN(auto devices, reader_.Devices());
+    for (const DeviceRecord& d : devices) device_names_[d.id] = reader_.String(d.name);
+    ASSIGN_OR_RETURN(
+        Statement streams,
+        reader_.Query("SELECT device, stream FROM kernels UNION SELECT device, stream FROM memcpy "
+                      "UNION SELECT device, stream FROM memset ORDER BY 1, 2"));
+    while (streams.Step()) {
+      uint32_t device = static_cast<uint32_t>(streams.Int(0));
+      uint32_t stream = static_cast<uint32_t>(streams.Int(1));
+      TrackInfo s;
+      s.kind = TrackKind::kGpuStream;
+      s.parent_uuid = DeviceTrack(device);
+      s.name = "Stream " + std::to_string(stream);
+      s.chrome_pid = kGpuChromePidBase + device;
+      s.chrome_tid = stream;
+      LaneSet& set = streams_[{device, stream}];
+      set.base = s;
+      set.lanes.push_back({NewTrack(s), {}});
+    }
+    return streams.status();
+  }
+
+  uint64_t DeviceTrack(uint32_t device) {
+    auto it = device_tracks_.find(device);
+    if (it != device_tracks_.end()) return it->second;
+    TrackInfo d;
+    d.kind = TrackKind::kGpuDevice;
+    d.name = "GPU " + std::to_string(device);
+    auto name = device_names_.find(device);
+    if (name != device_names_.end() && !name->second.empty()) d.name += " (" + name->second + ")";
+    d.chrome_pid = kGpuChromePidBase + device;
+    uint64_t uuid = NewTrack(d);
+    device_tracks_[device] = uuid;
+    return uuid;
+  }
+
+  // Emits the ends of the lane's open slices that end at or before `ts`.
+  void CloseUpTo(LaneSet::Lane* lane, int64_t ts) {
+    while (!lane->open_ends.empty() && lane->open_ends.back() <= ts) {
+      sink_->EndSlice(lane->uuid, lane->open_ends.back());
+      lane->open_ends.pop_back();
+    }
+  }
+
+  void CloseAll(LaneSet* set) {
+    for (LaneSet::Lane& lane : set->lanes) CloseUpTo(&lane, std::numeric_limits<int64_t>::max());
+  }
+
+  // The lane of `set` where [start, end] nests; creates a lane when none does.
+  uint64_t Place(LaneSet* set, int64_t start, int64_t end) {
+    for (LaneSet::Lane& lane : set->lanes) {
+      CloseUpTo(&lane, start);
+      if (lane.open_ends.empty() || end <= lane.open_ends.back()) {
+        lane.open_ends.push_back(end);
+        return lane.uuid;
+      }
+    }
+    TrackInfo t = set->base;
+    t.kind = TrackKind::kOverlapLane;
+    t.parent_uuid = set->base.kind == TrackKind::kThread ? process_uuid_ : set->base.parent_uuid;
+    t.name = set->base.name + " (overlap " + std::to_string(set->lanes.size()) + ")";
+    t.chrome_tid = kLaneChromeTidBase + next_lane_tid_++;
+    set->lanes.push_back({NewTrack(t), {end}});
+    return set->lanes.back().uuid;
+  }
+
+  // Merges ordered cursors by (start asc, end desc, cursor index asc); columns 0
+  // and 1 of every cursor are start_ns and end_ns.
+  template <typename Fn>
+  static Status Merge(std::vector<Statement>* cursors, Fn&& on_row) {
+    std::vector<bool> live(cursors->size());
+    for (size_t i = 0; i < cursors->size(); ++i) {
+      live[i] = (*cursors)[i].Step();
+      RETURN_IF_ERROR((*cursors)[i].status());
+    }
+    while (true) {
+      int best = -1;
+      for (size_t i = 0; i < cursors->size(); ++i) {
+        if (!live[i]) continue;
+        const Statement& c = (*cursors)[i];
+        if (best < 0) {
+          best = static_cast<int>(i);
+          continue;
+        }
+        const Statement& b = (*cursors)[best];
+        if (c.Int(0) < b.Int(0) || (c.Int(0) == b.Int(0) && c.Int(1) > b.Int(1)))
+          best = static_cast<int>(i);
+      }
+      if (best < 0) return OkStatus();
+      on_row(best, (*cursors)[best]);
+      live[best] = (*cursors)[best].Step();
+      RETURN_IF_ERROR((*cursors)[best].status());
+    }
+  }
+
+  Status CpuPass() {
+    std::vector<Statement> cursors;
+    // NVTX first: on a tie a range encloses the API call.
+    ASSIGN_OR_RETURN(
+        Statement nvtx,
+        reader_.Query("SELECT start_ns, CASE WHEN end_ns < 0 THEN " + std::to_string(trace_end_) +
+                      " ELSE end_ns END AS e, tid, kind, name_id, domain_id FROM nvtx "
+                      "ORDER BY start_ns, e DESC"));
+    cursors.push_back(std::move(nvtx));
+    ASSIGN_OR_RETURN(
+        Statement api,
+        reader_.Query("SELECT start_ns, end_ns, tid, correlation, name_id, return_code "
+                      "FROM api ORDER BY start_ns, end_ns DESC"));
+    cursors.push_back(std::move(api));
+    std::vector<uint64_t> flows;
+    return Merge(&cursors, [&](int which, const Statement& r) {
+      int64_t start = r.Int(0), end = std::max(r.Int(0), r.Int(1));
+      LaneSet& set = threads_[static_cast<uint32_t>(r.Int(2))];
+      SliceArg args[2];
+      SliceEvent e;
+      e.start_ns = start;
+      e.end_ns = end;
+      e.name = reader_.String(static_cast<StringId>(r.Int(4)));
+      if (which == 0) {
+        auto kind = static_cast<NvtxKind>(r.Int(3));
+        if (kind == NvtxKind::kMark) {
+          // Instants nest wherever they fall: always lane 0.
+          CloseUpTo(&set.lanes[0], start);
+          sink_->Instant(set.lanes[0].uuid, start, e.name, "nvtx");
+          ++stats_->instants;
+          return;
+        }
+        e.category = "nvtx";
+        size_t n = 0;
+        if (options_.args && r.Int(5) != 0) {
+          args[n++] = {"domain", true, 0, reader_.String(static_cast<StringId>(r.Int(5)))};
+        }
+        if (options_.args && kind == NvtxKind::kStartEnd)
+          args[n++] = {"kind", true, 0, "start_end"};
+        e.args = args;
+        e.arg_count = n;
+      } else {
+        e.category = "cuda_api";
+        uint32_t corr = static_cast<uint32_t>(r.Int(3));
+        size_t n = 0;
+        if (options_.args) {
+          args[n++] = {"correlation", false, corr, {}};
+          if (r.Int(5) != 0) args[n++] = {"return_code", false, r.Int(5), {}};
+        }
+        e.args = args;
+        e.arg_count = n;
+        flows.clear();
+        if (CorrelationIndex::Entry* c = correlations_.Find(corr); c && !c->api_done) {
+          c->api_done = true;
+          uint32_t count = std::min<uint32_t>(c->gpu_count, (1u << kFlowChildBits) - 1);
+          for (uint32_t i = 0; i < count; ++i) flows.push_back(CorrelationIndex::FlowId(corr, i));
+        }
+        e.flows_out = flows.data();
+        e.flow_out_count = flows.size();
+      }
+      e.track = Place(&set, start, end);
+      sink_->BeginSlice(e);
+      ++stats_->slices;
+      ++stats_->cpu_slices;
+    });
+  }
+
+  Status GpuPass() {
+    std::vector<Statement> cursors;
+    ASSIGN_OR_RETURN(
+        Statement k,
+        reader_.Query(
+            "SELECT start_ns, end_ns, device, stream, correlation, name_id, grid_x, grid_y, "
+            "grid_z, block_x, block_y, block_z, registers_per_thread, "
+            "static_smem_bytes + dynamic_smem_bytes FROM kernels ORDER BY start_ns, end_ns DESC"));
+    cursors.push_back(std::move(k));
+    ASSIGN_OR_RETURN(
+        Statement c,
+        reader_.Query("SELECT start_ns, end_ns, device, stream, correlation, bytes, copy_kind, "
+                      "src_kind, dst_kind FROM memcpy ORDER BY start_ns, end_ns DESC"));
+    cursors.push_back(std::move(c));
+    ASSIGN_OR_RETURN(
+        Statement s,
+        reader_.Query("SELECT start_ns, end_ns, device, stream, correlation, bytes, value "
+                      "FROM memset ORDER BY start_ns, end_ns DESC"));
+    cursors.push_back(std::move(s));
+    std::string grid, block, name;
+    return Merge(&cursors, [&](int which, const Statement& r) {
+      int64_t start = r.Int(0), end = std::max(r.Int(0), r.Int(1));
+      LaneSet& set = streams_[{static_cast<uint32_t>(r.Int(2)), static_cast<uint32_t>(r.Int(3))}];
+      uint32_t corr = static_cast<uint32_t>(r.Int(4));
+      SliceArg args[6];
+      size_t n = 0;
+      SliceEvent e;
+      e.start_ns = start;
+      e.end_ns = end;
+      if (options_.args) args[n++] = {"correlation", false, corr, {}};
+      if (which == 0) {
+        e.category = "kernel";
+        e.name = reader_.String(static_cast<StringId>(r.Int(5)));
+        if (options_.args) {
+          grid = std::to_string(r.Int(6)) + "," + std::to_string(r.Int(7)) + "," +
+                 std::to_string(r.Int(8));
+          block = std::to_string(r.Int(9)) + "," + std::to_string(r.Int(10)) + "," +
+                  std::to_string(r.Int(11));
+          args[n++] = {"grid", true, 0, grid};
+          args[n++] = {"block", true, 0, block};
+          args[n++] = {"registers_per_thread", false, r.Int(12), {}};
+          args[n++] = {"shared_memory_bytes", false, r.Int(13), {}};
+        }
+      } else if (which == 1) {
+        e.category = "memcpy";
+        name = std::string("Memcpy ") + CopyKindName(static_cast<CopyKind>(r.Int(6)));
+        e.name = name;
+        if (options_.args) {
+          args[n++] = {"bytes", false, r.Int(5), {}};
+          args[n++] = {"src_kind", true, 0, MemoryKindName(static_cast<MemoryKind>(r.Int(7)))};
+          args[n++] = {"dst_kind", true, 0, MemoryKindName(static_cast<MemoryKind>(r.Int(8)))};
+        }
+      } else {
+        e.category = "memset";
+        e.name = "Memset";
+        if (options_.args) {
+          args[n++] = {"bytes", false, r.Int(5), {}};
+          args[n++] = {"value", false, r.Int(6), {}};
+        }
+      }
+      e.args = args;
+      e.arg_count = n;
+      if (CorrelationIndex::Entry* ce = correlations_.Find(corr);
+          ce && ce->has_api && ce->next_child < (1u << kFlowChildBits) - 1) {
+        e.flow_in = CorrelationIndex::FlowId(corr, ce->next_child++);
+        ++stats_->flows;
+      }
+      e.track = Place(&set, start, end);
+      sink_->BeginSlice(e);
+      ++stats_->slices;
+      ++stats_->gpu_slices;
+    });
+  }
+
+  Status Counters() {
+    int64_t bucket = 0;
+    ASSIGN_OR_RETURN(auto util, GpuUtilizationSeries(reader_, options_.util_bucket_ns, &bucket));
+    for (const DeviceSeries& s : util) {
+      TrackInfo t;
+      t.kind = TrackKind::kCounter;
+      t.parent_uuid = DeviceTrack(s.device);
+      t.name = "GPU " + std::to_string(s.device) + " utilization (%)";
+      t.chrome_pid = kGpuChromePidBase + s.device;
+      uint64_t uuid = NewTrack(t);
+      for (const CounterPoint& p : s.points) sink_->Counter(uuid, p.ts_ns, p.value);
+      stats_->counter_points += static_cast<int64_t>(s.points.size());
+    }
+    int64_t unknown_frees = 0;
+    ASSIGN_OR_RETURN(auto memory, DeviceMemorySeries(reader_, &unknown_frees));
+    for (const DeviceSeries& s : memory) {
+      TrackInfo t;
+      t.kind = TrackKind::kCounter;
+      t.parent_uuid = DeviceTrack(s.device);
+      t.name = "GPU " + std::to_string(s.device) + " memory in use";
+      t.counter_is_bytes = true;
+      t.chrome_pid = kGpuChromePidBase + s.device;
+      uint64_t uuid = NewTrack(t);
+      for (const CounterPoint& p : s.points) sink_->Counter(uuid, p.ts_ns, p.value);
+      stats_->counter_points += static_cast<int64_t>(s.points.size());
+    }
+    return OkStatus();
+  }
+
+  const TraceReader& reader_;
+  const TimelineOptions& options_;
+  TimelineSink* sink_;
+  TimelineStats* stats_;
+  CorrelationIndex correlations_;
+  int64_t trace_end_ = 0;
+  int32_t pid_ = 1;
+  uint64_t next_uuid_ = 1;
+  uint64_t process_uuid_ = 0;
+  int64_t next_lane_tid_ = 0;
+  std::map<uint32_t, LaneSet> threads_;  // ordered: deterministic output
+  std::map<std::pair<uint32_t, uint32_t>, LaneSet> streams_;
+  std::map<uint32_t, uint64_t> device_tracks_;
+  std::map<uint32_t, std::string> device_names_;
+};
+
+}  // namespace
+
+Status WalkTimeline(const TraceReader& reader, const TimelineOptions& options, TimelineSink* sink,
+                    TimelineStats* stats) {
+  *stats = TimelineStats{};
+  Walker w(reader, options, sink, stats);
+  return w.Run();
+}
+
+}  // namespace stepscope

@@ -1,0 +1,311 @@
+#include "report/html_report.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+
+#include "export/chrome_json_writer.h"
+#include "export/output_file.h"
+#include "report/embedded_assets.h"
+
+namespace stepscope {
+namespace {
+
+// A minimal JSON writer whose strings are safe inside an HTML <script> block.
+class Json {
+ public:
+  Json& Key(const char* k) {
+    Sep();
+    Append(k);
+    out_.push_back(':');
+    after_key_ = true;
+    return *this;
+  }
+  Json& Str(std::string_view s) {
+    Sep();
+    Append(s);
+    return *this;
+  }
+  Json& Int(int64_t v) {
+    Sep();
+    out_.append(std::to_string(v));
+    return *this;
+  }
+  Json& Num(double v) {
+    Sep();
+    char b[32];
+    std::snprintf(b, sizeof(b), "%.4f", std::isfinite(v) ? v : 0.0);
+    out_.append(b);
+    return *this;
+  }
+  Json& Bool(bool v) {
+    Sep();
+    out_.append(v ? "true" : "false");
+    return *this;
+  }
+  Json& Begin(char c) {
+    Sep();
+    out_.push_back(c);
+    first_ = true;
+    return *this;
+  }
+  Json& End(char c) {
+    out_.push_back(c);
+    first_ = false;
+    return *this;
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  // A JSON string literal (escaped, invalid UTF-8 replaced) with <, >, &
+  // written as \u escapes so that it can never end the <script> block.
+  void Append(std::string_view s) {
+    std::string tmp;
+    AppendJsonString(&tmp, s);
+    for (char c : tmp) {
+      switch (c) {
+        case '<':
+          out_.append("\\u003c");
+          break;
+        case '>':
+          out_.append("\\u003e");
+          break;
+        case '&':
+          out_.append("\\u0026");
+          break;
+        default:
+          out_.push_back(c);
+      }
+    }
+  }
+  void Sep() {
+    if (after_key_) {
+      after_key_ = false;
+      first_ = false;
+      return;
+    }
+    if (!first_) out_.push_back(',');
+    first_ = false;
+  }
+  std::string out_;
+  bool first_ = true;
+  bool after_key_ = false;
+};
+
+void WriteBreakdown(Json& j, const Breakdown& b) {
+  j.Begin('{');
+  j.Key("compute_ns").Int(b.compute_ns).Key("communication_ns").Int(b.communication_ns);
+  j.Key("memcpy_ns").Int(b.memcpy_ns).Key("idle_ns").Int(b.idle_ns);
+  j.End('}');
+}
+
+void WriteSeries(Json& j, const std::vector<SeriesData>& series) {
+  j.Begin('[');
+  for (const SeriesData& s : series) {
+    j.Begin('{')
+        .Key("device")
+        .Int(s.device)
+        .Key("peak")
+        .Num(s.peak)
+        .Key("peak_t_ns")
+        .Int(s.peak_t_ns);
+    j.Key("capacity").Int(s.capacity);
+    j.Key("t_ns").Begin('[');
+    for (int64_t t : s.t_ns) j.Int(t);
+    j.End(']').Key("values").Begin('[');
+    for (double v : s.values) j.Num(v);
+    j.End(']').End('}');
+  }
+  j.End(']');
+}
+
+// 16 random bytes, hex: the CSP nonce of this report's scripts.
+std::string Nonce() {
+  unsigned char b[16] = {0};
+  int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  bool ok = fd >= 0 && ::read(fd, b, sizeof(b)) == static_cast<ssize_t>(sizeof(b));
+  if (fd >= 0) ::close(fd);
+  if (!ok) {  // no /dev/urandom: still unpredictable enough for a local file
+    uint64_t x =
+        static_cast<uint64_t>(::getpid()) * 0x9e3779b97f4a7c15ull ^ reinterpret_cast<uintptr_t>(&b);
+    for (unsigned char& c : b) c = static_cast<unsigned char>(x >>= 3);
+  }
+  std::string hex;
+  char h[3];
+  for (unsigned char c : b) {
+    std::snprintf(h, sizeof(h), "%02x", c);
+    hex += h;
+  }
+  return hex;
+}
+
+// True when `text` holds "</script" in any case: it would end the block early.
+bool ClosesScript(std::string_view text) {
+  for (size_t p = text.find("</"); p != std::string_view::npos; p = text.find("</", p + 1)) {
+    std::string tag(text.substr(p + 2, 6));
+    std::transform(tag.begin(), tag.end(), tag.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    if (tag == "script") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool ReportHasChartLibrary() { return !EmbeddedChartLibrary().empty(); }
+
+std::string ReportDataJson(const ReportData& d) {
+  Json j;
+  j.Begin('{');
+  const ReportSummary& s = d.summary;
+  j.Key("summary").Begin('{');
+  j.Key("trace_path").Str(s.trace_path).Key("source").Str(s.source).Key("host").Str(s.host);
+  j.Key("command_line")
+      .Str(s.command_line)
+      .Key("rank")
+      .Str(s.rank)
+      .Key("world_size")
+      .Str(s.world_size);
+  j.Key("devices").Begin('[');
+  for (const std::string& dev : s.devices) j.Str(dev);
+  j.End(']');
+  j.Key("origin_ns").Str(std::to_string(s.origin_ns)).Key("duration_ns").Int(s.duration_ns);
+  j.Key("kernels")
+      .Int(s.kernels)
+      .Key("kernel_time_ns")
+      .Int(s.kernel_time_ns)
+      .Key("memcpys")
+      .Int(s.memcpys);
+  j.Key("memsets")
+      .Int(s.memsets)
+      .Key("api_calls")
+      .Int(s.api_calls)
+      .Key("nvtx_ranges")
+      .Int(s.nvtx_ranges);
+  j.Key("finalized").Bool(s.finalized);
+  j.End('}');
+
+  j.Key("steps_source").Str(d.steps_source).Key("steps").Begin('[');
+  for (const StepRow& r : d.steps) {
+    j.Begin('{')
+        .Key("number")
+        .Int(r.number)
+        .Key("name")
+        .Str(r.name)
+        .Key("start_ns")
+        .Int(r.start_ns);
+    j.Key("end_ns").Int(r.end_ns).Key("breakdown");
+    WriteBreakdown(j, r.breakdown);
+    j.End('}');
+  }
+  j.End(']');
+  j.Key("breakdown");
+  WriteBreakdown(j, d.breakdown);
+  j.Key("breakdown_window").Str(d.breakdown_window);
+
+  j.Key("utilization_bucket_ns").Int(d.utilization_bucket_ns).Key("utilization");
+  WriteSeries(j, d.utilization);
+  j.Key("memory");
+  WriteSeries(j, d.memory);
+  j.Key("memory_unknown_frees").Int(d.memory_unknown_frees);
+
+  j.Key("top_kernels").Begin('[');
+  for (const KernelRow& k : d.top_kernels) {
+    j.Begin('{').Key("name").Str(k.name).Key("total_ns").Int(k.total_ns).Key("count").Int(k.count);
+    j.Key("min_ns").Int(k.min_ns).Key("max_ns").Int(k.max_ns).Key("percent").Num(k.percent).End(
+        '}');
+  }
+  j.End(']');
+
+  j.Key("findings").Begin('[');
+  for (const Finding& f : d.findings) {
+    j.Begin('{').Key("rule").Str(f.rule).Key("severity").Str(f.severity).Key("title").Str(f.title);
+    j.Key("what").Str(f.what).Key("where").Str(f.where).Key("fix").Str(f.fix).Key("cost_ns").Int(
+        f.cost_ns);
+    j.End('}');
+  }
+  j.End(']').Key("findings_note").Str(d.findings_note);
+
+  j.Key("stats").Begin('[');
+  for (const StatRow& r : d.stats) {
+    j.Begin('{').Key("name").Str(r.name).Key("value").Int(r.value).Key("doc").Str(r.doc).End('}');
+  }
+  j.End(']');
+  j.End('}');
+  return j.Take();
+}
+
+StatusOr<std::string> RenderHtmlReport(const ReportData& data) {
+  std::string_view charts = EmbeddedChartLibrary();
+  if (charts.empty()) {
+    return Unavailable(
+        "this stepscope was built without the charting library (node_modules/echarts was missing "
+        "at "
+        "configure time): run scripts/bootstrap.sh, then reconfigure and rebuild");
+  }
+  std::string_view script = EmbeddedReportScript(), style = EmbeddedReportStyle();
+  if (ClosesScript(charts) || ClosesScript(script))
+    return Internal("an embedded script contains </script");
+  std::string json = ReportDataJson(data);
+  // By construction the JSON holds no '<': a string cannot close the block.
+  if (json.find('<') != std::string::npos) return Internal("report data JSON is not HTML-safe");
+  std::string nonce = Nonce();
+
+  std::string html;
+  html.reserve(charts.size() + json.size() + 16384);
+  html +=
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src "
+      "'nonce-" +
+      nonce +
+      "'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<meta name=\"generator\" content=\"stepscope report\">\n"
+      "<title>stepscope report</title>\n<style>\n";
+  html += style;
+  html +=
+      "</style>\n</head>\n<body>\n"
+      "<header><h1>stepscope report</h1><div id=\"summary\" class=\"summary\"></div></header>\n"
+      "<main>\n"
+      "<section id=\"findings-section\"><h2>Findings</h2><div id=\"findings\"></div></section>\n"
+      "<section><h2>Step time</h2><p class=\"note\" id=\"steps-note\"></p>"
+      "<div class=\"chart\" id=\"chart-steps\"></div></section>\n"
+      "<div class=\"row\">\n"
+      "<section><h2>Where GPU time goes</h2><p class=\"note\" id=\"breakdown-note\"></p>"
+      "<div class=\"chart\" id=\"chart-breakdown\"></div></section>\n"
+      "<section><h2>Top kernels</h2><p class=\"note\">by total GPU time</p>"
+      "<div class=\"chart tall\" id=\"chart-kernels\"></div></section>\n"
+      "</div>\n"
+      "<section><h2>GPU utilization</h2><p class=\"note\" id=\"util-note\"></p>"
+      "<div class=\"chart\" id=\"chart-utilization\"></div></section>\n"
+      "<section><h2>Device memory in use</h2><p class=\"note\" id=\"memory-note\"></p>"
+      "<div class=\"chart\" id=\"chart-memory\"></div></section>\n"
+      "<section id=\"stats-section\"><h2>Capture and import counters</h2><div "
+      "id=\"stats\"></div></section>\n"
+      "</main>\n"
+      "<footer>Made by <code>stepscope report</code>. Charts: Apache ECharts (Apache License 2.0), "
+      "embedded.</footer>\n"
+      "<script type=\"application/json\" id=\"stepscope-data\">";
+  html += json;
+  html += "</script>\n<script nonce=\"" + nonce + "\">\n";
+  html += charts;
+  html += "\n</script>\n<script nonce=\"" + nonce + "\">\n";
+  html += script;
+  html += "\n</script>\n</body>\n</html>\n";
+  return html;
+}
+
+Status WriteHtmlReport(const ReportData& data, const std::string& path) {
+  ASSIGN_OR_RETURN(std::string html, RenderHtmlReport(data));
+  OutputFile out(path);
+  RETURN_IF_ERROR(out.Open());
+  out.Write(html);
+  return out.Close();
+}
+
+}  // namespace stepscope

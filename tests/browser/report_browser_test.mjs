@@ -1,0 +1,198 @@
+#!/usr/bin/env node
+// Browser test of the HTML report: Playwright (npm playwright-core) drives
+// Debian's Chromium headless, offline, over reports built by the real CLI.
+//
+//   node report_browser_test.mjs --stepscope BIN --make-trace BIN --out DIR
+//
+// For each case it builds a trace from an SQL fixture, runs `stepscope report`,
+// opens report.html from file:// and checks: the page finished drawing; every
+// chart has data and painted pixels (or, for an empty trace, says why not);
+// the console stayed clean; no request left the page (only the file itself
+// was loaded); a kernel named <script>alert(1)</script> and a command line
+// holding <img onerror> are shown as text while no dialog ever opens and no
+// element is injected. A full-page screenshot lands in DIR/<case>.png.
+// Exits 77 (ctest: skipped) when chromium or node_modules is missing.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL, fileURLToPath } from 'node:url';
+
+const SKIP = 77;
+const here = path.dirname(fileURLToPath(import.meta.url));
+const src = path.resolve(here, '..', '..');
+const args = Object.fromEntries(
+  process.argv.slice(2).reduce((acc, a, i, all) => (a.startsWith('--') ? [...acc, [a.slice(2), all[i + 1]]] : acc), []));
+const chromiumPath = process.env.STEPSCOPE_CHROMIUM || '/usr/bin/chromium';
+const outDir = path.resolve(args.out || path.join(os.tmpdir(), 'stepscope-browser-test'));
+
+if (!fs.existsSync(chromiumPath)) {
+  console.log(`SKIP: ${chromiumPath} not found (apt-get install chromium; scripts/bootstrap.sh does)`);
+  process.exit(SKIP);
+}
+let chromium;
+try {
+  ({ chromium } = await import('playwright-core'));
+} catch (e) {
+  console.log(`SKIP: playwright-core not installed under ${src}/node_modules (run scripts/bootstrap.sh: npm ci)`);
+  process.exit(SKIP);
+}
+if (!args.stepscope || !args['make-trace']) {
+  console.log('usage: report_browser_test.mjs --stepscope BIN --make-trace BIN [--out DIR]');
+  process.exit(2);
+}
+
+const HOSTILE_KERNEL = '<script>alert(1)</script>';
+const HOSTILE_COMMAND = '<img src=x onerror=alert(2)>';
+const CHARTS = ['chart-steps', 'chart-breakdown', 'chart-kernels', 'chart-utilization', 'chart-memory'];
+
+let passed = 0;
+let failed = 0;
+function check(name, ok, detail) {
+  if (ok) {
+    passed++;
+    console.log(`ok   ${name}`);
+  } else {
+    failed++;
+    console.log(`FAIL ${name}${detail ? ': ' + detail : ''}`);
+  }
+}
+
+function run(cmd, argv) {
+  const r = spawnSync(cmd, argv, { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`${cmd} ${argv.join(' ')} failed (${r.status}): ${r.stderr}`);
+  return r;
+}
+
+function buildReport(name, sqlFiles) {
+  const trace = path.join(outDir, `${name}.sqlite`);
+  const html = path.join(outDir, `${name}.html`);
+  fs.rmSync(trace, { force: true });
+  run(args['make-trace'], [trace, ...sqlFiles]);
+  run(args.stepscope, ['report', '--quiet', trace, '-o', html]);
+  return html;
+}
+
+// Opens `html` in a fresh offline browser profile and returns what happened.
+async function openReport(html, shot, inspect) {
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'stepscope-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: chromiumPath,
+    headless: true,
+    viewport: { width: 1400, height: 1000 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+           '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  const seen = { requests: [], consoleErrors: [], pageErrors: [], dialogs: [] };
+  const url = pathToFileURL(html).href;
+  try {
+    context.on('request', (r) => { if (r.url() !== url) seen.requests.push(r.url()); });
+    const page = context.pages()[0] || await context.newPage();
+    page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') seen.consoleErrors.push(m.text()); });
+    page.on('pageerror', (e) => seen.pageErrors.push(String(e)));
+    page.on('dialog', (d) => { seen.dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+    await page.goto(url, { waitUntil: 'load' });
+    await page.waitForFunction(() => document.body.dataset.ready === '1', null, { timeout: 30000 });
+    seen.result = await inspect(page);
+    await page.waitForTimeout(300);  // let anything that was going to fire, fire
+    await page.screenshot({ path: shot, fullPage: true });
+  } finally {
+    await context.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  }
+  return seen;
+}
+
+// Per chart: points reported by the page, series data length in ECharts, and
+// how many canvas pixels are neither transparent nor white.
+function chartState(ids) {
+  const out = {};
+  for (const id of ids) {
+    const box = document.getElementById(id);
+    const entry = window.stepscopeReport.charts[id] || {};
+    const canvas = box.querySelector('canvas');
+    let painted = 0;
+    if (canvas) {
+      const ctx = canvas.getContext('2d');
+      const px = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+      for (let i = 0; i < px.length; i += 4) {
+        if (px[i + 3] > 0 && (px[i] < 240 || px[i + 1] < 240 || px[i + 2] < 240)) painted++;
+      }
+    }
+    let seriesData = 0;
+    if (entry.chart) {
+      for (const s of entry.chart.getOption().series) seriesData += (s.data || []).length;
+    }
+    out[id] = { points: entry.points || 0, seriesData, painted, text: box.textContent };
+  }
+  return out;
+}
+
+fs.mkdirSync(outDir, { recursive: true });
+const fixtures = path.join(src, 'tests', 'diff', 'fixtures', 'report');
+
+// Case 1: a training trace with steps, hostile strings and memory.
+{
+  const hostileMeta = path.join(outDir, 'hostile_meta.sql');
+  fs.writeFileSync(hostileMeta,
+    `INSERT OR REPLACE INTO meta VALUES ('command_line', 'python3 train.py --tag "${HOSTILE_COMMAND}"');\n`);
+  const html = buildReport('training', [path.join(fixtures, 'training_steps.sql'), hostileMeta]);
+  const shot = path.join(outDir, 'training.png');
+  const seen = await openReport(html, shot, async (page) => {
+    const charts = await page.evaluate(chartState, CHARTS);
+    // Show the top-kernels tooltip of the hostile row: its name must arrive as text.
+    const tooltip = await page.evaluate((name) => {
+      const entry = window.stepscopeReport.charts['chart-kernels'];
+      const rows = window.stepscopeReport.data.top_kernels.slice().reverse();
+      const idx = rows.findIndex((r) => r.name === name);
+      entry.chart.dispatchAction({ type: 'showTip', seriesIndex: 0, dataIndex: idx });
+      return idx;
+    }, HOSTILE_KERNEL);
+    await page.waitForTimeout(200);
+    const dom = await page.evaluate((name) => ({
+      tooltipText: Array.from(document.querySelectorAll('.tip')).map((t) => t.textContent).join('|'),
+      summaryText: document.getElementById('summary').textContent,
+      scripts: document.querySelectorAll('script').length,
+      imgs: document.querySelectorAll('img').length,
+      kernelsInData: window.stepscopeReport.data.top_kernels.some((k) => k.name === name),
+    }), HOSTILE_KERNEL);
+    return { charts, tooltip, dom };
+  });
+  const r = seen.result;
+  for (const id of CHARTS) {
+    const c = r.charts[id];
+    check(`training: ${id} has data`, c.points > 0 && c.seriesData > 0, JSON.stringify(c));
+    check(`training: ${id} painted`, c.painted > 2000, `${c.painted} painted pixels`);
+  }
+  check('training: step chart has one bar per step',
+    r.charts['chart-steps'].points === 6, `points ${r.charts['chart-steps'].points}`);
+  check('training: no console error', seen.consoleErrors.length === 0 && seen.pageErrors.length === 0,
+    JSON.stringify([...seen.consoleErrors, ...seen.pageErrors]));
+  check('training: no network request', seen.requests.length === 0, JSON.stringify(seen.requests));
+  check('training: hostile kernel name reached the page as data', r.dom.kernelsInData && r.tooltip >= 0);
+  check('training: hostile kernel name shown as text in the tooltip', r.dom.tooltipText.includes(HOSTILE_KERNEL),
+    JSON.stringify(r.dom.tooltipText));
+  check('training: hostile command line shown as text', r.dom.summaryText.includes(HOSTILE_COMMAND));
+  check('training: nothing injected', r.dom.scripts === 3 && r.dom.imgs === 0,
+    `${r.dom.scripts} scripts, ${r.dom.imgs} imgs`);
+  check('training: no dialog opened', seen.dialogs.length === 0, JSON.stringify(seen.dialogs));
+  check('training: screenshot saved', fs.existsSync(shot) && fs.statSync(shot).size > 10000, shot);
+}
+
+// Case 2: an empty trace: every chart explains itself, nothing errors.
+{
+  const html = buildReport('empty', [path.join(fixtures, 'empty.sql')]);
+  const shot = path.join(outDir, 'empty.png');
+  const seen = await openReport(html, shot, (page) => page.evaluate(chartState, CHARTS));
+  for (const id of CHARTS) {
+    const c = seen.result[id];
+    check(`empty: ${id} says why it is empty`, c.points === 0 && /No /.test(c.text), JSON.stringify(c));
+  }
+  check('empty: no console error', seen.consoleErrors.length === 0 && seen.pageErrors.length === 0,
+    JSON.stringify([...seen.consoleErrors, ...seen.pageErrors]));
+  check('empty: no network request', seen.requests.length === 0, JSON.stringify(seen.requests));
+}
+
+console.log(`screenshots: ${outDir}/training.png ${outDir}/empty.png`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,28 @@
+# stepscope export and report: timeline files and the CLI's handling of bad input.
+# The .pftrace's structure is checked by decoding it (src/export/timeline_test.cc);
+# here the Chrome JSON of a small trace is compared whole, so every event can be
+# checked by hand against tests/diff/fixtures/export/small.sql.
+TESTS = [
+    DiffTest(name="export_chrome_small",
+             cmd=["export", "--format", "chrome", "--util-bucket", "1us", "-q", "{trace}", "-o", "{tmp}/out.json"],
+             trace="export/small.sql", out="export/small_chrome.json",
+             post=["python3", "-c", "import json,sys; d=json.load(open('out.json')); "
+                   "print(json.dumps(d, indent=0, sort_keys=True))"]),
+    DiffTest(name="export_perfetto_summary",
+             cmd=["export", "{trace}", "-o", "{tmp}/out.pftrace"],
+             trace="report/training_steps.sql", out="export/training_perfetto.err", stderr=True),
+    DiffTest(name="export_not_a_trace_is_exit_2",
+             cmd=["export", "{trace}", "-o", "{tmp}/out.pftrace"], trace="export/not_a_trace.json",
+             out="export/not_a_trace.err", rc=2, stderr=True, post=["ls", "{tmp}"]),
+    DiffTest(name="export_missing_output_is_exit_2", cmd=["export", "{trace}"], trace="export/small.sql",
+             out="export/missing_output.err", rc=2, stderr=True),
+    DiffTest(name="export_bad_format_is_exit_2", cmd=["export", "--format", "svg", "{trace}", "-o", "{tmp}/x"],
+             trace="export/small.sql", out="export/bad_format.err", rc=2, stderr=True),
+    DiffTest(name="report_not_a_trace_is_exit_2",
+             cmd=["report", "{trace}", "-o", "{tmp}/report.html"], trace="export/not_a_trace.json",
+             out="export/report_not_a_trace.err", rc=2, stderr=True, post=["ls", "{tmp}"]),
+    DiffTest(name="report_writes_one_file",
+             cmd=["report", "{trace}", "-o", "{tmp}/report.html"],
+             trace="report/training_steps.sql", out="export/report_training.err", stderr=True,
+             post=["ls", "{tmp}"]),
+]
