@@ -21,5 +21,9 @@ int RunSummarize(int argc, char** argv);
 int RunRanks(int argc, char** argv);
 int RunExport(int argc, char** argv);
 int RunReport(int argc, char** argv);
+int RunStats(int argc, char** argv);
+int RunSteps(int argc, char** argv);
+int RunAnalyze(int argc, char** argv);
+int RunDiff(int argc, char** argv);
 
 }  // namespace stepscope

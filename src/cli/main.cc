@@ -12,6 +12,10 @@ namespace {
 const CommandInfo kCommands[] = {
     {"profile", "run a command under the tracer: one SQLite trace per process", RunProfile},
     {"schema", "print the trace schema (SQL or Markdown)", RunSchema},
+    {"stats", "summary tables (recipes): kernels, API, memory, NVTX, utilization", RunStats},
+    {"steps", "training steps: duration, GPU busy, breakdown, top kernels", RunSteps},
+    {"analyze", "expert rules: what slows the steps down and the fix, ranked by cost", RunAnalyze},
+    {"diff", "compare two traces: step-time speedup, kernel and NVTX changes", RunDiff},
     {"import", "convert a torch.profiler JSON or nsys SQLite trace into a stepscope trace", RunImport},
     {"memory", "device/host memory over time, peaks, live set, leaks, OOMs", RunMemory},
     {"bench", "measure this GPU's ceilings (bandwidths, FLOP/s)", RunBench},

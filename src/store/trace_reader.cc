@@ -102,7 +102,7 @@ bool TraceReader::FindString(const std::string& s, StringId* id) const {
 namespace {
 
 template <typename T, typename Fill>
-StatusOr<std::vector<T>> LoadAll(sqlite3* db, const char* sql, Fill fill) {
+StatusOr<std::vector<T>> LoadAll(sqlite3* db, const std::string& sql, Fill fill) {
   ASSIGN_OR_RETURN(Statement st, Prepare(db, sql));
   std::vector<T> out;
   while (st.Step()) {
@@ -114,14 +114,18 @@ StatusOr<std::vector<T>> LoadAll(sqlite3* db, const char* sql, Fill fill) {
   return out;
 }
 
+std::string OrderBy(TraceReader::RowOrder order) {
+  return order == TraceReader::RowOrder::kByStart ? " ORDER BY start_ns, id" : " ORDER BY id";
+}
+
 }  // namespace
 
-StatusOr<std::vector<KernelRecord>> TraceReader::Kernels() const {
+StatusOr<std::vector<KernelRecord>> TraceReader::Kernels(RowOrder order) const {
   return LoadAll<KernelRecord>(
       db_,
       "SELECT start_ns,end_ns,device,context,stream,correlation,name_id,mangled_id,grid_x,grid_y,"
       "grid_z,block_x,block_y,block_z,registers_per_thread,static_smem_bytes,dynamic_smem_bytes,"
-      "graph_id,graph_node_id FROM kernels ORDER BY start_ns, id",
+      "graph_id,graph_node_id FROM kernels" + OrderBy(order),
       [](const Statement& s, KernelRecord& r) {
         r.start_ns = s.Int(0);
         r.end_ns = s.Int(1);
@@ -145,11 +149,11 @@ StatusOr<std::vector<KernelRecord>> TraceReader::Kernels() const {
       });
 }
 
-StatusOr<std::vector<MemcpyRecord>> TraceReader::Memcpys() const {
+StatusOr<std::vector<MemcpyRecord>> TraceReader::Memcpys(RowOrder order) const {
   return LoadAll<MemcpyRecord>(
       db_,
       "SELECT start_ns,end_ns,device,context,stream,correlation,bytes,copy_kind,src_kind,dst_kind,"
-      "is_async,dst_device,graph_id FROM memcpy ORDER BY start_ns, id",
+      "is_async,dst_device,graph_id FROM memcpy" + OrderBy(order),
       [](const Statement& s, MemcpyRecord& r) {
         r.start_ns = s.Int(0);
         r.end_ns = s.Int(1);
@@ -167,11 +171,11 @@ StatusOr<std::vector<MemcpyRecord>> TraceReader::Memcpys() const {
       });
 }
 
-StatusOr<std::vector<MemsetRecord>> TraceReader::Memsets() const {
+StatusOr<std::vector<MemsetRecord>> TraceReader::Memsets(RowOrder order) const {
   return LoadAll<MemsetRecord>(
       db_,
       "SELECT start_ns,end_ns,device,context,stream,correlation,bytes,value,memory_kind,is_async,"
-      "graph_id FROM memset ORDER BY start_ns, id",
+      "graph_id FROM memset" + OrderBy(order),
       [](const Statement& s, MemsetRecord& r) {
         r.start_ns = s.Int(0);
         r.end_ns = s.Int(1);
@@ -187,11 +191,11 @@ StatusOr<std::vector<MemsetRecord>> TraceReader::Memsets() const {
       });
 }
 
-StatusOr<std::vector<ApiRecord>> TraceReader::Apis() const {
+StatusOr<std::vector<ApiRecord>> TraceReader::Apis(RowOrder order) const {
   return LoadAll<ApiRecord>(
       db_,
-      "SELECT start_ns,end_ns,tid,correlation,domain,cbid,name_id,return_code FROM api "
-      "ORDER BY start_ns, id",
+      std::string("SELECT start_ns,end_ns,tid,correlation,domain,cbid,name_id,return_code FROM api") +
+          OrderBy(order),
       [](const Statement& s, ApiRecord& r) {
         r.start_ns = s.Int(0);
         r.end_ns = s.Int(1);
@@ -204,11 +208,11 @@ StatusOr<std::vector<ApiRecord>> TraceReader::Apis() const {
       });
 }
 
-StatusOr<std::vector<SyncRecord>> TraceReader::Syncs() const {
+StatusOr<std::vector<SyncRecord>> TraceReader::Syncs(RowOrder order) const {
   return LoadAll<SyncRecord>(
       db_,
-      "SELECT start_ns,end_ns,tid,correlation,type,context,stream,event FROM sync "
-      "ORDER BY start_ns, id",
+      std::string("SELECT start_ns,end_ns,tid,correlation,type,context,stream,event FROM sync") +
+          OrderBy(order),
       [](const Statement& s, SyncRecord& r) {
         r.start_ns = s.Int(0);
         r.end_ns = s.Int(1);

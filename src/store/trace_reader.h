@@ -46,11 +46,15 @@ class TraceReader {
   StatusOr<Statement> Query(std::string_view sql) const { return Prepare(db_, sql); }
 
   // Whole-table loaders, ordered by start time (ts for memory).
-  StatusOr<std::vector<KernelRecord>> Kernels() const;
-  StatusOr<std::vector<MemcpyRecord>> Memcpys() const;
-  StatusOr<std::vector<MemsetRecord>> Memsets() const;
-  StatusOr<std::vector<ApiRecord>> Apis() const;
-  StatusOr<std::vector<SyncRecord>> Syncs() const;
+  // kStored reads rows in insertion order (a table scan) for callers that
+  // sort in memory: start_ns is not indexed on the big tables, and SQLite's
+  // own sort of millions of rows is the slowest part of loading them.
+  enum class RowOrder { kByStart, kStored };
+  StatusOr<std::vector<KernelRecord>> Kernels(RowOrder order = RowOrder::kByStart) const;
+  StatusOr<std::vector<MemcpyRecord>> Memcpys(RowOrder order = RowOrder::kByStart) const;
+  StatusOr<std::vector<MemsetRecord>> Memsets(RowOrder order = RowOrder::kByStart) const;
+  StatusOr<std::vector<ApiRecord>> Apis(RowOrder order = RowOrder::kByStart) const;
+  StatusOr<std::vector<SyncRecord>> Syncs(RowOrder order = RowOrder::kByStart) const;
   StatusOr<std::vector<MemoryRecord>> MemoryEvents() const;
   StatusOr<std::vector<MemoryPoolRecord>> MemoryPoolEvents() const;
   StatusOr<std::vector<NvtxRecord>> Nvtx() const;

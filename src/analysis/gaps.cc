@@ -1,0 +1,138 @@
+#include "analysis/gaps.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace stepscope {
+namespace {
+
+struct Block {
+  int64_t start;
+  int64_t end;
+  uint32_t api;
+  uint32_t sync;
+};
+
+}  // namespace
+
+const char* GapCauseName(GapCause c) {
+  switch (c) {
+    case GapCause::kHostWait:
+      return "host-wait";
+    case GapCause::kSyncWait:
+      return "sync-wait";
+    case GapCause::kKernelWait:
+      return "kernel-wait";
+    case GapCause::kOther:
+      return "other";
+  }
+  return "other";
+}
+
+std::vector<GpuGap> FindGpuGaps(const TraceModel& m, const FlatTimeline& tl, uint32_t device,
+                                const GapOptions& opt, const std::vector<Interval>* windows,
+                                GapTotals* totals) {
+  std::vector<GpuGap> gaps;
+  const auto& segs = tl.segments();
+  if (segs.size() < 2) return gaps;
+
+  // Blocking intervals per thread, sorted by end.
+  std::unordered_map<uint32_t, std::vector<Block>> blocks;
+  for (size_t i = 0; i < m.syncs().size(); ++i) {
+    const SyncRecord& s = m.syncs()[i];
+    if (s.type == SyncType::kStreamWaitEvent) continue;
+    uint32_t api = s.correlation ? m.ApiByCorrelation(s.correlation) : kNone;
+    uint32_t tid = api != kNone ? m.apis()[api].tid : s.tid;
+    int64_t start = s.start_ns, end = s.end_ns;
+    if (api != kNone) {
+      start = std::min(start, m.apis()[api].start_ns);
+      end = std::max(end, m.apis()[api].end_ns);
+    }
+    blocks[tid].push_back({start, end, api, static_cast<uint32_t>(i)});
+  }
+  auto copy_blocks = [&](uint32_t corr, bool blocking) {
+    if (!blocking || corr == 0) return;
+    uint32_t api = m.ApiByCorrelation(corr);
+    if (api == kNone) return;
+    const ApiRecord& a = m.apis()[api];
+    blocks[a.tid].push_back({a.start_ns, a.end_ns, api, kNone});
+  };
+  for (const MemcpyRecord& c : m.memcpys()) {
+    copy_blocks(c.correlation, !c.is_async || c.src_kind == MemoryKind::kPageable ||
+                                   c.dst_kind == MemoryKind::kPageable);
+  }
+  for (const MemsetRecord& s : m.memsets()) copy_blocks(s.correlation, !s.is_async);
+  for (size_t i = 0; i < m.apis().size(); ++i) {
+    // Explicit synchronizing calls that produced no sync record.
+    const ApiRecord& a = m.apis()[i];
+    if (a.end_ns - a.start_ns > opt.kernel_wait_max_ns && m.IsBlockingApiName(a.name)) {
+      blocks[a.tid].push_back({a.start_ns, a.end_ns, static_cast<uint32_t>(i), kNone});
+    }
+  }
+  for (auto& [tid, v] : blocks) {
+    std::sort(v.begin(), v.end(), [](const Block& a, const Block& b) { return a.end < b.end; });
+  }
+
+  const auto& ops = m.gpu_ops();
+  for (size_t k = 1; k < segs.size(); ++k) {
+    int64_t g0 = segs[k - 1].end;
+    const int64_t g1 = segs[k].start;
+    if (g1 <= g0) continue;
+    if (windows) {
+      // Only gaps ending inside a window, clipped to it.
+      auto w = std::partition_point(windows->begin(), windows->end(),
+                                    [&](const Interval& x) { return x.end < g1; });
+      if (w == windows->end() || w->start > g1) continue;
+      g0 = std::max(g0, w->start);
+      if (g1 <= g0) continue;
+    }
+    GpuGap g{g0, g1, device, kNone, kNone, kNone, -1, GapCause::kOther};
+    auto it = std::partition_point(ops.begin(), ops.end(),
+                                   [&](const GpuOp& o) { return o.start_ns < g1; });
+    for (; it != ops.end() && it->start_ns == g1; ++it) {
+      if (it->device == device) {
+        g.next_op = static_cast<uint32_t>(it - ops.begin());
+        break;
+      }
+    }
+    const uint32_t api = g.next_op == kNone ? kNone : ops[g.next_op].api;
+    if (api != kNone) {
+      const ApiRecord& a = m.apis()[api];
+      g.launch_ns = a.start_ns;
+      // Sync-wait: the launching thread (or the main thread) returned from a
+      // blocking call during the gap, before issuing the next op.
+      for (uint32_t tid : {a.tid, m.main_tid()}) {
+        auto b = blocks.find(tid);
+        if (b == blocks.end()) continue;
+        const std::vector<Block>& v = b->second;
+        auto pos = std::partition_point(v.begin(), v.end(),
+                                        [&](const Block& x) { return x.end <= a.start_ns; });
+        if (pos != v.begin()) {
+          const Block& x = *(pos - 1);
+          if (x.end >= g0 - opt.sync_tolerance_ns && x.start < g1) {
+            g.cause = GapCause::kSyncWait;
+            g.blocking_api = x.api;
+            g.blocking_sync = x.sync;
+            break;
+          }
+        }
+        if (tid == m.main_tid()) break;
+      }
+      if (g.cause != GapCause::kSyncWait) {
+        if (a.start_ns > g0) {
+          g.cause = GapCause::kHostWait;
+        } else if (g1 - g0 <= opt.kernel_wait_max_ns) {
+          g.cause = GapCause::kKernelWait;
+        }
+      }
+    }
+    if (totals) {
+      totals->by_cause[static_cast<int>(g.cause)] += g1 - g0;
+      ++totals->count;
+    }
+    if (g.cause != GapCause::kKernelWait || opt.keep_kernel_wait) gaps.push_back(g);
+  }
+  return gaps;
+}
+
+}  // namespace stepscope

@@ -1,0 +1,44 @@
+// Kernel-name classification: what a demangled kernel name tells us.
+//
+// Category follows Holistic Trace Analysis (HTA): communication kernels are
+// NCCL's (and other collective libraries'), everything else launched as a
+// kernel is computation; memcpy/memset activities are memory. GEMM detection
+// and the input precision of a GEMM come from the names cuBLAS, cuBLASLt
+// (nvjet), CUTLASS and the xmma kernels carry, e.g.
+//   "nvjet_hsh_256x128_...", "nvjet_sm90_tst_..."  fp16 / bf16 inputs (cuBLASLt)
+//   "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_..."  bf16 inputs, fp32 accumulate
+//   "sm80_xmma_gemm_f32f32_f32f32_f32_nn_..."     fp32 inputs (no tensor cores)
+//   "ampere_sgemm_128x64_nn", "cutlass_80_simt_sgemm_..."  fp32 SIMT GEMMs
+//   "..._tf32..."                                 TF32 tensor-core GEMMs
+// The precision is the *input* type: an fp32 accumulator is normal for
+// bf16/fp16 GEMMs and must not count as an fp32 GEMM.
+#pragma once
+
+#include <string_view>
+
+namespace stepscope {
+
+enum class OpCategory : unsigned char { kCompute = 0, kCommunication = 1, kMemory = 2 };
+const char* OpCategoryName(OpCategory c);
+
+enum class GemmPrecision : unsigned char {
+  kNotGemm = 0,
+  kUnknown,  // a GEMM whose input type the name does not say
+  kFp32,     // fp32 inputs on CUDA cores (sgemm, f32f32 xmma, simt)
+  kTf32,     // fp32 data on TF32 tensor cores
+  kLow,      // bf16 / fp16 / fp8 / int8 inputs on tensor cores
+};
+const char* GemmPrecisionName(GemmPrecision p);
+
+struct KernelNameInfo {
+  OpCategory category = OpCategory::kCompute;
+  GemmPrecision gemm = GemmPrecision::kNotGemm;
+};
+
+KernelNameInfo ClassifyKernelName(std::string_view name);
+
+// A short display form of a long demangled name: drops the return type and the
+// argument list, keeps the template arguments up to `max_len` characters.
+std::string_view KernelBaseName(std::string_view name);
+
+}  // namespace stepscope

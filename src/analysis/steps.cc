@@ -1,0 +1,301 @@
+#include "analysis/steps.h"
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+
+#include "analysis/timeline.h"
+
+namespace stepscope {
+namespace {
+
+// First digit run of a name, or -1.
+int64_t NumberIn(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size() && !std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == s.size()) return -1;
+  int64_t v = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) &&
+         v < (INT64_MAX / 10 - 9)) {
+    v = v * 10 + (s[i++] - '0');
+  }
+  return v;
+}
+
+// Push/pop (or start/end) ranges whose name matches; outermost only.
+std::vector<uint32_t> MatchingRanges(const TraceModel& m, const std::regex& re) {
+  std::vector<int8_t> match(m.strings().size(), -1);
+  std::vector<uint32_t> out;
+  const auto& nvtx = m.nvtx();
+  for (size_t i = 0; i < nvtx.size(); ++i) {
+    const NvtxRecord& r = nvtx[i];
+    if (r.kind == NvtxKind::kMark || r.name >= match.size()) continue;
+    if (match[r.name] < 0) match[r.name] = std::regex_search(m.String(r.name), re) ? 1 : 0;
+    if (match[r.name]) out.push_back(static_cast<uint32_t>(i));
+  }
+  // Drop ranges nested inside another match.
+  std::vector<char> is_match(nvtx.size(), 0);
+  for (uint32_t i : out) is_match[i] = 1;
+  std::vector<uint32_t> outer;
+  for (uint32_t i : out) {
+    bool nested = false;
+    for (uint32_t p = m.nvtx_parent()[i]; p != kNone; p = m.nvtx_parent()[p]) {
+      if (is_match[p]) {
+        nested = true;
+        break;
+      }
+    }
+    if (!nested) outer.push_back(i);
+  }
+  return outer;
+}
+
+// The kernel-sequence fallback: see steps.h.
+std::vector<Step> KernelSequenceSteps(const TraceModel& m, int device, std::string* anchor_name) {
+  // The device with the most kernels when none was chosen.
+  int dev = device;
+  if (dev < 0) {
+    std::vector<int64_t> count;
+    for (const GpuOp& o : m.gpu_ops()) {
+      if (o.kind != GpuOpKind::kKernel) continue;
+      if (o.device >= count.size()) count.resize(o.device + 1, 0);
+      ++count[o.device];
+    }
+    if (count.empty()) return {};
+    dev = static_cast<int>(std::max_element(count.begin(), count.end()) - count.begin());
+  }
+  std::vector<uint32_t> seq;  // indices into gpu_ops
+  for (size_t i = 0; i < m.gpu_ops().size(); ++i) {
+    const GpuOp& o = m.gpu_ops()[i];
+    if (o.kind == GpuOpKind::kKernel && o.device == dev) seq.push_back(static_cast<uint32_t>(i));
+  }
+  struct NameStats {
+    int64_t count = 0;
+    int64_t first = -1, last = -1;
+    int64_t min_gap = INT64_MAX, max_gap = 0;
+  };
+  std::vector<NameStats> st(m.strings().size());
+  for (size_t k = 0; k < seq.size(); ++k) {
+    StringId name = m.kernels()[m.gpu_ops()[seq[k]].index].name;
+    if (name >= st.size()) continue;
+    NameStats& s = st[name];
+    if (s.last >= 0) {
+      s.min_gap = std::min<int64_t>(s.min_gap, static_cast<int64_t>(k) - s.last);
+      s.max_gap = std::max<int64_t>(s.max_gap, static_cast<int64_t>(k) - s.last);
+    } else {
+      s.first = static_cast<int64_t>(k);
+    }
+    s.last = static_cast<int64_t>(k);
+    ++s.count;
+  }
+  int64_t best = -1;
+  for (size_t n = 0; n < st.size(); ++n) {
+    const NameStats& s = st[n];
+    if (s.count < 3 || s.max_gap * 10 > s.min_gap * 11) continue;  // spacing within 10%
+    if (best < 0 || s.count > st[best].count ||
+        (s.count == st[best].count && s.first < st[best].first)) {
+      best = static_cast<int64_t>(n);
+    }
+  }
+  if (best < 0) return {};
+  *anchor_name = m.String(static_cast<StringId>(best));
+  std::vector<int64_t> anchors;
+  for (size_t k = 0; k < seq.size(); ++k) {
+    if (m.kernels()[m.gpu_ops()[seq[k]].index].name == static_cast<StringId>(best)) {
+      anchors.push_back(static_cast<int64_t>(k));
+    }
+  }
+  const int64_t period = st[best].max_gap;
+  std::vector<Step> steps;
+  for (size_t a = 0; a < anchors.size(); ++a) {
+    Step s;
+    s.number = static_cast<int64_t>(a);
+    s.name = "kernel sequence " + std::to_string(a);
+    const GpuOp& first = m.gpu_ops()[seq[anchors[a]]];
+    s.range_start_ns = first.start_ns;
+    if (a + 1 < anchors.size()) {
+      s.range_end_ns = m.gpu_ops()[seq[anchors[a + 1]]].start_ns;
+    } else {
+      const int64_t last_k =
+          std::min<int64_t>(static_cast<int64_t>(seq.size()) - 1, anchors[a] + period - 1);
+      int64_t end = first.end_ns;
+      for (int64_t k = anchors[a]; k <= last_k; ++k)
+        end = std::max(end, m.gpu_ops()[seq[k]].end_ns);
+      s.range_end_ns = end;
+    }
+    steps.push_back(std::move(s));
+  }
+  return steps;
+}
+
+}  // namespace
+
+int StepSet::Find(int64_t number) const {
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].number == number) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+int StepSet::AtHostTime(int64_t t) const {
+  auto pos = std::partition_point(steps.begin(), steps.end(),
+                                  [&](const Step& s) { return s.range_start_ns <= t; });
+  // Step ranges of one thread do not overlap; look back a little for others.
+  for (int k = static_cast<int>(pos - steps.begin()) - 1, n = 0; k >= 0 && n < 4; --k, ++n) {
+    if (steps[k].range_start_ns <= t && t < steps[k].range_end_ns) return k;
+  }
+  return -1;
+}
+
+std::vector<int32_t> OpSteps(const TraceModel& m, const StepSet& steps) {
+  std::vector<int32_t> out(m.gpu_ops().size(), -1);
+  if (steps.steps.empty()) return out;
+  const bool by_gpu = steps.method == "kernel-sequence";
+  for (size_t i = 0; i < m.gpu_ops().size(); ++i) {
+    const GpuOp& o = m.gpu_ops()[i];
+    if (by_gpu) {
+      out[i] = steps.AtHostTime(o.start_ns);
+    } else if (o.api != kNone) {
+      out[i] = steps.AtHostTime(m.apis()[o.api].start_ns);
+    }
+  }
+  return out;
+}
+
+StatusOr<StepSet> DetectSteps(const TraceModel& m, const StepOptions& options) {
+  StepSet set;
+  std::vector<uint32_t> ranges;
+  if (!options.range_regex.empty()) {
+    std::regex re;
+    try {
+      re = std::regex(options.range_regex, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return InvalidInput("--step-range '" + options.range_regex + "': bad regular expression (" +
+                          e.what() + ")");
+    }
+    ranges = MatchingRanges(m, re);
+    set.pattern = options.range_regex;
+  } else {
+    static const std::regex kStep(R"(^\s*step[ _#:-]*\d+\s*$)", std::regex::icase);
+    static const std::regex kProfilerStep(R"(^ProfilerStep#\d+$)");
+    ranges = MatchingRanges(m, kStep);
+    set.pattern = "step N";
+    if (ranges.empty()) {
+      ranges = MatchingRanges(m, kProfilerStep);
+      set.pattern = "ProfilerStep#N";
+    }
+  }
+  if (!ranges.empty()) {
+    set.method = "nvtx";
+    for (uint32_t i : ranges) {
+      const NvtxRecord& r = m.nvtx()[i];
+      Step s;
+      s.nvtx = i;
+      s.tid = r.tid;
+      s.name = m.String(r.name);
+      s.number = NumberIn(s.name);
+      s.range_start_ns = r.start_ns;
+      s.range_end_ns = m.RangeEnd(i);
+      s.complete = !m.IsOpen(i);
+      set.steps.push_back(std::move(s));
+    }
+    std::stable_sort(set.steps.begin(), set.steps.end(), [](const Step& a, const Step& b) {
+      return a.range_start_ns < b.range_start_ns;
+    });
+    for (size_t k = 0; k < set.steps.size(); ++k) {
+      if (set.steps[k].number < 0) set.steps[k].number = static_cast<int64_t>(k);
+    }
+  } else if (options.range_regex.empty() && options.kernel_fallback) {
+    std::string anchor;
+    set.steps = KernelSequenceSteps(m, options.device, &anchor);
+    if (!set.steps.empty()) {
+      set.method = "kernel-sequence";
+      set.pattern = anchor;
+    } else {
+      set.pattern.clear();
+    }
+  } else {
+    set.pattern = options.range_regex;
+  }
+  if (set.steps.empty()) return set;
+
+  // GPU work launched in each step.
+  const std::vector<int32_t> op_step = OpSteps(m, set);
+  for (size_t i = 0; i < op_step.size(); ++i) {
+    if (op_step[i] < 0) continue;
+    const GpuOp& o = m.gpu_ops()[i];
+    if (options.device >= 0 && o.device != options.device) continue;
+    Step& s = set.steps[op_step[i]];
+    if (s.gpu_ops == 0 || o.start_ns < s.gpu_first_ns) s.gpu_first_ns = o.start_ns;
+    s.gpu_last_ns = std::max(s.gpu_last_ns, o.end_ns);
+    if (s.first_op == kNone ||
+        (o.api != kNone && m.gpu_ops()[s.first_op].api != kNone &&
+         m.apis()[o.api].start_ns < m.apis()[m.gpu_ops()[s.first_op].api].start_ns)) {
+      s.first_op = static_cast<uint32_t>(i);
+    }
+    ++s.gpu_ops;
+  }
+  // Windows.
+  for (size_t k = 0; k < set.steps.size(); ++k) {
+    Step& s = set.steps[k];
+    if (k == 0) {
+      s.start_ns = s.gpu_ops ? std::min(s.range_start_ns, s.gpu_first_ns) : s.range_start_ns;
+    } else {
+      s.start_ns = set.steps[k - 1].end_ns;
+    }
+    const int64_t end = s.gpu_ops ? s.gpu_last_ns : s.range_end_ns;
+    s.end_ns = std::max(s.start_ns, end);
+  }
+  // Breakdown and top kernels per window.
+  const FlatTimeline& timeline = m.Timeline(options.device);
+  std::vector<int64_t> per_name(m.strings().size(), 0), per_count(m.strings().size(), 0);
+  std::vector<StringId> touched;
+  const auto& ops = m.gpu_ops();
+  for (Step& s : set.steps) {
+    s.breakdown = timeline.Window(s.start_ns, s.end_ns);
+    auto it = std::partition_point(ops.begin(), ops.end(),
+                                   [&](const GpuOp& o) { return o.start_ns < s.start_ns; });
+    touched.clear();
+    for (; it != ops.end() && it->start_ns < s.end_ns; ++it) {
+      if (it->kind != GpuOpKind::kKernel) continue;
+      if (options.device >= 0 && it->device != options.device) continue;
+      const StringId n = m.kernels()[it->index].name;
+      if (n >= per_name.size()) continue;
+      if (per_count[n] == 0) touched.push_back(n);
+      per_name[n] += it->end_ns - it->start_ns;
+      ++per_count[n];
+    }
+    std::vector<StepKernel> all;
+    all.reserve(touched.size());
+    for (StringId n : touched) {
+      all.push_back({n, per_name[n], per_count[n]});
+      per_name[n] = 0;
+      per_count[n] = 0;
+    }
+    std::sort(all.begin(), all.end(), [](const StepKernel& a, const StepKernel& b) {
+      return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+    });
+    if (all.size() > 5) all.resize(5);
+    s.top_kernels = std::move(all);
+  }
+  std::vector<int64_t> durations;
+  for (const Step& s : set.steps) {
+    if (s.complete) durations.push_back(s.duration());
+  }
+  const double median = Summarize(&durations).median;
+  size_t steady = durations.size();
+  for (Step& s : set.steps) {
+    if (!s.complete) continue;
+    if (steady <= 1 || s.duration() * 4 <= median * 5) break;  // > 1.25x the median
+    s.warmup = true;
+    --steady;
+  }
+  durations.clear();
+  for (const Step& s : set.steps) {
+    if (s.steady()) durations.push_back(s.duration());
+  }
+  set.stats = Summarize(&durations);
+  return set;
+}
+
+}  // namespace stepscope

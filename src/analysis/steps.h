@@ -1,0 +1,93 @@
+// Training-step detection and the per-step view (library API: the `steps`
+// command, `--step N` filters, the rules, `diff` and the HTML report use it).
+//
+// Detection, first match wins:
+//   1. --step-range REGEX: push/pop NVTX ranges whose name matches;
+//   2. NVTX ranges named "step N" (the reference workload), "step_N", "Step N";
+//   3. "ProfilerStep#N" (torch.profiler's step annotation);
+//   4. fallback: a repeating kernel sequence. The anchor is the kernel name that
+//      occurs most often at a uniform spacing (every occurrence the same
+//      number of kernels after the previous one, within 10%); each occurrence
+//      starts a step. Per-layer kernels are not uniform (the step boundary
+//      breaks the spacing), the once-per-step optimizer kernel is.
+// Nested matches keep the outermost range. The step number comes from the
+// first digit run in the name (else the ordinal).
+//
+// Each step's *window* on the GPU timeline runs from the end of the previous
+// step's GPU work to the end of its own GPU work (the work launched while the
+// step's range was open, from any thread); the first step starts at its range
+// start or first GPU op, whichever is earlier. Windows tile the timeline, so
+// time the GPU spent waiting for a step's data counts in that step, and the
+// median window equals the loop's steady-state period even when the host runs
+// ahead of the GPU. A step without GPU work uses its host range.
+// The breakdown inside a window follows HTA's temporal breakdown (see
+// timeline.h). A range left open by a cut-off trace is an incomplete step:
+// listed, but left out of the statistics. Warm-up steps are the leading steps
+// longer than 1.25x the median complete step (the first iterations pay for
+// CUDA context and library initialization, allocator growth and autotuning);
+// they are listed and left out of the statistics, the rules and `diff`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/summary.h"
+#include "analysis/trace_model.h"
+#include "common/status.h"
+
+namespace stepscope {
+
+struct StepOptions {
+  std::string range_regex;  // --step-range; empty: automatic
+  int device = -1;          // breakdown of this device; -1: all devices together
+  bool kernel_fallback = true;
+};
+
+struct StepKernel {
+  StringId name;
+  int64_t total_ns;
+  int64_t count;
+};
+
+struct Step {
+  int64_t number = 0;
+  std::string name;
+  uint32_t nvtx = kNone;  // the step's NVTX range; kNone for the kernel-sequence fallback
+  uint32_t tid = 0;
+  int64_t range_start_ns = 0;  // host-side range (fallback: the anchor kernels' starts)
+  int64_t range_end_ns = 0;
+  bool complete = true;  // false: the range never closed (cut-off trace)
+  bool warmup = false;   // a leading step much longer than the median
+  // Complete and not warm-up: counted in the statistics, the rules and diff.
+  bool steady() const { return complete && !warmup; }
+  int64_t start_ns = 0;  // window on the GPU timeline
+  int64_t end_ns = 0;
+  int64_t gpu_first_ns = -1;  // first start / last end of the GPU work launched in the step
+  int64_t gpu_last_ns = -1;
+  int64_t gpu_ops = 0;
+  uint32_t first_op = kNone;            // index in gpu_ops() of the step's first-launched op
+  Breakdown breakdown;                  // of the window
+  std::vector<StepKernel> top_kernels;  // up to 5, by total time in the window
+  int64_t duration() const { return end_ns - start_ns; }
+};
+
+struct StepSet {
+  std::string method;   // "nvtx" or "kernel-sequence" or "" when no steps were found
+  std::string pattern;  // the name pattern, or the anchor kernel name
+  std::vector<Step> steps;
+  DurationStats stats;  // durations of the steady steps (complete, not warm-up)
+  // Index of the step with this number, or -1.
+  int Find(int64_t number) const;
+  // Index of the step whose host range contains t (any thread), or -1.
+  int AtHostTime(int64_t t) const;
+};
+
+// InvalidInput for a bad --step-range regex.
+StatusOr<StepSet> DetectSteps(const TraceModel& model, const StepOptions& options);
+
+// For every GPU op, the index of the step it was launched in (by its api
+// call's start time), or -1 (no api row, launched outside every step).
+std::vector<int32_t> OpSteps(const TraceModel& model, const StepSet& steps);
+
+}  // namespace stepscope

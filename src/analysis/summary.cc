@@ -1,0 +1,98 @@
+#include "analysis/summary.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace stepscope {
+
+DurationStats Summarize(std::vector<int64_t>* values) {
+  DurationStats s;
+  std::vector<int64_t>& v = *values;
+  s.count = static_cast<int64_t>(v.size());
+  if (v.empty()) return s;
+  s.min = v[0];
+  s.max = v[0];
+  long double sum = 0;
+  for (int64_t x : v) {
+    s.total += x;
+    s.min = std::min(s.min, x);
+    s.max = std::max(s.max, x);
+    sum += x;
+  }
+  s.mean = static_cast<double>(sum / v.size());
+  long double sq = 0;
+  for (int64_t x : v)
+    sq += (x - static_cast<long double>(s.mean)) * (x - static_cast<long double>(s.mean));
+  s.stddev = v.size() > 1 ? std::sqrt(static_cast<double>(sq / (v.size() - 1))) : 0.0;
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + mid, v.end());
+  const int64_t upper = v[mid];
+  if (v.size() % 2 == 1) {
+    s.median = static_cast<double>(upper);
+  } else {
+    const int64_t lower = *std::max_element(v.begin(), v.begin() + mid);
+    s.median = (static_cast<double>(lower) + static_cast<double>(upper)) / 2.0;
+  }
+  return s;
+}
+
+int64_t UnionLength(std::vector<Interval>* v) {
+  std::sort(v->begin(), v->end(),
+            [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  int64_t total = 0;
+  int64_t cur_s = 0, cur_e = 0;
+  bool open = false;
+  for (const Interval& i : *v) {
+    if (i.end <= i.start) continue;
+    if (!open || i.start > cur_e) {
+      if (open) total += cur_e - cur_s;
+      cur_s = i.start;
+      cur_e = i.end;
+      open = true;
+    } else {
+      cur_e = std::max(cur_e, i.end);
+    }
+  }
+  if (open) total += cur_e - cur_s;
+  return total;
+}
+
+Breakdown ComputeBreakdown(std::vector<CategorizedInterval>* v, int64_t lo, int64_t hi) {
+  Breakdown b;
+  b.span = std::max<int64_t>(0, hi - lo);
+  struct Edge {
+    int64_t t;
+    int delta;
+    int cat;
+  };
+  std::vector<Edge> edges;
+  edges.reserve(v->size() * 2);
+  for (const CategorizedInterval& i : *v) {
+    const int64_t s = std::max(i.start, lo), e = std::min(i.end, hi);
+    if (e <= s) continue;
+    edges.push_back({s, +1, static_cast<int>(i.category)});
+    edges.push_back({e, -1, static_cast<int>(i.category)});
+  }
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& c) { return a.t < c.t; });
+  int count[3] = {0, 0, 0};
+  int64_t prev = lo;
+  for (const Edge& e : edges) {
+    const int64_t d = e.t - prev;
+    if (d > 0) {
+      if (count[0] > 0) {
+        b.compute += d;
+      } else if (count[1] > 0) {
+        b.communication += d;
+      } else if (count[2] > 0) {
+        b.memory += d;
+      }
+    }
+    prev = e.t;
+    count[e.cat] += e.delta;
+  }
+  b.busy = b.compute + b.communication + b.memory;
+  b.idle = b.span - b.busy;
+  return b;
+}
+
+}  // namespace stepscope

@@ -1,0 +1,168 @@
+// TraceModel: one trace loaded into memory, the shared input of every recipe,
+// the step detector, the expert rules and `diff`.
+//
+// It keeps the typed record vectors TraceReader loads (apis, syncs and nvtx
+// ordered by start time; kernels, memcpys and memsets in stored order: their
+// start order is gpu_ops()) and adds the few derived indices every analysis needs, computed once:
+//   * gpu_ops(): kernels, memcpys and memsets merged into one start-ordered
+//     list of 32-byte GpuOps (the GPU timeline), each with its category
+//     (compute / communication / memory) and the index of its launching api row;
+//   * api_range(): for each api call, the innermost push/pop NVTX range open on
+//     the calling thread when the call started (what the host was doing);
+//   * nvtx_parent(): the enclosing push/pop range of each range;
+//   * per-name kernel classification (communication, GEMM precision).
+// Open NVTX ranges (end_ns = -1, a trace cut off mid-run) end at end_ns() and
+// report IsOpen(); every consumer uses RangeEnd() instead of the raw end.
+//
+// Memory: about 32 B per GPU op and 4 B per api call on top of the records
+// (KernelRecord 88 B, ApiRecord 40 B): a 10M-event trace fits in ~1 GB.
+// Load() reads the big tables on two threads (two SQLite connections).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/kernel_names.h"
+#include "common/status.h"
+#include "format/records.h"
+
+namespace stepscope {
+
+class TraceReader;
+class FlatTimeline;
+
+inline constexpr uint32_t kNone = 0xffffffffu;
+
+enum class GpuOpKind : uint8_t { kKernel = 0, kMemcpy = 1, kMemset = 2 };
+
+// One activity on the GPU timeline.
+struct GpuOp {
+  int64_t start_ns;
+  int64_t end_ns;
+  uint32_t index;  // into kernels(), memcpys() or memsets(), by kind
+  uint32_t api;    // index into apis() of the launching call; kNone when unknown
+  uint32_t stream;
+  uint16_t device;
+  GpuOpKind kind;
+  OpCategory category;
+};
+static_assert(sizeof(GpuOp) == 32, "GpuOp should stay compact");
+
+class TraceModel {
+ public:
+  // Opens and loads `path` (InvalidInput with a one-line message on a bad file).
+  static StatusOr<std::unique_ptr<TraceModel>> Load(const std::string& path);
+  // Builds a model from records already in memory (tests).
+  struct Records {
+    std::vector<std::string> strings;
+    std::vector<KernelRecord> kernels;
+    std::vector<MemcpyRecord> memcpys;
+    std::vector<MemsetRecord> memsets;
+    std::vector<ApiRecord> apis;
+    std::vector<SyncRecord> syncs;
+    std::vector<NvtxRecord> nvtx;
+    std::vector<MemoryRecord> memory;
+    std::vector<DeviceRecord> devices;
+    std::string path = "memory";
+    int rank = -1;
+    bool finalized = true;
+    int64_t meta_start_ns = 0;  // 0: unknown
+  };
+  static std::unique_ptr<TraceModel> FromRecords(Records r);
+  ~TraceModel();
+
+  const std::string& path() const { return r_.path; }
+  // File name without directories, for table columns.
+  std::string file_name() const;
+  int rank() const { return r_.rank; }  // meta.rank, -1 when unset
+  bool finalized() const { return r_.finalized; }
+
+  const std::string& String(StringId id) const;
+  const std::vector<std::string>& strings() const { return r_.strings; }
+
+  const std::vector<KernelRecord>& kernels() const { return r_.kernels; }
+  const std::vector<MemcpyRecord>& memcpys() const { return r_.memcpys; }
+  const std::vector<MemsetRecord>& memsets() const { return r_.memsets; }
+  const std::vector<ApiRecord>& apis() const { return r_.apis; }
+  const std::vector<SyncRecord>& syncs() const { return r_.syncs; }
+  const std::vector<NvtxRecord>& nvtx() const { return r_.nvtx; }
+  const std::vector<MemoryRecord>& memory() const { return r_.memory; }
+  const std::vector<DeviceRecord>& devices() const { return r_.devices; }
+  const DeviceRecord* Device(uint32_t id) const;
+
+  const std::vector<GpuOp>& gpu_ops() const { return ops_; }
+  // Device ids that ran at least one op, ascending.
+  const std::vector<uint32_t>& active_devices() const { return active_devices_; }
+  // Innermost push/pop range around each api call: on the calling thread, or,
+  // when that thread has no open range (PyTorch's autograd thread launches
+  // the backward kernels), on main_tid() at the time of the call.
+  const std::vector<uint32_t>& api_range() const { return api_range_; }
+  // Innermost push/pop range on `tid` containing time t, or kNone.
+  uint32_t RangeAt(uint32_t tid, int64_t t) const;
+  // The thread with the most push/pop ranges (the Python main thread); 0 if none.
+  uint32_t main_tid() const { return main_tid_; }
+  const std::vector<uint32_t>& nvtx_parent() const { return nvtx_parent_; }
+  // api index of the call with this correlation id, or kNone.
+  uint32_t ApiByCorrelation(uint32_t correlation) const;
+
+  // Trace time span: origin_ns() is meta.start_ns when recorded, else the
+  // earliest event; end_ns() is the latest event end. 0/0 for an empty trace.
+  int64_t origin_ns() const { return origin_ns_; }
+  int64_t end_ns() const { return end_ns_; }
+
+  int64_t RangeEnd(uint32_t nvtx_index) const {
+    const NvtxRecord& r = r_.nvtx[nvtx_index];
+    return r.end_ns < 0 ? std::max(end_ns_, r.start_ns) : r.end_ns;
+  }
+  bool IsOpen(uint32_t nvtx_index) const { return r_.nvtx[nvtx_index].end_ns < 0; }
+
+  const KernelNameInfo& NameInfo(StringId id) const {
+    static const KernelNameInfo kDefault;
+    return id < name_info_.size() ? name_info_[id] : kDefault;
+  }
+  // Display name of an op: the kernel name, or "[CUDA memcpy HtoD]" etc.
+  std::string OpName(const GpuOp& op) const;
+  // The flattened GPU timeline of a device (-1: all devices together), built
+  // on first use and cached. Not thread-safe: one thread uses a model.
+  const FlatTimeline& Timeline(int device) const;
+  // True for api names that block the calling thread until the GPU catches up
+  // (cudaStreamSynchronize, cudaMemcpy, ...).
+  bool IsBlockingApiName(StringId name) const {
+    return name < blocking_name_.size() && blocking_name_[name];
+  }
+
+  // Name of the api call (e.g. "cudaLaunchKernel").
+  const std::string& ApiName(uint32_t api_index) const { return String(r_.apis[api_index].name); }
+
+ private:
+  TraceModel() = default;
+  void Derive();
+  void BuildOps();
+  void BuildCorrelation();
+  void BuildNvtxIndex();
+
+  Records r_;
+  std::vector<GpuOp> ops_;
+  std::vector<uint32_t> active_devices_;
+  std::vector<uint32_t> api_range_;
+  std::vector<uint32_t> nvtx_parent_;
+  std::unordered_map<uint32_t, std::vector<uint32_t>> ranges_by_tid_;  // sorted by start
+  uint32_t main_tid_ = 0;
+  std::vector<KernelNameInfo> name_info_;
+  std::vector<char> blocking_name_;
+  mutable std::map<int, std::unique_ptr<FlatTimeline>> timelines_;
+  // Correlation -> api index: dense when ids are compact, else sorted pairs.
+  std::vector<uint32_t> corr_dense_;
+  std::vector<std::pair<uint32_t, uint32_t>> corr_sorted_;
+  int64_t origin_ns_ = 0;
+  int64_t end_ns_ = 0;
+};
+
+// Human name of a memcpy kind as nsys prints it: "[CUDA memcpy Host-to-Device]".
+std::string MemcpyOpName(const MemcpyRecord& m);
+
+}  // namespace stepscope

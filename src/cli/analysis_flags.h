@@ -1,0 +1,95 @@
+// Flags shared by the analysis commands (stats, steps, analyze, diff): the
+// scope filters, the output format and the thread pool size. Header-only so
+// that every cmd_*.cc stays a single file.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+#include "analysis/output.h"
+#include "analysis/scope.h"
+#include "cli/args.h"
+#include "common/strings.h"
+#include "common/table.h"
+
+namespace stepscope {
+
+inline void AddScopeFlags(ArgParser* p) {
+  p->Flag("--time-range", "START:END",
+          "only events in this window; durations since the trace start, e.g. 2s:3.5s, 100ms:, :1s");
+  p->Flag("--nvtx", "NAME",
+          "only inside instances of the NVTX range NAME (GPU work by its launch)");
+  p->Flag("--step", "N", "only inside step N (see 'stepscope steps')");
+  p->Flag("--device", "D", "only GPU activity of device D");
+}
+
+inline void AddStepFlags(ArgParser* p) {
+  p->Flag("--step-range", "REGEX",
+          "NVTX ranges whose name matches REGEX are the steps (default: 'step N', then "
+          "'ProfilerStep#N', then a repeating kernel sequence)");
+}
+
+inline void AddOutputFlags(ArgParser* p, bool jobs = true) {
+  p->Flag("--format", "FMT", "text, csv or json", "text");
+  p->Flag("--output", "DIR", "write one file per table into DIR instead of printing");
+  if (jobs) p->Flag("--jobs", "N", "traces processed in parallel (default: one per core)");
+}
+
+inline Status ParseScopeSpec(const ArgParser& p, ScopeSpec* spec) {
+  spec->time_range = p.Get("--time-range");
+  spec->nvtx = p.Get("--nvtx");
+  spec->step_regex = p.Get("--step-range");
+  int64_t v = 0;
+  if (p.Has("--step")) {
+    if (!ParseInt64(p.Get("--step"), &v) || v < 0) {
+      return InvalidInput("--step '" + p.Get("--step") +
+                          "': expected a step number, e.g. --step 12");
+    }
+    spec->step = v;
+    spec->has_step = true;
+  }
+  if (p.Has("--device")) {
+    if (!ParseInt64(p.Get("--device"), &v) || v < 0 || v > 65535) {
+      return InvalidInput("--device '" + p.Get("--device") +
+                          "': expected a device number, e.g. --device 0");
+    }
+    spec->device = static_cast<int>(v);
+  }
+  if (!spec->time_range.empty()) {
+    int64_t a, b;
+    RETURN_IF_ERROR(ParseTimeRange(spec->time_range, &a, &b));
+  }
+  return OkStatus();
+}
+
+inline Status ParseOutputFlags(const ArgParser& p, OutputFormat* format, int* jobs) {
+  if (!ParseOutputFormat(p.Get("--format"), format)) {
+    return InvalidInput("--format '" + p.Get("--format") + "': expected text, csv or json");
+  }
+  if (jobs) {
+    *jobs = 0;
+    int64_t v = 0;
+    if (p.Has("--jobs")) {
+      if (!ParseInt64(p.Get("--jobs"), &v) || v < 1 || v > 1024) {
+        return InvalidInput("--jobs '" + p.Get("--jobs") + "': expected a number >= 1");
+      }
+      *jobs = static_cast<int>(v);
+    }
+  }
+  return OkStatus();
+}
+
+// Prints the tables, or writes them under --output. Returns the exit code.
+inline int EmitTables(const std::string& command, const ArgParser& p,
+                      const std::vector<NamedTable>& tables, OutputFormat format) {
+  if (p.Has("--output")) {
+    auto paths = WriteTables(tables, format, p.Get("--output"));
+    if (!paths.ok()) return ReportError(command, paths.status());
+    for (const std::string& path : *paths) std::fprintf(stderr, "wrote %s\n", path.c_str());
+    return 0;
+  }
+  std::fputs(RenderTables(tables, format).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace stepscope

@@ -1,0 +1,173 @@
+// stepscope analyze: the expert rules, ranked by cost.
+#include <cstdio>
+
+#include "analysis/multi_trace.h"
+#include "analysis/rules.h"
+#include "cli/analysis_flags.h"
+#include "cli/commands.h"
+
+namespace stepscope {
+namespace {
+
+double Pct(int64_t a, int64_t b) { return b > 0 ? 100.0 * a / b : 0.0; }
+
+std::string Text(const TraceModel& m, const Analysis& a, double min_pct) {
+  std::string s = "trace " + m.path() + (m.finalized() ? "" : " (cut off: not finalized)") + "\n";
+  const StepSet& st = a.steps;
+  if (st.steps.empty()) {
+    s += "steps: none found (no 'step N'/'ProfilerStep#N' NVTX ranges, no repeating kernel "
+         "sequence)\n";
+  } else {
+    s += "steps: " + std::to_string(st.steps.size()) + " (" + std::to_string(a.complete_steps) +
+         " steady) by " + st.method + " '" + std::string(KernelBaseName(st.pattern)).substr(0, 60) +
+         "'; median " + FormatDuration(static_cast<int64_t>(st.stats.median)) + ", CV " +
+         FormatFixed(st.stats.mean > 0 ? 100.0 * st.stats.stddev / st.stats.mean : 0.0, 1) + "%\n";
+  }
+  if (a.device < 0) {
+    s += "GPU: no GPU activity in the trace\n";
+  } else {
+    const IdleSummary& i = a.idle;
+    s += "analyzed: " + FormatDuration(a.analyzed_ns) + " on device " + std::to_string(a.device) +
+         "; GPU busy " + FormatFixed(Pct(i.busy_ns, i.analyzed_ns), 1) + "%, idle " +
+         FormatFixed(Pct(i.idle_ns, i.analyzed_ns), 1) + "%";
+    if (i.idle_ns > 0) {
+      s += " (";
+      for (int c = 0; c < 4; ++c) {
+        s += std::string(c ? ", " : "") + GapCauseName(static_cast<GapCause>(c)) + " " +
+             FormatDuration(i.by_cause[c]);
+      }
+      s += ")";
+    }
+    s += "\n";
+  }
+  if (a.findings.empty()) {
+    s += "\nNo findings costing " + FormatFixed(min_pct, 1) + "% of the analyzed time or more.\n";
+    return s;
+  }
+  int n = 0;
+  for (const Finding& f : a.findings) {
+    s += "\n" + std::to_string(++n) + ". [" + f.rule + "] " + f.title + "\n";
+    s += "   cost:  ";
+    if (f.cost_per_step_ns > 0) s += FormatDuration(f.cost_per_step_ns) + " per step, ";
+    s += FormatDuration(f.cost_ns) + " total (" + FormatFixed(f.cost_pct, 1) +
+         "% of the analyzed time)" + (f.reported ? "" : " [below threshold]") + "\n";
+    if (!f.where.empty()) s += "   where: " + f.where + "\n";
+    s += "   what:  " + f.detail + "\n";
+    s += "   fix:   " + f.fix + "\n";
+    for (const FindingExample& e : f.examples) {
+      char buf[64];
+      std::snprintf(buf, sizeof(buf), "+%.6f s", (e.start_ns - m.origin_ns()) / 1e9);
+      s += "   e.g.:  " + (e.step >= 0 ? "step " + std::to_string(e.step) + " " : std::string()) +
+           buf;
+      if (e.end_ns > e.start_ns) s += " (" + FormatDuration(e.end_ns - e.start_ns) + ")";
+      if (!e.nvtx.empty()) s += " in `" + e.nvtx + "`";
+      s += "\n";
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+int RunAnalyze(int argc, char** argv) {
+  ArgParser p("analyze", "[options] TRACE...",
+              "Run the expert rules over a trace and list what slows the training steps down:\n"
+              "what happened, where (steps, NVTX range, time), what it costs, and the fix, ranked\n"
+              "by cost. GPU idle time is attributed to host-wait (the host issued work late: data\n"
+              "loading, Python), sync-wait (the host was blocked in a synchronization) and\n"
+              "kernel-wait (launch latency). Rules and thresholds: docs/rules.md.");
+  p.Flag("--min-cost", "PCT", "report findings costing at least PCT % of the analyzed time", "1.0");
+  p.Switch("--all", "also list findings below their threshold");
+  p.Switch("--rules", "list the rules and exit");
+  AddStepFlags(&p);
+  p.Flag("--device", "D", "time-based rules look at device D (default: the busiest device)");
+  AddOutputFlags(&p);
+  p.Epilog(
+      "examples:\n"
+      "  stepscope analyze run.sqlite\n"
+      "  stepscope analyze --all --format json run.sqlite\n"
+      "  stepscope analyze rank*.sqlite");
+  if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
+  if (p.Has("--rules")) {
+    for (const RuleInfo& r : RuleList()) std::printf("%-16s %s\n", r.id, r.summary);
+    return 0;
+  }
+  OutputFormat format;
+  int jobs = 0;
+  ScopeSpec spec;
+  Status st = ParseOutputFlags(p, &format, &jobs);
+  if (st.ok()) st = ParseScopeSpec(p, &spec);
+  AnalyzeOptions opt;
+  if (st.ok() && (!ParseDouble(p.Get("--min-cost"), &opt.min_cost_pct) || opt.min_cost_pct < 0)) {
+    st = InvalidInput("--min-cost '" + p.Get("--min-cost") + "': expected a percentage, e.g. 2.5");
+  }
+  if (st.ok() && p.positionals().empty())
+    st = InvalidInput("no trace given; usage: stepscope analyze [options] TRACE...");
+  if (!st.ok()) return ReportError("analyze", st);
+  opt.all = p.Has("--all");
+  opt.device = spec.device;
+  opt.steps.range_regex = spec.step_regex;
+  const bool many = p.positionals().size() > 1;
+  struct Out {
+    std::string text;
+    Table summary, findings;
+  };
+  auto res = ForEachTrace<Out>(
+      p.positionals(), jobs, [&](const TraceModel& m, size_t index) -> StatusOr<Out> {
+        ASSIGN_OR_RETURN(Analysis a, Analyze(m, opt));
+        Out o;
+        o.text = Text(m, a, opt.min_cost_pct);
+        o.summary = Table({{"steps", "Steps", true},
+                           {"median_step_ns", "Median Step (ns)", true},
+                           {"device", "Device", true},
+                           {"analyzed_ns", "Analyzed (ns)", true},
+                           {"busy_ns", "Busy (ns)", true},
+                           {"idle_ns", "Idle (ns)", true},
+                           {"host_wait_ns", "Host-Wait (ns)", true},
+                           {"sync_wait_ns", "Sync-Wait (ns)", true},
+                           {"kernel_wait_ns", "Kernel-Wait (ns)", true},
+                           {"other_idle_ns", "Other Idle (ns)", true}});
+        const IdleSummary& i = a.idle;
+        o.summary.AddRow({Cell(a.complete_steps), Cell(a.steps.stats.median, 1),
+                          Cell(static_cast<int64_t>(a.device)), Cell(a.analyzed_ns),
+                          Cell(i.busy_ns), Cell(i.idle_ns), Cell(i.by_cause[0]),
+                          Cell(i.by_cause[1]), Cell(i.by_cause[2]), Cell(i.by_cause[3])});
+        o.findings = Table({{"rule", "Rule", false},
+                            {"cost_ns", "Cost (ns)", true},
+                            {"cost_pct", "Cost (%)", true},
+                            {"cost_per_step_ns", "Per Step (ns)", true},
+                            {"count", "Count", true},
+                            {"reported", "Reported", false},
+                            {"title", "What", false},
+                            {"where", "Where", false},
+                            {"detail", "Detail", false},
+                            {"fix", "Fix", false}});
+        for (const Finding& f : a.findings) {
+          o.findings.AddRow({f.rule, Cell(f.cost_ns), Cell(f.cost_pct, 2), Cell(f.cost_per_step_ns),
+                             Cell(f.count), f.reported ? "yes" : "no", f.title, f.where, f.detail,
+                             f.fix});
+        }
+        if (many) {
+          AddTraceColumns(&o.summary, m, index);
+          AddTraceColumns(&o.findings, m, index);
+        }
+        return o;
+      });
+  if (!res.ok()) return ReportError("analyze", res.status());
+  if (format == OutputFormat::kText && !p.Has("--output")) {
+    for (size_t k = 0; k < res->size(); ++k) {
+      if (k) std::fputs("\n", stdout);
+      std::fputs((*res)[k].text.c_str(), stdout);
+    }
+    return 0;
+  }
+  std::vector<NamedTable> out = {{"summary", "GPU time in the analyzed steps", Table(), ""},
+                                 {"findings", "Findings, ranked by cost", Table(), ""}};
+  for (const Out& o : *res) {
+    AppendRows(&out[0].table, o.summary);
+    AppendRows(&out[1].table, o.findings);
+  }
+  return EmitTables("analyze", p, out, format);
+}
+
+}  // namespace stepscope

@@ -1,0 +1,73 @@
+// stepscope diff: before vs after.
+#include <cmath>
+#include <cstdio>
+
+#include "analysis/diff.h"
+#include "analysis/trace_model.h"
+#include "cli/analysis_flags.h"
+#include "cli/commands.h"
+
+namespace stepscope {
+
+int RunDiff(int argc, char** argv) {
+  ArgParser p("diff", "[options] BEFORE AFTER",
+              "Compare two traces of the same training program, e.g. before and after an\n"
+              "optimization: the step-time speedup (median step; BEFORE/AFTER > 1 means AFTER is\n"
+              "faster), per-kernel GPU time per step and per-NVTX-range average duration with\n"
+              "their change (added / removed / faster / slower / same), and AFTER's top-5 kernels\n"
+              "with their rank in BEFORE. Details: docs/cli.md#diff.");
+  p.Flag("--limit", "N", "rows per change table, largest change first (0: all)", "20");
+  p.Flag("--same", "PCT", "changes smaller than PCT % count as 'same'", "5");
+  AddStepFlags(&p);
+  p.Flag("--device", "D", "GPU activity of device D only");
+  AddOutputFlags(&p, false);
+  p.Epilog(
+      "examples:\n"
+      "  stepscope diff workers0.sqlite workers4.sqlite\n"
+      "  stepscope diff --limit 0 --format csv --output diff/ before.sqlite after.sqlite");
+  if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
+  OutputFormat format;
+  ScopeSpec spec;
+  DiffOptions opt;
+  Status st = ParseOutputFlags(p, &format, nullptr);
+  if (st.ok()) st = ParseScopeSpec(p, &spec);
+  int64_t limit = 0;
+  if (st.ok() && (!ParseInt64(p.Get("--limit"), &limit) || limit < 0)) {
+    st = InvalidInput("--limit '" + p.Get("--limit") + "': expected a number >= 0");
+  }
+  if (st.ok() && (!ParseDouble(p.Get("--same"), &opt.same_pct) || opt.same_pct < 0)) {
+    st = InvalidInput("--same '" + p.Get("--same") + "': expected a percentage, e.g. 5");
+  }
+  if (st.ok() && p.positionals().size() != 2) {
+    st = InvalidInput(
+        "expected two traces, BEFORE and AFTER; usage: stepscope diff [options] BEFORE AFTER");
+  }
+  if (!st.ok()) return ReportError("diff", st);
+  opt.limit = static_cast<int>(limit);
+  opt.steps.range_regex = spec.step_regex;
+  opt.steps.device = spec.device;
+  auto before = TraceModel::Load(p.positionals()[0]);
+  if (!before.ok()) return ReportError("diff", before.status());
+  auto after = TraceModel::Load(p.positionals()[1]);
+  if (!after.ok()) return ReportError("diff", after.status());
+  auto d = DiffTraces(**before, **after, opt);
+  if (!d.ok()) return ReportError("diff", d.status());
+  std::vector<NamedTable> out = {
+      {"diff_summary", "Before vs after", d->summary, ""},
+      {"diff_kernels", "Kernels: GPU time per step, largest change first", d->kernels, ""},
+      {"diff_nvtx", "NVTX ranges: average duration, largest change first", d->nvtx, ""},
+      {"diff_top5", "Top-5 kernels after", d->top5, ""}};
+  if (format == OutputFormat::kText && !p.Has("--output")) {
+    std::string head = "step time (" + d->basis +
+                       "): " + FormatDuration(std::llround(d->before_ns)) + " -> " +
+                       FormatDuration(std::llround(d->after_ns));
+    if (d->speedup > 0) {
+      head += ": " + FormatFixed(d->speedup, 3) + "x " + (d->speedup >= 1 ? "faster" : "slower") +
+              " (before/after)";
+    }
+    std::printf("%s\n\n", head.c_str());
+  }
+  return EmitTables("diff", p, out, format);
+}
+
+}  // namespace stepscope

@@ -1,0 +1,21 @@
+# Analysis on the real H200 traces of the reference workload (tests/fixtures/gpu/,
+# see its README): each scenario's top finding, the step view, and diff.
+# The numeric acceptance checks (data-loading cost vs the measured step-time
+# difference, diff's ratio vs train_gpt.py's own) are in
+# tests/analysis/gpu_acceptance.py (ctest: analysis_gpu_acceptance).
+G = "../../fixtures/gpu/"
+
+TESTS = [
+    DiffTest(name=f"gpu_analyze_{n}", cmd=["analyze", "{trace}"], trace=G + n + ".sqlite.gz",
+             out=f"analysis_gpu/analyze_{n}.txt")
+    for n in ["default", "workers0_cpu4", "workers4_cpu4", "sync1", "fp32", "offload"]
+] + [
+    DiffTest(name="gpu_steps_default", cmd=["steps", "{trace}"], trace=G + "default.sqlite.gz",
+             out="analysis_gpu/steps_default.txt"),
+    DiffTest(name="gpu_diff_workers0_vs_workers4", cmd=["diff", "--limit", "5", "{traces}"],
+             trace=[G + "workers0_cpu4.sqlite.gz", G + "workers4_cpu4.sqlite.gz"],
+             out="analysis_gpu/diff_workers0_vs_workers4.txt"),
+    DiffTest(name="gpu_stats_kern_sum_fp32", cmd=["stats", "-r", "cuda_gpu_kern_sum", "--step", "4", "--format", "csv",
+                                                  "{trace}"], trace=G + "fp32.sqlite.gz",
+             out="analysis_gpu/stats_kern_sum_fp32_step4.csv"),
+]
