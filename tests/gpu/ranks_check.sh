@@ -27,3 +27,6 @@ for i in 1 2 3; do
 done
 echo "== monitor verdicts (last run)"
 grep -h "stepscope.straggler" "$OUT/mon_1_3.log" | tail -8
+echo "== monitor log lines (all monitor runs)"
+grep -h "stepscope.straggler" "$OUT"/mon_1_*.log | sort | uniq -c | sort -rn | head -12
+(cd "$OUT" && tar czf traces.tgz slow/*.sqlite even/*.sqlite && rm -rf slow even)
