@@ -306,22 +306,24 @@ void AppendEnumRows(std::string* sql, const char* table, int max, const char* (*
 }
 }  // namespace
 
+std::string CreateTableSql(const TableDef& t) {
+  std::string sql = "CREATE TABLE IF NOT EXISTS " + std::string(t.name) + " (";
+  bool first = true;
+  if (t.has_integer_pk) {
+    sql += "id INTEGER PRIMARY KEY";
+    first = false;
+  }
+  for (const ColumnDef& c : t.columns) {
+    if (!first) sql += ", ";
+    first = false;
+    sql += std::string(c.name) + " " + c.type;
+  }
+  return sql + ")";
+}
+
 std::string SchemaCreateSql() {
   std::string sql;
-  for (const TableDef& t : SchemaTables()) {
-    sql += "CREATE TABLE IF NOT EXISTS " + std::string(t.name) + " (";
-    bool first = true;
-    if (t.has_integer_pk) {
-      sql += "id INTEGER PRIMARY KEY";
-      first = false;
-    }
-    for (const ColumnDef& c : t.columns) {
-      if (!first) sql += ", ";
-      first = false;
-      sql += std::string(c.name) + " " + c.type;
-    }
-    sql += ");\n";
-  }
+  for (const TableDef& t : SchemaTables()) sql += CreateTableSql(t) + ";\n";
   AppendEnumRows<MemoryKind>(&sql, "enum_memory_kind", 7, MemoryKindName);
   AppendEnumRows<CopyKind>(&sql, "enum_copy_kind", 10, CopyKindName);
   AppendEnumRows<SyncType>(&sql, "enum_sync_type", 4, SyncTypeName);
