@@ -12,7 +12,8 @@ namespace {
 const CommandInfo kCommands[] = {
     {"profile", "run a command under the tracer: one SQLite trace per process", RunProfile},
     {"schema", "print the trace schema (SQL or Markdown)", RunSchema},
-    {"import", "convert a torch.profiler JSON or nsys SQLite trace into a stepscope trace", RunImport},
+    {"import", "convert a torch.profiler JSON or nsys SQLite trace into a stepscope trace",
+     RunImport},
     {"memory", "device/host memory over time, peaks, live set, leaks, OOMs", RunMemory},
     {"bench", "measure this GPU's ceilings (bandwidths, FLOP/s)", RunBench},
     {"roofline", "counters of a step's top kernels against the ceilings", RunRoofline},
@@ -50,7 +51,8 @@ int main(int argc, char** argv) {
   for (const CommandInfo& c : kCommands) {
     if (!std::strcmp(argv[1], c.name)) return c.run(argc - 2, argv + 2);
   }
-  std::fprintf(stderr, "stepscope: error: unknown command '%s'; run 'stepscope --help' for the list\n",
+  std::fprintf(stderr,
+               "stepscope: error: unknown command '%s'; run 'stepscope --help' for the list\n",
                argv[1]);
   return 2;
 }

@@ -1,8 +1,8 @@
 #include "common/json_value.h"
 
+#include <cstdio>
 #include "common/strings.h"
 #include "common/table.h"
-#include <cstdio>
 
 #include <cmath>
 #include <cstdlib>
