@@ -12,8 +12,7 @@ namespace {
 const CommandInfo kCommands[] = {
     {"profile", "run a command under the tracer: one SQLite trace per process", RunProfile},
     {"schema", "print the trace schema (SQL or Markdown)", RunSchema},
-    {"import", "convert a torch.profiler JSON or nsys SQLite trace into a stepscope trace",
-     RunImport},
+    {"import", "convert a torch.profiler JSON or nsys SQLite trace into a stepscope trace", RunImport},
     {"memory", "device/host memory over time, peaks, live set, leaks, OOMs", RunMemory},
     {"bench", "measure this GPU's ceilings (bandwidths, FLOP/s)", RunBench},
     {"roofline", "counters of a step's top kernels against the ceilings", RunRoofline},
