@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
   }
   TraceWriter& tw = **w;
   StringId names[8];
-  for (int i = 0; i < 8; ++i) names[i] = tw.Intern("void kernel_" + std::to_string(i) + "<float>(float*, int)");
+  for (int i = 0; i < 8; ++i)
+    names[i] = tw.Intern("void kernel_" + std::to_string(i) + "<float>(float*, int)");
   StringId launch = tw.Intern("cudaLaunchKernel");
   const int64_t t0 = 1'795'245'651'484'984'452;
   auto start = std::chrono::steady_clock::now();
@@ -77,7 +78,7 @@ int main(int argc, char** argv) {
   auto f0 = std::chrono::steady_clock::now();
   if (!tw.Finalize().ok()) return 1;
   double fin_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
-  std::printf("{\"rows\": %ld, \"insert_s\": %.3f, \"rows_per_s\": %.0f, \"finalize_s\": %.3f}\n", 2 * pairs,
-              insert_s, 2 * pairs / insert_s, fin_s);
+  std::printf("{\"rows\": %ld, \"insert_s\": %.3f, \"rows_per_s\": %.0f, \"finalize_s\": %.3f}\n",
+              2 * pairs, insert_s, 2 * pairs / insert_s, fin_s);
   return 0;
 }

@@ -13,14 +13,35 @@
 namespace stepscope {
 namespace {
 
-const char* const kRuntimePrefixes[] = {
-    "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset", "cudaStreamSynchronize",
-    "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent", "cudaMalloc", "cudaFree",
-    "cudaHostAlloc", "cudaMallocHost", "cudaFreeHost", "cudaMemPoolTrimTo"};
-const char* const kDriverPrefixes[] = {
-    "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset", "cuStreamSynchronize", "cuCtxSynchronize",
-    "cuEventSynchronize", "cuStreamWaitEvent", "cuMemAlloc", "cuMemFree", "cuMemHostAlloc",
-    "cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap"};
+const char* const kRuntimePrefixes[] = {"cudaLaunch",
+                                        "cudaGraphLaunch",
+                                        "cudaMemcpy",
+                                        "cudaMemset",
+                                        "cudaStreamSynchronize",
+                                        "cudaDeviceSynchronize",
+                                        "cudaEventSynchronize",
+                                        "cudaStreamWaitEvent",
+                                        "cudaMalloc",
+                                        "cudaFree",
+                                        "cudaHostAlloc",
+                                        "cudaMallocHost",
+                                        "cudaFreeHost",
+                                        "cudaMemPoolTrimTo"};
+const char* const kDriverPrefixes[] = {"cuLaunch",
+                                       "cuGraphLaunch",
+                                       "cuMemcpy",
+                                       "cuMemset",
+                                       "cuStreamSynchronize",
+                                       "cuCtxSynchronize",
+                                       "cuEventSynchronize",
+                                       "cuStreamWaitEvent",
+                                       "cuMemAlloc",
+                                       "cuMemFree",
+                                       "cuMemHostAlloc",
+                                       "cuMemCreate",
+                                       "cuMemRelease",
+                                       "cuMemMap",
+                                       "cuMemUnmap"};
 
 // Per-thread single-producer/single-consumer queue of fixed-size chunks: the
 // program thread appends and publishes with a release store (no lock, no
@@ -153,7 +174,8 @@ void RecordOom(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_C
   using MemGetInfo = int (*)(size_t*, size_t*);
   using CtxGetDevice = int (*)(int*);
   static auto mem_get_info = reinterpret_cast<MemGetInfo>(dlsym(RTLD_DEFAULT, "cuMemGetInfo_v2"));
-  static auto ctx_get_device = reinterpret_cast<CtxGetDevice>(dlsym(RTLD_DEFAULT, "cuCtxGetDevice"));
+  static auto ctx_get_device =
+      reinterpret_cast<CtxGetDevice>(dlsym(RTLD_DEFAULT, "cuCtxGetDevice"));
   OomRecord o{};
   o.ts_ns = api.end_ns;
   o.requested_bytes = bytes;
@@ -213,9 +235,11 @@ void ToggleApiCallbacks(CUpti_SubscriberHandle subscriber, bool on) {
 // callback cannot leave it stuck.)
 thread_local uint32_t t_runtime_correlation = 0;
 
-void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* info) {
+void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                   const CUpti_CallbackData* info) {
   const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
-  if (!runtime && t_runtime_correlation != 0 && info->correlationId == t_runtime_correlation) return;
+  if (!runtime && t_runtime_correlation != 0 && info->correlationId == t_runtime_correlation)
+    return;
   Session& s = Session::Get();
   if (info->callbackSite == CUPTI_API_ENTER) {
     if (runtime) t_runtime_correlation = info->correlationId;
@@ -230,7 +254,8 @@ void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUp
   r.correlation = info->correlationId;
   r.cbid = cbid;
   r.domain = domain == CUPTI_CB_DOMAIN_DRIVER_API ? ApiDomain::kDriver : ApiDomain::kRuntime;
-  r.return_code = info->functionReturnValue ? *static_cast<const int32_t*>(info->functionReturnValue) : 0;
+  r.return_code =
+      info->functionReturnValue ? *static_cast<const int32_t*>(info->functionReturnValue) : 0;
   ThreadApiBuffer* b = MyBuffer();
   r.tid = b->tid;
   Append(b, r);

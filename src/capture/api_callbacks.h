@@ -22,7 +22,8 @@ namespace stepscope {
 void ToggleApiCallbacks(CUpti_SubscriberHandle subscriber, bool on);
 
 // Handles one runtime/driver API callback (enter or exit).
-void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* info);
+void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                   const CUpti_CallbackData* info);
 
 // Moves every thread's pending API records into `out`. Writer thread only.
 void DrainApiRecords(std::vector<ApiRecord>* out);

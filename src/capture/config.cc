@@ -35,7 +35,8 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
   if (ParseInt64(env("STEPSCOPE_DELAY_NS"), &n) && n > 0) c.delay_ns = n;
   if (ParseInt64(env("STEPSCOPE_DURATION_NS"), &n) && n > 0) c.duration_ns = n;
   if (ParseInt64(env("STEPSCOPE_OVERWRITE_BEFORE_NS"), &n) && n > 0) c.overwrite_before_ns = n;
-  if (ParseInt64(env("STEPSCOPE_BUFFER_MB"), &n) && n >= 16) c.max_buffer_memory = static_cast<size_t>(n) << 20;
+  if (ParseInt64(env("STEPSCOPE_BUFFER_MB"), &n) && n >= 16)
+    c.max_buffer_memory = static_cast<size_t>(n) << 20;
   if (ParseInt64(env("STEPSCOPE_COMMIT_MS"), &n) && n >= 10) c.commit_interval_ns = n * 1'000'000;
   c.manifest_path = env("STEPSCOPE_MANIFEST");
   if (env("STEPSCOPE_API_MODE") == "activity") c.api_via_callbacks = false;

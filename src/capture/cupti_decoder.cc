@@ -23,15 +23,24 @@ MemoryPoolOp ToPoolOp(uint32_t v) {
 
 const char* OverheadName(uint32_t kind) {
   switch (kind) {
-    case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER: return "driver_compiler";
-    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH: return "cupti_buffer_flush";
-    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION: return "cupti_instrumentation";
-    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE: return "cupti_resource";
-    case CUPTI_ACTIVITY_OVERHEAD_RUNTIME_TRIGGERED_MODULE_LOADING: return "module_loading";
-    case CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING: return "lazy_function_loading";
-    case CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL: return "command_buffer_full";
-    case CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST: return "activity_buffer_request";
-    default: return "unknown";
+    case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER:
+      return "driver_compiler";
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH:
+      return "cupti_buffer_flush";
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION:
+      return "cupti_instrumentation";
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE:
+      return "cupti_resource";
+    case CUPTI_ACTIVITY_OVERHEAD_RUNTIME_TRIGGERED_MODULE_LOADING:
+      return "module_loading";
+    case CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING:
+      return "lazy_function_loading";
+    case CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL:
+      return "command_buffer_full";
+    case CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST:
+      return "activity_buffer_request";
+    default:
+      return "unknown";
   }
 }
 
@@ -72,7 +81,8 @@ StringId ActivityDecoder::ApiName(ApiDomain domain, uint32_t cbid, SyncType* syn
   auto it = api_names_.find(key);
   if (it == api_names_.end()) {
     const char* name = resolver_ ? resolver_(domain, cbid) : nullptr;
-    std::string s = name ? name : (std::string(ApiDomainName(domain)) + "_cbid_" + std::to_string(cbid));
+    std::string s =
+        name ? name : (std::string(ApiDomainName(domain)) + "_cbid_" + std::to_string(cbid));
     it = api_names_.emplace(key, std::make_pair(w_->Intern(s), SyncTypeFromName(s))).first;
   }
   *sync_type = it->second.second;

@@ -93,7 +93,8 @@ void CUPTIAPI BufferCompleted(CUcontext ctx, uint32_t stream, uint8_t* buffer, s
 }
 
 // Callback API: only used for the cudaProfilerStart/Stop capture range.
-void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                         const void* data) {
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
   Session& s = Session::Get();
@@ -136,11 +137,13 @@ int InitializeCupti() {
   if (!s.config().cuda) return 1;
   CUptiResult r = s.config().diag_no_subscribe
                       ? CUPTI_SUCCESS
-                      : cuptiSubscribe(&g_subscriber, reinterpret_cast<CUpti_CallbackFunc>(&OnCallback), nullptr);
+                      : cuptiSubscribe(&g_subscriber,
+                                       reinterpret_cast<CUpti_CallbackFunc>(&OnCallback), nullptr);
   if (r != CUPTI_SUCCESS) {
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-      s.Disable("CUPTI is already in use by another profiler (nsys, torch.profiler or DCGM); "
-                "stepscope records no CUDA activity");
+      s.Disable(
+          "CUPTI is already in use by another profiler (nsys, torch.profiler or DCGM); "
+          "stepscope records no CUDA activity");
     } else {
       s.Disable("cannot subscribe to CUPTI: " + ResultString(r));
     }
@@ -159,8 +162,10 @@ int InitializeCupti() {
                         CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
     cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
                         CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
-    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
-    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                        CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                        CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
   }
   s.SetCuptiActive(true);
   s.SetActivityToggle(&ToggleActivities);

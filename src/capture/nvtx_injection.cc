@@ -167,7 +167,9 @@ int Pop(nvtxDomainHandle_t domain) noexcept {
     stack.pop_back();
     const int depth = static_cast<int>(stack.size());
     if (r.recorded) {
-      PendingNvtx e{r.start_ns, end, ThreadId(), ThreadId(), r.attrs.category, r.attrs.color,
+      PendingNvtx e{r.start_ns,         end,
+                    ThreadId(),         ThreadId(),
+                    r.attrs.category,   r.attrs.color,
                     NvtxKind::kPushPop, static_cast<uint8_t>(depth > 255 ? 255 : depth),
                     DomainName(domain), std::move(r.attrs.message)};
       s.AddNvtx(std::move(e));
@@ -184,8 +186,16 @@ void Mark(nvtxDomainHandle_t domain, Attrs&& attrs) noexcept {
     Session& s = S();
     if (!s.recording()) return;
     int64_t now = s.NowNs();
-    PendingNvtx e{now, now, ThreadId(), ThreadId(), attrs.category, attrs.color,
-                  NvtxKind::kMark, 0, DomainName(domain), std::move(attrs.message)};
+    PendingNvtx e{now,
+                  now,
+                  ThreadId(),
+                  ThreadId(),
+                  attrs.category,
+                  attrs.color,
+                  NvtxKind::kMark,
+                  0,
+                  DomainName(domain),
+                  std::move(attrs.message)};
     s.AddNvtx(std::move(e));
   } catch (...) {
   }
@@ -218,8 +228,16 @@ void End(nvtxRangeId_t id) noexcept {
       r = std::move(it->second);
       OpenStartEnd().erase(it);
     }
-    PendingNvtx e{r.start_ns, end, r.tid, ThreadId(), r.attrs.category, r.attrs.color,
-                  NvtxKind::kStartEnd, 0, DomainName(r.domain), std::move(r.attrs.message)};
+    PendingNvtx e{r.start_ns,
+                  end,
+                  r.tid,
+                  ThreadId(),
+                  r.attrs.category,
+                  r.attrs.color,
+                  NvtxKind::kStartEnd,
+                  0,
+                  DomainName(r.domain),
+                  std::move(r.attrs.message)};
     s.AddNvtx(std::move(e));
   } catch (...) {
   }
@@ -240,7 +258,9 @@ Attrs MessageW(const wchar_t* m) {
 void MarkEx(const nvtxEventAttributes_t* a) { Mark(nullptr, FromEventAttributes(a)); }
 void MarkA(const char* m) { Mark(nullptr, Message(m)); }
 void MarkW(const wchar_t* m) { Mark(nullptr, MessageW(m)); }
-nvtxRangeId_t RangeStartEx(const nvtxEventAttributes_t* a) { return Start(nullptr, FromEventAttributes(a)); }
+nvtxRangeId_t RangeStartEx(const nvtxEventAttributes_t* a) {
+  return Start(nullptr, FromEventAttributes(a));
+}
 nvtxRangeId_t RangeStartA(const char* m) { return Start(nullptr, Message(m)); }
 nvtxRangeId_t RangeStartW(const wchar_t* m) { return Start(nullptr, MessageW(m)); }
 void RangeEnd(nvtxRangeId_t id) { End(id); }
@@ -264,7 +284,9 @@ void NameOsThreadW(uint32_t tid, const wchar_t* name) noexcept {
 }
 
 // ---- CORE2 ----
-void DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) { Mark(d, FromEventAttributes(a)); }
+void DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
+  Mark(d, FromEventAttributes(a));
+}
 nvtxRangeId_t DomainRangeStartEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
   return Start(d, FromEventAttributes(a));
 }
@@ -311,7 +333,9 @@ void DomainDestroy(nvtxDomainHandle_t) {}  // handles stay valid: events may sti
 void DomainNameCategoryA(nvtxDomainHandle_t, uint32_t, const char*) {}
 void DomainNameCategoryW(nvtxDomainHandle_t, uint32_t, const wchar_t*) {}
 void Initialize(const void*) {}
-nvtxResourceHandle_t DomainResourceCreate(nvtxDomainHandle_t, nvtxResourceAttributes_t*) { return nullptr; }
+nvtxResourceHandle_t DomainResourceCreate(nvtxDomainHandle_t, nvtxResourceAttributes_t*) {
+  return nullptr;
+}
 void DomainResourceDestroy(nvtxResourceHandle_t) {}
 
 template <typename F>
@@ -324,7 +348,8 @@ void Set(NvtxFunctionTable table, unsigned int size, unsigned int id, F fn) {
 int InstallNvtxHandlers(const void* (*get_export_table)(uint32_t)) {
   if (!get_export_table) return 0;
   auto* cb = static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
-  if (!cb || cb->struct_size < sizeof(NvtxExportTableCallbacks) || !cb->GetModuleFunctionTable) return 0;
+  if (!cb || cb->struct_size < sizeof(NvtxExportTableCallbacks) || !cb->GetModuleFunctionTable)
+    return 0;
   NvtxFunctionTable t = nullptr;
   unsigned int n = 0;
   if (!cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &t, &n) || !t) return 0;

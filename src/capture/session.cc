@@ -125,7 +125,9 @@ bool Session::Start() {
   PatternContext ctx;
   ctx.pid = static_cast<int>(getpid());
   ctx.host = HostName();
-  ctx.getenv = [](const std::string& v) { return static_cast<const char*>(std::getenv(v.c_str())); };
+  ctx.getenv = [](const std::string& v) {
+    return static_cast<const char*>(std::getenv(v.c_str()));
+  };
   auto path = CreateTraceFile(config_.output_pattern, ctx, config_.overwrite_before_ns);
   if (!path.ok()) {
     Disable(path.status().message());
@@ -159,9 +161,10 @@ bool Session::Start() {
   struct {
     const char* key;
     const char* vars[4];
-  } ranks[] = {{"rank", {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"}},
-               {"local_rank", {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", nullptr}},
-               {"world_size", {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}}};
+  } ranks[] = {
+      {"rank", {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"}},
+      {"local_rank", {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", nullptr}},
+      {"world_size", {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}}};
   for (const auto& r : ranks) {
     for (const char* var : r.vars) {
       const char* v = var ? std::getenv(var) : nullptr;
@@ -177,8 +180,9 @@ bool Session::Start() {
       host_sink_ = std::move(*sink);
       writer_->SetMeta("host_mem_threshold_bytes", std::to_string(host_sink_->threshold()));
     } else {
-      LogWarn("--trace host-mem: the malloc interposer (libstepscope_hostmem.so) is not loaded; "
-              "host allocations are not recorded");
+      LogWarn(
+          "--trace host-mem: the malloc interposer (libstepscope_hostmem.so) is not loaded; "
+          "host allocations are not recorded");
     }
   }
   if (!writer_->Commit().ok()) {
@@ -190,7 +194,8 @@ bool Session::Start() {
     // files beside it (stepscope.torch reads it with getenv at run time).
     char cwd[4096];
     std::string full = path_;
-    if (!path_.empty() && path_[0] != '/' && getcwd(cwd, sizeof(cwd))) full = std::string(cwd) + "/" + path_;
+    if (!path_.empty() && path_[0] != '/' && getcwd(cwd, sizeof(cwd)))
+      full = std::string(cwd) + "/" + path_;
     setenv("STEPSCOPE_TRACE_FILE", full.c_str(), 1);
   }
   if (!config_.manifest_path.empty()) {
@@ -199,21 +204,22 @@ bool Session::Start() {
     if (fd >= 0) {
       char cwd[4096];
       std::string full = path_;
-      if (!path_.empty() && path_[0] != '/' && getcwd(cwd, sizeof(cwd))) full = std::string(cwd) + "/" + path_;
+      if (!path_.empty() && path_[0] != '/' && getcwd(cwd, sizeof(cwd)))
+        full = std::string(cwd) + "/" + path_;
       std::string line = full + "\n";
       ssize_t ignored = ::write(fd, line.data(), line.size());
       (void)ignored;
       ::close(fd);
     }
   }
-  decoder_ = std::make_unique<ActivityDecoder>(
-      writer_.get(), [](ApiDomain d, uint32_t cbid) -> const char* {
-        static thread_local std::string buf;
-        const char* n = ApiNameFromCupti(d, cbid);
-        if (!n) return nullptr;
-        buf = StripVersionSuffix(n);
-        return buf.c_str();
-      });
+  decoder_ = std::make_unique<ActivityDecoder>(writer_.get(),
+                                               [](ApiDomain d, uint32_t cbid) -> const char* {
+                                                 static thread_local std::string buf;
+                                                 const char* n = ApiNameFromCupti(d, cbid);
+                                                 if (!n) return nullptr;
+                                                 buf = StripVersionSuffix(n);
+                                                 return buf.c_str();
+                                               });
   decoder_->set_sync_from_api(config_.sync_from_api);
 
   delay_pending_ = config_.delay_ns > 0;
@@ -425,7 +431,8 @@ void Session::Shutdown() {
     Drain();
     FinalizeTrace();
   } catch (...) {
-    LogWarn("internal error while finalizing %s; the trace holds what was committed", path_.c_str());
+    LogWarn("internal error while finalizing %s; the trace holds what was committed",
+            path_.c_str());
   }
   active_ = false;
 }
@@ -445,7 +452,8 @@ void Session::FinalizeTrace() {
   writer_->SetStat("events_sync", static_cast<int64_t>(c.syncs), "synchronization records written");
   writer_->SetStat("events_memory", static_cast<int64_t>(c.memory), "memory records written");
   writer_->SetStat("events_nvtx", static_cast<int64_t>(nvtx_events_.load()), "NVTX events written");
-  writer_->SetStat("events_oom", static_cast<int64_t>(decoder_->counters().ooms), "failed allocations recorded");
+  writer_->SetStat("events_oom", static_cast<int64_t>(decoder_->counters().ooms),
+                   "failed allocations recorded");
   if (host_sink_) {
     host_sink_->Flush();
     writer_->SetStat("host_mem_dropped", static_cast<int64_t>(host_sink_->dropped()),
@@ -466,7 +474,8 @@ void Session::FinalizeTrace() {
   }
   for (uint32_t tid : tids) {
     std::string comm = Trim(ReadProcFile("/proc/self/task/" + std::to_string(tid) + "/comm"));
-    writer_->SetThreadName(tid, writer_->Intern(comm.empty() ? "thread " + std::to_string(tid) : comm));
+    writer_->SetThreadName(tid,
+                           writer_->Intern(comm.empty() ? "thread " + std::to_string(tid) : comm));
   }
   // Sync records carry no thread: take it from the API call they belong to.
   Status st = Exec(writer_->db(),

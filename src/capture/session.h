@@ -137,7 +137,7 @@ class Session {
   std::unique_ptr<TraceWriter> writer_;
   std::unique_ptr<ActivityDecoder> decoder_;
   std::unique_ptr<hostmem::HostAllocSink> host_sink_;  // --trace host-mem
-  std::vector<uint8_t*> free_buffers_;  // guarded by mu_
+  std::vector<uint8_t*> free_buffers_;                 // guarded by mu_
   std::thread thread_;
   std::vector<uint32_t> nvtx_threads_;
   int64_t max_nvtx_ns_ = 0;

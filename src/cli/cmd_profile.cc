@@ -74,24 +74,28 @@ int64_t NowRealtimeNs() {
 void PrintTraceSummary(const std::string& path) {
   auto r = TraceReader::Open(path);
   struct stat st;
-  std::string size = ::stat(path.c_str(), &st) == 0 ? FormatBytes(static_cast<uint64_t>(st.st_size)) : "?";
+  std::string size =
+      ::stat(path.c_str(), &st) == 0 ? FormatBytes(static_cast<uint64_t>(st.st_size)) : "?";
   if (!r.ok()) {
-    std::fprintf(stderr, "  %s (%s): unreadable: %s\n", path.c_str(), size.c_str(), r.status().message().c_str());
+    std::fprintf(stderr, "  %s (%s): unreadable: %s\n", path.c_str(), size.c_str(),
+                 r.status().message().c_str());
     return;
   }
   TraceReader& t = **r;
   int64_t kernels = 0, gpu_ns = 0, nvtx = 0;
-  if (auto q = t.Query("SELECT COUNT(*), COALESCE(SUM(end_ns - start_ns), 0) FROM kernels"); q.ok() && q->Step()) {
+  if (auto q = t.Query("SELECT COUNT(*), COALESCE(SUM(end_ns - start_ns), 0) FROM kernels");
+      q.ok() && q->Step()) {
     kernels = q->Int(0);
     gpu_ns = q->Int(1);
   }
   if (auto q = t.Query("SELECT COUNT(*) FROM nvtx"); q.ok() && q->Step()) nvtx = q->Int(0);
   int64_t dropped = t.Stat("cupti_dropped_records");
-  std::fprintf(stderr, "  %s  (%s, pid %s%s)\n", path.c_str(), size.c_str(), t.Meta("pid", "?").c_str(),
-               t.finalized() ? "" : ", NOT finalized: the process died; data up to the last commit");
+  std::fprintf(
+      stderr, "  %s  (%s, pid %s%s)\n", path.c_str(), size.c_str(), t.Meta("pid", "?").c_str(),
+      t.finalized() ? "" : ", NOT finalized: the process died; data up to the last commit");
   std::fprintf(stderr, "    %s kernels, GPU time %s, %s NVTX ranges, %s dropped records\n",
-               FormatCount(kernels).c_str(), FormatDuration(gpu_ns).c_str(), FormatCount(nvtx).c_str(),
-               FormatCount(dropped).c_str());
+               FormatCount(kernels).c_str(), FormatDuration(gpu_ns).c_str(),
+               FormatCount(nvtx).c_str(), FormatCount(dropped).c_str());
   if (kernels == 0) return;
   auto q = t.Query(
       "SELECT name_id, SUM(end_ns - start_ns) AS total, COUNT(*) FROM kernels GROUP BY name_id "
@@ -100,7 +104,8 @@ void PrintTraceSummary(const std::string& path) {
   while (q->Step()) {
     std::string name = t.String(static_cast<StringId>(q->Int(0)));
     if (name.size() > 90) name = name.substr(0, 87) + "...";
-    double pct = gpu_ns > 0 ? 100.0 * static_cast<double>(q->Int(1)) / static_cast<double>(gpu_ns) : 0;
+    double pct =
+        gpu_ns > 0 ? 100.0 * static_cast<double>(q->Int(1)) / static_cast<double>(gpu_ns) : 0;
     std::fprintf(stderr, "    %5.1f%%  %10s  x%-6s %s\n", pct, FormatDuration(q->Int(1)).c_str(),
                  FormatCount(q->Int(2)).c_str(), name.c_str());
   }
@@ -109,10 +114,11 @@ void PrintTraceSummary(const std::string& path) {
 }  // namespace
 
 int RunProfile(int argc, char** argv) {
-  ArgParser p("profile", "[options] -- COMMAND [ARGS...]",
-              "Run COMMAND with the stepscope tracer injected (no code change) and write one SQLite\n"
-              "trace per process that uses CUDA or NVTX. The command's output and exit code are\n"
-              "unchanged; the summary goes to stderr.");
+  ArgParser p(
+      "profile", "[options] -- COMMAND [ARGS...]",
+      "Run COMMAND with the stepscope tracer injected (no code change) and write one SQLite\n"
+      "trace per process that uses CUDA or NVTX. The command's output and exit code are\n"
+      "unchanged; the summary goes to stderr.");
   p.AcceptCommand();
   p.Flag("--output", "PATTERN",
          "trace file name: %p pid, %h host, %q{VAR} environment variable, %n sequence number, "
@@ -144,7 +150,8 @@ int RunProfile(int argc, char** argv) {
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
   const std::vector<std::string>& cmd = p.command();
   if (cmd.empty()) {
-    return ReportError("profile", InvalidInput("no command given; usage: stepscope profile [options] -- COMMAND"));
+    return ReportError(
+        "profile", InvalidInput("no command given; usage: stepscope profile [options] -- COMMAND"));
   }
   if (!p.positionals().empty()) {
     return ReportError("profile", InvalidInput("unexpected argument '" + p.positionals()[0] +
@@ -162,12 +169,17 @@ int RunProfile(int argc, char** argv) {
   if (p.Has("--delay") && !ParseDurationNs(p.Get("--delay"), &delay_ns)) {
     return ReportError("profile", InvalidInput("--delay: not a duration: " + p.Get("--delay")));
   }
-  if (p.Has("--duration") && (!ParseDurationNs(p.Get("--duration"), &duration_ns) || duration_ns == 0)) {
-    return ReportError("profile", InvalidInput("--duration: not a positive duration: " + p.Get("--duration")));
+  if (p.Has("--duration") &&
+      (!ParseDurationNs(p.Get("--duration"), &duration_ns) || duration_ns == 0)) {
+    return ReportError("profile",
+                       InvalidInput("--duration: not a positive duration: " + p.Get("--duration")));
   }
   std::string range = p.Get("--capture-range");
-  if (!range.empty() && range != "cudaProfilerApi" && !(StartsWith(range, "nvtx:") && range.size() > 5)) {
-    return ReportError("profile", InvalidInput("--capture-range: use cudaProfilerApi or nvtx:NAME, not '" + range + "'"));
+  if (!range.empty() && range != "cudaProfilerApi" &&
+      !(StartsWith(range, "nvtx:") && range.size() > 5)) {
+    return ReportError(
+        "profile",
+        InvalidInput("--capture-range: use cudaProfilerApi or nvtx:NAME, not '" + range + "'"));
   }
   const bool force = p.Has("--force-overwrite");
   // A fixed name (no per-process token) that already exists: refuse up front
@@ -183,7 +195,9 @@ int RunProfile(int argc, char** argv) {
     if (fixed.find('%') == std::string::npos) {
       if (!EndsWith(fixed, ".sqlite")) fixed += ".sqlite";
       if (FileExists(fixed) && !force) {
-        return ReportError("profile", InvalidInput(fixed + " exists; pass --force-overwrite or choose another -o"));
+        return ReportError(
+            "profile",
+            InvalidInput(fixed + " exists; pass --force-overwrite or choose another -o"));
       }
     }
   }
@@ -197,19 +211,23 @@ int RunProfile(int argc, char** argv) {
   std::string lib = FindInjectLibrary();
   bool traced = false;
   if (lib.empty()) {
-    std::fprintf(stderr, "stepscope: warning: libstepscope_inject.so not found next to the stepscope "
-                         "binary; the program runs untraced\n");
+    std::fprintf(stderr,
+                 "stepscope: warning: libstepscope_inject.so not found next to the stepscope "
+                 "binary; the program runs untraced\n");
   } else if (void* h = dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL)) {
     // Only a load check (missing CUPTI shows up here); nothing is initialized.
     dlclose(h);
     traced = true;
   } else {
-    std::fprintf(stderr, "stepscope: warning: cannot load %s (%s); the program runs untraced\n", lib.c_str(),
-                 dlerror());
+    std::fprintf(stderr, "stepscope: warning: cannot load %s (%s); the program runs untraced\n",
+                 lib.c_str(), dlerror());
   }
   if (traced) {
     if (const char* other = std::getenv("CUDA_INJECTION64_PATH"); other && *other && lib != other) {
-      std::fprintf(stderr, "stepscope: warning: CUDA_INJECTION64_PATH was %s; replaced by stepscope's tracer\n", other);
+      std::fprintf(
+          stderr,
+          "stepscope: warning: CUDA_INJECTION64_PATH was %s; replaced by stepscope's tracer\n",
+          other);
     }
     setenv("CUDA_INJECTION64_PATH", lib.c_str(), 1);
     setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
@@ -224,7 +242,8 @@ int RunProfile(int argc, char** argv) {
     if (("," + p.Get("--trace") + ",").find(",host-mem,") != std::string::npos) {
       std::string preload = lib_dir + "/libstepscope_hostmem.so";
       if (!FileExists(preload)) {
-        std::fprintf(stderr, "stepscope: warning: %s not found; host memory is not traced\n", preload.c_str());
+        std::fprintf(stderr, "stepscope: warning: %s not found; host memory is not traced\n",
+                     preload.c_str());
       } else {
         const char* old = std::getenv("LD_PRELOAD");
         std::string v = preload + (old && *old ? ":" + std::string(old) : "");
@@ -234,13 +253,16 @@ int RunProfile(int argc, char** argv) {
     if (p.Has("--pytorch-memory")) {
       std::string hook = FindPythonHookDir(lib_dir);
       if (hook.empty()) {
-        std::fprintf(stderr, "stepscope: warning: python/stepscope_hook not found; PyTorch memory is not recorded\n");
+        std::fprintf(stderr,
+                     "stepscope: warning: python/stepscope_hook not found; PyTorch memory is not "
+                     "recorded\n");
       } else {
         const char* old = std::getenv("PYTHONPATH");
         std::string v = hook + (old && *old ? ":" + std::string(old) : "");
         setenv("PYTHONPATH", v.c_str(), 1);
         setenv("STEPSCOPE_PYTORCH_MEMORY", "1", 1);
-        std::string out_dir = pattern.find('/') == std::string::npos ? "." : pattern.substr(0, pattern.rfind('/'));
+        std::string out_dir =
+            pattern.find('/') == std::string::npos ? "." : pattern.substr(0, pattern.rfind('/'));
         setenv("STEPSCOPE_OUTPUT_DIR", out_dir.c_str(), 1);
       }
     }
@@ -267,7 +289,8 @@ int RunProfile(int argc, char** argv) {
     dfl.sa_handler = SIG_DFL;
     for (int s : kForwarded) sigaction(s, &dfl, nullptr);
     execvp(args[0], args.data());
-    std::fprintf(stderr, "stepscope profile: error: cannot run '%s': %s\n", args[0], std::strerror(errno));
+    std::fprintf(stderr, "stepscope profile: error: cannot run '%s': %s\n", args[0],
+                 std::strerror(errno));
     _exit(127);
   }
   g_child = child;
@@ -290,13 +313,17 @@ int RunProfile(int argc, char** argv) {
       traces.push_back(line);
     }
     if (empty > 0) {
-      std::fprintf(stderr, "stepscope: %d process%s initialized CUDA or NVTX but recorded nothing (no trace kept)\n",
-                   empty, empty == 1 ? "" : "es");
+      std::fprintf(
+          stderr,
+          "stepscope: %d process%s initialized CUDA or NVTX but recorded nothing (no trace kept)\n",
+          empty, empty == 1 ? "" : "es");
     }
     if (traces.empty()) {
-      std::fprintf(stderr, "stepscope: no trace written (the command used neither CUDA nor NVTX)\n");
+      std::fprintf(stderr,
+                   "stepscope: no trace written (the command used neither CUDA nor NVTX)\n");
     } else {
-      std::fprintf(stderr, "stepscope: %zu trace%s written:\n", traces.size(), traces.size() == 1 ? "" : "s");
+      std::fprintf(stderr, "stepscope: %zu trace%s written:\n", traces.size(),
+                   traces.size() == 1 ? "" : "s");
       for (const std::string& t : traces) PrintTraceSummary(t);
       std::fprintf(stderr, "stepscope: next: stepscope stats %s\n", traces[0].c_str());
     }

@@ -29,7 +29,8 @@ Status NumberRanks(RanksAnalysis* a) {
   std::vector<RankSummary> kept;
   for (RankSummary& s : a->summaries) {
     if (s.rank < 0 && s.steps.empty() && s.kernels.empty()) {
-      a->notes.push_back(s.trace + " records no rank and no GPU work (a launcher process?); left out");
+      a->notes.push_back(s.trace +
+                         " records no rank and no GPU work (a launcher process?); left out");
       continue;
     }
     kept.push_back(std::move(s));

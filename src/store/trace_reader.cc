@@ -126,7 +126,8 @@ StatusOr<std::vector<KernelRecord>> TraceReader::Kernels(RowOrder order) const {
       db_,
       "SELECT start_ns,end_ns,device,context,stream,correlation,name_id,mangled_id,grid_x,grid_y,"
       "grid_z,block_x,block_y,block_z,registers_per_thread,static_smem_bytes,dynamic_smem_bytes,"
-      "graph_id,graph_node_id FROM kernels" + OrderBy(order),
+      "graph_id,graph_node_id FROM kernels" +
+          OrderBy(order),
       [](const Statement& s, KernelRecord& r) {
         r.start_ns = s.Int(0);
         r.end_ns = s.Int(1);
@@ -154,7 +155,8 @@ StatusOr<std::vector<MemcpyRecord>> TraceReader::Memcpys(RowOrder order) const {
   return LoadAll<MemcpyRecord>(
       db_,
       "SELECT start_ns,end_ns,device,context,stream,correlation,bytes,copy_kind,src_kind,dst_kind,"
-      "is_async,dst_device,graph_id FROM memcpy" + OrderBy(order),
+      "is_async,dst_device,graph_id FROM memcpy" +
+          OrderBy(order),
       [](const Statement& s, MemcpyRecord& r) {
         r.start_ns = s.Int(0);
         r.end_ns = s.Int(1);
@@ -176,7 +178,8 @@ StatusOr<std::vector<MemsetRecord>> TraceReader::Memsets(RowOrder order) const {
   return LoadAll<MemsetRecord>(
       db_,
       "SELECT start_ns,end_ns,device,context,stream,correlation,bytes,value,memory_kind,is_async,"
-      "graph_id FROM memset" + OrderBy(order),
+      "graph_id FROM memset" +
+          OrderBy(order),
       [](const Statement& s, MemsetRecord& r) {
         r.start_ns = s.Int(0);
         r.end_ns = s.Int(1);
@@ -195,7 +198,8 @@ StatusOr<std::vector<MemsetRecord>> TraceReader::Memsets(RowOrder order) const {
 StatusOr<std::vector<ApiRecord>> TraceReader::Apis(RowOrder order) const {
   return LoadAll<ApiRecord>(
       db_,
-      std::string("SELECT start_ns,end_ns,tid,correlation,domain,cbid,name_id,return_code FROM api") +
+      std::string(
+          "SELECT start_ns,end_ns,tid,correlation,domain,cbid,name_id,return_code FROM api") +
           OrderBy(order),
       [](const Statement& s, ApiRecord& r) {
         r.start_ns = s.Int(0);

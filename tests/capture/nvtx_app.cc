@@ -128,7 +128,8 @@ int main(int argc, char** argv) {
       nvtxRangePop();
     }
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("%ld ranges in %.3f s: %.1f ns per push+pop\n", n, s, s * 1e9 / static_cast<double>(n));
+    std::printf("%ld ranges in %.3f s: %.1f ns per push+pop\n", n, s,
+                s * 1e9 / static_cast<double>(n));
     return 0;
   }
   return 2;
