@@ -170,7 +170,8 @@ Status Utilization(const TraceModel& m, const ReportOptions& o, ReportData* d) {
     }
     s.t_ns.push_back(v.Int(i, "start_ns"));
     s.values.push_back(pct);
-    if (!d->utilization_bucket_ns) d->utilization_bucket_ns = v.Int(i, "end_ns") - v.Int(i, "start_ns");
+    if (!d->utilization_bucket_ns)
+      d->utilization_bucket_ns = v.Int(i, "end_ns") - v.Int(i, "start_ns");
   }
   for (auto& [dev, s] : by_device) d->utilization.push_back(std::move(s));
   return OkStatus();
@@ -265,16 +266,17 @@ Status Findings(const TraceModel& m, const ReportOptions& o, ReportData* d) {
   s.kernel_wait_ns = a.idle.by_cause[static_cast<int>(GapCause::kKernelWait)];
   s.other_idle_ns = a.idle.by_cause[static_cast<int>(GapCause::kOther)];
   for (const Finding& f : a.findings) {
-    FindingRow r{f.rule,    f.title,  f.where,    f.detail, f.fix,
-                 f.cost_ns, f.cost_per_step_ns, f.count,  f.cost_pct, {}};
+    FindingRow r{f.rule,  f.title,    f.where, f.detail, f.fix, f.cost_ns, f.cost_per_step_ns,
+                 f.count, f.cost_pct, {}};
     for (const FindingExample& e : f.examples)
       r.examples.push_back({e.step, e.start_ns - origin, e.end_ns - origin, e.nvtx});
     d->findings.push_back(std::move(r));
   }
   if (d->findings.empty()) {
-    d->findings_note = a.device < 0 ? "No GPU activity in this trace: the rules have nothing to look at."
-                                    : "No finding costs 1% of the analyzed time or more "
-                                      "(stepscope analyze --all lists those below their threshold).";
+    d->findings_note = a.device < 0
+                           ? "No GPU activity in this trace: the rules have nothing to look at."
+                           : "No finding costs 1% of the analyzed time or more "
+                             "(stepscope analyze --all lists those below their threshold).";
   }
   return OkStatus();
 }

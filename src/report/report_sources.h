@@ -19,7 +19,7 @@ namespace stepscope {
 
 struct ReportOptions {
   int top_kernels = 15;
-  std::string step_regex;        // --step-range (steps and rules); empty: automatic
+  std::string step_regex;         // --step-range (steps and rules); empty: automatic
   int utilization_buckets = 500;  // gpu_time_util buckets over the GPU span
   int max_series_points = 2000;   // per memory series (downsampling keeps every peak)
   int live_at_peak_rows = 10;     // groups of the live set at each GPU's peak

@@ -149,7 +149,7 @@ TEST_F(ReportTest, MemoryTimelinePeakAndLiveSet) {
   ASSERT_FALSE(p.live.empty());
   int64_t live = 0;
   for (const MemoryPeak::Group& g : p.live) live += g.bytes;
-  EXPECT_EQ(live, 3 << 20);  // both device allocations are live at the peak
+  EXPECT_EQ(live, 3 << 20);      // both device allocations are live at the peak
   ASSERT_EQ(p.live.size(), 1u);  // no api rows: one group
   EXPECT_EQ(p.live[0].count, 2);
   EXPECT_EQ(p.step, -1);  // 600 is before "step 1" opens

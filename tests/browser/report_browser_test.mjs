@@ -156,6 +156,7 @@ const fixtures = path.join(src, 'tests', 'diff', 'fixtures', 'report');
     const dom = await page.evaluate((name) => ({
       tooltipText: Array.from(document.querySelectorAll('.tip')).map((t) => t.textContent).join('|'),
       summaryText: document.getElementById('summary').textContent,
+      findingsText: document.getElementById('findings').textContent,
       scripts: document.querySelectorAll('script').length,
       imgs: document.querySelectorAll('img').length,
       kernelsInData: window.stepscopeReport.data.top_kernels.some((k) => k.name === name),
@@ -177,6 +178,8 @@ const fixtures = path.join(src, 'tests', 'diff', 'fixtures', 'report');
   check('training: hostile kernel name shown as text in the tooltip', r.dom.tooltipText.includes(HOSTILE_KERNEL),
     JSON.stringify(r.dom.tooltipText));
   check('training: hostile command line shown as text', r.dom.summaryText.includes(HOSTILE_COMMAND));
+  check('training: hostile NVTX name shown as text in a finding', r.dom.findingsText.includes('forward ' + HOSTILE_COMMAND),
+    JSON.stringify(r.dom.findingsText.slice(0, 300)));
   check('training: nothing injected', r.dom.scripts === 3 && r.dom.imgs === 0,
     `${r.dom.scripts} scripts, ${r.dom.imgs} imgs`);
   check('training: no dialog opened', seen.dialogs.length === 0, JSON.stringify(seen.dialogs));

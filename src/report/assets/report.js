@@ -226,6 +226,11 @@
                data: s.t_ns.map(function (t, i) { return [ms(t), s.values[i] * scale]; }) };
     });
   }
+  // Utilization and memory share one time axis: the whole trace.
+  function timeAxis() {
+    return { type: 'value', name: 'ms since the trace start', nameLocation: 'middle', nameGap: 26, min: 0,
+             max: Math.max(1e-6, ms(data.summary.duration_ns)) };
+  }
   function countPoints(list) { return list.reduce(function (n, s) { return n + s.t_ns.length; }, 0); }
 
   function utilization() {
@@ -241,7 +246,7 @@
           return x.seriesName + ': ' + x.value[1].toFixed(1) + '%';
         })));
       } },
-      xAxis: { type: 'value', name: 'ms since the trace start', nameLocation: 'middle', nameGap: 26, min: 0 },
+      xAxis: timeAxis(),
       yAxis: { type: 'value', name: '%', min: 0, max: 100 },
       dataZoom: [{ type: 'inside' }],
       series: lineSeries(data.utilization, 1)
@@ -271,14 +276,14 @@
                       data: [{ coord: [ms(p.peak_t_ns), p.peak_bytes * scale] }] };
     });
     chart('chart-memory', countPoints(m), 'No device memory allocations were recorded.', {
-      grid: { left: 70, right: 20, top: 30, bottom: 40 },
+      grid: { left: 70, right: 30, top: 44, bottom: 40 },
       legend: { top: 0 },
       tooltip: { trigger: 'axis', formatter: function (p) {
         return tip(['t = ' + fmtNs(p[0].value[0] * 1e6)].concat(p.map(function (x) {
           return x.seriesName + ': ' + fmtBytes(x.value[1] / scale);
         })));
       } },
-      xAxis: { type: 'value', name: 'ms since the trace start', nameLocation: 'middle', nameGap: 26, min: 0 },
+      xAxis: timeAxis(),
       yAxis: { type: 'value', name: unit, min: 0 },
       dataZoom: [{ type: 'inside' }],
       series: series
