@@ -269,6 +269,10 @@
     if (m.length) note += '. Same numbers as stepscope memory.';
     document.getElementById('memory-note').textContent = note;
     var series = lineSeries(m, scale);
+    series.forEach(function (s) {  // bytes stay in use until the next event: hold the last value to the end
+      var last = s.data[s.data.length - 1];
+      if (last && last[0] < ms(data.summary.duration_ns)) s.data.push([ms(data.summary.duration_ns), last[1]]);
+    });
     series.forEach(function (s, i) {
       var p = peaks.filter(function (x) { return s.name === x.place + ' total'; })[0];
       if (!p) return;
