@@ -20,12 +20,15 @@ for t in $targets; do
   seeds=()
   [ -d "$corpus" ] && seeds=("$corpus")
   echo "fuzz: $t for ${secs}s"
-  if build-fuzz/bin/$t -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 "build-fuzz/corpus/$t" "${seeds[@]}" \
-       >"build-fuzz/$t.log" 2>&1 || build-fuzz/$t -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 \
-       "build-fuzz/corpus/$t" "${seeds[@]}" >"build-fuzz/$t.log" 2>&1; then
+  # A crashing input is saved as build-fuzz/artifacts/<target>-crash-<sha1>.
+  mkdir -p build-fuzz/artifacts
+  if build-fuzz/bin/$t -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 \
+       -artifact_prefix="build-fuzz/artifacts/$t-" "build-fuzz/corpus/$t" "${seeds[@]}" \
+       >"build-fuzz/$t.log" 2>&1; then
     passed=$((passed + 1))
   else
     failed=$((failed + 1))
+    echo "fuzz: $t FAILED; the end of build-fuzz/$t.log:"
     tail -40 "build-fuzz/$t.log"
   fi
 done

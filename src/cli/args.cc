@@ -5,7 +5,9 @@
 namespace stepscope {
 
 ArgParser::ArgParser(std::string command, std::string usage, std::string description)
-    : command_name_(std::move(command)), usage_(std::move(usage)), description_(std::move(description)) {
+    : command_name_(std::move(command)),
+      usage_(std::move(usage)),
+      description_(std::move(description)) {
   Switch("--help", "show this help and exit", "-h");
 }
 
@@ -54,7 +56,9 @@ Status ArgParser::Parse(int argc, char** argv) {
       }
       if (spec->takes_value) {
         if (!has_inline) {
-          if (i + 1 >= argc) return InvalidInput("option " + spec->name + " needs a value (" + spec->metavar + ")" + hint);
+          if (i + 1 >= argc)
+            return InvalidInput("option " + spec->name + " needs a value (" + spec->metavar + ")" +
+                                hint);
           value = argv[++i];
         }
         auto& v = values_[spec->name];
@@ -117,7 +121,8 @@ std::vector<std::string> ArgParser::GetAll(const std::string& name) const {
 }
 
 std::string ArgParser::Help() const {
-  std::string h = "usage: stepscope " + command_name_ + " " + usage_ + "\n\n" + description_ + "\n\noptions:\n";
+  std::string h =
+      "usage: stepscope " + command_name_ + " " + usage_ + "\n\n" + description_ + "\n\noptions:\n";
   for (const Spec& s : specs_) {
     std::string left = "  ";
     if (!s.short_name.empty()) left += s.short_name + ", ";

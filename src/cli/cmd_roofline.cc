@@ -127,8 +127,7 @@ int RunRoofline(int argc, char** argv) {
          "the step to rank kernels in (NVTX range 'step N'); default: the median step");
   p.Flag("--from", "TRACE",
          "pick kernels from this trace instead of a survey run; results are stored in it");
-  p.Flag("--output", "TRACE", "trace the survey run writes",
-         "roofline.sqlite", "-o");
+  p.Flag("--output", "TRACE", "trace the survey run writes", "roofline.sqlite", "-o");
   p.Flag("--instances", "K", "profile at most K launches of each kernel", "3");
   p.Flag("--skip", "S", "let the first S matching launches of each kernel run unprofiled", "0");
   p.Flag("--ceilings", "FILE", "ceilings file (default ~/.cache/stepscope/ceilings.json)");

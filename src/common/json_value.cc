@@ -1,7 +1,8 @@
 #include "common/json_value.h"
 
-#include "common/table.h"
 #include <cstdio>
+#include "common/strings.h"
+#include "common/table.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -190,42 +191,17 @@ class JsonParser {
     }
   }
 
-  static int HexDigit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  }
-
   bool Hex4(uint32_t* v) {
     if (pos_ + 4 > s_.size()) return false;
     uint32_t r = 0;
     for (int i = 0; i < 4; ++i) {
-      int d = HexDigit(s_[pos_ + i]);
+      int d = HexDigitValue(s_[pos_ + i]);
       if (d < 0) return false;
       r = r * 16 + static_cast<uint32_t>(d);
     }
     pos_ += 4;
     *v = r;
     return true;
-  }
-
-  static void AppendUtf8(std::string* out, uint32_t cp) {
-    if (cp < 0x80) {
-      out->push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
   }
 
   Status StringValue(std::string* out) {

@@ -1,10 +1,10 @@
 #include "common/log.h"
 
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <unistd.h>
 
 namespace stepscope {
 namespace {

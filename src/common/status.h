@@ -18,7 +18,7 @@ enum class StatusCode {
   kInvalidInput,  // bad user input: unreadable/malformed file, bad flag (CLI exit code 2)
   kNotFound,
   kIoError,
-  kUnavailable,   // a needed facility is missing (no GPU, no CUPTI, no permission)
+  kUnavailable,  // a needed facility is missing (no GPU, no CUPTI, no permission)
   kInternal,
 };
 
@@ -43,7 +43,9 @@ class [[nodiscard]] Status {
 };
 
 inline Status OkStatus() { return Status(); }
-inline Status InvalidInput(std::string m) { return Status(StatusCode::kInvalidInput, std::move(m)); }
+inline Status InvalidInput(std::string m) {
+  return Status(StatusCode::kInvalidInput, std::move(m));
+}
 inline Status NotFound(std::string m) { return Status(StatusCode::kNotFound, std::move(m)); }
 inline Status IoError(std::string m) { return Status(StatusCode::kIoError, std::move(m)); }
 inline Status Unavailable(std::string m) { return Status(StatusCode::kUnavailable, std::move(m)); }
@@ -53,7 +55,7 @@ template <typename T>
 class [[nodiscard]] StatusOr {
  public:
   StatusOr(Status status) : status_(std::move(status)) {}  // NOLINT: implicit by design
-  StatusOr(T value) : value_(std::move(value)) {}           // NOLINT: implicit by design
+  StatusOr(T value) : value_(std::move(value)) {}          // NOLINT: implicit by design
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
@@ -73,10 +75,10 @@ class [[nodiscard]] StatusOr {
 #define STEPSCOPE_CONCAT_INNER(a, b) a##b
 #define STEPSCOPE_CONCAT(a, b) STEPSCOPE_CONCAT_INNER(a, b)
 
-#define RETURN_IF_ERROR(expr)                     \
-  do {                                            \
-    ::stepscope::Status _st = (expr);             \
-    if (!_st.ok()) return _st;                    \
+#define RETURN_IF_ERROR(expr)         \
+  do {                                \
+    ::stepscope::Status _st = (expr); \
+    if (!_st.ok()) return _st;        \
   } while (0)
 
 #define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \

@@ -28,6 +28,11 @@ bool ParseDurationNs(std::string_view s, int64_t* out_ns);
 bool ParseInt64(std::string_view s, int64_t* out);
 bool ParseDouble(std::string_view s, double* out);
 
+// Value of one hexadecimal digit, or -1 when c is not one.
+int HexDigitValue(char c);
+// Appends the UTF-8 encoding of a Unicode code point (<= 0x10FFFF) to *out.
+void AppendUtf8(std::string* out, uint32_t code_point);
+
 // Demangles an Itanium C++ name; returns the input unchanged when it is not mangled.
 std::string Demangle(const std::string& mangled);
 

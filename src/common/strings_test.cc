@@ -49,5 +49,18 @@ TEST(Strings, Demangle) {
   EXPECT_EQ(Demangle("_Zbogus"), "_Zbogus");
 }
 
+TEST(Strings, HexDigitAndUtf8) {
+  EXPECT_EQ(HexDigitValue('0'), 0);
+  EXPECT_EQ(HexDigitValue('9'), 9);
+  EXPECT_EQ(HexDigitValue('a'), 10);
+  EXPECT_EQ(HexDigitValue('F'), 15);
+  EXPECT_EQ(HexDigitValue('g'), -1);
+  EXPECT_EQ(HexDigitValue('"'), -1);
+  std::string s;
+  for (uint32_t cp : {0x41u, 0xE9u, 0x20ACu, 0x1F600u}) AppendUtf8(&s, cp);
+  // A, e-acute (C3 A9), euro sign (E2 82 AC), grinning face (F0 9F 98 80).
+  EXPECT_EQ(s, "A\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80");
+}
+
 }  // namespace
 }  // namespace stepscope

@@ -139,14 +139,30 @@ std::string JsonQuote(const std::string& s) {
   std::string out = "\"";
   for (unsigned char ch : s) {
     switch (ch) {
-      case '"': out.append("\\\""); break;
-      case '\\': out.append("\\\\"); break;
-      case '\n': out.append("\\n"); break;
-      case '\r': out.append("\\r"); break;
-      case '\t': out.append("\\t"); break;
-      case '<': out.append("\\u003c"); break;  // safe to inline in HTML <script>
-      case '>': out.append("\\u003e"); break;
-      case '&': out.append("\\u0026"); break;
+      case '"':
+        out.append("\\\"");
+        break;
+      case '\\':
+        out.append("\\\\");
+        break;
+      case '\n':
+        out.append("\\n");
+        break;
+      case '\r':
+        out.append("\\r");
+        break;
+      case '\t':
+        out.append("\\t");
+        break;
+      case '<':
+        out.append("\\u003c");
+        break;  // safe to inline in HTML <script>
+      case '>':
+        out.append("\\u003e");
+        break;
+      case '&':
+        out.append("\\u0026");
+        break;
       default:
         if (ch < 0x20) {
           char buf[8];

@@ -26,10 +26,10 @@ struct Column {
 struct Cell {
   std::variant<std::string, int64_t, double> value;
   int decimals = 2;
-  Cell(std::string s) : value(std::move(s)) {}  // NOLINT
-  Cell(const char* s) : value(std::string(s)) {}  // NOLINT
-  Cell(int64_t v) : value(v) {}                   // NOLINT
-  Cell(int v) : value(static_cast<int64_t>(v)) {}  // NOLINT
+  Cell(std::string s) : value(std::move(s)) {}          // NOLINT
+  Cell(const char* s) : value(std::string(s)) {}        // NOLINT
+  Cell(int64_t v) : value(v) {}                         // NOLINT
+  Cell(int v) : value(static_cast<int64_t>(v)) {}       // NOLINT
   Cell(uint32_t v) : value(static_cast<int64_t>(v)) {}  // NOLINT
   Cell(uint64_t v) : value(static_cast<int64_t>(v)) {}  // NOLINT
   Cell(double v, int d = 2) : value(v), decimals(d) {}  // NOLINT

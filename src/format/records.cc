@@ -4,70 +4,104 @@ namespace stepscope {
 
 const char* MemoryKindName(MemoryKind k) {
   switch (k) {
-    case MemoryKind::kPageable: return "pageable";
-    case MemoryKind::kPinned: return "pinned";
-    case MemoryKind::kDevice: return "device";
-    case MemoryKind::kArray: return "array";
-    case MemoryKind::kManaged: return "managed";
-    case MemoryKind::kDeviceStatic: return "device_static";
-    case MemoryKind::kManagedStatic: return "managed_static";
-    case MemoryKind::kUnknown: break;
+    case MemoryKind::kPageable:
+      return "pageable";
+    case MemoryKind::kPinned:
+      return "pinned";
+    case MemoryKind::kDevice:
+      return "device";
+    case MemoryKind::kArray:
+      return "array";
+    case MemoryKind::kManaged:
+      return "managed";
+    case MemoryKind::kDeviceStatic:
+      return "device_static";
+    case MemoryKind::kManagedStatic:
+      return "managed_static";
+    case MemoryKind::kUnknown:
+      break;
   }
   return "unknown";
 }
 
 const char* CopyKindName(CopyKind k) {
   switch (k) {
-    case CopyKind::kHostToDevice: return "HtoD";
-    case CopyKind::kDeviceToHost: return "DtoH";
-    case CopyKind::kHostToArray: return "HtoA";
-    case CopyKind::kArrayToHost: return "AtoH";
-    case CopyKind::kArrayToArray: return "AtoA";
-    case CopyKind::kArrayToDevice: return "AtoD";
-    case CopyKind::kDeviceToArray: return "DtoA";
-    case CopyKind::kDeviceToDevice: return "DtoD";
-    case CopyKind::kHostToHost: return "HtoH";
-    case CopyKind::kPeerToPeer: return "PtoP";
-    case CopyKind::kUnknown: break;
+    case CopyKind::kHostToDevice:
+      return "HtoD";
+    case CopyKind::kDeviceToHost:
+      return "DtoH";
+    case CopyKind::kHostToArray:
+      return "HtoA";
+    case CopyKind::kArrayToHost:
+      return "AtoH";
+    case CopyKind::kArrayToArray:
+      return "AtoA";
+    case CopyKind::kArrayToDevice:
+      return "AtoD";
+    case CopyKind::kDeviceToArray:
+      return "DtoA";
+    case CopyKind::kDeviceToDevice:
+      return "DtoD";
+    case CopyKind::kHostToHost:
+      return "HtoH";
+    case CopyKind::kPeerToPeer:
+      return "PtoP";
+    case CopyKind::kUnknown:
+      break;
   }
   return "unknown";
 }
 
 const char* SyncTypeName(SyncType t) {
   switch (t) {
-    case SyncType::kEventSynchronize: return "event_synchronize";
-    case SyncType::kStreamWaitEvent: return "stream_wait_event";
-    case SyncType::kStreamSynchronize: return "stream_synchronize";
-    case SyncType::kContextSynchronize: return "context_synchronize";
-    case SyncType::kUnknown: break;
+    case SyncType::kEventSynchronize:
+      return "event_synchronize";
+    case SyncType::kStreamWaitEvent:
+      return "stream_wait_event";
+    case SyncType::kStreamSynchronize:
+      return "stream_synchronize";
+    case SyncType::kContextSynchronize:
+      return "context_synchronize";
+    case SyncType::kUnknown:
+      break;
   }
   return "unknown";
 }
 
 const char* MemoryOpName(MemoryOp op) {
   switch (op) {
-    case MemoryOp::kAlloc: return "alloc";
-    case MemoryOp::kFree: return "free";
-    case MemoryOp::kUnknown: break;
+    case MemoryOp::kAlloc:
+      return "alloc";
+    case MemoryOp::kFree:
+      return "free";
+    case MemoryOp::kUnknown:
+      break;
   }
   return "unknown";
 }
 
 const char* MemoryPoolOpName(MemoryPoolOp op) {
   switch (op) {
-    case MemoryPoolOp::kCreated: return "created";
-    case MemoryPoolOp::kDestroyed: return "destroyed";
-    case MemoryPoolOp::kTrimmed: return "trimmed";
-    case MemoryPoolOp::kUnknown: break;
+    case MemoryPoolOp::kCreated:
+      return "created";
+    case MemoryPoolOp::kDestroyed:
+      return "destroyed";
+    case MemoryPoolOp::kTrimmed:
+      return "trimmed";
+    case MemoryPoolOp::kUnknown:
+      break;
   }
   return "unknown";
 }
 
 const char* NvtxKindName(NvtxKind k) {
   switch (k) {
-    case NvtxKind::kPushPop: return "push_pop";
-    case NvtxKind::kStartEnd: return "start_end";
-    case NvtxKind::kMark: return "mark";
+    case NvtxKind::kPushPop:
+      return "push_pop";
+    case NvtxKind::kStartEnd:
+      return "start_end";
+    case NvtxKind::kMark:
+      return "mark";
   }
   return "unknown";
 }

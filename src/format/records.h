@@ -26,11 +26,11 @@ inline constexpr StringId kNoString = 0;
 // Source/destination memory of a copy, memory of a memset or an allocation.
 enum class MemoryKind : uint8_t {
   kUnknown = 0,
-  kPageable = 1,   // pageable host memory
-  kPinned = 2,     // page-locked host memory (cudaMallocHost / cudaHostAlloc)
-  kDevice = 3,     // device memory
-  kArray = 4,      // CUDA array
-  kManaged = 5,    // unified (managed) memory
+  kPageable = 1,  // pageable host memory
+  kPinned = 2,    // page-locked host memory (cudaMallocHost / cudaHostAlloc)
+  kDevice = 3,    // device memory
+  kArray = 4,     // CUDA array
+  kManaged = 5,   // unified (managed) memory
   kDeviceStatic = 6,
   kManagedStatic = 7,
 };
@@ -53,10 +53,10 @@ enum class ApiDomain : uint8_t { kRuntime = 0, kDriver = 1 };
 
 enum class SyncType : uint8_t {
   kUnknown = 0,
-  kEventSynchronize = 1,   // cudaEventSynchronize
-  kStreamWaitEvent = 2,    // cudaStreamWaitEvent (a GPU-side wait: host does not block)
-  kStreamSynchronize = 3,  // cudaStreamSynchronize
-  kContextSynchronize = 4, // cudaDeviceSynchronize / cuCtxSynchronize
+  kEventSynchronize = 1,    // cudaEventSynchronize
+  kStreamWaitEvent = 2,     // cudaStreamWaitEvent (a GPU-side wait: host does not block)
+  kStreamSynchronize = 3,   // cudaStreamSynchronize
+  kContextSynchronize = 4,  // cudaDeviceSynchronize / cuCtxSynchronize
 };
 
 enum class MemoryOp : uint8_t { kUnknown = 0, kAlloc = 1, kFree = 2 };
@@ -178,8 +178,8 @@ struct MemoryPoolRecord {
 // An NVTX range or mark (or an imported CPU-side range: cpu_op, annotation).
 struct NvtxRecord {
   int64_t start_ns;
-  int64_t end_ns;  // == start_ns for marks; -1 while a range is still open
-  uint32_t tid;    // thread that started the range
+  int64_t end_ns;    // == start_ns for marks; -1 while a range is still open
+  uint32_t tid;      // thread that started the range
   uint32_t end_tid;  // thread that ended it (== tid for push/pop)
   StringId domain;   // kNoString: the default domain
   StringId name;

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "common/strings.h"
+
 namespace stepscope {
 namespace {
 
@@ -23,31 +25,6 @@ inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 inline const char* SkipWs(const char* p, const char* end) {
   while (p < end && IsWs(*p)) ++p;
   return p;
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-void AppendUtf8(std::string* out, uint32_t cp) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 }  // namespace
@@ -144,7 +121,7 @@ JsonParseOutcome JsonValueParser::ParseString(const char* begin, const char** pp
         }
         uint32_t cp = 0;
         for (int i = 2; i < 6; ++i) {
-          int h = HexValue(p[i]);
+          int h = HexDigitValue(p[i]);
           if (h < 0) return Fail(begin, p + i, "bad \\u escape: expected 4 hex digits");
           cp = cp * 16 + static_cast<uint32_t>(h);
         }
@@ -160,7 +137,7 @@ JsonParseOutcome JsonValueParser::ParseString(const char* begin, const char** pp
           bool paired = end - p >= 6 && p[0] == '\\' && p[1] == 'u';
           if (paired) {
             for (int i = 2; i < 6 && paired; ++i) {
-              int h = HexValue(p[i]);
+              int h = HexDigitValue(p[i]);
               if (h < 0) paired = false;
               lo = lo * 16 + static_cast<uint32_t>(h < 0 ? 0 : h);
             }

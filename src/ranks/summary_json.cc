@@ -8,8 +8,8 @@
 #include <map>
 #include <tuple>
 
-#include "common/table.h"
 #include "common/json_value.h"
+#include "common/table.h"
 #include "ranks/rank_summary.h"
 
 namespace stepscope {

@@ -6,8 +6,8 @@
 #include <cstdlib>
 
 #include "common/file_util.h"
-#include "common/strings.h"
 #include "common/json_value.h"
+#include "common/strings.h"
 
 namespace stepscope {
 

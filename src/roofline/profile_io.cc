@@ -1,7 +1,7 @@
 #include "roofline/profile_io.h"
 
-#include "common/strings.h"
 #include "common/json_value.h"
+#include "common/strings.h"
 
 namespace stepscope {
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "common/strings.h"
 #include "common/json_value.h"
+#include "common/strings.h"
 
 namespace stepscope {
 

@@ -128,21 +128,6 @@ std::string ReportSvg(const RooflineReport& r) {
 
 namespace {
 
-std::string CreateTableSql(const TableDef& t) {
-  std::string sql = "CREATE TABLE IF NOT EXISTS " + std::string(t.name) + " (";
-  bool first = true;
-  if (t.has_integer_pk) {
-    sql += "id INTEGER PRIMARY KEY";
-    first = false;
-  }
-  for (const ColumnDef& c : t.columns) {
-    if (!first) sql += ", ";
-    first = false;
-    sql += std::string(c.name) + " " + c.type;
-  }
-  return sql + ")";
-}
-
 StatusOr<int64_t> InternString(sqlite3* db, const std::string& s) {
   if (s.empty()) return int64_t{0};
   {

@@ -34,7 +34,8 @@ std::vector<TableDef> BuildTables() {
                 {"cc_minor", "INTEGER", "compute capability, minor"},
                 {"sm_count", "INTEGER", "number of streaming multiprocessors"},
                 {"global_memory_bytes", "INTEGER", "device memory size, bytes"},
-                {"memory_bandwidth_bytes_per_s", "INTEGER", "theoretical DRAM bandwidth reported by CUPTI, bytes/s (0: unknown)"},
+                {"memory_bandwidth_bytes_per_s", "INTEGER",
+                 "theoretical DRAM bandwidth reported by CUPTI, bytes/s (0: unknown)"},
                 {"l2_cache_bytes", "INTEGER", "L2 cache size, bytes"},
                 {"core_clock_khz", "INTEGER", "SM clock, kHz"},
                 {"max_threads_per_block", "INTEGER", "limit"},
@@ -47,28 +48,29 @@ std::vector<TableDef> BuildTables() {
                 {"name_id", "INTEGER", "thread name (strings.id): nvtxNameOsThread or /proc comm"}},
                {},
                false});
-  t.push_back({"kernels",
-               "GPU kernel executions (CUPTI CONCURRENT_KERNEL).",
-               {{"start_ns", "INTEGER", "start on the trace clock, ns"},
-                {"end_ns", "INTEGER", "end on the trace clock, ns"},
-                {"device", "INTEGER", "devices.id"},
-                {"context", "INTEGER", "CUDA context id"},
-                {"stream", "INTEGER", "CUDA stream id"},
-                {"correlation", "INTEGER", "links to the launching api row (api.correlation)"},
-                {"name_id", "INTEGER", "demangled kernel name (strings.id)"},
-                {"mangled_id", "INTEGER", "mangled name (strings.id); 0 when the name was not mangled"},
-                {"grid_x", "INTEGER", "grid size"},
-                {"grid_y", "INTEGER", ""},
-                {"grid_z", "INTEGER", ""},
-                {"block_x", "INTEGER", "block size"},
-                {"block_y", "INTEGER", ""},
-                {"block_z", "INTEGER", ""},
-                {"registers_per_thread", "INTEGER", "registers per thread"},
-                {"static_smem_bytes", "INTEGER", "static shared memory per block, bytes"},
-                {"dynamic_smem_bytes", "INTEGER", "dynamic shared memory per block, bytes"},
-                {"graph_id", "INTEGER", "CUDA graph id, 0 when not launched from a graph"},
-                {"graph_node_id", "INTEGER", "CUDA graph node id, 0 when not from a graph"}},
-               {"kernels_correlation(correlation)"}});
+  t.push_back(
+      {"kernels",
+       "GPU kernel executions (CUPTI CONCURRENT_KERNEL).",
+       {{"start_ns", "INTEGER", "start on the trace clock, ns"},
+        {"end_ns", "INTEGER", "end on the trace clock, ns"},
+        {"device", "INTEGER", "devices.id"},
+        {"context", "INTEGER", "CUDA context id"},
+        {"stream", "INTEGER", "CUDA stream id"},
+        {"correlation", "INTEGER", "links to the launching api row (api.correlation)"},
+        {"name_id", "INTEGER", "demangled kernel name (strings.id)"},
+        {"mangled_id", "INTEGER", "mangled name (strings.id); 0 when the name was not mangled"},
+        {"grid_x", "INTEGER", "grid size"},
+        {"grid_y", "INTEGER", ""},
+        {"grid_z", "INTEGER", ""},
+        {"block_x", "INTEGER", "block size"},
+        {"block_y", "INTEGER", ""},
+        {"block_z", "INTEGER", ""},
+        {"registers_per_thread", "INTEGER", "registers per thread"},
+        {"static_smem_bytes", "INTEGER", "static shared memory per block, bytes"},
+        {"dynamic_smem_bytes", "INTEGER", "dynamic shared memory per block, bytes"},
+        {"graph_id", "INTEGER", "CUDA graph id, 0 when not launched from a graph"},
+        {"graph_node_id", "INTEGER", "CUDA graph node id, 0 when not from a graph"}},
+       {"kernels_correlation(correlation)"}});
   t.push_back({"memcpy",
                "GPU memory copies (CUPTI MEMCPY and MEMCPY2).",
                {{"start_ns", "INTEGER", "start, ns"},
@@ -79,7 +81,8 @@ std::vector<TableDef> BuildTables() {
                 {"correlation", "INTEGER", "api.correlation of the call that issued it"},
                 {"bytes", "INTEGER", "bytes copied"},
                 {"copy_kind", "INTEGER", "enum_copy_kind.id (HtoD, DtoH, DtoD, ...)"},
-                {"src_kind", "INTEGER", "enum_memory_kind.id of the source (pageable, pinned, device, ...)"},
+                {"src_kind", "INTEGER",
+                 "enum_memory_kind.id of the source (pageable, pinned, device, ...)"},
                 {"dst_kind", "INTEGER", "enum_memory_kind.id of the destination"},
                 {"is_async", "INTEGER", "1 when issued by an async API (cudaMemcpyAsync)"},
                 {"dst_device", "INTEGER", "destination device for peer copies; else = device"},
@@ -99,21 +102,23 @@ std::vector<TableDef> BuildTables() {
                 {"is_async", "INTEGER", "1 when issued by an async API"},
                 {"graph_id", "INTEGER", "CUDA graph id, 0 when not from a graph"}},
                {"memset_correlation(correlation)"}});
-  t.push_back({"api",
-               "CUDA runtime and driver API calls. Captured traces hold only the chosen set "
-               "(launches, graph launch, memcpy/memset, synchronization, stream-wait-event, "
-               "malloc/free families): see docs/capture.md.",
-               {{"start_ns", "INTEGER", "call entry, ns"},
-                {"end_ns", "INTEGER", "call return, ns"},
-                {"tid", "INTEGER", "OS thread id (threads.tid)"},
-                {"correlation", "INTEGER", "links to kernels/memcpy/memset/sync/memory.correlation"},
-                {"domain", "INTEGER", "enum_api_domain.id: 0 runtime, 1 driver"},
-                {"cbid", "INTEGER", "CUPTI callback id within the domain"},
-                {"name_id", "INTEGER", "function name (strings.id), e.g. cudaLaunchKernel"},
-                {"return_code", "INTEGER", "cudaError_t / CUresult returned"}},
-               {"api_correlation(correlation)"}});
+  t.push_back(
+      {"api",
+       "CUDA runtime and driver API calls. Captured traces hold only the chosen set "
+       "(launches, graph launch, memcpy/memset, synchronization, stream-wait-event, "
+       "malloc/free families): see docs/capture.md.",
+       {{"start_ns", "INTEGER", "call entry, ns"},
+        {"end_ns", "INTEGER", "call return, ns"},
+        {"tid", "INTEGER", "OS thread id (threads.tid)"},
+        {"correlation", "INTEGER", "links to kernels/memcpy/memset/sync/memory.correlation"},
+        {"domain", "INTEGER", "enum_api_domain.id: 0 runtime, 1 driver"},
+        {"cbid", "INTEGER", "CUPTI callback id within the domain"},
+        {"name_id", "INTEGER", "function name (strings.id), e.g. cudaLaunchKernel"},
+        {"return_code", "INTEGER", "cudaError_t / CUresult returned"}},
+       {"api_correlation(correlation)"}});
   t.push_back({"sync",
-               "Host-side synchronizations (CUPTI SYNCHRONIZATION): the thread waited in [start_ns, end_ns].",
+               "Host-side synchronizations (CUPTI SYNCHRONIZATION): the thread waited in "
+               "[start_ns, end_ns].",
                {{"start_ns", "INTEGER", "wait start, ns"},
                 {"end_ns", "INTEGER", "wait end, ns"},
                 {"tid", "INTEGER", "waiting thread, from the matching api row (0 when unknown)"},
@@ -123,20 +128,21 @@ std::vector<TableDef> BuildTables() {
                 {"stream", "INTEGER", "CUDA stream id; 4294967295 when not stream-specific"},
                 {"event", "INTEGER", "CUDA event id; 0 when none"}},
                {}});
-  t.push_back({"memory",
-               "Device, pinned-host and managed memory allocations and frees (CUPTI MEMORY2).",
-               {{"ts_ns", "INTEGER", "time of the operation, ns"},
-                {"op", "INTEGER", "enum_memory_op.id: 1 alloc, 2 free"},
-                {"address", "INTEGER", "address of the allocation"},
-                {"bytes", "INTEGER", "size, bytes"},
-                {"memory_kind", "INTEGER", "enum_memory_kind.id (device, pinned, managed, ...)"},
-                {"device", "INTEGER", "devices.id"},
-                {"context", "INTEGER", "CUDA context id"},
-                {"stream", "INTEGER", "stream of a stream-ordered allocation, else 0"},
-                {"correlation", "INTEGER", "api.correlation of the allocating/freeing call"},
-                {"is_async", "INTEGER", "1 for stream-ordered (pool) allocations"},
-                {"pool_address", "INTEGER", "owning memory pool for stream-ordered allocations, else 0"}},
-               {"memory_address(address)"}});
+  t.push_back(
+      {"memory",
+       "Device, pinned-host and managed memory allocations and frees (CUPTI MEMORY2).",
+       {{"ts_ns", "INTEGER", "time of the operation, ns"},
+        {"op", "INTEGER", "enum_memory_op.id: 1 alloc, 2 free"},
+        {"address", "INTEGER", "address of the allocation"},
+        {"bytes", "INTEGER", "size, bytes"},
+        {"memory_kind", "INTEGER", "enum_memory_kind.id (device, pinned, managed, ...)"},
+        {"device", "INTEGER", "devices.id"},
+        {"context", "INTEGER", "CUDA context id"},
+        {"stream", "INTEGER", "stream of a stream-ordered allocation, else 0"},
+        {"correlation", "INTEGER", "api.correlation of the allocating/freeing call"},
+        {"is_async", "INTEGER", "1 for stream-ordered (pool) allocations"},
+        {"pool_address", "INTEGER", "owning memory pool for stream-ordered allocations, else 0"}},
+       {"memory_address(address)"}});
   t.push_back({"memory_pool",
                "Stream-ordered memory pool events (CUPTI MEMORY_POOL).",
                {{"ts_ns", "INTEGER", "time, ns"},
@@ -148,21 +154,23 @@ std::vector<TableDef> BuildTables() {
                 {"device", "INTEGER", "devices.id"},
                 {"is_managed", "INTEGER", "1 for a managed-memory pool"}},
                {}});
-  t.push_back({"oom",
-               "Failed allocations (out of memory): an allocation API returned "
-               "cudaErrorMemoryAllocation / CUDA_ERROR_OUT_OF_MEMORY. Written and committed at "
-               "once so the evidence survives the abort that usually follows. See docs/memory.md.",
-               {{"ts_ns", "INTEGER", "when the failing call returned, ns"},
-                {"tid", "INTEGER", "calling thread (threads.tid)"},
-                {"device", "INTEGER", "devices.id the allocation was for (current device of the call)"},
-                {"correlation", "INTEGER", "api.correlation of the failing call; 0 when not traced"},
-                {"name_id", "INTEGER", "API name (strings.id), e.g. cudaMalloc"},
-                {"return_code", "INTEGER", "cudaError_t / CUresult returned (2 for out of memory)"},
-                {"requested_bytes", "INTEGER", "size the call asked for, bytes"},
-                {"memory_kind", "INTEGER", "enum_memory_kind.id of the request (device, pinned, managed)"},
-                {"free_bytes", "INTEGER", "free device memory right after the failure (cuMemGetInfo), bytes; -1 unknown"},
-                {"total_bytes", "INTEGER", "total device memory (cuMemGetInfo), bytes; -1 unknown"}},
-               {}});
+  t.push_back(
+      {"oom",
+       "Failed allocations (out of memory): an allocation API returned "
+       "cudaErrorMemoryAllocation / CUDA_ERROR_OUT_OF_MEMORY. Written and committed at "
+       "once so the evidence survives the abort that usually follows. See docs/memory.md.",
+       {{"ts_ns", "INTEGER", "when the failing call returned, ns"},
+        {"tid", "INTEGER", "calling thread (threads.tid)"},
+        {"device", "INTEGER", "devices.id the allocation was for (current device of the call)"},
+        {"correlation", "INTEGER", "api.correlation of the failing call; 0 when not traced"},
+        {"name_id", "INTEGER", "API name (strings.id), e.g. cudaMalloc"},
+        {"return_code", "INTEGER", "cudaError_t / CUresult returned (2 for out of memory)"},
+        {"requested_bytes", "INTEGER", "size the call asked for, bytes"},
+        {"memory_kind", "INTEGER", "enum_memory_kind.id of the request (device, pinned, managed)"},
+        {"free_bytes", "INTEGER",
+         "free device memory right after the failure (cuMemGetInfo), bytes; -1 unknown"},
+        {"total_bytes", "INTEGER", "total device memory (cuMemGetInfo), bytes; -1 unknown"}},
+       {}});
   t.push_back({"host_alloc",
                "Host memory allocations and frees at or above a size threshold (`--trace "
                "host-mem`): malloc/calloc/realloc/aligned allocations and anonymous mmap/munmap. "
@@ -171,7 +179,8 @@ std::vector<TableDef> BuildTables() {
                 {"tid", "INTEGER", "calling thread (threads.tid)"},
                 {"op", "INTEGER", "enum_memory_op.id: 1 alloc, 2 free"},
                 {"address", "INTEGER", "address returned by the allocation / passed to the free"},
-                {"bytes", "INTEGER", "size requested (alloc) or released (free; usable size for free()), bytes"},
+                {"bytes", "INTEGER",
+                 "size requested (alloc) or released (free; usable size for free()), bytes"},
                 {"kind", "INTEGER", "enum_host_alloc_kind.id: 1 malloc family, 2 anonymous mmap"}},
                {}});
   t.push_back({"nvtx",
@@ -195,55 +204,63 @@ std::vector<TableDef> BuildTables() {
                 {"tid", "INTEGER", "thread, 0 when not thread-specific"},
                 {"kind_id", "INTEGER", "what the overhead was (strings.id)"}},
                {}});
-  t.push_back({"roofline",
-               "Roofline analysis of a step's top kernels (`stepscope roofline`): hardware counters "
-               "of the profiled launches of each kernel (a kernel function with one grid and block), "
-               "summed over its profiled instances, and where that puts it under the GPU's measured "
-               "ceilings (meta.roofline_ceilings). Rewritten by each roofline run. See docs/roofline.md.",
-               {{"rank", "INTEGER", "rank by GPU time in the step, 1 = most"},
-                {"name_id", "INTEGER", "demangled kernel name (strings.id)"},
-                {"mangled_id", "INTEGER", "mangled name (strings.id); 0 when unknown"},
-                {"grid_x", "INTEGER", "grid size"},
-                {"grid_y", "INTEGER", ""},
-                {"grid_z", "INTEGER", ""},
-                {"block_x", "INTEGER", "block size"},
-                {"block_y", "INTEGER", ""},
-                {"block_z", "INTEGER", ""},
-                {"step", "INTEGER", "step the kernels were ranked in (NVTX 'step N'); -1 when the trace has no steps"},
-                {"step_gpu_ns", "INTEGER", "GPU time of this kernel's launches in that step, ns"},
-                {"step_launches", "INTEGER", "its launches in that step"},
-                {"instances", "INTEGER", "launches profiled (each replayed once per counter pass)"},
-                {"first_launch_index", "INTEGER", "0-based index of the first profiled launch among all launches of this kernel function in the profiled run"},
-                {"duration_ns", "REAL", "gpu__time_duration.sum over the profiled instances, ns"},
-                {"flops", "REAL", "floating-point operations, all precisions (FMA = 2)"},
-                {"flops_fp64", "REAL", "CUDA-core fp64: dadd + dmul + 2 dfma"},
-                {"flops_fp32", "REAL", "CUDA-core fp32: fadd + fmul + 2 ffma"},
-                {"flops_fp16", "REAL", "CUDA-core fp16: hadd + hmul + 2 hfma"},
-                {"flops_tensor_fp64", "REAL", "tensor-core ops with fp64 sources"},
-                {"flops_tensor_tf32", "REAL", "tensor-core ops with tf32 sources"},
-                {"flops_tensor_fp16", "REAL", "tensor-core ops with fp16 sources"},
-                {"flops_tensor_bf16", "REAL", "tensor-core ops with bf16 sources"},
-                {"flops_tensor_fp8", "REAL", "tensor-core ops with fp8 sources"},
-                {"flops_tensor_other", "REAL", "tensor-core ops with other floating-point sources"},
-                {"tensor_int_ops", "REAL", "tensor-core integer ops (not FLOPs)"},
-                {"dram_read_bytes", "REAL", "dram__bytes_read.sum"},
-                {"dram_write_bytes", "REAL", "dram__bytes_write.sum"},
-                {"l2_bytes", "REAL", "lts__t_bytes.sum"},
-                {"l1_bytes", "REAL", "l1tex__t_bytes.sum"},
-                {"intensity_dram", "REAL", "FLOP per DRAM byte"},
-                {"flops_per_s", "REAL", "achieved FLOP/s (flops / duration)"},
-                {"dram_bytes_per_s", "REAL", "achieved DRAM bandwidth, bytes/s"},
-                {"precision", "TEXT", "precision with the most FLOPs (fp32, tensor_bf16, ...); empty when none"},
-                {"bound", "TEXT", "ceiling that bounds the kernel: a precision's compute ceiling, dram_bw or l2_bw"},
-                {"bound_kind", "TEXT", "compute, memory or unknown"},
-                {"pct_of_bound", "REAL", "100 * (time the bounding ceiling allows) / duration"},
-                {"counters_json", "TEXT", "every collected counter, summed over the instances, as a JSON object"}},
-               {}});
+  t.push_back(
+      {"roofline",
+       "Roofline analysis of a step's top kernels (`stepscope roofline`): hardware counters "
+       "of the profiled launches of each kernel (a kernel function with one grid and block), "
+       "summed over its profiled instances, and where that puts it under the GPU's measured "
+       "ceilings (meta.roofline_ceilings). Rewritten by each roofline run. See docs/roofline.md.",
+       {{"rank", "INTEGER", "rank by GPU time in the step, 1 = most"},
+        {"name_id", "INTEGER", "demangled kernel name (strings.id)"},
+        {"mangled_id", "INTEGER", "mangled name (strings.id); 0 when unknown"},
+        {"grid_x", "INTEGER", "grid size"},
+        {"grid_y", "INTEGER", ""},
+        {"grid_z", "INTEGER", ""},
+        {"block_x", "INTEGER", "block size"},
+        {"block_y", "INTEGER", ""},
+        {"block_z", "INTEGER", ""},
+        {"step", "INTEGER",
+         "step the kernels were ranked in (NVTX 'step N'); -1 when the trace has no steps"},
+        {"step_gpu_ns", "INTEGER", "GPU time of this kernel's launches in that step, ns"},
+        {"step_launches", "INTEGER", "its launches in that step"},
+        {"instances", "INTEGER", "launches profiled (each replayed once per counter pass)"},
+        {"first_launch_index", "INTEGER",
+         "0-based index of the first profiled launch among all launches of this kernel function in "
+         "the profiled run"},
+        {"duration_ns", "REAL", "gpu__time_duration.sum over the profiled instances, ns"},
+        {"flops", "REAL", "floating-point operations, all precisions (FMA = 2)"},
+        {"flops_fp64", "REAL", "CUDA-core fp64: dadd + dmul + 2 dfma"},
+        {"flops_fp32", "REAL", "CUDA-core fp32: fadd + fmul + 2 ffma"},
+        {"flops_fp16", "REAL", "CUDA-core fp16: hadd + hmul + 2 hfma"},
+        {"flops_tensor_fp64", "REAL", "tensor-core ops with fp64 sources"},
+        {"flops_tensor_tf32", "REAL", "tensor-core ops with tf32 sources"},
+        {"flops_tensor_fp16", "REAL", "tensor-core ops with fp16 sources"},
+        {"flops_tensor_bf16", "REAL", "tensor-core ops with bf16 sources"},
+        {"flops_tensor_fp8", "REAL", "tensor-core ops with fp8 sources"},
+        {"flops_tensor_other", "REAL", "tensor-core ops with other floating-point sources"},
+        {"tensor_int_ops", "REAL", "tensor-core integer ops (not FLOPs)"},
+        {"dram_read_bytes", "REAL", "dram__bytes_read.sum"},
+        {"dram_write_bytes", "REAL", "dram__bytes_write.sum"},
+        {"l2_bytes", "REAL", "lts__t_bytes.sum"},
+        {"l1_bytes", "REAL", "l1tex__t_bytes.sum"},
+        {"intensity_dram", "REAL", "FLOP per DRAM byte"},
+        {"flops_per_s", "REAL", "achieved FLOP/s (flops / duration)"},
+        {"dram_bytes_per_s", "REAL", "achieved DRAM bandwidth, bytes/s"},
+        {"precision", "TEXT",
+         "precision with the most FLOPs (fp32, tensor_bf16, ...); empty when none"},
+        {"bound", "TEXT",
+         "ceiling that bounds the kernel: a precision's compute ceiling, dram_bw or l2_bw"},
+        {"bound_kind", "TEXT", "compute, memory or unknown"},
+        {"pct_of_bound", "REAL", "100 * (time the bounding ceiling allows) / duration"},
+        {"counters_json", "TEXT",
+         "every collected counter, summed over the instances, as a JSON object"}},
+       {}});
   // Enum tables: id -> name, filled when the trace is created.
-  for (const char* e : {"enum_memory_kind", "enum_copy_kind", "enum_sync_type", "enum_memory_op",
-                        "enum_memory_pool_op", "enum_nvtx_kind", "enum_api_domain",
-                        "enum_host_alloc_kind"}) {
-    t.push_back({e, "Names of the enumeration values used by the columns that reference it.",
+  for (const char* e :
+       {"enum_memory_kind", "enum_copy_kind", "enum_sync_type", "enum_memory_op",
+        "enum_memory_pool_op", "enum_nvtx_kind", "enum_api_domain", "enum_host_alloc_kind"}) {
+    t.push_back({e,
+                 "Names of the enumeration values used by the columns that reference it.",
                  {{"id", "INTEGER PRIMARY KEY", "value"}, {"name", "TEXT", "name"}},
                  {},
                  false});
@@ -259,7 +276,8 @@ std::vector<MetaKeyDef> BuildMetaKeys() {
       {"tool_version", "stepscope version that wrote the trace"},
       {"source", "who produced it: capture (stepscope profile), kineto-json, nsys-sqlite, fixture"},
       {"clock", "trace clock of every *_ns column: CLOCK_REALTIME for captures"},
-      {"wall_clock_offset_ns", "add to a trace time to get Unix-epoch ns (0 when the clock is CLOCK_REALTIME)"},
+      {"wall_clock_offset_ns",
+       "add to a trace time to get Unix-epoch ns (0 when the clock is CLOCK_REALTIME)"},
       {"start_ns", "trace start, on the trace clock"},
       {"end_ns", "trace end (last commit or finalize), on the trace clock"},
       {"pid", "process id of the traced process"},
@@ -270,10 +288,14 @@ std::vector<MetaKeyDef> BuildMetaKeys() {
       {"rank", "RANK of the process when set (torchrun, SLURM_PROCID, OMPI_COMM_WORLD_RANK)"},
       {"local_rank", "LOCAL_RANK when set"},
       {"world_size", "WORLD_SIZE when set"},
-      {"host_mem_threshold_bytes", "--trace host-mem: host allocations smaller than this were not recorded (host_alloc)"},
+      {"host_mem_threshold_bytes",
+       "--trace host-mem: host allocations smaller than this were not recorded (host_alloc)"},
       {"roofline_device", "GPU the roofline counters were collected on: name and UUID"},
-      {"roofline_ceilings", "the measured ceilings (`stepscope bench`) the roofline table was computed with, JSON"},
-      {"finalized", "1 once the tracer finished cleanly and built the indices; 0 for a trace cut off by a crash or kill"},
+      {"roofline_ceilings",
+       "the measured ceilings (`stepscope bench`) the roofline table was computed with, JSON"},
+      {"finalized",
+       "1 once the tracer finished cleanly and built the indices; 0 for a trace cut off by a crash "
+       "or kill"},
   };
 }
 
@@ -300,28 +322,30 @@ namespace {
 template <typename E>
 void AppendEnumRows(std::string* sql, const char* table, int max, const char* (*name)(E)) {
   for (int i = 0; i <= max; ++i) {
-    *sql += "INSERT OR REPLACE INTO " + std::string(table) + " VALUES(" + std::to_string(i) +
-            ",'" + name(static_cast<E>(i)) + "');\n";
+    *sql += "INSERT OR REPLACE INTO " + std::string(table) + " VALUES(" + std::to_string(i) + ",'" +
+            name(static_cast<E>(i)) + "');\n";
   }
 }
 }  // namespace
 
+std::string CreateTableSql(const TableDef& t) {
+  std::string sql = "CREATE TABLE IF NOT EXISTS " + std::string(t.name) + " (";
+  bool first = true;
+  if (t.has_integer_pk) {
+    sql += "id INTEGER PRIMARY KEY";
+    first = false;
+  }
+  for (const ColumnDef& c : t.columns) {
+    if (!first) sql += ", ";
+    first = false;
+    sql += std::string(c.name) + " " + c.type;
+  }
+  return sql + ")";
+}
+
 std::string SchemaCreateSql() {
   std::string sql;
-  for (const TableDef& t : SchemaTables()) {
-    sql += "CREATE TABLE IF NOT EXISTS " + std::string(t.name) + " (";
-    bool first = true;
-    if (t.has_integer_pk) {
-      sql += "id INTEGER PRIMARY KEY";
-      first = false;
-    }
-    for (const ColumnDef& c : t.columns) {
-      if (!first) sql += ", ";
-      first = false;
-      sql += std::string(c.name) + " " + c.type;
-    }
-    sql += ");\n";
-  }
+  for (const TableDef& t : SchemaTables()) sql += CreateTableSql(t) + ";\n";
   AppendEnumRows<MemoryKind>(&sql, "enum_memory_kind", 7, MemoryKindName);
   AppendEnumRows<CopyKind>(&sql, "enum_copy_kind", 10, CopyKindName);
   AppendEnumRows<SyncType>(&sql, "enum_sync_type", 4, SyncTypeName);
@@ -329,7 +353,8 @@ std::string SchemaCreateSql() {
   AppendEnumRows<MemoryPoolOp>(&sql, "enum_memory_pool_op", 3, MemoryPoolOpName);
   sql += "INSERT OR REPLACE INTO enum_nvtx_kind VALUES(1,'push_pop'),(2,'start_end'),(3,'mark');\n";
   sql += "INSERT OR REPLACE INTO enum_api_domain VALUES(0,'runtime'),(1,'driver');\n";
-  sql += "INSERT OR REPLACE INTO enum_host_alloc_kind VALUES(0,'unknown'),(1,'malloc'),(2,'mmap');\n";
+  sql +=
+      "INSERT OR REPLACE INTO enum_host_alloc_kind VALUES(0,'unknown'),(1,'malloc'),(2,'mmap');\n";
   sql += "INSERT OR IGNORE INTO strings(id, value) VALUES(0, '');\n";
   // Convenience views with names resolved, for people who query with sqlite3.
   sql +=
@@ -338,7 +363,8 @@ std::string SchemaCreateSql() {
       "CREATE VIEW IF NOT EXISTS api_v AS SELECT a.*, s.value AS name FROM api a "
       "LEFT JOIN strings s ON s.id = a.name_id;\n"
       "CREATE VIEW IF NOT EXISTS nvtx_v AS SELECT n.*, s.value AS name, d.value AS domain "
-      "FROM nvtx n LEFT JOIN strings s ON s.id = n.name_id LEFT JOIN strings d ON d.id = n.domain_id;\n";
+      "FROM nvtx n LEFT JOIN strings s ON s.id = n.name_id LEFT JOIN strings d ON d.id = "
+      "n.domain_id;\n";
   return sql;
 }
 
@@ -358,21 +384,23 @@ std::string SchemaIndexSql() {
 std::string SchemaMarkdown() {
   std::string md;
   md += "# stepscope trace schema\n\n";
-  md += "<!-- Generated by `stepscope schema --markdown` from src/store/schema.cc. Do not edit: "
-        "a test compares this file with the code. -->\n\n";
+  md +=
+      "<!-- Generated by `stepscope schema --markdown` from src/store/schema.cc. Do not edit: "
+      "a test compares this file with the code. -->\n\n";
   md += "A stepscope trace is one SQLite file per traced process. Schema version " +
         std::to_string(kSchemaVersion) + "." + std::to_string(kSchemaMinor) +
         " (`meta.schema_version`, `meta.schema_minor`). Readers accept any trace of the same "
         "major version; minor versions only add tables, columns at the end, or indices.\n\n";
-  md += "Conventions: every `*_ns` column is an integer count of nanoseconds on the trace clock "
-        "(`meta.clock`); every `*_id` column that names a string refers to `strings.id`; enum "
-        "columns refer to the `enum_*` tables. Tables with an `id` column have it as their "
-        "INTEGER PRIMARY KEY (insertion order). Indices are built when the trace is finalized; a "
-        "trace cut off by a crash has `meta.finalized = 0` and no indices, and is otherwise "
-        "complete up to its last commit (at most about one second before the crash). Only the "
-        "correlation joins are indexed: rows are appended in near time order and analysis sorts "
-        "in memory, and start-time indices would double the file (measured: 131 vs 250 KiB per "
-        "training step, docs/PERFORMANCE.md).\n\n";
+  md +=
+      "Conventions: every `*_ns` column is an integer count of nanoseconds on the trace clock "
+      "(`meta.clock`); every `*_id` column that names a string refers to `strings.id`; enum "
+      "columns refer to the `enum_*` tables. Tables with an `id` column have it as their "
+      "INTEGER PRIMARY KEY (insertion order). Indices are built when the trace is finalized; a "
+      "trace cut off by a crash has `meta.finalized = 0` and no indices, and is otherwise "
+      "complete up to its last commit (at most about one second before the crash). Only the "
+      "correlation joins are indexed: rows are appended in near time order and analysis sorts "
+      "in memory, and start-time indices would double the file (measured: 131 vs 250 KiB per "
+      "training step, docs/PERFORMANCE.md).\n\n";
   md += "Views `kernels_v`, `api_v` and `nvtx_v` add the resolved names for ad-hoc SQL.\n\n";
   for (const TableDef& t : SchemaTables()) {
     md += "## `" + std::string(t.name) + "`\n\n" + t.doc + "\n\n";

@@ -45,6 +45,8 @@ const TableDef* FindTable(const std::string& name);
 
 // CREATE TABLE statements (and the enum tables' rows and the views).
 std::string SchemaCreateSql();
+// The CREATE TABLE IF NOT EXISTS statement of one table (no trailing ';').
+std::string CreateTableSql(const TableDef& t);
 // CREATE INDEX IF NOT EXISTS statements.
 std::string SchemaIndexSql();
 // docs/schema.md.

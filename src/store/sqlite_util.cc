@@ -16,8 +16,8 @@ StatusOr<Statement> Prepare(sqlite3* db, std::string_view sql) {
   sqlite3_stmt* stmt = nullptr;
   int rc = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
   if (rc != SQLITE_OK) {
-    return Internal(std::string("sqlite prepare failed: ") + sqlite3_errmsg(db) + " in: " +
-                    std::string(sql.substr(0, 120)));
+    return Internal(std::string("sqlite prepare failed: ") + sqlite3_errmsg(db) +
+                    " in: " + std::string(sql.substr(0, 120)));
   }
   return Statement(db, stmt);
 }

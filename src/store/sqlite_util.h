@@ -32,7 +32,9 @@ class Statement {
 
   // Returns true while a row is available; false at the end or on error (see ok()).
   bool Step();
-  bool ok() const { return last_rc_ == SQLITE_ROW || last_rc_ == SQLITE_DONE || last_rc_ == SQLITE_OK; }
+  bool ok() const {
+    return last_rc_ == SQLITE_ROW || last_rc_ == SQLITE_DONE || last_rc_ == SQLITE_OK;
+  }
   Status status() const;
   void Reset() {
     sqlite3_reset(stmt_);

@@ -190,7 +190,8 @@ TEST(Store, SchemaDocsMentionEveryTable) {
   for (const TableDef& t : SchemaTables()) {
     EXPECT_NE(md.find(std::string("## `") + t.name + "`"), std::string::npos) << t.name;
   }
-  EXPECT_NE(SchemaIndexSql().find("CREATE INDEX IF NOT EXISTS kernels_correlation ON kernels(correlation)"),
+  EXPECT_NE(SchemaIndexSql().find(
+                "CREATE INDEX IF NOT EXISTS kernels_correlation ON kernels(correlation)"),
             std::string::npos);
 }
 

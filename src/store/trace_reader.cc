@@ -43,7 +43,8 @@ Status TraceReader::Init(const std::string& path) {
   }
   sqlite3_busy_timeout(db_, 2000);
   if (!TableExists(db_, "meta")) {
-    return InvalidInput(path + ": SQLite file is not a stepscope trace (no meta table); "
+    return InvalidInput(path +
+                        ": SQLite file is not a stepscope trace (no meta table); "
                         "import nsys exports with 'stepscope import'");
   }
   {
@@ -319,7 +320,8 @@ StatusOr<std::vector<DeviceRecord>> TraceReader::Devices() const {
 StatusOr<std::unordered_map<uint32_t, std::string>> TraceReader::ThreadNames() const {
   ASSIGN_OR_RETURN(Statement st, Prepare(db_, "SELECT tid, name_id FROM threads"));
   std::unordered_map<uint32_t, std::string> out;
-  while (st.Step()) out[static_cast<uint32_t>(st.Int(0))] = String(static_cast<StringId>(st.Int(1)));
+  while (st.Step())
+    out[static_cast<uint32_t>(st.Int(0))] = String(static_cast<StringId>(st.Int(1)));
   if (!st.ok()) return st.status();
   return out;
 }

@@ -30,11 +30,12 @@ void TraceWriter::CloseStatements() {
 }
 
 Status TraceWriter::Init(const std::string& path) {
-  int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                                                    SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+  int rc =
+      sqlite3_open_v2(path.c_str(), &db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
-    return IoError(std::string("cannot create trace: ") + (db_ ? sqlite3_errmsg(db_) : "out of memory"));
+    return IoError(std::string("cannot create trace: ") +
+                   (db_ ? sqlite3_errmsg(db_) : "out of memory"));
   }
   // 4 KiB pages: a trace has ~20 tables and most are small, so larger pages
   // waste space (64 KiB pages made a training step's trace 3x larger). WAL so
