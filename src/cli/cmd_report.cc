@@ -1,5 +1,7 @@
 #include <cstdio>
 
+#include "analysis/trace_model.h"
+#include "cli/analysis_flags.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "common/strings.h"
@@ -12,12 +14,15 @@ int RunReport(int argc, char** argv) {
   ArgParser p(
       "report", "TRACE.sqlite -o report.html",
       "Write one self-contained HTML file about the trace: the findings of the expert rules with "
-      "their fixes, step time split into compute / communication / memcpy / idle, where GPU time "
-      "goes, the top kernels, GPU utilization over time and device memory in use over time. "
+      "their fixes (stepscope analyze), step time split into compute / communication / memcpy / "
+      "idle (stepscope steps), where GPU time goes, the top kernels and GPU utilization "
+      "(stepscope stats), and device memory in use over time with its peak and what was live at "
+      "the peak (stepscope memory): the same numbers as those commands. "
       "The file has the charting library inside: it opens from disk (file://), offline, and makes "
       "no network request.");
   p.Flag("--output", "FILE", "the HTML file to write (required)", "", "-o");
   p.Flag("--top", "N", "how many kernels the top-kernels chart shows", "15");
+  AddStepFlags(&p);
   p.Switch("--quiet", "print nothing but errors", "-q");
   p.Epilog(
       "examples:\n"
@@ -39,6 +44,7 @@ int RunReport(int argc, char** argv) {
         "report", InvalidInput("--top " + p.Get("--top") + ": expected a number from 1 to 1000"));
   }
   options.top_kernels = static_cast<int>(top);
+  options.step_regex = p.Get("--step-range");
   if (!ReportHasChartLibrary()) {
     return ReportError("report",
                        Unavailable("this stepscope was built without the charting library "
@@ -46,7 +52,9 @@ int RunReport(int argc, char** argv) {
   }
   auto reader = TraceReader::Open(p.positionals()[0]);
   if (!reader.ok()) return ReportError("report", reader.status());
-  auto data = CollectReportData(**reader, options);
+  auto model = TraceModel::Load(p.positionals()[0]);
+  if (!model.ok()) return ReportError("report", model.status());
+  auto data = CollectReportData(**reader, **model, options);
   if (!data.ok()) return ReportError("report", data.status().WithContext(p.positionals()[0]));
   std::string out = p.Get("--output");
   Status st = WriteHtmlReport(*data, out);

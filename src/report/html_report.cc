@@ -99,26 +99,91 @@ class Json {
 
 void WriteBreakdown(Json& j, const Breakdown& b) {
   j.Begin('{');
-  j.Key("compute_ns").Int(b.compute_ns).Key("communication_ns").Int(b.communication_ns);
-  j.Key("memcpy_ns").Int(b.memcpy_ns).Key("idle_ns").Int(b.idle_ns);
+  j.Key("span_ns").Int(b.span).Key("busy_ns").Int(b.busy).Key("compute_ns").Int(b.compute);
+  j.Key("communication_ns").Int(b.communication).Key("memory_ns").Int(b.memory);
+  j.Key("idle_ns").Int(b.idle);
   j.End('}');
 }
 
 void WriteSeries(Json& j, const std::vector<SeriesData>& series) {
   j.Begin('[');
   for (const SeriesData& s : series) {
-    j.Begin('{')
-        .Key("device")
-        .Int(s.device)
-        .Key("peak")
-        .Num(s.peak)
-        .Key("peak_t_ns")
-        .Int(s.peak_t_ns);
+    j.Begin('{').Key("name").Str(s.name).Key("device").Int(s.device);
+    j.Key("peak").Num(s.peak).Key("peak_t_ns").Int(s.peak_t_ns);
     j.Key("capacity").Int(s.capacity);
     j.Key("t_ns").Begin('[');
     for (int64_t t : s.t_ns) j.Int(t);
     j.End(']').Key("values").Begin('[');
     for (double v : s.values) j.Num(v);
+    j.End(']').End('}');
+  }
+  j.End(']');
+}
+
+void WriteSteps(Json& j, const ReportData& d) {
+  const StepSummary& s = d.step_summary;
+  j.Key("step_summary").Begin('{');
+  j.Key("method").Str(s.method).Key("pattern").Str(s.pattern).Key("steady").Int(s.steady);
+  j.Key("median_ns").Num(s.median_ns).Key("mean_ns").Num(s.mean_ns);
+  j.Key("stddev_ns").Num(s.stddev_ns).Key("min_ns").Int(s.min_ns).Key("max_ns").Int(s.max_ns);
+  j.End('}');
+  j.Key("steps").Begin('[');
+  for (const StepRow& r : d.steps) {
+    j.Begin('{').Key("number").Int(r.number).Key("name").Str(r.name);
+    j.Key("start_ns").Int(r.start_ns).Key("end_ns").Int(r.end_ns).Key("status").Str(r.status);
+    j.Key("gpu_ops").Int(r.gpu_ops).Key("breakdown");
+    WriteBreakdown(j, r.breakdown);
+    j.Key("top_kernels").Begin('[');
+    for (const StepRow::Kernel& k : r.top_kernels) {
+      j.Begin('{').Key("name").Str(k.name).Key("total_ns").Int(k.total_ns);
+      j.Key("count").Int(k.count).End('}');
+    }
+    j.End(']').End('}');
+  }
+  j.End(']');
+  j.Key("breakdown");
+  WriteBreakdown(j, d.breakdown);
+  j.Key("breakdown_window").Str(d.breakdown_window);
+}
+
+void WriteFindings(Json& j, const ReportData& d) {
+  const AnalyzedSummary& a = d.analyzed;
+  j.Key("analyzed").Begin('{');
+  j.Key("device").Int(a.device).Key("analyzed_ns").Int(a.analyzed_ns).Key("steps").Int(a.steps);
+  j.Key("busy_ns").Int(a.busy_ns).Key("idle_ns").Int(a.idle_ns);
+  j.Key("host_wait_ns").Int(a.host_wait_ns).Key("sync_wait_ns").Int(a.sync_wait_ns);
+  j.Key("kernel_wait_ns").Int(a.kernel_wait_ns).Key("other_idle_ns").Int(a.other_idle_ns);
+  j.End('}');
+  j.Key("findings").Begin('[');
+  for (const FindingRow& f : d.findings) {
+    j.Begin('{').Key("rule").Str(f.rule).Key("title").Str(f.title).Key("where").Str(f.where);
+    j.Key("detail").Str(f.detail).Key("fix").Str(f.fix).Key("cost_ns").Int(f.cost_ns);
+    j.Key("cost_per_step_ns").Int(f.cost_per_step_ns).Key("cost_pct").Num(f.cost_pct);
+    j.Key("count").Int(f.count).Key("examples").Begin('[');
+    for (const FindingRow::Example& e : f.examples) {
+      j.Begin('{').Key("step").Int(e.step).Key("start_ns").Int(e.start_ns);
+      j.Key("end_ns").Int(e.end_ns).Key("nvtx").Str(e.nvtx).End('}');
+    }
+    j.End(']').End('}');
+  }
+  j.End(']').Key("findings_note").Str(d.findings_note);
+}
+
+void WriteMemory(Json& j, const ReportData& d) {
+  j.Key("memory");
+  WriteSeries(j, d.memory);
+  j.Key("memory_unknown_frees").Int(d.memory_unknown_frees);
+  j.Key("memory_notes").Begin('[');
+  for (const std::string& n : d.memory_notes) j.Str(n);
+  j.End(']').Key("memory_peaks").Begin('[');
+  for (const MemoryPeak& p : d.memory_peaks) {
+    j.Begin('{').Key("place").Str(p.place).Key("peak_bytes").Int(p.peak_bytes);
+    j.Key("peak_t_ns").Int(p.peak_t_ns).Key("capacity").Int(p.capacity).Key("step").Int(p.step);
+    j.Key("range").Str(p.range).Key("live").Begin('[');
+    for (const MemoryPeak::Group& g : p.live) {
+      j.Begin('{').Key("range").Str(g.range).Key("api").Str(g.api).Key("count").Int(g.count);
+      j.Key("bytes").Int(g.bytes).Key("share_pct").Num(g.share_pct).End('}');
+    }
     j.End(']').End('}');
   }
   j.End(']');
@@ -190,46 +255,19 @@ std::string ReportDataJson(const ReportData& d) {
   j.Key("finalized").Bool(s.finalized);
   j.End('}');
 
-  j.Key("steps_source").Str(d.steps_source).Key("steps").Begin('[');
-  for (const StepRow& r : d.steps) {
-    j.Begin('{')
-        .Key("number")
-        .Int(r.number)
-        .Key("name")
-        .Str(r.name)
-        .Key("start_ns")
-        .Int(r.start_ns);
-    j.Key("end_ns").Int(r.end_ns).Key("breakdown");
-    WriteBreakdown(j, r.breakdown);
-    j.End('}');
-  }
-  j.End(']');
-  j.Key("breakdown");
-  WriteBreakdown(j, d.breakdown);
-  j.Key("breakdown_window").Str(d.breakdown_window);
-
+  WriteSteps(j, d);
   j.Key("utilization_bucket_ns").Int(d.utilization_bucket_ns).Key("utilization");
   WriteSeries(j, d.utilization);
-  j.Key("memory");
-  WriteSeries(j, d.memory);
-  j.Key("memory_unknown_frees").Int(d.memory_unknown_frees);
+  WriteMemory(j, d);
 
   j.Key("top_kernels").Begin('[');
   for (const KernelRow& k : d.top_kernels) {
     j.Begin('{').Key("name").Str(k.name).Key("total_ns").Int(k.total_ns).Key("count").Int(k.count);
-    j.Key("min_ns").Int(k.min_ns).Key("max_ns").Int(k.max_ns).Key("percent").Num(k.percent).End(
-        '}');
+    j.Key("min_ns").Int(k.min_ns).Key("max_ns").Int(k.max_ns).Key("avg_ns").Num(k.avg_ns);
+    j.Key("median_ns").Num(k.median_ns).Key("percent").Num(k.percent).End('}');
   }
   j.End(']');
-
-  j.Key("findings").Begin('[');
-  for (const Finding& f : d.findings) {
-    j.Begin('{').Key("rule").Str(f.rule).Key("severity").Str(f.severity).Key("title").Str(f.title);
-    j.Key("what").Str(f.what).Key("where").Str(f.where).Key("fix").Str(f.fix).Key("cost_ns").Int(
-        f.cost_ns);
-    j.End('}');
-  }
-  j.End(']').Key("findings_note").Str(d.findings_note);
+  WriteFindings(j, d);
 
   j.Key("stats").Begin('[');
   for (const StatRow& r : d.stats) {
@@ -272,7 +310,9 @@ StatusOr<std::string> RenderHtmlReport(const ReportData& data) {
       "</style>\n</head>\n<body>\n"
       "<header><h1>stepscope report</h1><div id=\"summary\" class=\"summary\"></div></header>\n"
       "<main>\n"
-      "<section id=\"findings-section\"><h2>Findings</h2><div id=\"findings\"></div></section>\n"
+      "<section id=\"findings-section\"><h2>Findings</h2><p class=\"note\" "
+      "id=\"findings-note\"></p>"
+      "<div id=\"findings\"></div></section>\n"
       "<section><h2>Step time</h2><p class=\"note\" id=\"steps-note\"></p>"
       "<div class=\"chart\" id=\"chart-steps\"></div></section>\n"
       "<div class=\"row\">\n"
@@ -284,7 +324,7 @@ StatusOr<std::string> RenderHtmlReport(const ReportData& data) {
       "<section><h2>GPU utilization</h2><p class=\"note\" id=\"util-note\"></p>"
       "<div class=\"chart\" id=\"chart-utilization\"></div></section>\n"
       "<section><h2>Device memory in use</h2><p class=\"note\" id=\"memory-note\"></p>"
-      "<div class=\"chart\" id=\"chart-memory\"></div></section>\n"
+      "<div class=\"chart\" id=\"chart-memory\"></div><div id=\"memory-peaks\"></div></section>\n"
       "<section id=\"stats-section\"><h2>Capture and import counters</h2><div "
       "id=\"stats\"></div></section>\n"
       "</main>\n"

@@ -1,44 +1,64 @@
 // ReportData: everything the HTML report shows, as plain values. Filled by
-// CollectReportData (report_sources.cc), one function per section, rendered
-// by RenderHtmlReport (html_report.cc). Times are ns relative to
-// summary.origin_ns unless a name says otherwise.
+// CollectReportData (report_sources.cc) from the analysis library's results
+// (steps.h, rules.h, recipes.h, analysis/memory), one function per section,
+// and rendered by RenderHtmlReport (html_report.cc). The report computes
+// nothing of its own: every number here is one that `stepscope steps`,
+// `analyze`, `stats` or `memory` prints for the same trace. Times are ns
+// relative to summary.origin_ns (TraceModel::origin_ns(), the time axis of
+// every CLI table) unless a name says otherwise.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "analysis/summary.h"
+
 namespace stepscope {
 
 struct ReportSummary {
   std::string trace_path, source, host, command_line, rank, world_size;
-  std::vector<std::string> devices;  // "0: NVIDIA H200"
+  std::vector<std::string> devices;  // "0: NVIDIA H200 (139.8 GiB)"
   int64_t origin_ns = 0;             // absolute trace time of relative 0
   int64_t duration_ns = 0;
   int64_t kernels = 0, kernel_time_ns = 0, memcpys = 0, memsets = 0, api_calls = 0, nvtx_ranges = 0;
   bool finalized = true;
 };
 
-// Time on the GPU by what it was doing, HTA-style: at each instant the
-// highest of compute > communication > memcpy/memset > idle that is active.
-struct Breakdown {
-  int64_t compute_ns = 0, communication_ns = 0, memcpy_ns = 0, idle_ns = 0;
-};
-
+// One row of `stepscope steps`.
 struct StepRow {
   int64_t number = 0;
   std::string name;
-  int64_t start_ns = 0, end_ns = 0;
-  Breakdown breakdown;
+  int64_t start_ns = 0, end_ns = 0;  // the step's window on the GPU timeline
+  std::string status;                // "ok", "warm-up", "open"
+  int64_t gpu_ops = 0;
+  Breakdown breakdown;  // analysis/summary.h: span = compute + communication + memory + idle
+  struct Kernel {
+    std::string name;
+    int64_t total_ns = 0, count = 0;
+  };
+  std::vector<Kernel> top_kernels;  // up to 5, by time in the window
 };
 
+struct StepSummary {
+  std::string method;   // "nvtx", "kernel-sequence", "" (none found)
+  std::string pattern;  // the name pattern or the anchor kernel
+  int64_t steady = 0;   // complete, not warm-up: the statistics' steps
+  double median_ns = 0, mean_ns = 0, stddev_ns = 0;
+  int64_t min_ns = 0, max_ns = 0;
+};
+
+// One row of the cuda_gpu_kern_sum recipe.
 struct KernelRow {
   std::string name;
   int64_t total_ns = 0, count = 0, min_ns = 0, max_ns = 0;
+  double avg_ns = 0, median_ns = 0;
   double percent = 0;  // of all kernel time
 };
 
+// A time series for a chart (already downsampled by its source).
 struct SeriesData {
+  std::string name;  // legend: "GPU 0", "gpu0 total", "gpu0 torch-allocated"
   uint32_t device = 0;
   std::vector<int64_t> t_ns;  // relative
   std::vector<double> values;
@@ -47,9 +67,39 @@ struct SeriesData {
   int64_t capacity = 0;  // device memory size, bytes (0: unknown)
 };
 
-struct Finding {
-  std::string rule, severity, title, what, where, fix;
-  int64_t cost_ns = 0;
+// One finding of `stepscope analyze` (rules.h), strings ready to show.
+struct FindingRow {
+  std::string rule, title, where, detail, fix;
+  int64_t cost_ns = 0, cost_per_step_ns = 0, count = 0;
+  double cost_pct = 0;
+  struct Example {
+    int64_t step = -1;
+    int64_t start_ns = 0, end_ns = 0;  // relative
+    std::string nvtx;
+  };
+  std::vector<Example> examples;
+};
+
+// What `analyze` looked at: its header line.
+struct AnalyzedSummary {
+  int device = -1;  // -1: no GPU activity
+  int64_t analyzed_ns = 0, busy_ns = 0, idle_ns = 0, steps = 0;
+  int64_t host_wait_ns = 0, sync_wait_ns = 0, kernel_wait_ns = 0, other_idle_ns = 0;
+};
+
+// The memory peak of one GPU (`stepscope memory`'s peaks and live_at_peak rows
+// for the place's total series).
+struct MemoryPeak {
+  std::string place;  // "gpu0"
+  int64_t peak_bytes = 0, peak_t_ns = 0, capacity = 0;
+  int64_t step = -1;
+  std::string range;  // NVTX range of the allocation that reached the peak
+  struct Group {
+    std::string range, api;
+    int64_t count = 0, bytes = 0;
+    double share_pct = 0;
+  };
+  std::vector<Group> live;  // what held the memory at the peak, largest first
 };
 
 struct StatRow {
@@ -59,17 +109,20 @@ struct StatRow {
 
 struct ReportData {
   ReportSummary summary;
-  std::string steps_source;  // how the steps were found
+  StepSummary step_summary;
   std::vector<StepRow> steps;
   Breakdown breakdown;
-  std::string breakdown_window;  // "steps 1-10" or "whole trace"
+  std::string breakdown_window;  // "the 8 steady steps" or "the GPU span of the trace"
   int64_t utilization_bucket_ns = 0;
   std::vector<SeriesData> utilization;  // percent per bucket
   std::vector<SeriesData> memory;       // bytes in use
+  std::vector<MemoryPeak> memory_peaks;
+  std::vector<std::string> memory_notes;
   int64_t memory_unknown_frees = 0;
   std::vector<KernelRow> top_kernels;
-  std::vector<Finding> findings;
-  std::string findings_note;  // shown when there are no findings (e.g. why)
+  AnalyzedSummary analyzed;
+  std::vector<FindingRow> findings;  // ranked by cost, highest first
+  std::string findings_note;         // shown when there are no findings (e.g. why)
   std::vector<StatRow> stats;
 };
 

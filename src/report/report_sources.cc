@@ -1,137 +1,283 @@
 #include "report/report_sources.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
+#include <variant>
 
+#include "analysis/memory/memory_analysis.h"
+#include "analysis/memory/memory_report.h"
+#include "analysis/recipes.h"
+#include "analysis/rules.h"
+#include "analysis/steps.h"
+#include "analysis/timeline.h"
 #include "common/strings.h"
-#include "export/counters.h"
-#include "report/interim_analysis.h"
 
 namespace stepscope {
 namespace {
 
-int64_t ScalarInt(const TraceReader& reader, const std::string& sql) {
-  auto st = reader.Query(sql);
-  if (!st.ok() || !st->Step() || st->IsNull(0)) return 0;
-  return st->Int(0);
-}
+// Reads a recipe's or memory report's Table by column name, so the report
+// shows exactly the numbers the CLI prints from the same Table.
+class TableView {
+ public:
+  explicit TableView(const Table& t) : t_(t) {}
+  int Col(const std::string& name) const {
+    for (size_t i = 0; i < t_.columns().size(); ++i)
+      if (t_.columns()[i].name == name) return static_cast<int>(i);
+    return -1;
+  }
+  size_t size() const { return t_.size(); }
+  int64_t Int(size_t row, const std::string& col) const {
+    const Cell* c = At(row, col);
+    if (!c) return 0;
+    if (auto* v = std::get_if<int64_t>(&c->value)) return *v;
+    if (auto* v = std::get_if<double>(&c->value)) return static_cast<int64_t>(*v);
+    return 0;
+  }
+  double Num(size_t row, const std::string& col) const {
+    const Cell* c = At(row, col);
+    if (!c) return 0;
+    if (auto* v = std::get_if<double>(&c->value)) return *v;
+    if (auto* v = std::get_if<int64_t>(&c->value)) return static_cast<double>(*v);
+    return 0;
+  }
+  std::string Str(size_t row, const std::string& col) const {
+    const Cell* c = At(row, col);
+    return c ? c->Text() : "";
+  }
 
-Status Summary(const TraceReader& reader, ReportSummary* s) {
+ private:
+  const Cell* At(size_t row, const std::string& col) const {
+    int i = Col(col);
+    if (i < 0 || row >= t_.size() || static_cast<size_t>(i) >= t_.rows()[row].size())
+      return nullptr;
+    return &t_.rows()[row][i];
+  }
+  const Table& t_;
+};
+
+Status Summary(const TraceReader& reader, const TraceModel& m, ReportSummary* s) {
   s->trace_path = reader.path();
   s->source = reader.Meta("source", "unknown");
   s->host = reader.Meta("host");
   s->command_line = reader.Meta("command_line");
   s->rank = reader.Meta("rank");
   s->world_size = reader.Meta("world_size");
-  s->finalized = reader.finalized();
-  ASSIGN_OR_RETURN(auto devices, reader.Devices());
-  for (const DeviceRecord& d : devices) {
-    std::string name = std::to_string(d.id) + ": " + reader.String(d.name);
+  s->finalized = m.finalized();
+  for (const DeviceRecord& d : m.devices()) {
+    std::string name = std::to_string(d.id) + ": " + m.String(d.name);
     if (d.global_memory_bytes) name += " (" + FormatBytes(d.global_memory_bytes) + ")";
     s->devices.push_back(name);
   }
-  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
-  for (const char* table : {"kernels", "memcpy", "memset", "api", "nvtx"}) {
-    ASSIGN_OR_RETURN(
-        Statement st,
-        reader.Query(std::string("SELECT MIN(start_ns), MAX(end_ns), MAX(start_ns) FROM ") +
-                     table));
-    if (st.Step() && !st.IsNull(0)) {
-      lo = std::min(lo, st.Int(0));
-      hi = std::max({hi, st.Int(1), st.Int(2)});
-    }
-  }
-  {
-    ASSIGN_OR_RETURN(Statement st, reader.Query("SELECT MIN(ts_ns), MAX(ts_ns) FROM memory"));
-    if (st.Step() && !st.IsNull(0)) {
-      lo = std::min(lo, st.Int(0));
-      hi = std::max(hi, st.Int(1));
-    }
-  }
-  if (lo > hi) lo = hi = 0;
-  s->origin_ns = lo;
-  s->duration_ns = hi - lo;
-  s->kernels = ScalarInt(reader, "SELECT COUNT(*) FROM kernels");
-  s->kernel_time_ns = ScalarInt(reader, "SELECT SUM(end_ns - start_ns) FROM kernels");
-  s->memcpys = ScalarInt(reader, "SELECT COUNT(*) FROM memcpy");
-  s->memsets = ScalarInt(reader, "SELECT COUNT(*) FROM memset");
-  s->api_calls = ScalarInt(reader, "SELECT COUNT(*) FROM api");
-  s->nvtx_ranges = ScalarInt(reader, "SELECT COUNT(*) FROM nvtx");
+  s->origin_ns = m.origin_ns();
+  s->duration_ns = m.end_ns() - m.origin_ns();
+  s->kernels = static_cast<int64_t>(m.kernels().size());
+  s->memcpys = static_cast<int64_t>(m.memcpys().size());
+  s->memsets = static_cast<int64_t>(m.memsets().size());
+  s->api_calls = static_cast<int64_t>(m.apis().size());
+  s->nvtx_ranges = static_cast<int64_t>(m.nvtx().size());
   return OkStatus();
 }
 
-// Keeps at most `max_points` points: one per time bucket, the bucket's
-// largest value (so a peak is never averaged away).
-SeriesData Downsample(const DeviceSeries& in, int64_t origin, int max_points) {
-  SeriesData out;
-  out.device = in.device;
-  bool first_point = true;
-  for (const CounterPoint& p : in.points) {
-    if (first_point || p.value > out.peak) {
-      first_point = false;
-      out.peak = p.value;
-      out.peak_t_ns = p.ts_ns - origin;
+// `stepscope steps`: the steps, their breakdowns, and the breakdown of the
+// steady steps together (or of the GPU span when there are none).
+Status Steps(const TraceModel& m, const ReportOptions& o, ReportData* d) {
+  StepOptions so;
+  so.range_regex = o.step_regex;
+  ASSIGN_OR_RETURN(StepSet set, DetectSteps(m, so));
+  const int64_t origin = m.origin_ns();
+  StepSummary& ss = d->step_summary;
+  ss.method = set.method;
+  ss.pattern = set.pattern;
+  ss.steady = set.stats.count;
+  ss.median_ns = set.stats.median;
+  ss.mean_ns = set.stats.mean;
+  ss.stddev_ns = set.stats.stddev;
+  ss.min_ns = set.stats.min;
+  ss.max_ns = set.stats.max;
+  std::vector<int64_t> steady;
+  for (const Step& s : set.steps) {
+    StepRow r;
+    r.number = s.number;
+    r.name = s.name;
+    r.start_ns = s.start_ns - origin;
+    r.end_ns = s.end_ns - origin;
+    r.status = !s.complete ? "open" : s.warmup ? "warm-up" : "ok";
+    r.gpu_ops = s.gpu_ops;
+    r.breakdown = s.breakdown;
+    for (const StepKernel& k : s.top_kernels)
+      r.top_kernels.push_back({m.String(k.name), k.total_ns, k.count});
+    d->steps.push_back(std::move(r));
+    if (s.steady()) {
+      steady.push_back(s.number);
+      Breakdown& b = d->breakdown;
+      b.span += s.breakdown.span;
+      b.busy += s.breakdown.busy;
+      b.compute += s.breakdown.compute;
+      b.communication += s.breakdown.communication;
+      b.memory += s.breakdown.memory;
+      b.idle += s.breakdown.idle;
     }
   }
-  size_t n = in.points.size();
-  if (n <= static_cast<size_t>(max_points)) {
-    for (const CounterPoint& p : in.points) {
-      out.t_ns.push_back(p.ts_ns - origin);
-      out.values.push_back(p.value);
-    }
-    return out;
-  }
-  int64_t first = in.points.front().ts_ns, last = in.points.back().ts_ns;
-  int64_t width = std::max<int64_t>(1, (last - first) / max_points + 1);
-  int64_t bucket = -1;
-  for (const CounterPoint& p : in.points) {
-    int64_t b = (p.ts_ns - first) / width;
-    if (b != bucket) {
-      out.t_ns.push_back(p.ts_ns - origin);
-      out.values.push_back(p.value);
-      bucket = b;
-    } else if (p.value > out.values.back()) {
-      out.t_ns.back() = p.ts_ns - origin;
-      out.values.back() = p.value;
-    }
-  }
-  return out;
-}
-
-// Interim: the export library's series (see export/counters.h).
-Status Utilization(const TraceReader& reader, const ReportOptions& o, ReportData* d) {
-  // The report's chart needs fewer buckets than a timeline: about 500.
-  int64_t first = ScalarInt(reader, "SELECT MIN(start_ns) FROM kernels");
-  int64_t last = ScalarInt(reader, "SELECT MAX(end_ns) FROM kernels");
-  ASSIGN_OR_RETURN(auto series, GpuUtilizationSeries(reader, AutoBucketNs(first, last, 500),
-                                                     &d->utilization_bucket_ns));
-  for (const DeviceSeries& s : series)
-    d->utilization.push_back(Downsample(s, d->summary.origin_ns, o.max_series_points));
-  return OkStatus();
-}
-
-// Interim: the export library's series until the memory timeline lands.
-Status Memory(const TraceReader& reader, const ReportOptions& o, ReportData* d) {
-  ASSIGN_OR_RETURN(auto series, DeviceMemorySeries(reader, &d->memory_unknown_frees));
-  ASSIGN_OR_RETURN(auto devices, reader.Devices());
-  std::map<uint32_t, int64_t> capacity;
-  for (const DeviceRecord& dev : devices)
-    capacity[dev.id] = static_cast<int64_t>(dev.global_memory_bytes);
-  for (const DeviceSeries& s : series) {
-    SeriesData sd = Downsample(s, d->summary.origin_ns, o.max_series_points);
-    sd.capacity = capacity.count(s.device) ? capacity[s.device] : 0;
-    d->memory.push_back(std::move(sd));
+  if (!steady.empty()) {
+    d->breakdown_window = "the " + std::to_string(steady.size()) + " steady step" +
+                          (steady.size() > 1 ? "s" : "") + " (complete, not warm-up)";
+  } else {
+    const FlatTimeline& t = m.Timeline(-1);
+    d->breakdown = t.Window(t.first_ns(), t.last_ns());
+    d->breakdown_window = "the GPU span of the trace (no steady steps)";
   }
   return OkStatus();
 }
 
-// Findings come from the analysis library's expert rules once it is linked.
-Status Findings(const TraceReader& reader, ReportData* d) {
-  d->findings_note =
-      "The expert rules (stepscope analyze) are not part of this build yet: this section lists "
-      "their "
-      "findings once the analysis library lands.";
+// The cuda_gpu_kern_sum recipe (`stepscope stats`).
+Status TopKernels(const TraceModel& m, const ReportOptions& o, ReportData* d) {
+  ASSIGN_OR_RETURN(Table t, CudaGpuKernSum(m, RecipeOptions{}));
+  TableView v(t);
+  for (size_t i = 0; i < v.size(); ++i) {
+    d->summary.kernel_time_ns += v.Int(i, "total_ns");
+    if (static_cast<int>(i) >= o.top_kernels) continue;
+    KernelRow k;
+    k.name = v.Str(i, "name");
+    k.total_ns = v.Int(i, "total_ns");
+    k.count = v.Int(i, "instances");
+    k.min_ns = v.Int(i, "min_ns");
+    k.max_ns = v.Int(i, "max_ns");
+    k.avg_ns = v.Num(i, "avg_ns");
+    k.median_ns = v.Num(i, "med_ns");
+    k.percent = v.Num(i, "time_pct");
+    d->top_kernels.push_back(std::move(k));
+  }
+  return OkStatus();
+}
+
+// The gpu_time_util recipe's per-device rows (stream "all").
+Status Utilization(const TraceModel& m, const ReportOptions& o, ReportData* d) {
+  RecipeOptions ro;
+  ro.buckets = o.utilization_buckets;
+  ASSIGN_OR_RETURN(Table t, GpuTimeUtil(m, ro));
+  TableView v(t);
+  std::map<int64_t, SeriesData> by_device;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v.Str(i, "stream") != "all") continue;
+    const int64_t dev = v.Int(i, "device");
+    SeriesData& s = by_device[dev];
+    s.device = static_cast<uint32_t>(dev);
+    s.name = "GPU " + std::to_string(dev);
+    const double pct = v.Num(i, "util_pct");
+    if (s.values.empty() || pct > s.peak) {
+      s.peak = pct;
+      s.peak_t_ns = v.Int(i, "start_ns");
+    }
+    s.t_ns.push_back(v.Int(i, "start_ns"));
+    s.values.push_back(pct);
+    if (!d->utilization_bucket_ns)
+      d->utilization_bucket_ns = v.Int(i, "end_ns") - v.Int(i, "start_ns");
+  }
+  for (auto& [dev, s] : by_device) d->utilization.push_back(std::move(s));
+  return OkStatus();
+}
+
+// `stepscope memory`: the GPUs' total series over time, their peaks, and
+// what was live at each peak (the live_at_peak section).
+Status Memory(const TraceReader& reader, const TraceModel& m, const ReportOptions& o,
+              ReportData* d) {
+  using namespace memory;  // NOLINT: the memory library's vocabulary
+  ASSIGN_OR_RETURN(MemoryAnalysis a, AnalyzeMemory(reader, MemoryOptions{}));
+  const int64_t origin = m.origin_ns();
+  d->memory_unknown_frees = static_cast<int64_t>(a.profile.quality.unknown_frees);
+  d->memory_notes = a.notes;
+  auto charted = [](const TimelinePoint& p) {
+    return p.place >= 0 && (p.kind == SeriesKind::kTotal || p.kind == SeriesKind::kTorchAllocated ||
+                            p.kind == SeriesKind::kTorchReserved);
+  };
+  std::map<std::pair<int32_t, SeriesKind>, SeriesData> series;
+  for (const TimelinePoint& p : MemoryTimeline(a, o.max_series_points)) {
+    if (!charted(p)) continue;
+    SeriesData& s = series[{p.place, p.kind}];
+    if (s.t_ns.empty()) {
+      s.device = static_cast<uint32_t>(p.place);
+      s.name = PlaceName(p.place) + " " + SeriesKindName(p.kind);
+    }
+    s.t_ns.push_back(p.ts_ns - origin);
+    s.values.push_back(static_cast<double>(p.bytes));
+  }
+  for (auto& [key, s] : series) {
+    auto cap = a.trace.device_memory_bytes.find(s.device);
+    s.capacity = cap == a.trace.device_memory_bytes.end() ? 0 : static_cast<int64_t>(cap->second);
+    auto st = a.profile.series.find({key.first, key.second});
+    if (st != a.profile.series.end() && st->second.peak_ns >= 0) {
+      s.peak = static_cast<double>(st->second.peak_bytes);
+      s.peak_t_ns = st->second.peak_ns - origin;
+    } else {  // PyTorch series: their peak is the largest point
+      for (size_t i = 0; i < s.values.size(); ++i) {
+        if (s.values[i] > s.peak) {
+          s.peak = s.values[i];
+          s.peak_t_ns = s.t_ns[i];
+        }
+      }
+    }
+    d->memory.push_back(std::move(s));
+  }
+
+  memory::ReportOptions ro;
+  ro.top = static_cast<size_t>(o.live_at_peak_rows);
+  MemoryReport rep = BuildMemoryReport(a, reader, ro);
+  const std::string total = SeriesKindName(SeriesKind::kTotal);
+  for (const auto& [key, st] : a.profile.series) {
+    if (key.place < 0 || key.kind != SeriesKind::kTotal || st.peak_event == kNever) continue;
+    MemoryPeak p;
+    p.place = PlaceName(key.place);
+    p.peak_bytes = static_cast<int64_t>(st.peak_bytes);
+    p.peak_t_ns = st.peak_ns - origin;
+    auto cap = a.trace.device_memory_bytes.find(static_cast<uint32_t>(key.place));
+    if (cap != a.trace.device_memory_bytes.end()) p.capacity = static_cast<int64_t>(cap->second);
+    for (const MemorySection& sec : rep.sections) {
+      TableView v(sec.table);
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (v.Str(i, "place") != p.place || v.Str(i, "series") != total) continue;
+        if (sec.name == "peaks") {
+          p.step = v.Str(i, "step").empty() ? -1 : v.Int(i, "step");
+          p.range = v.Str(i, "range");
+        } else if (sec.name == "live_at_peak") {
+          p.live.push_back({v.Str(i, "range"), v.Str(i, "api"), v.Int(i, "count"),
+                            v.Int(i, "bytes"), v.Num(i, "share_pct")});
+        }
+      }
+    }
+    d->memory_peaks.push_back(std::move(p));
+  }
+  return OkStatus();
+}
+
+// `stepscope analyze` with its default options.
+Status Findings(const TraceModel& m, const ReportOptions& o, ReportData* d) {
+  AnalyzeOptions ao;
+  ao.steps.range_regex = o.step_regex;
+  ASSIGN_OR_RETURN(Analysis a, Analyze(m, ao));
+  const int64_t origin = m.origin_ns();
+  AnalyzedSummary& s = d->analyzed;
+  s.device = a.device;
+  s.analyzed_ns = a.analyzed_ns;
+  s.steps = a.complete_steps;
+  s.busy_ns = a.idle.busy_ns;
+  s.idle_ns = a.idle.idle_ns;
+  s.host_wait_ns = a.idle.by_cause[static_cast<int>(GapCause::kHostWait)];
+  s.sync_wait_ns = a.idle.by_cause[static_cast<int>(GapCause::kSyncWait)];
+  s.kernel_wait_ns = a.idle.by_cause[static_cast<int>(GapCause::kKernelWait)];
+  s.other_idle_ns = a.idle.by_cause[static_cast<int>(GapCause::kOther)];
+  for (const Finding& f : a.findings) {
+    FindingRow r{f.rule,  f.title,    f.where, f.detail, f.fix, f.cost_ns, f.cost_per_step_ns,
+                 f.count, f.cost_pct, {}};
+    for (const FindingExample& e : f.examples)
+      r.examples.push_back({e.step, e.start_ns - origin, e.end_ns - origin, e.nvtx});
+    d->findings.push_back(std::move(r));
+  }
+  if (d->findings.empty()) {
+    d->findings_note = a.device < 0
+                           ? "No GPU activity in this trace: the rules have nothing to look at."
+                           : "No finding costs 1% of the analyzed time or more "
+                             "(stepscope analyze --all lists those below their threshold).";
+  }
   return OkStatus();
 }
 
@@ -144,24 +290,15 @@ Status Stats(const TraceReader& reader, ReportData* d) {
 
 }  // namespace
 
-StatusOr<ReportData> CollectReportData(const TraceReader& reader, const ReportOptions& options) {
+StatusOr<ReportData> CollectReportData(const TraceReader& reader, const TraceModel& model,
+                                       const ReportOptions& options) {
   ReportData d;
-  RETURN_IF_ERROR(Summary(reader, &d.summary));
-  ASSIGN_OR_RETURN(d.steps, interim::DetectSteps(reader, &d.steps_source));
-  int64_t origin = d.summary.origin_ns;
-  ASSIGN_OR_RETURN(d.breakdown, interim::FillBreakdowns(reader, &d.steps, origin,
-                                                        origin + d.summary.duration_ns));
-  d.breakdown_window = d.steps.empty() ? "whole trace"
-                                       : "steps " + std::to_string(d.steps.front().number) + "-" +
-                                             std::to_string(d.steps.back().number);
-  for (StepRow& s : d.steps) {
-    s.start_ns -= origin;
-    s.end_ns -= origin;
-  }
-  ASSIGN_OR_RETURN(d.top_kernels, interim::TopKernels(reader, options.top_kernels));
-  RETURN_IF_ERROR(Utilization(reader, options, &d));
-  RETURN_IF_ERROR(Memory(reader, options, &d));
-  RETURN_IF_ERROR(Findings(reader, &d));
+  RETURN_IF_ERROR(Summary(reader, model, &d.summary));
+  RETURN_IF_ERROR(Steps(model, options, &d));
+  RETURN_IF_ERROR(TopKernels(model, options, &d));
+  RETURN_IF_ERROR(Utilization(model, options, &d));
+  RETURN_IF_ERROR(Memory(reader, model, options, &d));
+  RETURN_IF_ERROR(Findings(model, options, &d));
   RETURN_IF_ERROR(Stats(reader, &d));
   return d;
 }

@@ -1,9 +1,16 @@
-// CollectReportData: fills every section of the HTML report from a trace.
-// Each section comes from one function below; the ones marked "interim" are
-// stand-ins until the analysis library provides the same result (see
-// interim_analysis.h), and switch here.
+// CollectReportData: fills every section of the HTML report from a trace, as a
+// thin front-end over the analysis library: steps and their breakdowns from
+// analysis/steps.h (`stepscope steps`), findings from analysis/rules.h
+// (`stepscope analyze`), top kernels and utilization from the
+// cuda_gpu_kern_sum and gpu_time_util recipes (`stepscope stats`), device
+// memory over time, its peak and the live set at the peak from
+// analysis/memory (`stepscope memory`). The report keeps no analysis logic of
+// its own: a number it shows is one a CLI command prints for the same trace.
 #pragma once
 
+#include <string>
+
+#include "analysis/trace_model.h"
 #include "common/status.h"
 #include "report/report_data.h"
 #include "store/trace_reader.h"
@@ -12,9 +19,15 @@ namespace stepscope {
 
 struct ReportOptions {
   int top_kernels = 15;
-  int max_series_points = 2000;  // per device and chart; memory keeps each bucket's peak
+  std::string step_regex;         // --step-range (steps and rules); empty: automatic
+  int utilization_buckets = 500;  // gpu_time_util buckets over the GPU span
+  int max_series_points = 2000;   // per memory series (downsampling keeps every peak)
+  int live_at_peak_rows = 10;     // groups of the live set at each GPU's peak
 };
 
-StatusOr<ReportData> CollectReportData(const TraceReader& reader, const ReportOptions& options);
+// `reader` and `model` are the same trace (the model for the analysis, the
+// reader for meta, stats and the memory library).
+StatusOr<ReportData> CollectReportData(const TraceReader& reader, const TraceModel& model,
+                                       const ReportOptions& options);
 
 }  // namespace stepscope

@@ -10,9 +10,13 @@
 // the console stayed clean; no request left the page (only the file itself
 // was loaded); a kernel named <script>alert(1)</script> and a command line
 // holding <img onerror> are shown as text while no dialog ever opens and no
-// element is injected. A full-page screenshot lands in DIR/<case>.png.
+// element is injected. On a real GPU trace (tests/fixtures/gpu/workers0_cpu4:
+// the GPU starves for data) the findings section lists what `stepscope
+// analyze` finds, in its order, and the memory chart and the live-at-peak
+// table have data. A full-page screenshot lands in DIR/<case>.png.
 // Exits 77 (ctest: skipped) when chromium or node_modules is missing.
 import { spawnSync } from 'node:child_process';
+import zlib from 'node:zlib';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -152,6 +156,7 @@ const fixtures = path.join(src, 'tests', 'diff', 'fixtures', 'report');
     const dom = await page.evaluate((name) => ({
       tooltipText: Array.from(document.querySelectorAll('.tip')).map((t) => t.textContent).join('|'),
       summaryText: document.getElementById('summary').textContent,
+      findingsText: document.getElementById('findings').textContent,
       scripts: document.querySelectorAll('script').length,
       imgs: document.querySelectorAll('img').length,
       kernelsInData: window.stepscopeReport.data.top_kernels.some((k) => k.name === name),
@@ -173,6 +178,8 @@ const fixtures = path.join(src, 'tests', 'diff', 'fixtures', 'report');
   check('training: hostile kernel name shown as text in the tooltip', r.dom.tooltipText.includes(HOSTILE_KERNEL),
     JSON.stringify(r.dom.tooltipText));
   check('training: hostile command line shown as text', r.dom.summaryText.includes(HOSTILE_COMMAND));
+  check('training: hostile NVTX name shown as text in a finding', r.dom.findingsText.includes('forward ' + HOSTILE_COMMAND),
+    JSON.stringify(r.dom.findingsText.slice(0, 300)));
   check('training: nothing injected', r.dom.scripts === 3 && r.dom.imgs === 0,
     `${r.dom.scripts} scripts, ${r.dom.imgs} imgs`);
   check('training: no dialog opened', seen.dialogs.length === 0, JSON.stringify(seen.dialogs));
@@ -193,6 +200,44 @@ const fixtures = path.join(src, 'tests', 'diff', 'fixtures', 'report');
   check('empty: no network request', seen.requests.length === 0, JSON.stringify(seen.requests));
 }
 
-console.log(`screenshots: ${outDir}/training.png ${outDir}/empty.png`);
+// Case 3: a real GPU trace: the findings are `stepscope analyze`'s, in its
+// order (data_loading first), and device memory has a curve and a peak.
+{
+  const gz = path.join(src, 'tests', 'fixtures', 'gpu', 'workers0_cpu4.sqlite.gz');
+  const trace = path.join(outDir, 'workers0_cpu4.sqlite');
+  fs.writeFileSync(trace, zlib.gunzipSync(fs.readFileSync(gz)));
+  const html = path.join(outDir, 'workers0_cpu4.html');
+  run(args.stepscope, ['report', '--quiet', trace, '-o', html]);
+  const analyze = JSON.parse(run(args.stepscope, ['analyze', '--format', 'json', trace]).stdout);
+  const expected = analyze.findings.map((f) => f.rule);
+  const shot = path.join(outDir, 'workers0_cpu4.png');
+  const seen = await openReport(html, shot, async (page) => ({
+    charts: await page.evaluate(chartState, CHARTS),
+    dom: await page.evaluate(() => ({
+      rules: Array.from(document.querySelectorAll('#findings li.finding')).map((li) => li.dataset.rule),
+      firstText: (document.querySelector('#findings li.finding') || {}).textContent || '',
+      liveRows: document.querySelectorAll('#memory-peaks table tr').length - 1,
+      memoryNote: document.getElementById('memory-note').textContent,
+    })),
+  }));
+  const r = seen.result;
+  check('gpu: analyze finds something', expected.length > 0 && expected[0] === 'data_loading', JSON.stringify(expected));
+  check('gpu: findings section lists the analyze findings in order',
+    JSON.stringify(r.dom.rules) === JSON.stringify(expected), `${JSON.stringify(r.dom.rules)} vs ${JSON.stringify(expected)}`);
+  const first = analyze.findings[0] || {};
+  check('gpu: first finding shows its title and fix as text',
+    r.dom.firstText.includes(first.title) && r.dom.firstText.includes(first.fix), r.dom.firstText.slice(0, 300));
+  for (const id of CHARTS) {
+    const c = r.charts[id];
+    check(`gpu: ${id} has data`, c.points > 0 && c.seriesData > 0 && c.painted > 2000, JSON.stringify(c));
+  }
+  check('gpu: memory peak in the note', /peak/.test(r.dom.memoryNote), r.dom.memoryNote);
+  check('gpu: live set at the peak listed', r.dom.liveRows > 0, `${r.dom.liveRows} rows`);
+  check('gpu: no console error', seen.consoleErrors.length === 0 && seen.pageErrors.length === 0,
+    JSON.stringify([...seen.consoleErrors, ...seen.pageErrors]));
+  check('gpu: no network request', seen.requests.length === 0, JSON.stringify(seen.requests));
+}
+
+console.log(`screenshots: ${outDir}/training.png ${outDir}/empty.png ${outDir}/workers0_cpu4.png`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

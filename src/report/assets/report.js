@@ -10,7 +10,7 @@
   var report = { data: data, charts: {} };
   window.stepscopeReport = report;
 
-  var COLORS = { compute: '#2f6fdf', communication: '#9b59b6', memcpy: '#e6a23c', idle: '#c7ccd6' };
+  var COLORS = { compute: '#2f6fdf', communication: '#9b59b6', memory: '#e6a23c', idle: '#c7ccd6' };
 
   function el(tag, text, cls) {
     var e = document.createElement(tag);
@@ -79,43 +79,83 @@
     item('memcpy / memset', fmtCount(s.memcpys) + ' / ' + fmtCount(s.memsets));
     item('CUDA API calls', fmtCount(s.api_calls));
     item('NVTX ranges', fmtCount(s.nvtx_ranges));
-    if (data.steps.length) item('steps', data.steps.length);
+    if (data.steps.length) {
+      var ss = data.step_summary;
+      item('steps', data.steps.length + (ss.steady ? ', median ' + fmtNs(ss.median_ns) : ''));
+    }
+    item('findings', data.findings.length);
   }
 
+  function pct(a, b) { return b > 0 ? (100 * a / b).toFixed(1) + '%' : '0%'; }
+
+  // The findings of `stepscope analyze`, ranked by cost; every string as text.
   function findings() {
+    var a = data.analyzed;
+    var note = document.getElementById('findings-note');
+    if (a.device >= 0) {
+      note.textContent = 'Analyzed ' + fmtNs(a.analyzed_ns) + ' on GPU ' + a.device +
+        (a.steps ? ' over ' + a.steps + ' steady steps' : ' (no steady steps: the GPU span of the trace)') +
+        ': busy ' + pct(a.busy_ns, a.analyzed_ns) + ', idle ' + pct(a.idle_ns, a.analyzed_ns) +
+        (a.idle_ns ? ' (waiting for the host ' + fmtNs(a.host_wait_ns) + ', in a sync ' + fmtNs(a.sync_wait_ns) +
+         ', kernel launch ' + fmtNs(a.kernel_wait_ns) + ', other ' + fmtNs(a.other_idle_ns) + ')' : '') +
+        '. Same rules and numbers as stepscope analyze.';
+    }
     var box = document.getElementById('findings');
     if (!data.findings.length) {
       box.appendChild(el('p', data.findings_note || 'No finding: nothing costs a notable share of the time.', 'note'));
       return;
     }
-    var t = el('table');
-    var head = el('tr');
-    ['cost', 'severity', 'finding', 'where', 'fix'].forEach(function (h) { head.appendChild(el('th', h)); });
-    t.appendChild(head);
+    var list = el('ol', null, 'findings');
     data.findings.forEach(function (f) {
-      var tr = el('tr');
-      tr.appendChild(el('td', fmtNs(f.cost_ns), 'num'));
-      var sev = el('td');
-      sev.appendChild(el('span', f.severity, 'sev ' + f.severity.toLowerCase()));
-      tr.appendChild(sev);
-      var what = el('td');
-      what.appendChild(el('b', f.title));
-      if (f.what) what.appendChild(el('div', f.what));
-      tr.appendChild(what);
-      tr.appendChild(el('td', f.where));
-      tr.appendChild(el('td', f.fix, 'fix'));
-      t.appendChild(tr);
+      var li = el('li', null, 'finding');
+      li.dataset.rule = f.rule;
+      var head = el('div', null, 'fhead');
+      head.appendChild(el('span', f.rule, 'rule'));
+      head.appendChild(el('b', f.title, 'ftitle'));
+      li.appendChild(head);
+      var cost = el('div', null, 'cost');
+      var bar = el('span', null, 'costbar');
+      bar.style.width = Math.max(2, Math.min(100, f.cost_pct)) + '%';
+      var track = el('span', null, 'costtrack');
+      track.appendChild(bar);
+      cost.appendChild(track);
+      cost.appendChild(el('span', (f.cost_per_step_ns > 0 ? fmtNs(f.cost_per_step_ns) + ' per step, ' : '') +
+        fmtNs(f.cost_ns) + ' in all (' + f.cost_pct.toFixed(1) + '% of the analyzed time)'));
+      li.appendChild(cost);
+      var dl = el('dl');
+      function row(k, v, cls) {
+        if (!v) return;
+        dl.appendChild(el('dt', k));
+        dl.appendChild(el('dd', v, cls));
+      }
+      row('where', f.where);
+      row('what', f.detail);
+      row('fix', f.fix, 'fix');
+      if (f.examples.length) {
+        row('e.g.', f.examples.map(function (e) {
+          return (e.step >= 0 ? 'step ' + e.step + ' ' : '') + 'at ' + fmtNs(e.start_ns) +
+            (e.end_ns > e.start_ns ? ' (' + fmtNs(e.end_ns - e.start_ns) + ')' : '') +
+            (e.nvtx ? ' in ' + e.nvtx : '');
+        }).join('; '));
+      }
+      li.appendChild(dl);
+      list.appendChild(li);
     });
-    box.appendChild(t);
+    box.appendChild(list);
   }
 
-  var CATS = [['compute', 'compute'], ['communication', 'communication'], ['memcpy', 'memcpy/memset'], ['idle', 'idle']];
+  var CATS = [['compute', 'compute'], ['communication', 'communication'], ['memory', 'memcpy/memset'], ['idle', 'idle']];
 
   function steps() {
     var st = data.steps;
+    var ss = data.step_summary;
+    var cv = ss.mean_ns > 0 ? (100 * ss.stddev_ns / ss.mean_ns).toFixed(1) : '0';
     document.getElementById('steps-note').textContent = st.length
-      ? st.length + ' steps from ' + data.steps_source + '; each bar is the step\u2019s wall time split by what the GPU did.'
-      : 'No steps found: ' + data.steps_source + '.';
+      ? st.length + ' steps (' + ss.steady + ' steady) found by ' + ss.method + ' \u2018' + short(ss.pattern, 60) +
+        '\u2019; median ' + fmtNs(ss.median_ns) + ', CV ' + cv + '%. Each bar is the step\u2019s window on the GPU ' +
+        'timeline (from the end of the previous step\u2019s GPU work to the end of its own), split by what the GPU ' +
+        'did; faded bars are warm-up or unfinished steps, left out of the statistics. Same numbers as stepscope steps.'
+      : 'No steps found: no \u2018step N\u2019 or \u2018ProfilerStep#N\u2019 NVTX ranges and no repeating kernel sequence.';
     chart('chart-steps', st.length, 'No training steps were found in this trace.', {
       grid: { left: 60, right: 20, top: 36, bottom: 40 },
       legend: { top: 0 },
@@ -123,8 +163,13 @@
         trigger: 'axis',
         formatter: function (p) {
           var s = st[p[0].dataIndex];
-          var lines = [s.name, 'duration ' + fmtNs(s.end_ns - s.start_ns)];
-          CATS.forEach(function (c) { lines.push(c[1] + ' ' + fmtNs(s.breakdown[c[0] + '_ns'])); });
+          var span = s.breakdown.span_ns;
+          var lines = [s.name + (s.status === 'ok' ? '' : ' (' + s.status + ')'),
+                       'duration ' + fmtNs(span) + ', ' + fmtCount(s.gpu_ops) + ' GPU ops'];
+          CATS.forEach(function (c) {
+            lines.push(c[1] + ' ' + fmtNs(s.breakdown[c[0] + '_ns']) + ' (' + pct(s.breakdown[c[0] + '_ns'], span) + ')');
+          });
+          if (s.top_kernels.length) lines.push('top kernel: ' + short(s.top_kernels[0].name, 80));
           return tip(lines);
         }
       },
@@ -133,17 +178,19 @@
       yAxis: { type: 'value', name: 'ms' },
       series: CATS.map(function (c) {
         return { name: c[1], type: 'bar', stack: 'step', color: COLORS[c[0]],
-                 data: st.map(function (s) { return ms(s.breakdown[c[0] + '_ns']); }) };
+                 data: st.map(function (s) {
+                   var v = ms(s.breakdown[c[0] + '_ns']);
+                   return s.status === 'ok' ? v : { value: v, itemStyle: { opacity: 0.4 } };
+                 }) };
       })
     });
   }
 
   function breakdown() {
     var b = data.breakdown;
-    var total = b.compute_ns + b.communication_ns + b.memcpy_ns + b.idle_ns;
     document.getElementById('breakdown-note').textContent =
-      'Over ' + data.breakdown_window + ' (' + fmtNs(total) + '): at each instant the first of compute, ' +
-      'communication, memcpy/memset that the GPU was doing, else idle.';
+      'Over ' + data.breakdown_window + ' (' + fmtNs(b.span_ns) + '): at each instant the first of compute, ' +
+      'communication (NCCL), memcpy/memset that the GPU was doing, else idle.';
     var items = CATS.map(function (c) { return { name: c[1], value: ms(b[c[0] + '_ns']), itemStyle: { color: COLORS[c[0]] } }; })
       .filter(function (x) { return x.value > 0; });
     chart('chart-breakdown', items.length, 'No GPU activity in this trace.', {
@@ -163,7 +210,7 @@
       tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, formatter: function (p) {
         var r = k[p[0].dataIndex];
         return tip([r.name, 'total ' + fmtNs(r.total_ns) + ' (' + r.percent.toFixed(1) + '% of kernel time)',
-                    fmtCount(r.count) + ' launches, avg ' + fmtNs(r.total_ns / r.count),
+                    fmtCount(r.count) + ' launches, avg ' + fmtNs(r.avg_ns) + ', median ' + fmtNs(r.median_ns),
                     'min ' + fmtNs(r.min_ns) + ', max ' + fmtNs(r.max_ns)]);
       } },
       xAxis: { type: 'value', name: 'ms' },
@@ -175,15 +222,21 @@
 
   function lineSeries(list, scale) {
     return list.map(function (s) {
-      return { name: 'GPU ' + s.device, type: 'line', showSymbol: false, step: 'end',
+      return { name: s.name, type: 'line', showSymbol: false, step: 'end',
                data: s.t_ns.map(function (t, i) { return [ms(t), s.values[i] * scale]; }) };
     });
+  }
+  // Utilization and memory share one time axis: the whole trace.
+  function timeAxis() {
+    return { type: 'value', name: 'ms since the trace start', nameLocation: 'middle', nameGap: 26, min: 0,
+             max: Math.max(1e-6, ms(data.summary.duration_ns)) };
   }
   function countPoints(list) { return list.reduce(function (n, s) { return n + s.t_ns.length; }, 0); }
 
   function utilization() {
     document.getElementById('util-note').textContent = data.utilization.length
-      ? 'Share of each ' + fmtNs(data.utilization_bucket_ns) + ' bucket with at least one kernel running, per GPU.'
+      ? 'Share of each ' + fmtNs(data.utilization_bucket_ns) + ' bucket in which the GPU ran a kernel, memcpy or ' +
+        'memset, per GPU (the gpu_time_util recipe of stepscope stats).'
       : '';
     chart('chart-utilization', countPoints(data.utilization), 'No kernels in this trace.', {
       grid: { left: 60, right: 20, top: 30, bottom: 40 },
@@ -193,41 +246,70 @@
           return x.seriesName + ': ' + x.value[1].toFixed(1) + '%';
         })));
       } },
-      xAxis: { type: 'value', name: 'ms since the trace start', nameLocation: 'middle', nameGap: 26, min: 0 },
+      xAxis: timeAxis(),
       yAxis: { type: 'value', name: '%', min: 0, max: 100 },
       dataZoom: [{ type: 'inside' }],
       series: lineSeries(data.utilization, 1)
     });
   }
 
+  // `stepscope memory`: bytes in use per GPU over time, each GPU's peak
+  // marked, and what was live at the peak.
   function memory() {
     var m = data.memory;
+    var peaks = data.memory_peaks;
     var gib = m.some(function (s) { return s.peak >= Math.pow(1024, 3); });
     var scale = 1 / Math.pow(1024, gib ? 3 : 2);
     var unit = gib ? 'GiB' : 'MiB';
-    var note = m.map(function (s) {
-      return 'GPU ' + s.device + ' peak ' + fmtBytes(s.peak) + ' at ' + fmtNs(s.peak_t_ns) +
-        (s.capacity ? ' of ' + fmtBytes(s.capacity) : '');
+    var note = peaks.map(function (p) {
+      return p.place + ' peak ' + fmtBytes(p.peak_bytes) + (p.capacity ? ' of ' + fmtBytes(p.capacity) : '') +
+        ' at ' + fmtNs(p.peak_t_ns) + (p.step >= 0 ? ' in step ' + p.step : '') + (p.range ? ' (' + p.range + ')' : '');
     }).join('; ');
     if (data.memory_unknown_frees) note += ' (' + data.memory_unknown_frees + ' frees of memory allocated before the trace ignored)';
+    if (m.length) note += '. Same numbers as stepscope memory.';
     document.getElementById('memory-note').textContent = note;
     var series = lineSeries(m, scale);
+    series.forEach(function (s) {  // bytes stay in use until the next event: hold the last value to the end
+      var last = s.data[s.data.length - 1];
+      if (last && last[0] < ms(data.summary.duration_ns)) s.data.push([ms(data.summary.duration_ns), last[1]]);
+    });
     series.forEach(function (s, i) {
-      s.markPoint = { symbolSize: 36, label: { formatter: 'peak' },
-                      data: [{ coord: [ms(m[i].peak_t_ns), m[i].peak * scale] }] };
+      var p = peaks.filter(function (x) { return s.name === x.place + ' total'; })[0];
+      if (!p) return;
+      s.markPoint = { symbolSize: 40, label: { formatter: 'peak', fontSize: 10 },
+                      data: [{ coord: [ms(p.peak_t_ns), p.peak_bytes * scale] }] };
     });
     chart('chart-memory', countPoints(m), 'No device memory allocations were recorded.', {
-      grid: { left: 70, right: 20, top: 30, bottom: 40 },
+      grid: { left: 70, right: 30, top: 44, bottom: 40 },
       legend: { top: 0 },
       tooltip: { trigger: 'axis', formatter: function (p) {
         return tip(['t = ' + fmtNs(p[0].value[0] * 1e6)].concat(p.map(function (x) {
           return x.seriesName + ': ' + fmtBytes(x.value[1] / scale);
         })));
       } },
-      xAxis: { type: 'value', name: 'ms since the trace start', nameLocation: 'middle', nameGap: 26, min: 0 },
+      xAxis: timeAxis(),
       yAxis: { type: 'value', name: unit, min: 0 },
       dataZoom: [{ type: 'inside' }],
       series: series
+    });
+    var box = document.getElementById('memory-peaks');
+    peaks.forEach(function (p) {
+      if (!p.live.length) return;
+      box.appendChild(el('h3', 'Live at the ' + p.place + ' peak (' + fmtBytes(p.peak_bytes) + '), by NVTX range and call'));
+      var t = el('table', null, 'live');
+      var head = el('tr');
+      ['NVTX range', 'call', 'allocations', 'bytes', 'share of the peak'].forEach(function (h) { head.appendChild(el('th', h)); });
+      t.appendChild(head);
+      p.live.forEach(function (g) {
+        var tr = el('tr');
+        tr.appendChild(el('td', g.range));
+        tr.appendChild(el('td', g.api));
+        tr.appendChild(el('td', fmtCount(g.count), 'num'));
+        tr.appendChild(el('td', fmtBytes(g.bytes), 'num'));
+        tr.appendChild(el('td', g.share_pct.toFixed(1) + '%', 'num'));
+        t.appendChild(tr);
+      });
+      box.appendChild(t);
     });
   }
 

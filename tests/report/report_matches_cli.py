@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""The HTML report shows the analysis library's numbers: for each trace, the
+report's data block must equal what `stepscope steps`, `analyze`, `stats`
+(cuda_gpu_kern_sum, gpu_time_util --buckets 500) and `memory` print.
+
+  report_matches_cli.py STEPSCOPE TRACE[.sqlite|.sqlite.gz]...
+"""
+import gzip, os, shutil, tempfile
+import json, re, subprocess, sys
+S = sys.argv[1]
+tmp = tempfile.mkdtemp(prefix='stepscope-report-cli-')
+traces = []
+for t in sys.argv[2:]:
+    if t.endswith('.gz'):
+        out = os.path.join(tmp, os.path.basename(t)[:-3])
+        with gzip.open(t, 'rb') as f, open(out, 'wb') as g:
+            shutil.copyfileobj(f, g)
+        t = out
+    traces.append(t)
+html_path = os.path.join(tmp, 'report.html')
+def cli(*a): return json.loads(subprocess.run([S, *a, '--format', 'json'], capture_output=True, text=True, check=True).stdout)
+bad = 0
+def eq(what, a, b, tol=0):
+    global bad
+    ok = abs(a - b) <= tol if isinstance(a, (int, float)) and isinstance(b, (int, float)) else a == b
+    if not ok:
+        bad += 1; print('  MISMATCH', what, a, b)
+for t in traces:
+    subprocess.run([S, 'report', '-q', t, '-o', html_path], check=True)
+    html = open(html_path).read()
+    d = json.loads(re.search(r'<script type="application/json" id="stepscope-data">(.*?)</script>', html, re.S).group(1))
+    steps = cli('steps', t)
+    rows = steps['steps']
+    eq('step count', len(d['steps']), len(rows))
+    for r, s in zip(d['steps'], rows):
+        b = r['breakdown']; span = b['span_ns']
+        eq('step', r['number'], s['step']); eq('start', r['start_ns'], s['start_ns']); eq('dur', span, s['duration_ns'])
+        eq('dur2', r['end_ns'] - r['start_ns'], s['duration_ns'])
+        for k, c in [('compute_ns', 'compute_pct'), ('communication_ns', 'communication_pct'), ('memory_ns', 'memory_pct'), ('idle_ns', 'idle_pct'), ('busy_ns', 'gpu_busy_pct')]:
+            eq(f'step {s["step"]} {k}', round(100 * b[k] / span, 3) if span else 0, s[c], 0.0011)
+        eq('status', r['status'], s['status']); eq('gpu_ops', r['gpu_ops'], s['gpu_ops'])
+    ss = steps['step_summary'][0] if steps['step_summary'] else None
+    if ss:
+        eq('steady', d['step_summary']['steady'], ss['steady']); eq('median', d['step_summary']['median_ns'], ss['median_ns'], 0.05)
+    a = cli('analyze', t)
+    eq('findings', [f['rule'] for f in d['findings']], [f['rule'] for f in a['findings']])
+    for f, g in zip(d['findings'], a['findings']):
+        for k in ['cost_ns', 'cost_per_step_ns', 'count', 'title', 'where', 'detail', 'fix']: eq('finding ' + k, f[k], g[k])
+    sm = a['summary'][0]
+    for k in ['analyzed_ns', 'busy_ns', 'idle_ns', 'host_wait_ns', 'sync_wait_ns', 'kernel_wait_ns', 'other_idle_ns']: eq('analyzed ' + k, d['analyzed'][k], sm[k])
+    k = cli('stats', '--report', 'cuda_gpu_kern_sum', t)
+    kr = k if isinstance(k, list) else k[list(k.keys())[0]]
+    for x, y in zip(d['top_kernels'], kr):
+        eq('kernel name', x['name'], y['name']); eq('kernel total', x['total_ns'], y['total_ns']); eq('kernel n', x['count'], y['instances'])
+        eq('kernel pct', x['percent'], y['time_pct'], 0.0011); eq('kernel min', x['min_ns'], y['min_ns']); eq('kernel max', x['max_ns'], y['max_ns'])
+    eq('kernel time', d['summary']['kernel_time_ns'], sum(y['total_ns'] for y in kr))
+    u = cli('stats', '--report', 'gpu_time_util', '--buckets', '500', t)
+    u = u if isinstance(u, list) else u[list(u.keys())[0]]
+    ur = [r for r in u if r['stream'] == 'all']
+    us = [(s['device'], tt, v) for s in d['utilization'] for tt, v in zip(s['t_ns'], s['values'])]
+    eq('util points', len(us), len(ur))
+    for (dev, tt, v), r in zip(us, ur):
+        eq('util', (dev, tt), (r['device'], r['start_ns'])); eq('util pct', v, r['util_pct'], 0.051)
+    m = cli('memory', t)
+    for p in d['memory_peaks']:
+        pk = [r for r in m['peaks'] if r['place'] == p['place'] and r['series'] == 'total'][0]
+        eq('peak bytes', p['peak_bytes'], pk['peak_bytes']); eq('peak at', p['peak_t_ns'] / 1e9, pk['at_s'], 2e-6)
+        eq('peak step', p['step'], pk['step'] if pk['step'] != '' else -1); eq('peak range', p['range'], pk['range'])
+        live = [r for r in m['live_at_peak'] if r['place'] == p['place'] and r['series'] == 'total']
+        eq('live', [(g['range'], g['api'], g['count'], g['bytes']) for g in p['live']], [(r['range'], r['api'], r['count'], r['bytes']) for r in live])
+        ser = [s for s in d['memory'] if s['name'] == p['place'] + ' total'][0]
+        eq('series max = peak', max(ser['values']), p['peak_bytes'])
+    eq('memory peaks', len(d['memory_peaks']), len([r for r in m['peaks'] if r['place'] != 'host' and r['series'] == 'total']))
+    print(t, 'steps', len(rows), 'findings', [f['rule'] for f in d['findings']], 'kernels', len(d['top_kernels']),
+          'util', len(us), 'mem series', [(s['name'], len(s['t_ns'])) for s in d['memory']], 'peaks', [(p['place'], p['peak_bytes'], len(p['live'])) for p in d['memory_peaks']])
+shutil.rmtree(tmp, ignore_errors=True)
+print('mismatches:', bad)
+sys.exit(1 if bad else 0)
