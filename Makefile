@@ -20,6 +20,7 @@ build: bootstrap $(BUILD)/build.ninja
 # Every test: unit, diff, browser, include rules, docs-in-sync, then the same
 # suites again under ASan+UBSan, then the fuzzers briefly.
 test: build
+	$(MAKE) format-check
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(MAKE) test-asan
 	$(MAKE) fuzz
@@ -41,7 +42,7 @@ format:
 	git ls-files '*.cc' '*.h' | xargs clang-format -i
 
 format-check:
-	git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror
+	@git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror && echo "format-check: ok"
 
 docs: build
 	$(BUILD)/bin/stepscope schema --markdown > docs/schema.md
