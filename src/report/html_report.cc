@@ -121,7 +121,7 @@ void WriteSeries(Json& j, const std::vector<SeriesData>& series) {
 }
 
 void WriteSteps(Json& j, const ReportData& d) {
-  const StepSummary& s = d.step_summary;
+  const ReportStepSummary& s = d.step_summary;
   j.Key("step_summary").Begin('{');
   j.Key("method").Str(s.method).Key("pattern").Str(s.pattern).Key("steady").Int(s.steady);
   j.Key("median_ns").Num(s.median_ns).Key("mean_ns").Num(s.mean_ns);

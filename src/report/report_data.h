@@ -40,7 +40,7 @@ struct StepRow {
   std::vector<Kernel> top_kernels;  // up to 5, by time in the window
 };
 
-struct StepSummary {
+struct ReportStepSummary {
   std::string method;   // "nvtx", "kernel-sequence", "" (none found)
   std::string pattern;  // the name pattern or the anchor kernel
   int64_t steady = 0;   // complete, not warm-up: the statistics' steps
@@ -109,7 +109,7 @@ struct StatRow {
 
 struct ReportData {
   ReportSummary summary;
-  StepSummary step_summary;
+  ReportStepSummary step_summary;
   std::vector<StepRow> steps;
   Breakdown breakdown;
   std::string breakdown_window;  // "the 8 steady steps" or "the GPU span of the trace"

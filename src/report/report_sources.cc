@@ -85,7 +85,7 @@ Status Steps(const TraceModel& m, const ReportOptions& o, ReportData* d) {
   so.range_regex = o.step_regex;
   ASSIGN_OR_RETURN(StepSet set, DetectSteps(m, so));
   const int64_t origin = m.origin_ns();
-  StepSummary& ss = d->step_summary;
+  ReportStepSummary& ss = d->step_summary;
   ss.method = set.method;
   ss.pattern = set.pattern;
   ss.steady = set.stats.count;
