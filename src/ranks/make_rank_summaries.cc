@@ -181,6 +181,7 @@ int main(int argc, char** argv) {
         cs.step = st;
         cs.start_ns = start[static_cast<size_t>(r)] - s.clock_offset_ns;
         cs.end_ns = end - s.clock_offset_ns;
+        cs.free_ns = (cs.end_ns - cs.start_ns) * 3 / 4;  // a quarter overlapped, as overlap_ns says
         s.collectives.push_back(cs);
         comm[static_cast<size_t>(r)] += end - start[static_cast<size_t>(r)];
       }
