@@ -6,7 +6,7 @@ def job(name, ranks):
 
 
 TESTS = [
-    # rank 1's host is 5 ms late from step 3: others wait 5.5 ms/step; cause host
+    # rank 1's host is 5 ms late from step 3: others spin 5.5 ms/step in NCCL, 5.0 exposed; cause host
     DiffTest(name="ranks_host_late", cmd=["ranks", "{traces}"], trace=job("host", [0, 1]), out="ranks/host.txt"),
     DiffTest(name="ranks_host_collectives_csv", cmd=["ranks", "{traces}", "--report", "collectives", "--format", "csv"],
              trace=job("host", [0, 1]), out="ranks/host_collectives.csv"),
@@ -21,7 +21,7 @@ TESTS = [
     DiffTest(name="ranks_compute_threshold_window",
              cmd=["ranks", "{traces}", "--threshold", "0.6", "--window", "2", "--report", "ranks,scores"],
              trace=job("compute", [0, 1, 2]), out="ranks/compute_threshold_window.txt"),
-    # world size 4 without rank 2; rank 3's collectives start 3 ms late: cause communication
+    # world size 4 without rank 2; rank 3's collectives start 3 ms late (2 ms exposed): cause communication
     DiffTest(name="ranks_missing_rank", cmd=["ranks", "{traces}"], trace=job("missing", [0, 1, 3]),
              out="ranks/missing.txt"),
     # rank 1 traced steps 2-7 only
