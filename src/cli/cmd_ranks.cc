@@ -102,7 +102,9 @@ int RunRanks(int argc, char** argv) {
       "by "
       "side, per-rank medians (compute, communication, overlap, launch lateness, NCCL waits) with "
       "the NVIDIA Resiliency Extension's relative and individual performance scores, matches every "
-      "NCCL collective across ranks to find who arrived last and how long the others waited, and "
+      "NCCL collective across ranks to find who arrived last and how long the others waited for "
+      "it with nothing else to run (the exposed wait: compute overlapping the collective does "
+      "not count), and "
       "gives the verdict: which rank straggles, from which step, and why (compute: slower or extra "
       "kernels; host: late kernel launches; communication: late collectives). Clocks are aligned "
       "with "
@@ -111,7 +113,8 @@ int RunRanks(int argc, char** argv) {
   p.Flag("--window", "N", "steps per window for the individual scores (best window vs the last)",
          "5");
   p.Flag("--min-wait", "DUR",
-         "per-step wait that counts as straggling (default: max(0.5ms, 10% of the step))");
+         "per-step exposed wait that counts as straggling (default: max(0.5ms, 10% of the "
+         "step))");
   p.Flag("--align", "HOW",
          "clock alignment: meta (wall_clock_offset_ns) or collectives (also correct "
          "per-host skew from collective end times)",
@@ -203,7 +206,8 @@ int RunRanks(int argc, char** argv) {
           {"ranks", "Per rank (medians per step, ms)"},
           {"sections", "NVTX sections (median ms; NVRx relative and individual scores)"},
           {"collectives",
-           "NCCL collectives (who arrived last; the others' wait inside the kernel)"},
+           "NCCL collectives (who arrived last; the others' spin inside the kernel and their "
+           "exposed wait)"},
           {"scores", "Scores below the threshold (NVRx)"}};
       for (const auto& [name, title] : kTitles) {
         if (r == name) out += std::string("\n") + title + "\n";

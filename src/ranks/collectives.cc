@@ -9,10 +9,19 @@
 //
 // For each collective the rank with the latest (clock-aligned) kernel start
 // arrived last; an NCCL kernel spins until every rank has arrived, so each
-// other rank's kernel duration minus the last rank's is the time it waited
-// for it. Ranks finish a collective at nearly the same moment, which gives a
-// clock check for free: a host whose end times sit consistently apart from
-// the others' has a skewed clock.
+// other rank's kernel duration minus the last rank's is the time it spun
+// waiting for it. That spin costs nothing while the rank's own compute
+// kernels run beside it (DDP overlaps bucket all-reduces with backward), so
+// the wait that counts is the *exposed* wait: the rank's compute-free time
+// in the collective (CollectiveSummary::free_ns) minus the last arrival's,
+// not below 0, and 0 when it did not spin at all. Subtracting the last
+// arrival's compute-free time removes the transfer time every rank exposes;
+// what remains includes the transfers that an earlier wait pushed past the
+// rank's own compute (collectives on one stream queue behind the one that
+// waits), which is what the wait costs the rank's step (docs/ranks.md).
+// Summaries without free times (version 1) fall back to the spin. Ranks finish a collective at
+// nearly the same moment, which gives a clock check for free: a host whose end times sit
+// consistently apart from the others' has a skewed clock.
 #include <algorithm>
 #include <unordered_map>
 
@@ -51,6 +60,7 @@ struct KeyHash {
 struct Member {
   uint32_t rank;
   int64_t start, end;  // aligned
+  int64_t free;        // compute-free ns, -1 unknown
 };
 
 }  // namespace
@@ -85,12 +95,13 @@ std::vector<int64_t> MatchCollectives(RanksAnalysis* a, std::vector<bool>* steps
         keys.push_back(key);
       }
       members[it->second].push_back(
-          {static_cast<uint32_t>(r), c.start_ns + offset, c.end_ns + offset});
+          {static_cast<uint32_t>(r), c.start_ns + offset, c.end_ns + offset, c.free_ns});
     }
   }
 
   std::vector<std::vector<int64_t>> end_dev(nranks);
   std::vector<int64_t> waits, ends;
+  bool unknown_free = false;
   for (size_t i = 0; i < members.size(); ++i) {
     const std::vector<Member>& m = members[i];
     if (m.size() < 2) continue;
@@ -106,10 +117,19 @@ std::vector<int64_t> MatchCollectives(RanksAnalysis* a, std::vector<bool>* steps
     const int64_t last_dur = m[last].end - m[last].start;
     const int pos = key.step == kNoStep ? -1 : StepPosition(*a, key.step);
     waits.clear();
+    int64_t max_spin = 0;
     for (size_t j = 0; j < m.size(); ++j) {
       a->ranks[m[j].rank].collectives++;
       if (j == last) continue;
-      const int64_t w = std::max<int64_t>(0, (m[j].end - m[j].start) - last_dur);
+      const int64_t spin = std::max<int64_t>(0, (m[j].end - m[j].start) - last_dur);
+      max_spin = std::max(max_spin, spin);
+      int64_t w = 0;
+      if (spin > 0 && (m[j].free < 0 || m[last].free < 0)) {
+        w = spin;
+        unknown_free = true;
+      } else if (spin > 0) {
+        w = std::max<int64_t>(0, m[j].free - m[last].free);
+      }
       waits.push_back(w);
       if (pos >= 0) a->waited[m[j].rank][static_cast<size_t>(pos)] += w;
     }
@@ -122,6 +142,7 @@ std::vector<int64_t> MatchCollectives(RanksAnalysis* a, std::vector<bool>* steps
     mc.last = static_cast<int>(m[last].rank);
     mc.start_ns = first_start;
     mc.spread_ns = m[last].start - first_start;
+    mc.max_spin_ns = max_spin;
     mc.max_wait_ns = *std::max_element(waits.begin(), waits.end());
     mc.median_wait_ns = static_cast<int64_t>(MedianOf(waits));
     if (mc.spread_ns > 0) a->ranks[m[last].rank].last_arrivals++;  // a tie has no last arrival
@@ -135,6 +156,13 @@ std::vector<int64_t> MatchCollectives(RanksAnalysis* a, std::vector<bool>* steps
     for (const Member& x : m) ends.push_back(x.end);
     const int64_t median_end = static_cast<int64_t>(MedianOf(ends));
     for (const Member& x : m) end_dev[x.rank].push_back(x.end - median_end);
+  }
+  if (unknown_free) {
+    const std::string note =
+        "some summaries have no compute-free times (version 1): their waits are the whole spin "
+        "inside the NCCL kernel, overlapped or not; re-create them with 'stepscope summarize'";
+    if (std::find(a->notes.begin(), a->notes.end(), note) == a->notes.end())
+      a->notes.push_back(note);
   }
   std::stable_sort(a->collectives.begin(), a->collectives.end(),
                    [](const MatchedCollective& x, const MatchedCollective& y) {

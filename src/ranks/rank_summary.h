@@ -20,7 +20,10 @@
 
 namespace stepscope {
 
-inline constexpr int kRankSummaryVersion = 1;
+// Version 2 added collectives[].free_ns; version 1 summaries are still read
+// (their collectives' free time is unknown: -1).
+inline constexpr int kRankSummaryVersion = 2;
+inline constexpr int kRankSummaryOldestVersion = 1;
 inline constexpr const char* kRankSummaryFormat = "stepscope-rank-summary";
 inline constexpr int64_t kNoStep = -1;
 
@@ -61,6 +64,9 @@ struct CollectiveSummary {
   int64_t step = kNoStep;    // step number of the kernel, kNoStep when outside every step
   int64_t start_ns = 0;
   int64_t end_ns = 0;
+  // Compute-free time: the part of [start, end) during which no non-NCCL
+  // kernel of the same device ran; -1 when unknown (a version 1 summary).
+  int64_t free_ns = -1;
 };
 
 struct RankSummary {

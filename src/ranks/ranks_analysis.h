@@ -46,8 +46,8 @@ struct RankResult {
   double compute_ns = kNaN;
   double comm_ns = kNaN;
   double late_ns = kNaN;      // host launch lateness on the critical stream
-  double waited_ns = kNaN;    // time waiting inside NCCL kernels for later ranks
-  double caused_ns = kNaN;    // time the others waited for this rank
+  double waited_ns = kNaN;    // exposed wait inside NCCL kernels for later ranks
+  double caused_ns = kNaN;    // exposed time the others waited for this rank
   double overlap = kNaN;      // comm time overlapped by compute / comm time (HTA)
   int64_t collectives = 0;    // matched collectives it took part in
   int64_t last_arrivals = 0;  // ... in which it arrived last (strictly after another rank)
@@ -67,8 +67,9 @@ struct MatchedCollective {
   int last = -1;          // index into RanksAnalysis::ranks of the last arrival
   int64_t start_ns = 0;   // earliest aligned start (the first arrival)
   int64_t spread_ns = 0;  // last aligned start - first aligned start
-  int64_t max_wait_ns = 0;     // longest wait of another rank
-  int64_t median_wait_ns = 0;  // median wait of the other ranks
+  int64_t max_spin_ns = 0;     // longest spin of another rank (its kernel time beyond the last's)
+  int64_t max_wait_ns = 0;     // longest exposed wait of another rank (docs/ranks.md)
+  int64_t median_wait_ns = 0;  // median exposed wait of the other ranks
 };
 
 struct Straggler {
@@ -106,8 +107,8 @@ struct RanksAnalysis {
   std::vector<RankResult> ranks;  // by rank
   // Per rank, per entry of `steps`: index into that rank's summary steps, or -1.
   std::vector<std::vector<int>> step_index;
-  std::vector<std::vector<int64_t>> waited;  // [rank][step]: ns waited in NCCL for later ranks
-  std::vector<std::vector<int64_t>> caused;  // [rank][step]: ns the others waited for it
+  std::vector<std::vector<int64_t>> waited;  // [rank][step]: exposed ns waited for later ranks
+  std::vector<std::vector<int64_t>> caused;  // [rank][step]: exposed ns the others waited for it
   std::vector<std::string> sections;         // scored section names
   std::vector<MatchedCollective> collectives;
   int64_t min_wait_ns = 0;  // effective threshold

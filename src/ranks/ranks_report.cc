@@ -170,13 +170,14 @@ Table CollectivesTable(const RanksAnalysis& a) {
            {"ranks", "ranks", true},
            {"last_rank", "last", true},
            {"spread_ms", "spread ms", true},
+           {"max_spin_ms", "max spin ms", true},
            {"max_wait_ms", "max wait ms", true},
            {"median_wait_ms", "median wait ms", true}});
   for (const MatchedCollective& c : a.collectives) {
     t.AddRow({c.step >= 0 ? Cell(c.step) : Cell("-"), Cell(c.name), Cell(c.stream_index),
               Cell(c.seq), Cell(c.ranks), Cell(a.ranks[static_cast<size_t>(c.last)].rank),
-              Ms(static_cast<double>(c.spread_ns)), Ms(static_cast<double>(c.max_wait_ns)),
-              Ms(static_cast<double>(c.median_wait_ns))});
+              Ms(static_cast<double>(c.spread_ns)), Ms(static_cast<double>(c.max_spin_ns)),
+              Ms(static_cast<double>(c.max_wait_ns)), Ms(static_cast<double>(c.median_wait_ns))});
   }
   return t;
 }
@@ -246,7 +247,8 @@ std::string VerdictText(const RanksAnalysis& a) {
     if (!a.collectives.empty()) {
       out += "Verdict: no straggler. No rank made the others wait " +
              MsText(static_cast<double>(a.min_wait_ns)) +
-             " or more per step in NCCL collectives in most steps";
+             " or more per step in NCCL collectives (exposed: their GPUs otherwise idle) in "
+             "most steps";
     } else {
       out +=
           "Verdict: no straggler. No NCCL collectives to match; no rank's per-step relative GPU or "
@@ -272,8 +274,9 @@ std::string VerdictText(const RanksAnalysis& a) {
              " steps (no NCCL collectives to measure waits).\n";
     } else {
       out += "the other ranks wait for it " + MsText(s.caused_ns) +
-             " per step inside NCCL collectives (" + std::to_string(s.steps_blocking) + " of " +
-             std::to_string(s.steps_seen) + " steps).\n";
+             " per step inside NCCL collectives with their GPUs otherwise idle (" +
+             std::to_string(s.steps_blocking) + " of " + std::to_string(s.steps_seen) +
+             " steps).\n";
     }
     const std::string stream = "device " + std::to_string(sum.critical_device) + " stream " +
                                std::to_string(sum.critical_stream);

@@ -362,8 +362,29 @@ StatusOr<RankSummary> BuildSummary(const TraceReader& trace) {
     if (s.sections.size() > kMaxSections) s.sections.resize(kMaxSections);
   }
 
-  // --- NCCL collectives, in start order.
+  // --- NCCL collectives, in start order, each with its compute-free time: the
+  // part of the kernel during which no non-NCCL kernel of the same device ran
+  // (any step's: the merged compute intervals of the whole trace).
   {
+    std::map<uint32_t, std::vector<Interval>> device_compute;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      if (kernel_nccl[i]) continue;
+      const KernelRecord& k = kernels[i];
+      device_compute[k.device].push_back({k.start_ns, std::max(k.start_ns, k.end_ns)});
+    }
+    for (auto& [device, list] : device_compute) MergeIntervals(&list);
+    auto covered = [&](uint32_t device, int64_t lo, int64_t hi) {
+      auto it = device_compute.find(device);
+      if (it == device_compute.end()) return int64_t{0};
+      const std::vector<Interval>& v = it->second;
+      // First merged interval ending after lo; they are disjoint and sorted.
+      auto j = std::upper_bound(v.begin(), v.end(), lo,
+                                [](int64_t t, const Interval& x) { return t < x.end; });
+      int64_t total = 0;
+      for (; j != v.end() && j->start < hi; ++j)
+        total += std::min(hi, j->end) - std::max(lo, j->start);
+      return total;
+    };
     std::map<std::pair<uint32_t, uint32_t>, int32_t> stream_index;
     std::map<std::tuple<uint32_t, uint32_t, std::string>, int64_t> next_seq;
     for (size_t i = 0; i < kernels.size(); ++i) {
@@ -382,6 +403,7 @@ StatusOr<RankSummary> BuildSummary(const TraceReader& trace) {
       c.step = kernel_step[i] >= 0 ? s.steps[static_cast<size_t>(kernel_step[i])].step : kNoStep;
       c.start_ns = k.start_ns;
       c.end_ns = std::max(k.start_ns, k.end_ns);
+      c.free_ns = (c.end_ns - c.start_ns) - covered(k.device, c.start_ns, c.end_ns);
       s.collectives.push_back(std::move(c));
     }
   }

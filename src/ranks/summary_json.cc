@@ -118,18 +118,19 @@ std::string SummaryToJson(const RankSummary& s) {
   // Collectives grouped by (device, stream, name), groups in order of first use.
   struct Group {
     const CollectiveSummary* first;
-    std::vector<int64_t> step, start, end;
+    std::vector<int64_t> step, start, end, free;
   };
   std::vector<Group> groups;
   std::map<std::tuple<uint32_t, uint32_t, std::string>, size_t> index;
   for (const CollectiveSummary& c : s.collectives) {
     auto key = std::make_tuple(c.device, c.stream, c.name);
     auto [it, inserted] = index.emplace(key, groups.size());
-    if (inserted) groups.push_back({&c, {}, {}, {}});
+    if (inserted) groups.push_back({&c, {}, {}, {}, {}});
     Group& g = groups[it->second];
     g.step.push_back(c.step);
     g.start.push_back(c.start_ns);
     g.end.push_back(c.end_ns);
+    g.free.push_back(c.free_ns);
   }
   o.append("\n ");
   AppendKey(&o, "collectives");
@@ -147,6 +148,8 @@ std::string SummaryToJson(const RankSummary& s) {
     AppendIntArray(&o, g.start);
     o.append(",\n   \"end_ns\": ");
     AppendIntArray(&o, g.end);
+    o.append(",\n   \"free_ns\": ");
+    AppendIntArray(&o, g.free);
     o.append("}");
   }
   o.append(groups.empty() ? "]" : "\n ]");
@@ -250,9 +253,11 @@ StatusOr<RankSummary> SummaryFromJson(std::string_view json, const std::string& 
   }
   int64_t version = 0;
   RETURN_IF_ERROR(r.Int(root, "version", &version));
-  if (version != kRankSummaryVersion) {
+  if (version < kRankSummaryOldestVersion || version > kRankSummaryVersion) {
     return InvalidInput(origin + ": rank summary version " + std::to_string(version) +
-                        ", this stepscope reads version " + std::to_string(kRankSummaryVersion) +
+                        ", this stepscope reads versions " +
+                        std::to_string(kRankSummaryOldestVersion) + "-" +
+                        std::to_string(kRankSummaryVersion) +
                         "; re-create it with 'stepscope summarize' of this version");
   }
   RankSummary s;
@@ -317,11 +322,17 @@ StatusOr<RankSummary> SummaryFromJson(std::string_view json, const std::string& 
     RETURN_IF_ERROR(r.IntArray(e, "step", where, -1, &step));
     RETURN_IF_ERROR(r.IntArray(e, "start_ns", where, static_cast<int64_t>(step.size()), &start));
     RETURN_IF_ERROR(r.IntArray(e, "end_ns", where, static_cast<int64_t>(step.size()), &end));
+    std::vector<int64_t> free(step.size(), -1);
+    if (version >= 2) {
+      RETURN_IF_ERROR(r.IntArray(e, "free_ns", where, static_cast<int64_t>(step.size()), &free));
+    }
     for (size_t i = 0; i < step.size(); ++i) {
       c.seq = static_cast<int64_t>(i);
       c.step = step[i];
       c.start_ns = start[i];
       c.end_ns = end[i];
+      // Unknown stays -1; a free time beyond the kernel's duration is the duration.
+      c.free_ns = free[i] < 0 ? -1 : std::min(free[i], std::max<int64_t>(0, end[i] - start[i]));
       s.collectives.push_back(c);
     }
   }

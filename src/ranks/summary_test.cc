@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
+
 #include "ranks/rank_summary.h"
 #include "ranks/summarize.h"
 #include "store/trace_reader.h"
@@ -104,7 +106,8 @@ TEST(Summary, BuildFromTrace) {
   EXPECT_EQ(s->collectives[0].name, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
   EXPECT_EQ(s->collectives[0].step, 3);
   EXPECT_EQ(s->collectives[0].start_ns, 1650);
-  ASSERT_EQ(s->kernels.size(), 3u);  // largest total first: nccl 250, gemm 200+100, orphan
+  EXPECT_EQ(s->collectives[0].free_ns, 200);  // [1650, 1900] less gemm#2's [1650, 1700]
+  ASSERT_EQ(s->kernels.size(), 3u);           // largest total first: nccl 250, gemm 200+100, orphan
   EXPECT_EQ(s->kernels[0].name, "gemm");
   EXPECT_EQ(s->kernels[0].total_ns, (std::vector<int64_t>{300, 100}));
   EXPECT_EQ(s->kernels[0].count, (std::vector<int64_t>{2, 1}));
@@ -137,9 +140,8 @@ TEST(Summary, BadJsonSaysWhere) {
             "or files written by 'stepscope summarize'");
   auto v = SummaryFromJson(R"({"format": "stepscope-rank-summary", "version": 9})", "b.json");
   EXPECT_EQ(v.status().message(),
-            "b.json: rank summary version 9, this stepscope reads version 1; re-create it with "
-            "'stepscope "
-            "summarize' of this version");
+            "b.json: rank summary version 9, this stepscope reads versions 1-2; re-create it "
+            "with 'stepscope summarize' of this version");
   auto w = SummaryFromJson(R"({"format": "stepscope-rank-summary", "version": 1, "rank": 0,
       "steps": [{"step": 1, "start_ns": 0, "end_ns": 5}], "kernels": [{"name": "k", "total_ns": [1, 2],
       "count": [1], "median_ns": [1]}], "sections": [], "collectives": []})",
@@ -147,6 +149,20 @@ TEST(Summary, BadJsonSaysWhere) {
   EXPECT_EQ(w.status().message(),
             "c.json: kernels[0]: \"total_ns\" has 2 entries, expected 1; re-create it with "
             "'stepscope summarize'");
+  // Version 2 needs the collectives' free_ns; version 1 has none (-1: unknown).
+  const char* coll = R"({"format": "stepscope-rank-summary", "version": %d, "trace": "t",
+      "rank": 0, "host": "h", "clock": "c", "step_source": "nvtx",
+      "steps": [{"step": 1, "start_ns": 0, "end_ns": 5}], "kernels": [], "sections": [],
+      "collectives": [{"name": "nccl", "step": [1], "start_ns": [1], "end_ns": [4]}]})";
+  char buf[512];
+  std::snprintf(buf, sizeof buf, coll, 2);
+  EXPECT_EQ(SummaryFromJson(buf, "d.json").status().message(),
+            "d.json: collectives[0]: \"free_ns\" is missing or not an array; re-create it "
+            "with 'stepscope summarize'");
+  std::snprintf(buf, sizeof buf, coll, 1);
+  auto v1 = SummaryFromJson(buf, "e.json");
+  ASSERT_TRUE(v1.ok()) << v1.status().message();
+  EXPECT_EQ(v1->collectives[0].free_ns, -1);
   EXPECT_EQ(DefaultSummaryPath("dir/run_3.sqlite"), "dir/run_3.summary.json");
   EXPECT_EQ(DefaultSummaryPath("trace.db"), "trace.db.summary.json");
 }

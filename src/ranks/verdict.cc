@@ -3,7 +3,8 @@
 // In synchronous training every rank's step takes as long as the slowest
 // rank's, so step times alone cannot name the straggler; the waits inside
 // collectives can. Per step, the rank the others waited for longest (the sum
-// over the step's collectives of the median wait it caused) "blocks" that
+// over the step's collectives of the median exposed wait it caused: time the
+// others' GPUs ran only the collective, collectives.cc) "blocks" that
 // step when that sum reaches min_wait (default: the larger of 0.5 ms and 10%
 // of the median step). A rank straggles from step S when it blocks S and at
 // least 80% of the steps with collectives from S on (at least two when there

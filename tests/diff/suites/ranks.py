@@ -6,7 +6,7 @@ def job(name, ranks):
 
 
 TESTS = [
-    # rank 1's host is 5 ms late from step 3: others wait 5.5 ms/step; cause host
+    # rank 1's host is 5 ms late from step 3: others spin 5.5 ms/step in NCCL, 5.0 exposed; cause host
     DiffTest(name="ranks_host_late", cmd=["ranks", "{traces}"], trace=job("host", [0, 1]), out="ranks/host.txt"),
     DiffTest(name="ranks_host_collectives_csv", cmd=["ranks", "{traces}", "--report", "collectives", "--format", "csv"],
              trace=job("host", [0, 1]), out="ranks/host_collectives.csv"),
@@ -21,7 +21,7 @@ TESTS = [
     DiffTest(name="ranks_compute_threshold_window",
              cmd=["ranks", "{traces}", "--threshold", "0.6", "--window", "2", "--report", "ranks,scores"],
              trace=job("compute", [0, 1, 2]), out="ranks/compute_threshold_window.txt"),
-    # world size 4 without rank 2; rank 3's collectives start 3 ms late: cause communication
+    # world size 4 without rank 2; rank 3's collectives start 3 ms late (2 ms exposed): cause communication
     DiffTest(name="ranks_missing_rank", cmd=["ranks", "{traces}"], trace=job("missing", [0, 1, 3]),
              out="ranks/missing.txt"),
     # rank 1 traced steps 2-7 only
@@ -58,3 +58,14 @@ TESTS = [
 # no step markers: each trace is one step 0; rank 1's gemm runs 2 ms longer, rank 0 waits 2 ms
 TESTS.append(DiffTest(name="ranks_without_step_markers", cmd=["ranks", "{traces}", "--report", "ranks,collectives,verdict"],
                       trace=["ranks/nosteps_r0.sql", "ranks/nosteps_r1.sql"], out="ranks/nosteps.txt"))
+
+# Real 2xH200 runs of the reference DDP workload (train_gpt.py --ddp --preset small --steps 20
+# --warmup 3), summarized with `stepscope summarize` (docs/ranks.md, "Measured on two GPUs"):
+#   rk12_host: rank 1 sleeps 5 ms on the host before its optimizer each step -> rank 1, host, ~4.8 ms
+#   rk12_even: healthy -> no straggler
+#   rk9_even:  "healthy", but rank 1's host launched its optimizer late in steps 7-19 -> rank 1, host
+#   rk9_slow:  --slow-rank 1 --slow-ms 5 (~80 ms of extra sgemm per step) -> rank 1, compute
+for _run in ["rk12_host", "rk12_even", "rk9_even", "rk9_slow"]:
+    TESTS.append(DiffTest(name=f"ranks_real_{_run}", cmd=["ranks", "{traces}", "--report", "ranks,verdict"],
+                          trace=[f"ranks/real/{_run}_r{r}.summary.json" for r in (0, 1)],
+                          out=f"ranks/real_{_run}.txt"))
