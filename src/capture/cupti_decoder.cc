@@ -122,6 +122,28 @@ void ActivityDecoder::KernelNames(const char* mangled, StringId* name, StringId*
   *mangled_id = it->second.second;
 }
 
+// MEMCPY and MEMCPY2 (peer) records share these fields; only the devices differ.
+template <typename CuptiMemcpy>
+void ActivityDecoder::AddMemcpy(const CuptiMemcpy& m, uint32_t device, uint32_t dst_device) {
+  MemcpyRecord r{};
+  r.start_ns = static_cast<int64_t>(m.start);
+  r.end_ns = static_cast<int64_t>(m.end);
+  r.bytes = m.bytes;
+  r.device = device;
+  r.dst_device = dst_device;
+  r.context = m.contextId;
+  r.stream = m.streamId;
+  r.correlation = m.correlationId;
+  r.graph_id = m.graphId;
+  r.copy_kind = ToCopyKind(m.copyKind);
+  r.src_kind = ToMemoryKind(m.srcKind);
+  r.dst_kind = ToMemoryKind(m.dstKind);
+  r.is_async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
+  w_->AddMemcpy(r);
+  Span(r.start_ns, r.end_ns);
+  ++counters_.memcpys;
+}
+
 void ActivityDecoder::Decode(const CUpti_Activity* rec) {
   switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
@@ -153,44 +175,12 @@ void ActivityDecoder::Decode(const CUpti_Activity* rec) {
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto* m = reinterpret_cast<const cupti::Memcpy*>(rec);
-      MemcpyRecord r{};
-      r.start_ns = static_cast<int64_t>(m->start);
-      r.end_ns = static_cast<int64_t>(m->end);
-      r.bytes = m->bytes;
-      r.device = m->deviceId;
-      r.dst_device = m->deviceId;
-      r.context = m->contextId;
-      r.stream = m->streamId;
-      r.correlation = m->correlationId;
-      r.graph_id = m->graphId;
-      r.copy_kind = ToCopyKind(m->copyKind);
-      r.src_kind = ToMemoryKind(m->srcKind);
-      r.dst_kind = ToMemoryKind(m->dstKind);
-      r.is_async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
-      w_->AddMemcpy(r);
-      Span(r.start_ns, r.end_ns);
-      ++counters_.memcpys;
+      AddMemcpy(*m, m->deviceId, m->deviceId);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
       const auto* m = reinterpret_cast<const cupti::MemcpyPtoP*>(rec);
-      MemcpyRecord r{};
-      r.start_ns = static_cast<int64_t>(m->start);
-      r.end_ns = static_cast<int64_t>(m->end);
-      r.bytes = m->bytes;
-      r.device = m->srcDeviceId;
-      r.dst_device = m->dstDeviceId;
-      r.context = m->contextId;
-      r.stream = m->streamId;
-      r.correlation = m->correlationId;
-      r.graph_id = m->graphId;
-      r.copy_kind = ToCopyKind(m->copyKind);
-      r.src_kind = ToMemoryKind(m->srcKind);
-      r.dst_kind = ToMemoryKind(m->dstKind);
-      r.is_async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
-      w_->AddMemcpy(r);
-      Span(r.start_ns, r.end_ns);
-      ++counters_.memcpys;
+      AddMemcpy(*m, m->srcDeviceId, m->dstDeviceId);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {

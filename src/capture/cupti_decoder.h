@@ -68,6 +68,8 @@ class ActivityDecoder {
 
  private:
   void Span(int64_t start, int64_t end);
+  template <typename CuptiMemcpy>
+  void AddMemcpy(const CuptiMemcpy& m, uint32_t device, uint32_t dst_device);
   StringId ApiName(ApiDomain domain, uint32_t cbid, SyncType* sync_type);
   void KernelNames(const char* mangled, StringId* name, StringId* mangled_id);
 

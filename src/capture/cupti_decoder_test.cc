@@ -206,6 +206,30 @@ TEST_F(DecoderTest, MemcpyMemsetApiSyncMemory) {
   EXPECT_EQ((*mems)[0].pool_address, 0x7f0000000000ull);
 }
 
+TEST_F(DecoderTest, PeerCopyKeepsBothDevices) {
+  cupti::MemcpyPtoP m;
+  std::memset(&m, 0, sizeof(m));
+  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
+  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+  m.srcKind = m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.bytes = 1 << 20;
+  m.start = 100;
+  m.end = 200;
+  m.deviceId = 0;
+  m.srcDeviceId = 1;
+  m.dstDeviceId = 3;
+  m.correlationId = 12;
+  decoder_->Decode(reinterpret_cast<CUpti_Activity*>(&m));
+  auto r = Finish();
+  auto memcpys = r->Memcpys();
+  ASSERT_EQ(memcpys->size(), 1u);
+  EXPECT_EQ((*memcpys)[0].copy_kind, CopyKind::kPeerToPeer);
+  EXPECT_EQ((*memcpys)[0].device, 1u);
+  EXPECT_EQ((*memcpys)[0].dst_device, 3u);
+  EXPECT_EQ((*memcpys)[0].correlation, 12u);
+  EXPECT_EQ((*memcpys)[0].is_async, 0);
+}
+
 TEST_F(DecoderTest, DeviceRecord) {
   cupti::Device d;
   std::memset(&d, 0, sizeof(d));

@@ -22,12 +22,9 @@ namespace stepscope {
 namespace {
 
 CUpti_SubscriberHandle g_subscriber = nullptr;
-bool g_enabled_kinds = false;
-
 // Enables (or disables) API activity records for every callback id of the
-// chosen set (STEPSCOPE_API_MODE=activity). Returns the number of ids matched.
-int ToggleApis(CUpti_CallbackDomain domain, uint32_t max_cbid, bool on, CUptiResult* err) {
-  int n = 0;
+// chosen set (STEPSCOPE_API_MODE=activity); the first failure goes to *err.
+void ToggleApis(CUpti_CallbackDomain domain, uint32_t max_cbid, bool on, CUptiResult* err) {
   for (uint32_t cbid = 1; cbid < max_cbid; ++cbid) {
     const char* name = nullptr;
     if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name) continue;
@@ -35,9 +32,7 @@ int ToggleApis(CUpti_CallbackDomain domain, uint32_t max_cbid, bool on, CUptiRes
     CUptiResult r = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? cuptiActivityEnableRuntimeApi(cbid, on)
                                                           : cuptiActivityEnableDriverApi(cbid, on);
     if (r != CUPTI_SUCCESS && *err == CUPTI_SUCCESS) *err = r;
-    ++n;
   }
-  return n;
 }
 
 std::vector<CUpti_ActivityKind> DataKinds(const CaptureConfig& c) {
@@ -71,7 +66,6 @@ void ToggleActivities(bool on) {
     ToggleApis(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, on, &err);
     ToggleApis(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, on, &err);
   }
-  g_enabled_kinds = on;
   if (err != CUPTI_SUCCESS && on) {
     const char* msg = nullptr;
     cuptiGetResultString(err, &msg);

@@ -25,6 +25,7 @@
 
 #include "capture/nvtx_injection.h"
 #include "capture/session.h"
+#include "common/strings.h"
 
 namespace stepscope {
 namespace {
@@ -42,25 +43,7 @@ uint32_t ThreadId() {
 
 std::string Utf8(const wchar_t* w) {
   std::string out;
-  if (!w) return out;
-  for (; *w; ++w) {
-    uint32_t c = static_cast<uint32_t>(*w);
-    if (c < 0x80) {
-      out.push_back(static_cast<char>(c));
-    } else if (c < 0x800) {
-      out.push_back(static_cast<char>(0xC0 | (c >> 6)));
-      out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-    } else if (c < 0x10000) {
-      out.push_back(static_cast<char>(0xE0 | (c >> 12)));
-      out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-    } else {
-      out.push_back(static_cast<char>(0xF0 | (c >> 18)));
-      out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-      out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-    }
-  }
+  for (; w && *w; ++w) AppendUtf8(&out, static_cast<uint32_t>(*w));
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "analysis/memory/json_reader.h"
 
+#include "common/strings.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -104,33 +106,6 @@ Status JsonReader::Array(const std::function<Status()>& element) {
   }
 }
 
-namespace {
-void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-}  // namespace
-
 Status JsonReader::String(std::string* out) {
   if (Peek() != Type::kString) return Error("expected a string");
   ++pos_;
@@ -139,7 +114,7 @@ Status JsonReader::String(std::string* out) {
     if (pos_ + 4 > s_.size()) return false;
     *v = 0;
     for (int i = 0; i < 4; ++i) {
-      int h = HexValue(s_[pos_ + static_cast<size_t>(i)]);
+      int h = HexDigitValue(s_[pos_ + static_cast<size_t>(i)]);
       if (h < 0) return false;
       *v = *v * 16 + static_cast<uint32_t>(h);
     }
@@ -194,7 +169,7 @@ Status JsonReader::String(std::string* out) {
             pos_ = save;
           }
         }
-        AppendUtf8(cp, out);
+        AppendUtf8(out, cp);
         break;
       }
       default:
