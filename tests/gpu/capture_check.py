@@ -132,12 +132,11 @@ def check_throughput(a, out):
     n = q(trace, "SELECT COUNT(*) FROM kernels")[0][0]
     dropped = q(trace, "SELECT COALESCE(SUM(value),0) FROM stats WHERE name IN ('cupti_dropped_records')")[0][0]
     napi = q(trace, "SELECT COUNT(*) FROM api")[0][0]
-    ok = n + dropped >= traced["kernels"] and (dropped == 0 or dropped > 0)
-    report("throughput", n == traced["kernels"] or n + dropped >= traced["kernels"],
+    # Every launch is in the trace, or its loss is counted.
+    report("throughput", n + dropped >= traced["kernels"],
            f"{n} kernels recorded + {dropped} dropped (counted) of {traced['kernels']} launched; {napi} api rows; "
            f"launch rate bare {bare['launches_per_s']:.0f}/s, traced {traced['launches_per_s']:.0f}/s; "
-           f"wall bare {wall:.1f} s, traced incl. writing {wall2:.1f} s -> store rate "
-           f"{(n + napi) / max(wall2 - traced['seconds'] + traced['seconds'], 1e-9):.0f} rows/s over the whole run")
+           f"wall bare {wall:.1f} s, whole traced run incl. CUPTI decoding and writing {wall2:.1f} s")
 
 
 def check_durability(a, out, kills=10):

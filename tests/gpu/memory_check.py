@@ -114,9 +114,10 @@ def check_overhead(a, pairs=3):
             t[k].append(json.loads(p.stdout.decode().strip().splitlines()[-1])["ms_per_step"])
         print(f"  overhead pair {i}: " + ", ".join(f"{k} {v[-1]:.3f}" for k, v in t.items()), flush=True)
     m = {k: statistics.median(v) for k, v in t.items()}
-    report("overhead", True, f"median ms/step bare {m['bare']:.3f}, profile {m['profile']:.3f} "
+    # A measurement for docs/PERFORMANCE.md, not a pass/fail check.
+    print(f"INFO overhead: median ms/step bare {m['bare']:.3f}, profile {m['profile']:.3f} "
                              f"({m['profile']/m['bare']:.3f}x), profile --pytorch-memory {m['pytorch_memory']:.3f} "
-                             f"({m['pytorch_memory']/m['bare']:.3f}x); runs {t}")
+                             f"({m['pytorch_memory']/m['bare']:.3f}x); runs {t}", flush=True)
 
 
 def main():
