@@ -49,6 +49,11 @@ class NsysImporter {
   void Track(int64_t start, int64_t end);
   Status MaybeCommit();
   void NotePid(int64_t global_id) { pids_.insert(NsysPid(global_id)); }
+  // Calls `row(st, start, end)` for every row of table `t` whose first two
+  // columns are a valid [start, end] interval; counts the others as malformed,
+  // tracks the trace span, commits periodically and records the row count.
+  template <typename RowFn>
+  Status ForEachInterval(const std::string& t, Statement& st, RowFn row);
 
   Status Kernels();
   Status Memcpy();
@@ -207,6 +212,25 @@ E Lookup(const std::map<int64_t, E>& m, int64_t v, int max_cupti) {
   return it == m.end() ? static_cast<E>(0) : it->second;
 }
 
+template <typename RowFn>
+Status NsysImporter::ForEachInterval(const std::string& t, Statement& st, RowFn row) {
+  int64_t rows = 0;
+  while (st.Step()) {
+    ++rows;
+    const int64_t start = st.Int(0), end = st.Int(1);
+    if (st.IsNull(0) || st.IsNull(1) || end < start) {
+      Malformed("bad_time", "rows with a NULL start/end or end < start");
+      continue;
+    }
+    RETURN_IF_ERROR(row(st, start, end));
+    Track(start, end);
+    RETURN_IF_ERROR(MaybeCommit());
+  }
+  if (!st.ok()) return TableError(t, st.status());
+  Count(t, rows);
+  return OkStatus();
+}
+
 Status NsysImporter::Kernels() {
   const std::string t = "CUPTI_ACTIVITY_KIND_KERNEL";
   if (!tables_.count(t)) return OkStatus();
@@ -233,43 +257,36 @@ Status NsysImporter::Kernels() {
                                          "graphNodeId",
                                          "globalPid"},
                                         "ORDER BY start"));
-  int64_t rows = 0, kernel_ns = 0;
-  while (st.Step()) {
-    ++rows;
-    KernelRecord k{};
-    k.start_ns = st.Int(0);
-    k.end_ns = st.Int(1);
-    if (st.IsNull(0) || st.IsNull(1) || k.end_ns < k.start_ns) {
-      Malformed("bad_time", "rows with a NULL start/end or end < start");
-      continue;
-    }
-    k.device = static_cast<uint32_t>(st.Int(2));
-    k.context = static_cast<uint32_t>(st.Int(3));
-    k.stream = static_cast<uint32_t>(st.Int(4));
-    k.correlation = static_cast<uint32_t>(st.Int(5));
-    ASSIGN_OR_RETURN(k.name, NsysString(st.IsNull(6) ? st.Int(7) : st.Int(6)));
-    if (!st.IsNull(8)) {
-      ASSIGN_OR_RETURN(k.mangled_name, NsysString(st.Int(8)));
-    }
-    k.grid_x = static_cast<int32_t>(st.Int(9));
-    k.grid_y = static_cast<int32_t>(st.Int(10));
-    k.grid_z = static_cast<int32_t>(st.Int(11));
-    k.block_x = static_cast<int32_t>(st.Int(12));
-    k.block_y = static_cast<int32_t>(st.Int(13));
-    k.block_z = static_cast<int32_t>(st.Int(14));
-    k.registers_per_thread = static_cast<uint32_t>(st.Int(15));
-    k.static_smem_bytes = static_cast<int32_t>(st.Int(16));
-    k.dynamic_smem_bytes = static_cast<int32_t>(st.Int(17));
-    k.graph_id = static_cast<uint32_t>(st.Int(18));
-    k.graph_node_id = static_cast<uint64_t>(st.Int(19));
-    if (!st.IsNull(20)) NotePid(st.Int(20));
-    Track(k.start_ns, k.end_ns);
-    kernel_ns += k.end_ns - k.start_ns;
-    w_->AddKernel(k);
-    RETURN_IF_ERROR(MaybeCommit());
-  }
-  if (!st.ok()) return TableError(t, st.status());
-  Count(t, rows);
+  int64_t kernel_ns = 0;
+  RETURN_IF_ERROR(
+      ForEachInterval(t, st, [&](const Statement& st, int64_t start, int64_t end) -> Status {
+        KernelRecord k{};
+        k.start_ns = start;
+        k.end_ns = end;
+        k.device = static_cast<uint32_t>(st.Int(2));
+        k.context = static_cast<uint32_t>(st.Int(3));
+        k.stream = static_cast<uint32_t>(st.Int(4));
+        k.correlation = static_cast<uint32_t>(st.Int(5));
+        ASSIGN_OR_RETURN(k.name, NsysString(st.IsNull(6) ? st.Int(7) : st.Int(6)));
+        if (!st.IsNull(8)) {
+          ASSIGN_OR_RETURN(k.mangled_name, NsysString(st.Int(8)));
+        }
+        k.grid_x = static_cast<int32_t>(st.Int(9));
+        k.grid_y = static_cast<int32_t>(st.Int(10));
+        k.grid_z = static_cast<int32_t>(st.Int(11));
+        k.block_x = static_cast<int32_t>(st.Int(12));
+        k.block_y = static_cast<int32_t>(st.Int(13));
+        k.block_z = static_cast<int32_t>(st.Int(14));
+        k.registers_per_thread = static_cast<uint32_t>(st.Int(15));
+        k.static_smem_bytes = static_cast<int32_t>(st.Int(16));
+        k.dynamic_smem_bytes = static_cast<int32_t>(st.Int(17));
+        k.graph_id = static_cast<uint32_t>(st.Int(18));
+        k.graph_node_id = static_cast<uint64_t>(st.Int(19));
+        if (!st.IsNull(20)) NotePid(st.Int(20));
+        kernel_ns += end - start;
+        w_->AddKernel(k);
+        return OkStatus();
+      }));
   stats_->Set(
       stats_->Add("import_kernel_time_ns", "sum of the durations of the imported kernels, ns"),
       kernel_ns);
@@ -284,33 +301,25 @@ Status NsysImporter::Memcpy() {
                                          "correlationId", "bytes", "copyKind", "srcKind", "dstKind",
                                          "dstDeviceId", "graphId", "globalPid"},
                                         "ORDER BY start"));
-  int64_t rows = 0;
-  while (st.Step()) {
-    ++rows;
-    MemcpyRecord m{};
-    m.start_ns = st.Int(0);
-    m.end_ns = st.Int(1);
-    if (st.IsNull(0) || st.IsNull(1) || m.end_ns < m.start_ns) {
-      Malformed("bad_time", "rows with a NULL start/end or end < start");
-      continue;
-    }
-    m.device = static_cast<uint32_t>(st.Int(2));
-    m.context = static_cast<uint32_t>(st.Int(3));
-    m.stream = static_cast<uint32_t>(st.Int(4));
-    m.correlation = static_cast<uint32_t>(st.Int(5));
-    m.bytes = static_cast<uint64_t>(st.Int(6));
-    m.copy_kind = Lookup(copy_kinds_, st.Int(7), 10);
-    m.src_kind = Lookup(mem_kinds_, st.Int(8), 7);
-    m.dst_kind = Lookup(mem_kinds_, st.Int(9), 7);
-    m.dst_device = st.IsNull(10) ? m.device : static_cast<uint32_t>(st.Int(10));
-    m.graph_id = static_cast<uint32_t>(st.Int(11));
-    if (!st.IsNull(12)) NotePid(st.Int(12));
-    Track(m.start_ns, m.end_ns);
-    w_->AddMemcpy(m);
-    RETURN_IF_ERROR(MaybeCommit());
-  }
-  if (!st.ok()) return TableError(t, st.status());
-  Count(t, rows);
+  RETURN_IF_ERROR(
+      ForEachInterval(t, st, [&](const Statement& st, int64_t start, int64_t end) -> Status {
+        MemcpyRecord m{};
+        m.start_ns = start;
+        m.end_ns = end;
+        m.device = static_cast<uint32_t>(st.Int(2));
+        m.context = static_cast<uint32_t>(st.Int(3));
+        m.stream = static_cast<uint32_t>(st.Int(4));
+        m.correlation = static_cast<uint32_t>(st.Int(5));
+        m.bytes = static_cast<uint64_t>(st.Int(6));
+        m.copy_kind = Lookup(copy_kinds_, st.Int(7), 10);
+        m.src_kind = Lookup(mem_kinds_, st.Int(8), 7);
+        m.dst_kind = Lookup(mem_kinds_, st.Int(9), 7);
+        m.dst_device = st.IsNull(10) ? m.device : static_cast<uint32_t>(st.Int(10));
+        m.graph_id = static_cast<uint32_t>(st.Int(11));
+        if (!st.IsNull(12)) NotePid(st.Int(12));
+        w_->AddMemcpy(m);
+        return OkStatus();
+      }));
   return OkStatus();
 }
 
@@ -324,31 +333,23 @@ Status NsysImporter::Memset() {
                           {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
                            "bytes", "value", kind_col, "graphId", "globalPid"},
                           "ORDER BY start"));
-  int64_t rows = 0;
-  while (st.Step()) {
-    ++rows;
-    MemsetRecord m{};
-    m.start_ns = st.Int(0);
-    m.end_ns = st.Int(1);
-    if (st.IsNull(0) || st.IsNull(1) || m.end_ns < m.start_ns) {
-      Malformed("bad_time", "rows with a NULL start/end or end < start");
-      continue;
-    }
-    m.device = static_cast<uint32_t>(st.Int(2));
-    m.context = static_cast<uint32_t>(st.Int(3));
-    m.stream = static_cast<uint32_t>(st.Int(4));
-    m.correlation = static_cast<uint32_t>(st.Int(5));
-    m.bytes = static_cast<uint64_t>(st.Int(6));
-    m.value = static_cast<uint32_t>(st.Int(7));
-    m.memory_kind = Lookup(mem_kinds_, st.Int(8), 7);
-    m.graph_id = static_cast<uint32_t>(st.Int(9));
-    if (!st.IsNull(10)) NotePid(st.Int(10));
-    Track(m.start_ns, m.end_ns);
-    w_->AddMemset(m);
-    RETURN_IF_ERROR(MaybeCommit());
-  }
-  if (!st.ok()) return TableError(t, st.status());
-  Count(t, rows);
+  RETURN_IF_ERROR(
+      ForEachInterval(t, st, [&](const Statement& st, int64_t start, int64_t end) -> Status {
+        MemsetRecord m{};
+        m.start_ns = start;
+        m.end_ns = end;
+        m.device = static_cast<uint32_t>(st.Int(2));
+        m.context = static_cast<uint32_t>(st.Int(3));
+        m.stream = static_cast<uint32_t>(st.Int(4));
+        m.correlation = static_cast<uint32_t>(st.Int(5));
+        m.bytes = static_cast<uint64_t>(st.Int(6));
+        m.value = static_cast<uint32_t>(st.Int(7));
+        m.memory_kind = Lookup(mem_kinds_, st.Int(8), 7);
+        m.graph_id = static_cast<uint32_t>(st.Int(9));
+        if (!st.IsNull(10)) NotePid(st.Int(10));
+        w_->AddMemset(m);
+        return OkStatus();
+      }));
   return OkStatus();
 }
 
@@ -371,37 +372,29 @@ Status NsysImporter::Api(const std::string& t, ApiDomain domain) {
              "ORDER BY start"));
   ASSIGN_OR_RETURN(Statement name, Prepare(src_, "SELECT value FROM StringIds WHERE id = ?"));
   std::unordered_map<int64_t, StringId> names;  // nsys name id -> stripped name
-  int64_t rows = 0;
-  while (st.Step()) {
-    ++rows;
-    ApiRecord a{};
-    a.start_ns = st.Int(0);
-    a.end_ns = st.Int(1);
-    if (st.IsNull(0) || st.IsNull(1) || a.end_ns < a.start_ns) {
-      Malformed("bad_time", "rows with a NULL start/end or end < start");
-      continue;
-    }
-    a.tid = NsysTid(st.Int(2));
-    NotePid(st.Int(2));
-    tids_.insert(a.tid);
-    a.correlation = static_cast<uint32_t>(st.Int(3));
-    auto it = names.find(st.Int(4));
-    if (it == names.end()) {
-      name.BindInt(1, st.Int(4));
-      StringId sid = name.Step() ? strings_.Get(StripVersion(name.Text(0))) : kNoString;
-      name.Reset();
-      it = names.emplace(st.Int(4), sid).first;
-    }
-    a.name = it->second;
-    a.return_code = static_cast<int32_t>(st.Int(5));
-    a.cbid = static_cast<uint32_t>(st.Int(6));
-    a.domain = domain;
-    Track(a.start_ns, a.end_ns);
-    w_->AddApi(a);
-    RETURN_IF_ERROR(MaybeCommit());
-  }
-  if (!st.ok()) return TableError(t, st.status());
-  Count(t, rows);
+  RETURN_IF_ERROR(
+      ForEachInterval(t, st, [&](const Statement& st, int64_t start, int64_t end) -> Status {
+        ApiRecord a{};
+        a.start_ns = start;
+        a.end_ns = end;
+        a.tid = NsysTid(st.Int(2));
+        NotePid(st.Int(2));
+        tids_.insert(a.tid);
+        a.correlation = static_cast<uint32_t>(st.Int(3));
+        auto it = names.find(st.Int(4));
+        if (it == names.end()) {
+          name.BindInt(1, st.Int(4));
+          StringId sid = name.Step() ? strings_.Get(StripVersion(name.Text(0))) : kNoString;
+          name.Reset();
+          it = names.emplace(st.Int(4), sid).first;
+        }
+        a.name = it->second;
+        a.return_code = static_cast<int32_t>(st.Int(5));
+        a.cbid = static_cast<uint32_t>(st.Int(6));
+        a.domain = domain;
+        w_->AddApi(a);
+        return OkStatus();
+      }));
   return OkStatus();
 }
 
@@ -412,28 +405,20 @@ Status NsysImporter::Sync() {
                                         {"start", "end", "contextId", "streamId", "correlationId",
                                          "syncType", "eventId", "globalPid"},
                                         "ORDER BY start"));
-  int64_t rows = 0;
-  while (st.Step()) {
-    ++rows;
-    SyncRecord s{};
-    s.start_ns = st.Int(0);
-    s.end_ns = st.Int(1);
-    if (st.IsNull(0) || st.IsNull(1) || s.end_ns < s.start_ns) {
-      Malformed("bad_time", "rows with a NULL start/end or end < start");
-      continue;
-    }
-    s.context = static_cast<uint32_t>(st.Int(2));
-    s.stream = static_cast<uint32_t>(st.Int(3));  // CUPTI's 0xffffffff: not stream-specific
-    s.correlation = static_cast<uint32_t>(st.Int(4));
-    s.type = Lookup(sync_types_, st.Int(5), 4);
-    s.event = static_cast<uint32_t>(st.Int(6));
-    if (!st.IsNull(7)) NotePid(st.Int(7));
-    Track(s.start_ns, s.end_ns);
-    w_->AddSync(s);
-    RETURN_IF_ERROR(MaybeCommit());
-  }
-  if (!st.ok()) return TableError(t, st.status());
-  Count(t, rows);
+  RETURN_IF_ERROR(
+      ForEachInterval(t, st, [&](const Statement& st, int64_t start, int64_t end) -> Status {
+        SyncRecord s{};
+        s.start_ns = start;
+        s.end_ns = end;
+        s.context = static_cast<uint32_t>(st.Int(2));
+        s.stream = static_cast<uint32_t>(st.Int(3));  // CUPTI's 0xffffffff: not stream-specific
+        s.correlation = static_cast<uint32_t>(st.Int(4));
+        s.type = Lookup(sync_types_, st.Int(5), 4);
+        s.event = static_cast<uint32_t>(st.Int(6));
+        if (!st.IsNull(7)) NotePid(st.Int(7));
+        w_->AddSync(s);
+        return OkStatus();
+      }));
   // The waiting thread is the one that made the synchronizing API call. The
   // index is the schema's own (Finalize() would build it anyway).
   return Exec(w_->db(),
