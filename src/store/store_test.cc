@@ -77,6 +77,12 @@ TEST(Store, RoundTripEveryRecordKind) {
     d.global_memory_bytes = 150ull << 30;
     tw.AddDevice(d);
     tw.SetThreadName(1234, tw.Intern("python3"));
+    OverheadRecord o{};
+    o.start_ns = 10;
+    o.end_ns = 35;
+    o.tid = 1234;
+    o.kind = tw.Intern("cupti_buffer_flush");
+    tw.AddOverhead(o);
     tw.SetMeta("pid", "99");
     tw.SetStat("cupti_dropped_records", 3, "records CUPTI dropped");
     EXPECT_EQ(tw.Intern("step 3"), n.name);  // interned once
@@ -112,6 +118,10 @@ TEST(Store, RoundTripEveryRecordKind) {
   EXPECT_STREQ((*devices)[0].uuid, "GPU-1234");
   auto threads = tr.ThreadNames();
   EXPECT_EQ((*threads)[1234], "python3");
+  auto overheads = tr.Overheads();
+  ASSERT_EQ(overheads->size(), 1u);
+  EXPECT_EQ(tr.String((*overheads)[0].kind), "cupti_buffer_flush");
+  EXPECT_EQ((*overheads)[0].end_ns - (*overheads)[0].start_ns, 25);
   auto mem = tr.MemoryEvents();
   ASSERT_EQ(mem->size(), 1u);
   EXPECT_EQ((*mem)[0].address, 0x7f0000000000ull);

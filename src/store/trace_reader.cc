@@ -90,16 +90,6 @@ const std::string& TraceReader::String(StringId id) const {
   return id < strings_.size() ? strings_[id] : kEmpty;
 }
 
-bool TraceReader::FindString(const std::string& s, StringId* id) const {
-  for (size_t i = 0; i < strings_.size(); ++i) {
-    if (strings_[i] == s) {
-      *id = static_cast<StringId>(i);
-      return true;
-    }
-  }
-  return false;
-}
-
 namespace {
 
 template <typename T, typename Fill>

@@ -40,8 +40,6 @@ class TraceReader {
   // Interned strings (loaded once). String(id) is "" for unknown ids.
   const std::string& String(StringId id) const;
   const std::vector<std::string>& strings() const { return strings_; }
-  // Looks a string up; returns false when the trace has no such string.
-  bool FindString(const std::string& s, StringId* id) const;
 
   StatusOr<Statement> Query(std::string_view sql) const { return Prepare(db_, sql); }
 
