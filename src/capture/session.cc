@@ -85,7 +85,6 @@ void Session::OnForkChild() {
 bool Session::EnsureStarted() {
   if (in_fork_child_) return false;
   std::call_once(start_once_, [this] {
-    started_ = true;
     bool ok = false;
     try {
       ok = Start();

@@ -104,7 +104,6 @@ class Session {
 
   CaptureConfig config_;
   std::string path_;
-  std::atomic<bool> started_{false};
   std::atomic<bool> active_{false};
   std::atomic<bool> recording_{false};
   std::atomic<bool> warned_{false};
