@@ -162,6 +162,15 @@ bool AllocationRequest(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const
   }
 }
 
+// A driver function, from the libcuda.so.1 already loaded in this process. Not
+// dlsym(RTLD_DEFAULT): the CUDA runtime dlopens the driver with RTLD_LOCAL, so
+// its symbols are not in the global scope (that lookup found nothing).
+void* DriverSymbol(const char* name) {
+  static void* handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (handle) return dlsym(handle, name);
+  return dlsym(RTLD_DEFAULT, name);
+}
+
 // Out of memory: record the request and the device's free/total memory now,
 // and have the writer commit at once, because an abort usually follows. The
 // driver functions are looked up at run time (the tracer does not link
@@ -173,9 +182,8 @@ void RecordOom(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_C
   if (!AllocationRequest(domain, cbid, info->functionParams, &bytes, &kind)) return;
   using MemGetInfo = int (*)(size_t*, size_t*);
   using CtxGetDevice = int (*)(int*);
-  static auto mem_get_info = reinterpret_cast<MemGetInfo>(dlsym(RTLD_DEFAULT, "cuMemGetInfo_v2"));
-  static auto ctx_get_device =
-      reinterpret_cast<CtxGetDevice>(dlsym(RTLD_DEFAULT, "cuCtxGetDevice"));
+  static auto mem_get_info = reinterpret_cast<MemGetInfo>(DriverSymbol("cuMemGetInfo_v2"));
+  static auto ctx_get_device = reinterpret_cast<CtxGetDevice>(DriverSymbol("cuCtxGetDevice"));
   OomRecord o{};
   o.ts_ns = api.end_ns;
   o.requested_bytes = bytes;

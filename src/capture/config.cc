@@ -39,6 +39,9 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
     c.max_buffer_memory = static_cast<size_t>(n) << 20;
   if (ParseInt64(env("STEPSCOPE_COMMIT_MS"), &n) && n >= 10) c.commit_interval_ns = n * 1'000'000;
   c.manifest_path = env("STEPSCOPE_MANIFEST");
+  if (env("STEPSCOPE_CUPTI_ZEROED") == "0") c.zeroed_buffers = false;
+  if (ParseInt64(env("STEPSCOPE_DEVICE_BUFFER_MB"), &n) && n >= 1 && n <= 4096)
+    c.device_buffer_bytes = static_cast<size_t>(n) << 20;
   if (env("STEPSCOPE_API_MODE") == "activity") c.api_via_callbacks = false;
   if (env("STEPSCOPE_SYNC_MODE") == "cupti") c.sync_from_api = false;
   for (const std::string& part : Split(env("STEPSCOPE_DIAG_OFF"), ',')) {
@@ -47,6 +50,7 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
     if (part == "overhead") c.diag_no_overhead = true;
     if (part == "flush") c.diag_no_flush = true;
     if (part == "subscribe") c.diag_no_subscribe = true;
+    if (part == "kernels") c.diag_no_kernels = true;
   }
   v = env("STEPSCOPE_CAPTURE_RANGE");
   if (v == "cudaProfilerApi") {

@@ -39,11 +39,16 @@ struct CaptureConfig {
   size_t buffer_bytes = 8u << 20;
   size_t max_buffer_memory = 512u << 20;
   int64_t commit_interval_ns = 500'000'000;
+  // CUPTI buffer tuning: buffers handed to CUPTI already zeroed (the writer
+  // thread clears them), so that CUPTI does not clear them on the application
+  // thread; device_buffer_bytes 0 keeps CUPTI's default device buffer size.
+  bool zeroed_buffers = true;
+  size_t device_buffer_bytes = 0;
   bool api_via_callbacks = true;
   bool sync_from_api = true;
   // Diagnostics (STEPSCOPE_DIAG_OFF): what to leave out.
   bool diag_no_api = false, diag_no_sync = false, diag_no_overhead = false, diag_no_flush = false,
-       diag_no_subscribe = false;
+       diag_no_subscribe = false, diag_no_kernels = false;
 
   // Parses the environment. Unknown categories or ranges are reported in
   // `warning` (the tracer prints it once) and ignored.

@@ -36,9 +36,9 @@ void ToggleApis(CUpti_CallbackDomain domain, uint32_t max_cbid, bool on, CUptiRe
 }
 
 std::vector<CUpti_ActivityKind> DataKinds(const CaptureConfig& c) {
-  std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                           CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+  std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
                                            CUPTI_ACTIVITY_KIND_MEMSET};
+  if (!c.diag_no_kernels) kinds.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (!c.diag_no_sync && !c.sync_from_api) kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
   if (!c.diag_no_overhead) kinds.push_back(CUPTI_ACTIVITY_KIND_OVERHEAD);
   if (c.memory) {
@@ -116,6 +116,21 @@ void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
   if (!start && !stop) OnApiCallback(domain, cbid, info);
 }
 
+// Before the buffer callbacks are registered and before any context exists
+// (InitializeInjection runs inside cuInit), as CUPTI asks for these.
+CUptiResult SetBufferAttributes(const CaptureConfig& c) {
+  uint8_t zeroed = c.zeroed_buffers ? 1 : 0;
+  size_t size = sizeof(zeroed);
+  CUptiResult r =
+      cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &size, &zeroed);
+  if (r == CUPTI_SUCCESS && c.device_buffer_bytes > 0) {
+    size_t bytes = c.device_buffer_bytes;
+    size = sizeof(bytes);
+    r = cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &bytes);
+  }
+  return r;
+}
+
 std::string ResultString(CUptiResult r) {
   const char* msg = nullptr;
   cuptiGetResultString(r, &msg);
@@ -144,6 +159,7 @@ int InitializeCupti() {
     return 1;
   }
   r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  if (r == CUPTI_SUCCESS) r = SetBufferAttributes(s.config());
   if (r == CUPTI_SUCCESS) r = cuptiActivityRegisterCallbacks(&BufferRequested, &BufferCompleted);
   if (r == CUPTI_SUCCESS) r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
   if (r != CUPTI_SUCCESS) {

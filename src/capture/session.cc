@@ -293,7 +293,9 @@ uint8_t* Session::AllocateBuffer(size_t* size) {
     ++refused_buffers_;
     return nullptr;
   }
-  void* p = std::aligned_alloc(8, config_.buffer_bytes);
+  // calloc: zeroed, as promised to CUPTI (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER).
+  void* p = config_.zeroed_buffers ? std::calloc(1, config_.buffer_bytes)
+                                   : std::aligned_alloc(8, config_.buffer_bytes);
   if (!p) {
     ++refused_buffers_;
     return nullptr;
@@ -310,6 +312,7 @@ void Session::OnBufferCompleted(uint8_t* buffer, size_t valid, uint64_t dropped)
   {
     std::lock_guard<std::mutex> lk(mu_);
     if (stop_ || valid == 0 || in_fork_child_) {
+      if (valid > 0 && config_.zeroed_buffers) std::memset(buffer, 0, config_.buffer_bytes);
       free_buffers_.push_back(buffer);
       return;
     }
@@ -387,6 +390,9 @@ void Session::Drain() {
   for (const OomRecord& o : ooms) decoder_->AddOom(o);
   for (auto& [buf, valid] : buffers) {
     decoder_->DecodeBuffer(buf, valid);
+    // Cleared here, on the writer thread, so CUPTI need not clear it on the
+    // application's thread when it takes the buffer again.
+    if (config_.zeroed_buffers) std::memset(buf, 0, config_.buffer_bytes);
     std::lock_guard<std::mutex> lk(mu_);
     free_buffers_.push_back(buf);
   }

@@ -111,8 +111,10 @@ int RunRoofline(int argc, char** argv) {
       "function with one grid and block.\n"
       "2. Profile them: run COMMAND again with the CUPTI range profiler injected; only the "
       "first --instances launches of each selected kernel are replayed for counters "
-      "(duration, FLOPs by precision including tensor cores, DRAM/L2/L1 bytes); the rest "
-      "of the program runs at full speed and its results are unchanged.\n"
+      "(FLOPs by precision including tensor cores); the rest of the program runs at full "
+      "speed and its results are unchanged. Then once more for duration and DRAM/L2/L1 "
+      "bytes in a single pass, without replay, so that the replay's memory restores do not "
+      "count as the kernel's traffic (--one-run: take them from the replayed launches).\n"
       "3. Place each kernel under this GPU's ceilings (`stepscope bench`): arithmetic "
       "intensity (FLOP per DRAM byte), achieved FLOP/s, the bounding ceiling and the "
       "percentage of it reached, memory- or compute-bound. Prints a table, writes an SVG "
@@ -135,6 +137,13 @@ int RunRoofline(int argc, char** argv) {
   p.Switch("--no-svg", "do not write the chart");
   p.Switch("--no-store", "do not store the results in the trace");
   p.Switch("--dry-run", "print the selected kernels and stop (no profiling run)");
+  p.Flag("--cache-control", "MODE",
+         "all: flush L2 before each launch of the time-and-bytes run, as ncu does by default; "
+         "none: measure in the cache state the program left",
+         "all");
+  p.Switch("--one-run",
+           "one profiling run: time and bytes from the replayed launches (faster; DRAM bytes "
+           "of kernels whose inputs sit in L2 can read high)");
   p.Flag("--results", "FILE", "keep the profiler's raw result lines (JSON lines) in FILE");
   p.Flag("--format", "FMT", "text (default), csv or json", "text");
   p.Epilog(
@@ -172,6 +181,10 @@ int RunRoofline(int argc, char** argv) {
                          InvalidInput("--step '" + p.Get("--step") + "': want a step number >= 0"));
     }
     sopt.step = v;
+  }
+  if (p.Get("--cache-control") != "all" && p.Get("--cache-control") != "none") {
+    return ReportError(
+        kCmd, InvalidInput("--cache-control '" + p.Get("--cache-control") + "': want all or none"));
   }
   ProfileTargets targets;
   if (!ParseInt64(p.Get("--instances"), &v) || v < 1 || v > 1000) {
@@ -258,17 +271,31 @@ int RunRoofline(int argc, char** argv) {
   if (!st.ok()) return ReportError(kCmd, st);
   std::string results_path = p.Has("--results") ? p.Get("--results") : tmp + ".results.jsonl";
   std::remove(results_path.c_str());
-  if (text) {
-    std::printf(
-        "\nroofline: profiling run (%d instance(s) per kernel, counters by kernel replay)\n",
-        targets.instances);
+  // Run 1: every metric, by kernel replay; run 2: time and memory traffic in
+  // one pass (range_profiler.cc says why). Both append to the results file.
+  const std::vector<std::string> groups = p.Has("--one-run")
+                                              ? std::vector<std::string>{"all"}
+                                              : std::vector<std::string>{"all", "memory"};
+  StatusOr<int> rc = 0;
+  for (const std::string& group : groups) {
+    if (text) {
+      std::printf(group == "all"
+                      ? "\nroofline: profiling run (%d instance(s) per kernel, counters by "
+                        "kernel replay)\n"
+                      : "roofline: memory run (%d instance(s) per kernel, time and bytes in one "
+                        "pass)\n",
+                  targets.instances);
+    }
+    std::fflush(stdout);
+    rc = RunWithEnv(
+        command,
+        InjectEnv("profile", {{"STEPSCOPE_ROOFLINE_TARGETS", Absolute(targets_file.temp_path())},
+                              {"STEPSCOPE_ROOFLINE_RESULTS", Absolute(results_path)},
+                              {"STEPSCOPE_ROOFLINE_GROUP", group},
+                              {"STEPSCOPE_ROOFLINE_CACHE", p.Get("--cache-control")}}));
+    if (!rc.ok()) return ReportError(kCmd, rc.status());
+    if (*rc != 0) break;
   }
-  std::fflush(stdout);
-  auto rc = RunWithEnv(
-      command,
-      InjectEnv("profile", {{"STEPSCOPE_ROOFLINE_TARGETS", Absolute(targets_file.temp_path())},
-                            {"STEPSCOPE_ROOFLINE_RESULTS", Absolute(results_path)}}));
-  if (!rc.ok()) return ReportError(kCmd, rc.status());
   auto text_results = ReadFile(results_path);
   if (!p.Has("--results")) std::remove(results_path.c_str());
   ProfileResults results = ParseResults(text_results.ok() ? *text_results : "");
@@ -298,9 +325,13 @@ int RunRoofline(int argc, char** argv) {
   for (const std::string& w : warnings)
     std::fprintf(stderr, "stepscope roofline: warning: %s\n", w.c_str());
   if (text) {
-    std::printf("profiled on %s (%s), chip %s, %d counter pass(es) per instance\n",
-                results.device.name.c_str(), results.device.uuid.c_str(),
-                results.device.chip.c_str(), results.device.passes);
+    std::printf(
+        "profiled on %s (%s), chip %s, %d counter pass(es) per instance%s\n",
+        results.device.name.c_str(), results.device.uuid.c_str(), results.device.chip.c_str(),
+        results.device.passes,
+        results.device.run_passes.size() > 1
+            ? (", time and bytes in " + std::to_string(results.device.run_passes[1])).c_str()
+            : "");
   }
 
   // 4. Evaluate, print, chart, store.

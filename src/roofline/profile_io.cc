@@ -75,11 +75,14 @@ ProfileResults ParseResults(const std::string& text) {
     }
     std::string type = v->StringOr("type", "");
     if (type == "device") {
+      const int passes = static_cast<int>(v->NumberOr("passes", 0));
+      r.device.run_passes.push_back(passes);
+      if (r.has_device) continue;  // a later run's line: same device, a subset of the metrics
       r.has_device = true;
       r.device.name = v->StringOr("name", "");
       r.device.uuid = v->StringOr("uuid", "");
       r.device.chip = v->StringOr("chip", "");
-      r.device.passes = static_cast<int>(v->NumberOr("passes", 0));
+      r.device.passes = passes;
       if (const JsonValue* m = v->Get("metrics"); m && m->is_array()) {
         for (const JsonValue& x : m->items()) {
           if (x.is_string()) r.device.metrics.push_back(x.AsString());
@@ -91,6 +94,7 @@ ProfileResults ParseResults(const std::string& text) {
       i.launch_index = static_cast<int64_t>(v->NumberOr("launch_index", -1));
       i.name = v->StringOr("name", "");
       i.ranges = static_cast<int>(v->NumberOr("ranges", 0));
+      i.group = v->StringOr("group", "all");
       Dim3From(v->Get("grid"), i.grid);
       Dim3From(v->Get("block"), i.block);
       const JsonValue* c = v->Get("counters");
@@ -134,6 +138,7 @@ std::string InstanceLine(const ProfileInstance& i) {
   o.Set("grid", Dim3Json(i.grid));
   o.Set("block", Dim3Json(i.block));
   o.Set("ranges", JsonValue::Double(i.ranges));
+  o.Set("group", JsonValue::String(i.group));
   JsonValue c = JsonValue::Object();
   for (const auto& [k, v] : i.counters) c.Set(k, JsonValue::Double(v));
   o.Set("counters", std::move(c));

@@ -38,7 +38,10 @@ StatusOr<ProfileTargets> ParseTargets(const std::string& json);
 
 struct ProfileDevice {
   std::string name, uuid, chip;
-  int passes = 0;
+  int passes = 0;  // counter passes per instance (of the first device line)
+  // Counter passes of each profiling run, in the order of their device lines
+  // (one line per run: "all" metrics, then "memory").
+  std::vector<int> run_passes;
   std::vector<std::string> metrics;
 };
 
@@ -49,6 +52,7 @@ struct ProfileInstance {
   int32_t grid[3] = {0, 0, 0};
   int32_t block[3] = {0, 0, 0};
   int ranges = 0;
+  std::string group = "all";  // "all" metrics, or "memory": time + memory only, one pass
   std::map<std::string, double> counters;
 };
 

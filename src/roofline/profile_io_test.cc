@@ -30,22 +30,28 @@ TEST(ProfileIo, TargetsRoundTrip) {
 }
 
 TEST(ProfileIo, ResultLinesAndATruncatedTail) {
-  ProfileDevice d{"NVIDIA H200", "GPU-1", "gh100", 12, {"gpu__time_duration.sum"}};
+  ProfileDevice d{"NVIDIA H200", "GPU-1", "gh100", 12, {}, {"gpu__time_duration.sum"}};
+  ProfileDevice d2 = d;  // the memory-only run's line
+  d2.passes = 1;
   ProfileInstance i;
   i.target = 0;
   i.launch_index = 7;
   i.name = "_Z4gemm";
   i.grid[0] = 66;
   i.ranges = 1;
+  i.group = "memory";
   i.counters = {{"gpu__time_duration.sum", 1234.5}, {"dram__bytes_read.sum", 1e9}};
-  std::string text = DeviceLine(d) + InstanceLine(i) + MessageLine({false, 0, "a note"}) +
-                     MessageLine({true, 35, "no permission"}) + "{\"type\": \"instance\", \"targ";
+  std::string text = DeviceLine(d) + DeviceLine(d2) + InstanceLine(i) +
+                     MessageLine({false, 0, "a note"}) + MessageLine({true, 35, "no permission"}) +
+                     "{\"type\": \"instance\", \"targ";
   ProfileResults r = ParseResults(text);
   ASSERT_TRUE(r.has_device);
   EXPECT_EQ(r.device.chip, "gh100");
   EXPECT_EQ(r.device.passes, 12);
+  EXPECT_EQ(r.device.run_passes, (std::vector<int>{12, 1}));
   ASSERT_EQ(r.instances.size(), 1u);
   EXPECT_EQ(r.instances[0].launch_index, 7);
+  EXPECT_EQ(r.instances[0].group, "memory");
   EXPECT_EQ(r.instances[0].grid[0], 66);
   EXPECT_DOUBLE_EQ(r.instances[0].counters.at("gpu__time_duration.sum"), 1234.5);
   ASSERT_EQ(r.messages.size(), 2u);

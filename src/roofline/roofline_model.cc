@@ -69,6 +69,11 @@ const std::vector<std::string>& FixedMetricNames() {
   return names;
 }
 
+bool IsMemoryGroupMetric(const std::string& name) {
+  return StartsWith(name, "gpu__time_duration") || StartsWith(name, "dram__") ||
+         StartsWith(name, "lts__") || StartsWith(name, "l1tex__");
+}
+
 bool IsTensorOpsMetric(const std::string& name) {
   if (!StartsWith(name, kTensorPrefix)) return false;
   if (name.find("_sparsity_") != std::string::npos) return false;

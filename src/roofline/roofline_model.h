@@ -72,6 +72,11 @@ const std::vector<std::string>& FixedMetricNames();
 // _sparsity_ split). Accepts names with or without the ".sum" rollup.
 bool IsTensorOpsMetric(const std::string& name);
 
+// Whether a metric belongs to the time-and-memory group, collected on its own
+// launch in one pass (gpu__time_duration, dram__, lts__, l1tex__); the rest
+// (FLOP counters) on another launch with kernel replay.
+bool IsMemoryGroupMetric(const std::string& name);
+
 // Counter values (metric name -> value) of one range, or the sum over
 // several, -> work. Missing metrics count as 0; unknown ones are ignored.
 KernelWork WorkFromCounters(const std::map<std::string, double>& counters, int instances = 1);

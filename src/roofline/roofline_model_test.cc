@@ -2,6 +2,7 @@
 // range-profiler result (metric names as CUPTI reports them on GH100; values
 // chosen so every derived number can be checked by hand in the comments).
 #include "roofline/roofline_model.h"
+#include "roofline/roofline_report.h"
 
 #include <gtest/gtest.h>
 
@@ -180,6 +181,53 @@ TEST(Model, CountersJsonRoundTrip) {
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, GemmCounters());
   EXPECT_FALSE(CountersFromJson("[1]").ok());
+}
+
+// Launches alternate metric groups: "all" (FLOPs; time and bytes under
+// kernel replay) and "memory" (time and bytes, one unreplayed run). Time and
+// bytes come from the memory launches only, FLOPs from the others; each is
+// a mean over the launches it came from.
+TEST(RooflineReport, TimeAndBytesFromTheMemoryLaunches) {
+  Selection sel;
+  sel.targets.resize(1);
+  sel.targets[0].name = "k";
+  ProfileResults res;
+  auto inst = [](int64_t launch, const char* group, std::map<std::string, double> c) {
+    ProfileInstance i;
+    i.target = 0;
+    i.launch_index = launch;
+    i.ranges = 1;
+    i.group = group;
+    i.counters = std::move(c);
+    return i;
+  };
+  const std::string ffma = "sm__sass_thread_inst_executed_op_ffma_pred_on.sum";
+  res.instances.push_back(
+      inst(4, "all", {{"gpu__time_duration.sum", 900}, {"dram__bytes_read.sum", 99}, {ffma, 7}}));
+  res.instances.push_back(
+      inst(5, "memory", {{"gpu__time_duration.sum", 100}, {"dram__bytes_read.sum", 10}}));
+  res.instances.push_back(
+      inst(6, "all", {{"gpu__time_duration.sum", 700}, {"dram__bytes_read.sum", 77}, {ffma, 9}}));
+  res.instances.push_back(
+      inst(7, "memory", {{"gpu__time_duration.sum", 300}, {"dram__bytes_read.sum", 30}}));
+  std::vector<std::string> warnings;
+  RooflineReport r = BuildReport(sel, res, &warnings);
+  ASSERT_EQ(r.entries.size(), 1u);
+  const RooflineEntry& e = r.entries[0];
+  EXPECT_EQ(e.instances, 4);
+  EXPECT_EQ(e.first_launch_index, 4);
+  // Means x 4 launches: 200 ns and 20 bytes (memory launches), 8 FFMA (all).
+  EXPECT_DOUBLE_EQ(e.counters.at("gpu__time_duration.sum"), 800);
+  EXPECT_DOUBLE_EQ(e.counters.at("dram__bytes_read.sum"), 80);
+  EXPECT_DOUBLE_EQ(e.counters.at(ffma), 32);
+  // Without memory launches (a kernel launched once, or ONE_CONFIG) the
+  // replayed values are used.
+  res.instances.resize(1);
+  r = BuildReport(sel, res, &warnings);
+  EXPECT_DOUBLE_EQ(r.entries[0].counters.at("dram__bytes_read.sum"), 99);
+  EXPECT_TRUE(IsMemoryGroupMetric("dram__bytes_write.sum"));
+  EXPECT_TRUE(IsMemoryGroupMetric("gpu__time_duration.sum"));
+  EXPECT_FALSE(IsMemoryGroupMetric("sm__ops_path_tensor_src_bf16.sum"));
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "roofline/roofline_report.h"
 
+#include <algorithm>
+
 #include "common/strings.h"
 #include "store/schema.h"
 #include "store/sqlite_util.h"
@@ -14,6 +16,11 @@ RooflineReport BuildReport(const Selection& sel, const ProfileResults& results,
   r.uuid = results.device.uuid;
   std::vector<RooflineEntry> entries(sel.targets.size());
   for (size_t i = 0; i < sel.targets.size(); ++i) entries[i].target = sel.targets[i];
+  struct Sum {
+    double all = 0, memory = 0;
+    int n_all = 0, n_memory = 0;
+  };
+  std::vector<std::map<std::string, Sum>> sums(entries.size());
   for (const ProfileInstance& inst : results.instances) {
     if (inst.target < 0 || static_cast<size_t>(inst.target) >= entries.size()) {
       warnings->push_back("result line for unknown kernel #" + std::to_string(inst.target) +
@@ -28,11 +35,27 @@ RooflineReport BuildReport(const Selection& sel, const ProfileResults& results,
       continue;
     }
     RooflineEntry& e = entries[static_cast<size_t>(inst.target)];
-    for (const auto& [k, v] : inst.counters) e.counters[k] += v;
+    const bool mem = inst.group == "memory";
+    for (const auto& [k, v] : inst.counters) {
+      Sum& s = sums[static_cast<size_t>(inst.target)][k];
+      (mem ? s.memory : s.all) += v;
+      (mem ? s.n_memory : s.n_all)++;
+    }
     if (e.instances == 0 || inst.launch_index < e.first_launch_index) {
       e.first_launch_index = inst.launch_index;
     }
     e.instances++;
+  }
+  // Launches alternate metric groups (range_profiler.cc): "all" (FLOPs, and
+  // time and bytes under kernel replay) and "memory" (time and bytes from
+  // one unreplayed run). A counter the memory launches have comes from them
+  // only; every counter is stored as its mean over the launches it came
+  // from times the instance count, so that counters / instances is a mean.
+  for (size_t i = 0; i < entries.size(); ++i) {
+    for (const auto& [k, s] : sums[i]) {
+      const double mean = s.n_memory > 0 ? s.memory / s.n_memory : s.all / std::max(1, s.n_all);
+      entries[i].counters[k] = mean * entries[i].instances;
+    }
   }
   for (RooflineEntry& e : entries) {
     if (e.instances > 0) {

@@ -93,9 +93,11 @@ def check_oom(a, kill):
     oom_live = run([a.stepscope, "memory", trace, "--section", "oom_live"]).stdout.decode()
     frames_ok = "oom_until_full.py" in (live + oom_live)
     req_ok = any(r[0] == 2 << 30 for r in ooms) or any("2.00 GiB" in json.dumps(r) for r in rep)
-    ok = integ == "ok" and len(ooms) > 0 and req_ok and frames_ok
+    # free/total from cuMemGetInfo at the failure: known, and free below what was asked for.
+    free_ok = bool(ooms) and all(0 <= f <= t and t > 0 and f < r for r, f, t in ooms)
+    ok = integ == "ok" and len(ooms) > 0 and req_ok and frames_ok and free_ok
     report(name, ok, f"exit {p.returncode}; integrity {integ}; finalized={fin}; oom rows {ooms[:3]}; "
-                     f"report {json.dumps(rep)[:600]}; frames naming oom_until_full.py: {frames_ok}; "
+                     f"report {json.dumps(rep)[:600]}; frames naming oom_until_full.py: {frames_ok}; free/total known: {free_ok}; "
                      f"oom_live head: {oom_live[:700]!r}")
 
 

@@ -175,8 +175,11 @@ def check_selftest():
         n = cp[0]["instances"]
         rd, wr = cp[0]["dram_read_bytes"] / n, cp[0]["dram_write_bytes"] / n
         w = expect["copy"]["read_bytes"]
-        verdict("selftest copy", rel(rd, w) <= 0.05 and rel(wr, w) <= 0.05,
-                f"DRAM read {rd/2**20:.1f} MiB, written {wr/2**20:.1f} MiB vs {w/2**20:.0f} MiB each")
+        # With L2 flushed before the launch, up to an L2's worth of the written lines can still
+        # sit in L2 (not yet in DRAM) when the kernel ends: at most 64 MiB fewer writes.
+        verdict("selftest copy", rel(rd, w) <= 0.05 and -0.05 * w <= w - wr <= 64 * 2**20,
+                f"DRAM read {rd/2**20:.1f} MiB, written {wr/2**20:.1f} MiB vs {w/2**20:.0f} MiB each "
+                f"(writes may fall short by up to the L2 size)")
     else:
         verdict("selftest copy", False, "CopyKernel not profiled")
 
@@ -187,18 +190,23 @@ def losses(text):
 
 def check_top5(train_gpt):
     args = [PY, train_gpt, "--preset", "small", "--steps", "10"]
+    # Two bare runs: the workload's printed loss itself varies by one unit of its last digit
+    # between identical bare runs (seen on the H200: 10.5342 and 10.5343), from atomics in its
+    # backward kernels; "unchanged" means within that spread (at least one unit, 1e-4).
     rc, bare, _ = run("gpt_bare", args, timeout=240)
+    _, bare2, _ = run("gpt_bare2", args, timeout=240)
     db = os.path.join(OUT, "gpt.sqlite")
     rc2, out, dt = run("gpt_top5", [SS, "roofline", "--top", "5", "--ceilings", CEIL, "-o", db,
                                     "--results", os.path.join(OUT, "gpt_results.jsonl"),
                                     "--svg", os.path.join(OUT, "gpt.svg"), "--"] + args, timeout=300)
-    lb, lr = losses(bare), losses(out)
-    if not (len(lr) == 2 and lb and lr[0] == lb[0] and lr[1] == lb[0]):
-        _, bare2, _ = run("gpt_bare2", args, timeout=240)  # does the bare run itself vary?
-        print(f"   second bare run: loss {losses(bare2)}", flush=True)
+    lb = [float(x) for x in losses(bare) + losses(bare2)]
+    lr = [float(x) for x in losses(out)]
+    tol = max(1e-4, max(lb) - min(lb)) + 1e-9 if lb else 0
     verdict("top5 time", rc2 == 0 and dt < 120, f"roofline --top 5 exited {rc2} after {dt:.1f}s (limit 120s)")
-    verdict("top5 loss", rc == 0 and len(lb) == 1 and len(lr) == 2 and lr[0] == lb[0] and lr[1] == lb[0],
-            f"bare loss {lb}, survey and profiled runs {lr}")
+    # The survey run, the profiling run and the time-and-bytes run each print the loss.
+    ok = rc == 0 and len(lb) == 2 and len(lr) == 3 and all(min(abs(x - b) for b in lb) <= tol for x in lr)
+    verdict("top5 loss", ok, f"bare runs {lb}; survey, profiling and time-and-bytes runs {lr} "
+                             f"(allowed: within {tol:.4g} of a bare run)")
     return db if rc2 == 0 and os.path.exists(db) else None
 
 
@@ -269,39 +277,53 @@ def check_ncu(train_gpt, db):
                 j = json.loads(line)
             except ValueError:
                 continue
-            if j.get("type") == "device":
-                metrics = j["metrics"]
+            if j.get("type") == "device":  # one per profiling run; the first has every metric
+                metrics += [m for m in j["metrics"] if m not in metrics]
             if j.get("type") == "instance":
                 inst.append(j)
     if not inst or not metrics:
         verdict("ncu", False, f"roofline comparison run collected nothing (rc={rc}); see cmp_roofline.log")
         return
+    mem_metrics = [m for m in metrics if m.startswith(("gpu__time_duration", "dram__", "lts__", "l1tex__"))]
+    flop_metrics = [m for m in metrics if m not in mem_metrics]
     for role, p in picks.items():
         grid = [int(x) for x in p["grid"].strip("()").split(",")]
         block = [int(x) for x in p["block"].strip("()").split(",")]
         mine = [i for i in inst if i["grid"] == grid and i["block"] == block]
-        if not mine:
-            verdict(f"ncu {role}", False, f"{p['name'][:60]} grid {grid} was not profiled")
+        # Two launches per kernel: every metric (kernel replay) on one, time + memory only (one
+        # pass) on the next (docs/roofline.md); each is compared with ncu on that same launch.
+        mem = [i for i in mine if i.get("group") == "memory"]
+        fl = [i for i in mine if i.get("group", "all") == "all"]
+        if not mem or not fl:
+            verdict(f"ncu {role}", False, f"{p['name'][:60]} grid {grid}: memory/FLOP launches not both profiled")
             continue
-        me = mine[0]
-        for cache in ("all", "none"):
-            if cache == "none" and time.time() - T0 > DEADLINE:
-                print(f"   (skipping ncu --cache-control none for {role}: past {DEADLINE:.0f}s)")
-                continue
-            theirs = ncu_metrics(ncu, me["name"], me["launch_index"], metrics, args, cache, f"ncu_{role}_{cache}")
+        m0, f0 = mem[0], fl[0]
+        theirs = ncu_metrics(ncu, f0["name"], f0["launch_index"], flop_metrics, args, "all", f"ncu_{role}_flops")
+        if theirs is None:
+            verdict(f"ncu {role} flops", False, "ncu produced no row; see the log")
+        else:
+            f1, f2 = flops(f0["counters"]), flops(theirs)
+            ok = f2 == 0 and f1 == 0 or rel(f1, f2) <= 0.05
+            verdict(f"ncu {role} flops", ok, f"{f0['name'][:50]} launch {f0['launch_index']}: FLOPs {f1:.6g} vs "
+                                            f"ncu {f2:.6g} ({100*rel(f1, f2) if f2 else 0:.2f}%)")
+        # stepscope flushes L2 before the time-and-bytes launch (--cache-control all, the
+        # default), as ncu does by default; the natural-state bytes (none) depend on timing.
+        for cache in ("all",):
+            theirs = ncu_metrics(ncu, m0["name"], m0["launch_index"], mem_metrics, args, cache,
+                                 f"ncu_{role}_mem_{cache}")
             if theirs is None:
-                verdict(f"ncu {role} cache={cache}", False, "ncu produced no row; see the log")
+                verdict(f"ncu {role} dram cache={cache}", False, "ncu produced no row; see the log")
                 continue
-            f1, f2 = flops(me["counters"]), flops(theirs)
-            d1, d2 = dram(me["counters"]), dram(theirs)
-            detail = (f"{me['name'][:50]} launch {me['launch_index']}: FLOPs {f1:.6g} vs ncu {f2:.6g} "
-                      f"({100*rel(f1, f2) if f2 else 0:.2f}%), DRAM bytes {d1:.6g} vs {d2:.6g} "
-                      f"({100*rel(d1, d2) if d2 else 0:.2f}%)")
-            ok = (f2 == 0 and f1 == 0 or rel(f1, f2) <= 0.05) and (d2 == 0 and d1 == 0 or rel(d1, d2) <= 0.05)
-            verdict(f"ncu {role} cache={cache}", ok, detail)
+            d1, d2 = dram(m0["counters"]), dram(theirs)
+            r1, r2 = m0["counters"].get("dram__bytes_read.sum", 0), theirs.get("dram__bytes_read.sum", 0)
+            detail = (f"{m0['name'][:50]} launch {m0['launch_index']}: DRAM bytes {d1:.6g} vs ncu {d2:.6g} "
+                      f"({100*rel(d1, d2) if d2 else 0:.2f}%; read {r1:.6g} vs {r2:.6g}; the replayed launch "
+                      f"{f0['launch_index']} counted {dram(f0['counters']):.6g})")
+            ok = d2 == 0 and d1 == 0 or rel(d1, d2) <= 0.05
+            verdict(f"ncu {role} dram cache={cache}", ok, detail)
             with open(os.path.join(OUT, f"ncu_{role}_{cache}_compare.txt"), "w") as f:
-                for k in sorted(set(me["counters"]) | set(theirs)):
-                    a, b = me["counters"].get(k), theirs.get(k)
+                for k in sorted(set(m0["counters"]) | set(theirs)):
+                    a, b = m0["counters"].get(k), theirs.get(k)
                     f.write(f"{k:60s} {a!s:>22} {b!s:>22}\n")
 
 

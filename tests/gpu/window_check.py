@@ -42,8 +42,13 @@ def main():
           f"{early} before the range; rc {p.returncode} {p.stderr.decode()[-300:]!r}")
     t = os.path.join(a.out, "window.sqlite")
     p = subprocess.run([a.stepscope, "profile", "-q", "-f", "-o", t, "--delay", "9", "--duration", "2", "--",
-                        sys.executable, a.workload, "--preset", "tiny", "--steps", "1500", "--warmup", "3"],
+                        sys.executable, a.workload, "--preset", "tiny", "--steps", "5000", "--warmup", "3"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if not os.path.exists(t):  # e.g. the program ended before the delay: nothing recorded
+        print(f"FAIL delay 9 s, duration 2 s: no trace at {t}; rc {p.returncode}; stderr "
+              f"{p.stderr.decode()[-400:]!r}; stdout {p.stdout.decode()[-200:]!r}")
+        print(f"{1 - fails} passed, {fails + 1} failed")
+        return 1
     meta = dict(q(t, "SELECT key, value FROM meta"))
     start = int(meta["start_ns"])
     k0, k1, nk = q(t, "SELECT MIN(start_ns), MAX(end_ns), COUNT(*) FROM kernels")[0]
