@@ -105,8 +105,9 @@ int RunRanks(int argc, char** argv) {
       "NCCL collective across ranks to find who arrived last and how long the others waited for "
       "it with nothing else to run (the exposed wait: compute overlapping the collective does "
       "not count), and "
-      "gives the verdict: which rank straggles, from which step, and why (compute: slower or extra "
-      "kernels; host: late kernel launches; communication: late collectives). Clocks are aligned "
+      "gives the verdict: which rank straggles, from which step, and why (compute: the same "
+      "kernels run slower; host: extra work its program launches that the others do not, or late "
+      "kernel launches; communication: late collectives). Clocks are aligned "
       "with "
       "each trace's meta.wall_clock_offset_ns. docs/ranks.md defines every number.");
   p.Flag("--threshold", "X", "NVRx score threshold: a score below X flags the rank", "0.75");

@@ -32,6 +32,11 @@ struct RanksOptions {
 
 enum class Cause { kNone, kCompute, kHost, kCommunication };
 const char* CauseName(Cause c);
+// What within the cause (docs/ranks.md, "The verdict"): compute is slower
+// kernels; host is extra work (its program launches work the others do not)
+// or late launches; communication has none.
+enum class CauseDetail { kNone, kSlowerKernels, kExtraWork, kLateLaunches };
+const char* CauseDetailName(CauseDetail d);  // "slower kernels", ...; "" for kNone
 
 // One rank's results. Times are per-step medians over the rank's steps.
 struct RankResult {
@@ -72,6 +77,17 @@ struct MatchedCollective {
   int64_t median_wait_ns = 0;  // median exposed wait of the other ranks
 };
 
+// One kernel name's part of a straggler's kernel-time excess (verdict.cc
+// defines c, m, C, M). Medians over the straggling steps.
+struct KernelExcess {
+  std::string name;
+  double ns = 0;           // extra work or slowdown per step
+  double instances = 0;    // extra work: c - C; slower kernels: min(c, C)
+  double mine_ns = 0;      // m: its median instance duration
+  double others_ns = 0;    // M: the other ranks' (0 when none runs it)
+  bool only_here = false;  // no other rank runs this kernel
+};
+
 struct Straggler {
   int rank_index = -1;  // into RanksAnalysis::ranks
   int64_t from_step = -1;
@@ -80,11 +96,17 @@ struct Straggler {
   bool by_scores = false;        // found by scores (no collective evidence)
   double caused_ns = 0;          // median per straggling step: the others' wait for it
   double compute_excess_ns = 0;  // its non-NCCL kernel busy time minus the others' median
-  double host_excess_ns = 0;     // its launch lateness minus the others' median
-  double comm_ns = 0;            // what neither explains: caused - compute - host (>= 0)
+  // The compute excess split by kernel name (verdict.cc): slower_ns + extra_ns
+  // ~ compute_excess_ns.
+  double slower_ns = 0;       // the kernels the others also run, longer on it (compute)
+  double extra_ns = 0;        // kernel work the others do not do (host: extra work)
+  double host_excess_ns = 0;  // its launch lateness minus the others' median (host: late launches)
+  double comm_ns = 0;         // what neither explains: caused - compute - host (>= 0)
   Cause cause = Cause::kNone;
-  // Evidence: names with the largest per-step excess over the others' median.
-  std::vector<std::pair<std::string, double>> kernels;   // name, excess ns per step
+  CauseDetail detail = CauseDetail::kNone;
+  // Evidence, largest first, each at least a tenth of the largest number explained.
+  std::vector<KernelExcess> extra_kernels;
+  std::vector<KernelExcess> slower_kernels;
   std::vector<std::pair<std::string, double>> sections;  // name, excess ns per step
   std::vector<std::string> only_here;                    // sections no other rank has
 };

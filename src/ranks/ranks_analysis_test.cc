@@ -65,5 +65,80 @@ TEST(Ranks, NoSpinNoWaitAndVersion1FallsBackToTheSpin) {
   EXPECT_NE(b->notes[0].find("version 1"), std::string::npos);
 }
 
+// Adds a non-NCCL kernel to step 0 of `s`: `count` instances of median
+// `median` ns (total count x median).
+void AddKernel(RankSummary* s, const std::string& name, int64_t count, int64_t median) {
+  NamedTimes n;
+  n.name = name;
+  n.count = {count};
+  n.median_ns = {median};
+  n.total_ns = {count * median};
+  s->kernels.push_back(n);
+  s->steps[0].compute_ns += count * median;
+}
+
+// Rank 1 arrives last and the others wait 1.2 ms for it (as above).
+std::vector<RankSummary> LateRank1() {
+  return {OneCollective(0, 1000000, 5000000, 2000000), OneCollective(1, 4000000, 5000000, 800000)};
+}
+
+TEST(Ranks, ExtraWorkIsAHostCauseAndSplitsFromSlowerKernels) {
+  auto s = LateRank1();
+  AddKernel(&s[0], "A", 1, 1500000);
+  AddKernel(&s[0], "Z", 1, 1000000);
+  AddKernel(&s[1], "A", 3, 2000000);  // 2 more instances, each 0.5 ms longer
+  AddKernel(&s[1], "B", 2, 1000000);  // only on rank 1
+  auto a = AnalyzeRanks(std::move(s), RanksOptions{});
+  ASSERT_TRUE(a.ok());
+  ASSERT_EQ(a->stragglers.size(), 1u);
+  const Straggler& st = a->stragglers[0];
+  EXPECT_EQ(st.rank_index, 1);
+  // slower = min(3, 1) x (2 - 1.5) ms; extra = (3 - 1) x 2 + 2 x 1 + (0 - 1) x 1 ms (Z:
+  // work rank 0 does that rank 1 does not); their sum is the busy-time excess, 8 - 2.5 ms.
+  EXPECT_DOUBLE_EQ(st.slower_ns, 500000);
+  EXPECT_DOUBLE_EQ(st.extra_ns, 5000000);
+  EXPECT_DOUBLE_EQ(st.compute_excess_ns, 5500000);
+  EXPECT_EQ(st.cause, Cause::kHost);
+  EXPECT_EQ(st.detail, CauseDetail::kExtraWork);
+  ASSERT_EQ(st.extra_kernels.size(), 2u);
+  EXPECT_EQ(st.extra_kernels[0].name, "A");
+  EXPECT_DOUBLE_EQ(st.extra_kernels[0].ns, 4000000);
+  EXPECT_DOUBLE_EQ(st.extra_kernels[0].instances, 2);
+  EXPECT_FALSE(st.extra_kernels[0].only_here);
+  EXPECT_EQ(st.extra_kernels[1].name, "B");
+  EXPECT_TRUE(st.extra_kernels[1].only_here);
+  // A's 0.5 ms slowdown is under a tenth of the 5.5 ms excess: not evidence.
+  EXPECT_TRUE(st.slower_kernels.empty());
+}
+
+TEST(Ranks, SameKernelsSlowerIsCompute) {
+  auto s = LateRank1();
+  AddKernel(&s[0], "A", 2, 1000000);
+  AddKernel(&s[1], "A", 2, 1750000);
+  auto a = AnalyzeRanks(std::move(s), RanksOptions{});
+  ASSERT_TRUE(a.ok());
+  ASSERT_EQ(a->stragglers.size(), 1u);
+  const Straggler& st = a->stragglers[0];
+  EXPECT_DOUBLE_EQ(st.slower_ns, 1500000);
+  EXPECT_DOUBLE_EQ(st.extra_ns, 0);
+  EXPECT_EQ(st.cause, Cause::kCompute);
+  EXPECT_EQ(st.detail, CauseDetail::kSlowerKernels);
+  ASSERT_EQ(st.slower_kernels.size(), 1u);
+  EXPECT_DOUBLE_EQ(st.slower_kernels[0].instances, 2);
+  EXPECT_DOUBLE_EQ(st.slower_kernels[0].mine_ns, 1750000);
+  EXPECT_DOUBLE_EQ(st.slower_kernels[0].others_ns, 1000000);
+}
+
+TEST(Ranks, LateLaunchesAreAHostCause) {
+  auto s = LateRank1();
+  s[1].steps[0].launch_late_ns = 1100000;
+  auto a = AnalyzeRanks(std::move(s), RanksOptions{});
+  ASSERT_TRUE(a.ok());
+  ASSERT_EQ(a->stragglers.size(), 1u);
+  EXPECT_EQ(a->stragglers[0].cause, Cause::kHost);
+  EXPECT_EQ(a->stragglers[0].detail, CauseDetail::kLateLaunches);
+  EXPECT_DOUBLE_EQ(a->stragglers[0].comm_ns, 100000);
+}
+
 }  // namespace
 }  // namespace stepscope

@@ -1,6 +1,7 @@
 #include "ranks/ranks_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "common/strings.h"
@@ -29,6 +30,40 @@ std::string CompactRanks(std::vector<int64_t> ranks) {
 }
 
 std::string MsText(double ns) { return FormatFixed(ns / 1e6, 2) + " ms"; }
+std::string SignedMs(double ns) { return (ns >= 0 ? "+" : "") + MsText(ns); }
+// A kernel's duration: us below 1 ms.
+std::string DurationText(double ns) {
+  return ns < 1e6 ? FormatFixed(ns / 1e3, 1) + " us" : MsText(ns);
+}
+// An instance count that may be a median of two (x.5).
+std::string CountText(double n) {
+  return n == std::floor(n) ? std::to_string(static_cast<int64_t>(n)) : FormatFixed(n, 1);
+}
+
+// "kernel NAME x229 +77.64 ms (only on this rank)" or, for a kernel the
+// others run too, "kernel NAME x2 more +4.00 ms".
+std::string ExtraText(const KernelExcess& k) {
+  return "kernel " + k.name + " x" + CountText(k.instances) + (k.only_here ? " " : " more ") +
+         SignedMs(k.ns) + (k.only_here ? " (only on this rank)" : "");
+}
+
+// "kernel NAME +4.00 ms (x1, 6.00 ms vs 2.00 ms)"
+std::string SlowerText(const KernelExcess& k) {
+  return "kernel " + k.name + " " + SignedMs(k.ns) + " (x" + CountText(k.instances) + ", " +
+         DurationText(k.mine_ns) + " vs " + DurationText(k.others_ns) + ")";
+}
+
+// The evidence in one line for the CSV/JSON verdict.
+std::string EvidenceText(const Straggler& s) {
+  std::vector<std::string> ev;
+  for (const KernelExcess& k : s.extra_kernels) ev.push_back("extra work: " + ExtraText(k));
+  for (const KernelExcess& k : s.slower_kernels) ev.push_back("slower: " + SlowerText(k));
+  for (const auto& [name, ns] : s.sections) {
+    if (name != "step") ev.push_back("longer: section '" + name + "' " + SignedMs(ns));
+  }
+  for (const std::string& n : s.only_here) ev.push_back("only on this rank: section '" + n + "'");
+  return Join(ev, "; ");
+}
 
 const StepSummary* StepOf(const RanksAnalysis& a, size_t r, size_t p) {
   int i = a.step_index[r][p];
@@ -183,6 +218,8 @@ Table CollectivesTable(const RanksAnalysis& a) {
 }
 
 Table VerdictTable(const RanksAnalysis& a) {
+  // The columns after communication_ms were added later (JSON readers of
+  // the earlier ones keep working).
   Table t({{"rank", "rank", true},
            {"host", "host", false},
            {"from_step", "from step", true},
@@ -192,14 +229,22 @@ Table VerdictTable(const RanksAnalysis& a) {
            {"others_wait_ms", "others wait ms", true},
            {"compute_excess_ms", "compute +ms", true},
            {"launch_late_excess_ms", "late +ms", true},
-           {"communication_ms", "comm ms", true}});
+           {"communication_ms", "comm ms", true},
+           {"cause_detail", "detail", false},
+           {"slower_kernels_ms", "slower +ms", true},
+           {"extra_work_ms", "extra +ms", true},
+           {"evidence", "evidence", false}});
   for (const Straggler& s : a.stragglers) {
     const RankResult& r = a.ranks[static_cast<size_t>(s.rank_index)];
+    const std::string detail = CauseDetailName(s.detail);
+    const std::string evidence = EvidenceText(s);
     t.AddRow({Cell(r.rank), Cell(r.host.empty() ? "-" : r.host), Cell(s.from_step),
               Cell(CauseName(s.cause)), Cell(s.by_scores ? "scores" : "collectives"),
               Cell(std::to_string(s.steps_blocking) + "/" + std::to_string(s.steps_seen)),
               s.by_scores ? Cell(kNaN) : Ms(s.caused_ns), Ms(s.compute_excess_ns),
-              Ms(s.host_excess_ns), s.by_scores ? Cell(kNaN) : Ms(s.comm_ns)});
+              Ms(s.host_excess_ns), s.by_scores ? Cell(kNaN) : Ms(s.comm_ns),
+              Cell(detail.empty() ? "-" : detail), Ms(s.slower_ns), Ms(s.extra_ns),
+              Cell(evidence.empty() ? "-" : evidence)});
   }
   return t;
 }
@@ -282,32 +327,59 @@ std::string VerdictText(const RanksAnalysis& a) {
                                std::to_string(sum.critical_stream);
     switch (s.cause) {
       case Cause::kHost:
-        out += "  Cause: host. Its GPU waits for kernel launches " + MsText(s.host_excess_ns) +
-               " per step longer than the other ranks' (launch lateness on " + stream +
-               "); its kernel time differs by " + (s.compute_excess_ns >= 0 ? "+" : "") +
-               MsText(s.compute_excess_ns) + ".\n";
+        if (s.detail == CauseDetail::kExtraWork) {
+          out += "  Cause: host, extra work. Its program runs GPU work the other ranks do not: " +
+                 MsText(s.extra_ns) + " of kernel time per step.\n";
+        } else {
+          out += "  Cause: host, late launches. Its GPU waits for kernel launches " +
+                 MsText(s.host_excess_ns) +
+                 " per step longer than the other ranks' (launch lateness on " + stream + ").\n";
+        }
         break;
       case Cause::kCompute:
-        out += "  Cause: compute. Its kernels keep the GPU busy " + MsText(s.compute_excess_ns) +
-               " per step longer than the other ranks'; its launch lateness differs by " +
-               (s.host_excess_ns >= 0 ? "+" : "") + MsText(s.host_excess_ns) + ".\n";
+        out += "  Cause: compute, slower kernels. The kernels the other ranks also run take " +
+               MsText(s.slower_ns) +
+               " per step longer on it (same work, slower GPU: clocks, temperature, a faulty "
+               "GPU).\n";
         break;
       case Cause::kCommunication:
-        out += "  Cause: communication. Neither its kernels (" + MsText(s.compute_excess_ns) +
-               ") nor its launches (" + MsText(s.host_excess_ns) +
+        out += "  Cause: communication. Neither its kernels (" + SignedMs(s.compute_excess_ns) +
+               ") nor its launches (" + SignedMs(s.host_excess_ns) +
                ") explain the wait; its collectives start late (another communicator, "
                "stream or network path).\n";
         break;
       case Cause::kNone:
         break;
     }
+    // Each part per step against the other ranks' median, the cause's first.
+    std::vector<std::pair<CauseDetail, std::string>> parts = {
+        {CauseDetail::kExtraWork, "extra work " + SignedMs(s.extra_ns)},
+        {CauseDetail::kLateLaunches, "late launches " + SignedMs(s.host_excess_ns)},
+        {CauseDetail::kSlowerKernels, "slower kernels " + SignedMs(s.slower_ns)}};
+    std::stable_partition(parts.begin(), parts.end(),
+                          [&](const auto& x) { return x.first == s.detail; });
+    std::vector<std::string> texts;
+    for (const auto& part : parts) texts.push_back(part.second);
+    out += "  Per step, vs the other ranks' median: " + Join(texts, ", ") +
+           "; kernel time in all " + SignedMs(s.compute_excess_ns) +
+           (s.by_scores ? "" : "; not explained (communication) " + MsText(s.comm_ns)) + ".\n";
+    if (!s.extra_kernels.empty()) {
+      std::vector<std::string> ev;
+      for (const KernelExcess& k : s.extra_kernels) ev.push_back(ExtraText(k));
+      out += "  Extra work (per step): " + Join(ev, "; ") + ".\n";
+    }
+    if (!s.slower_kernels.empty()) {
+      std::vector<std::string> ev;
+      for (const KernelExcess& k : s.slower_kernels) ev.push_back(SlowerText(k));
+      out += "  Slower kernels (per step; its median duration vs the others'): " + Join(ev, "; ") +
+             ".\n";
+    }
     std::vector<std::string> ev;
-    for (const auto& [name, ns] : s.kernels) ev.push_back("kernel " + name + " +" + MsText(ns));
     for (const auto& [name, ns] : s.sections) {
-      if (name != "step") ev.push_back("section '" + name + "' +" + MsText(ns));
+      if (name != "step") ev.push_back("'" + name + "' " + SignedMs(ns));
     }
     if (!ev.empty())
-      out += "  Longer than on the other ranks (per step): " + Join(ev, "; ") + ".\n";
+      out += "  Sections longer than on the other ranks (per step): " + Join(ev, "; ") + ".\n";
     if (!s.only_here.empty()) {
       std::vector<std::string> q;
       for (const std::string& n : s.only_here) q.push_back("'" + n + "'");

@@ -11,16 +11,42 @@
 // are two).
 //
 // The cause splits the wait it caused per straggling step (medians over
-// those steps) into what its own timeline explains:
-//   compute = its non-NCCL kernel busy time - the other ranks' median,
-//   host    = its launch lateness on the critical stream - the others' median,
-//   communication = the rest (caused - compute - host, not below 0),
-// and names the largest. Kernels and NVTX sections with the largest excess
-// over the other ranks are the evidence.
+// those steps) into what its own timeline explains. Its kernel-time excess,
+//   compute_excess = its non-NCCL kernel busy time - the other ranks' median,
+// is split by kernel name into two different things. Per step and non-NCCL
+// kernel name, with
+//   c = its instances, m = their median duration (0 when c = 0),
+//   C = the other ranks' median instance count (a rank without it counts 0),
+//   M = the median of the other ranks' median durations, over those that ran
+//       it (0 when none did):
+//   slower = min(c, C) x (m - M)    the same kernels taking longer on it;
+//   extra  = (c - C) x m  if c > C  instances the others do not run, at its
+//                                   duration (all of them when C = 0);
+//            (c - C) x M  if c <= C work the others do that it does not (<= 0),
+// so slower + extra = c x m - C x M per name. Summed over names per step,
+// then the median over the straggling steps: slower_ns and extra_ns. Their
+// sum approximates compute_excess: c x m stands for the name's total (exact
+// when its instances last alike), the busy time is a union (concurrent
+// kernels count once) and the medians are taken separately.
+//   slower kernels = slower_ns: a GPU-side cause (clocks, thermals, a bad
+//                    GPU), the cause "compute";
+//   extra work     = extra_ns: its program launches work the others do not
+//                    (a host-side cause);
+//   late launches  = its launch lateness on the critical stream - the
+//                    others' median (host_excess_ns: the GPU waited for the
+//                    host);
+//   communication  = the rest, caused - compute_excess - late (each part
+//                    counted when positive; not below 0).
+// The cause is compute when slower kernels are at least extra work + late
+// launches and the rest, else host (extra work or late launches, the larger)
+// when those two together are at least the rest, else communication. Kernels
+// with the largest extra work or slowdown and NVTX sections with the largest
+// excess over the other ranks are the evidence.
 //
 // Without collectives (no NCCL kernels) the NVRx scores decide: a rank whose
-// per-step relative GPU score (cause compute) or step-time score (cause host)
-// stays below the threshold by the same 80% rule straggles "by scores".
+// per-step relative GPU score (cause compute: the score compares the kernels
+// every rank runs) or step-time score (cause host) stays below the threshold
+// by the same 80% rule straggles "by scores".
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
@@ -41,6 +67,20 @@ const char* CauseName(Cause c) {
       break;
   }
   return "none";
+}
+
+const char* CauseDetailName(CauseDetail d) {
+  switch (d) {
+    case CauseDetail::kSlowerKernels:
+      return "slower kernels";
+    case CauseDetail::kExtraWork:
+      return "extra work";
+    case CauseDetail::kLateLaunches:
+      return "late launches";
+    case CauseDetail::kNone:
+      break;
+  }
+  return "";
 }
 
 namespace {
@@ -111,22 +151,19 @@ int64_t TotalAt(const std::vector<NamedTimes>& list,
   return list[it->second].total_ns[static_cast<size_t>(step)];
 }
 
-// The names of rank r with the largest median per-step excess over the others.
-std::vector<std::pair<std::string, double>> TopExcess(const RanksAnalysis& a, size_t r,
-                                                      const std::vector<size_t>& ps, bool kernels,
-                                                      std::vector<std::string>* only_here) {
-  auto list_of = [&](size_t rank) -> const std::vector<NamedTimes>& {
-    return kernels ? a.summaries[rank].kernels : a.summaries[rank].sections;
-  };
+// The sections of rank r with the largest median per-step excess over the
+// others; sections no other rank has go to `only_here`.
+std::vector<std::pair<std::string, double>> TopSections(const RanksAnalysis& a, size_t r,
+                                                        const std::vector<size_t>& ps,
+                                                        std::vector<std::string>* only_here) {
   std::vector<std::unordered_map<std::string, size_t>> index(a.ranks.size());
   for (size_t o = 0; o < a.ranks.size(); ++o) {
-    const auto& list = list_of(o);
+    const auto& list = a.summaries[o].sections;
     for (size_t i = 0; i < list.size(); ++i) index[o].emplace(list[i].name, i);
   }
   std::vector<std::pair<std::string, double>> out;
   std::vector<double> excess, others;
-  for (const NamedTimes& n : list_of(r)) {
-    if (n.nccl) continue;
+  for (const NamedTimes& n : a.summaries[r].sections) {
     bool elsewhere = false;
     excess.clear();
     for (size_t p : ps) {
@@ -136,14 +173,14 @@ std::vector<std::pair<std::string, double>> TopExcess(const RanksAnalysis& a, si
       for (size_t o = 0; o < a.ranks.size(); ++o) {
         if (o == r || a.step_index[o][p] < 0) continue;
         if (index[o].count(n.name)) elsewhere = true;
-        others.push_back(
-            static_cast<double>(TotalAt(list_of(o), index[o], n.name, a.step_index[o][p])));
+        others.push_back(static_cast<double>(
+            TotalAt(a.summaries[o].sections, index[o], n.name, a.step_index[o][p])));
       }
       if (others.empty()) continue;
       excess.push_back(static_cast<double>(n.total_ns[static_cast<size_t>(mine_idx)]) -
                        MedianOf(others));
     }
-    if (!elsewhere && only_here && a.ranks.size() > 1) only_here->push_back(n.name);
+    if (!elsewhere && a.ranks.size() > 1) only_here->push_back(n.name);
     double m = MedianOf(excess);
     if (!std::isnan(m) && m > 0) out.emplace_back(n.name, m);
   }
@@ -153,36 +190,129 @@ std::vector<std::pair<std::string, double>> TopExcess(const RanksAnalysis& a, si
   return out;
 }
 
+// Splits rank r's kernel-time excess over the steps `ps` into slower kernels
+// and extra work (the file's top comment defines both); fills s->slower_ns,
+// s->extra_ns and, largest first, the kernels with positive parts.
+void SplitKernelExcess(const RanksAnalysis& a, size_t r, const std::vector<size_t>& ps,
+                       Straggler* s) {
+  const size_t nranks = a.ranks.size();
+  std::vector<std::unordered_map<std::string, size_t>> index(nranks);
+  std::vector<std::string> names;  // rank r's first, then the ones only others run
+  std::unordered_set<std::string> seen;
+  for (size_t k = 0; k < nranks; ++k) {
+    const size_t o = k == 0 ? r : (k <= r ? k - 1 : k);  // r, then the others in order
+    const auto& list = a.summaries[o].kernels;
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (list[i].nccl) continue;
+      index[o].emplace(list[i].name, i);
+      if (seen.insert(list[i].name).second) names.push_back(list[i].name);
+    }
+  }
+  std::vector<double> step_slower(ps.size(), 0), step_extra(ps.size(), 0);
+  std::vector<bool> used(ps.size(), false);
+  std::vector<double> counts, durations, slower, extra, extra_n, matched_n, mine_d, others_d;
+  for (const std::string& name : names) {
+    bool elsewhere = false;
+    for (size_t o = 0; o < nranks; ++o) elsewhere |= o != r && index[o].count(name) > 0;
+    const auto mine_it = index[r].find(name);
+    const NamedTimes* mine =
+        mine_it == index[r].end() ? nullptr : &a.summaries[r].kernels[mine_it->second];
+    slower.clear(), extra.clear(), extra_n.clear(), matched_n.clear();
+    mine_d.clear(), others_d.clear();
+    for (size_t i = 0; i < ps.size(); ++i) {
+      const int mine_idx = a.step_index[r][ps[i]];
+      if (mine_idx < 0) continue;
+      counts.clear(), durations.clear();
+      for (size_t o = 0; o < nranks; ++o) {
+        const int idx = a.step_index[o][ps[i]];
+        if (o == r || idx < 0) continue;
+        auto it = index[o].find(name);
+        const NamedTimes* n = it == index[o].end() ? nullptr : &a.summaries[o].kernels[it->second];
+        const int64_t c = n ? n->count[static_cast<size_t>(idx)] : 0;
+        counts.push_back(static_cast<double>(c));
+        if (c > 0) durations.push_back(static_cast<double>(n->median_ns[static_cast<size_t>(idx)]));
+      }
+      if (counts.empty()) continue;
+      used[i] = true;
+      const double c = mine ? static_cast<double>(mine->count[static_cast<size_t>(mine_idx)]) : 0;
+      const double m =
+          c > 0 ? static_cast<double>(mine->median_ns[static_cast<size_t>(mine_idx)]) : 0;
+      const double big_c = MedianOf(counts);
+      const double big_m = durations.empty() ? 0 : MedianOf(durations);
+      const double matched = std::min(c, big_c);
+      slower.push_back(matched * (m - big_m));
+      extra.push_back((c - big_c) * (c > big_c ? m : big_m));
+      extra_n.push_back(c - big_c);
+      matched_n.push_back(matched);
+      mine_d.push_back(m);
+      others_d.push_back(big_m);
+      step_slower[i] += slower.back();
+      step_extra[i] += extra.back();
+    }
+    if (slower.empty()) continue;
+    const double sl = MedianOf(slower), ex = MedianOf(extra);
+    if (ex > 0) {
+      s->extra_kernels.push_back(
+          {name, ex, MedianOf(extra_n), MedianOf(mine_d), MedianOf(others_d), !elsewhere});
+    }
+    if (sl > 0) {
+      s->slower_kernels.push_back(
+          {name, sl, MedianOf(matched_n), MedianOf(mine_d), MedianOf(others_d), !elsewhere});
+    }
+  }
+  std::vector<double> sl, ex;
+  for (size_t i = 0; i < ps.size(); ++i) {
+    if (used[i]) sl.push_back(step_slower[i]), ex.push_back(step_extra[i]);
+  }
+  s->slower_ns = sl.empty() ? 0 : MedianOf(sl);
+  s->extra_ns = ex.empty() ? 0 : MedianOf(ex);
+  for (auto* list : {&s->extra_kernels, &s->slower_kernels}) {
+    std::stable_sort(list->begin(), list->end(),
+                     [](const KernelExcess& x, const KernelExcess& y) { return x.ns > y.ns; });
+  }
+}
+
 void Explain(RanksAnalysis* a, Straggler* s, const std::vector<size_t>& ps) {
   const size_t r = static_cast<size_t>(s->rank_index);
   s->compute_excess_ns =
       MedianExcess(*a, r, ps, [](const StepSummary& st) { return st.compute_ns; });
   s->host_excess_ns =
       MedianExcess(*a, r, ps, [](const StepSummary& st) { return st.launch_late_ns; });
+  SplitKernelExcess(*a, r, ps, s);
+  const double slower = std::max(0.0, s->slower_ns), extra = std::max(0.0, s->extra_ns),
+               late = std::max(0.0, s->host_excess_ns);
+  const CauseDetail host_detail =
+      extra >= late ? CauseDetail::kExtraWork : CauseDetail::kLateLaunches;
   if (!s->by_scores) {
     std::vector<double> caused;
     for (size_t p : ps) caused.push_back(static_cast<double>(a->caused[r][p]));
     s->caused_ns = MedianOf(caused);
-    s->comm_ns = std::max(
-        0.0, s->caused_ns - std::max(0.0, s->compute_excess_ns) - std::max(0.0, s->host_excess_ns));
-    const double c = std::max(0.0, s->compute_excess_ns), h = std::max(0.0, s->host_excess_ns);
-    if (c >= h && c >= s->comm_ns) {
+    s->comm_ns = std::max(0.0, s->caused_ns - std::max(0.0, s->compute_excess_ns) - late);
+    if (slower >= extra + late && slower >= s->comm_ns) {
       s->cause = Cause::kCompute;
-    } else if (h >= s->comm_ns) {
+    } else if (extra + late >= s->comm_ns) {
       s->cause = Cause::kHost;
     } else {
       s->cause = Cause::kCommunication;
     }
   }
-  s->kernels = TopExcess(*a, r, ps, true, nullptr);
-  s->sections = TopExcess(*a, r, ps, false, &s->only_here);
+  s->detail = s->cause == Cause::kCompute ? CauseDetail::kSlowerKernels
+              : s->cause == Cause::kHost  ? host_detail
+                                          : CauseDetail::kNone;
+  s->sections = TopSections(*a, r, ps, &s->only_here);
   // Evidence must matter: at least a tenth of the largest number explained.
   const double floor =
-      0.1 * std::max({s->caused_ns, std::fabs(s->compute_excess_ns), std::fabs(s->host_excess_ns)});
-  auto small = [&](const std::pair<std::string, double>& e) { return e.second < floor; };
-  s->kernels.erase(std::remove_if(s->kernels.begin(), s->kernels.end(), small), s->kernels.end());
-  s->sections.erase(std::remove_if(s->sections.begin(), s->sections.end(), small),
-                    s->sections.end());
+      0.1 * std::max({s->caused_ns, std::fabs(s->compute_excess_ns), std::fabs(s->host_excess_ns),
+                      std::fabs(s->slower_ns), std::fabs(s->extra_ns)});
+  auto trim = [&](auto* list, auto value) {
+    list->erase(
+        std::remove_if(list->begin(), list->end(), [&](const auto& e) { return value(e) < floor; }),
+        list->end());
+    if (list->size() > kEvidence) list->resize(kEvidence);
+  };
+  trim(&s->extra_kernels, [](const KernelExcess& e) { return e.ns; });
+  trim(&s->slower_kernels, [](const KernelExcess& e) { return e.ns; });
+  trim(&s->sections, [](const std::pair<std::string, double>& e) { return e.second; });
 }
 
 // Per step position: rank r's relative score of a per-step metric

@@ -6,7 +6,8 @@ def job(name, ranks):
 
 
 TESTS = [
-    # rank 1's host is 5 ms late from step 3: others spin 5.5 ms/step in NCCL, 5.0 exposed; cause host
+    # rank 1's host is 5 ms late from step 3: others spin 5.5 ms/step in NCCL, 5.0 exposed; cause host,
+    # late launches
     DiffTest(name="ranks_host_late", cmd=["ranks", "{traces}"], trace=job("host", [0, 1]), out="ranks/host.txt"),
     DiffTest(name="ranks_host_collectives_csv", cmd=["ranks", "{traces}", "--report", "collectives", "--format", "csv"],
              trace=job("host", [0, 1]), out="ranks/host_collectives.csv"),
@@ -15,12 +16,23 @@ TESTS = [
     # nobody is slow: no straggler
     DiffTest(name="ranks_balanced_no_straggler", cmd=["ranks", "{traces}"], trace=job("balanced", [0, 1]),
              out="ranks/balanced.txt"),
-    # rank 2's kernel is 4 ms slower from step 5: cause compute, NVRx GPU scores below 0.75
+    # rank 2's kernel is 4 ms slower from step 5: cause compute (slower kernels), NVRx GPU scores below 0.75
     DiffTest(name="ranks_compute", cmd=["ranks", "{traces}", "--report", "ranks,sections,scores,verdict"],
              trace=job("compute", [0, 1, 2]), out="ranks/compute.txt"),
     DiffTest(name="ranks_compute_threshold_window",
              cmd=["ranks", "{traces}", "--threshold", "0.6", "--window", "2", "--report", "ranks,scores"],
              trace=job("compute", [0, 1, 2]), out="ranks/compute_threshold_window.txt"),
+    # rank 1's program launches 8 x 0.5 ms of sgemm_extra (no other rank runs it) from step 3:
+    # the others wait 4 ms; kernel time +4 ms, all extra work, no launch lateness: cause host, extra work
+    DiffTest(name="ranks_extra_work_is_host", cmd=["ranks", "{traces}", "--report", "ranks,verdict"],
+             trace=job("extrawork", [0, 1]), out="ranks/extrawork.txt"),
+    DiffTest(name="ranks_extra_work_verdict_json", cmd=["ranks", "{traces}", "--report", "verdict", "--format", "json"],
+             trace=job("extrawork", [0, 1]), out="ranks/extrawork_verdict.json"),
+    # rank 2 runs gemm_fwd 3 times per step instead of once (same 2 ms) from step 4: host, extra work
+    DiffTest(name="ranks_more_instances_is_host", cmd=["ranks", "{traces}", "--report", "ranks,verdict"],
+             trace=job("moreinst", [0, 1, 2]), out="ranks/moreinst.txt"),
+    DiffTest(name="ranks_compute_verdict_csv", cmd=["ranks", "{traces}", "--report", "verdict", "--format", "csv"],
+             trace=job("compute", [0, 1, 2]), out="ranks/compute_verdict.csv"),
     # world size 4 without rank 2; rank 3's collectives start 3 ms late (2 ms exposed): cause communication
     DiffTest(name="ranks_missing_rank", cmd=["ranks", "{traces}"], trace=job("missing", [0, 1, 3]),
              out="ranks/missing.txt"),
@@ -61,10 +73,11 @@ TESTS.append(DiffTest(name="ranks_without_step_markers", cmd=["ranks", "{traces}
 
 # Real 2xH200 runs of the reference DDP workload (train_gpt.py --ddp --preset small --steps 20
 # --warmup 3), summarized with `stepscope summarize` (docs/ranks.md, "Measured on two GPUs"):
-#   rk12_host: rank 1 sleeps 5 ms on the host before its optimizer each step -> rank 1, host, ~4.8 ms
+#   rk12_host: rank 1 sleeps 5 ms on the host before its optimizer each step -> rank 1, host, late
+#              launches, ~4.8 ms
 #   rk12_even: healthy -> no straggler
 #   rk9_even:  "healthy", but rank 1's host launched its optimizer late in steps 7-19 -> rank 1, host
-#   rk9_slow:  --slow-rank 1 --slow-ms 5 (~80 ms of extra sgemm per step) -> rank 1, compute
+#   rk9_slow:  --slow-rank 1 --slow-ms 5 (~80 ms of extra sgemm per step) -> rank 1, host, extra work
 for _run in ["rk12_host", "rk12_even", "rk9_even", "rk9_slow"]:
     TESTS.append(DiffTest(name=f"ranks_real_{_run}", cmd=["ranks", "{traces}", "--report", "ranks,verdict"],
                           trace=[f"ranks/real/{_run}_r{r}.summary.json" for r in (0, 1)],
