@@ -17,7 +17,8 @@ int RunReport(int argc, char** argv) {
       "their fixes (stepscope analyze), step time split into compute / communication / memcpy / "
       "idle (stepscope steps), where GPU time goes, the top kernels and GPU utilization "
       "(stepscope stats), and device memory in use over time with its peak and what was live at "
-      "the peak (stepscope memory): the same numbers as those commands. "
+      "the peak (stepscope memory): the same numbers as those commands. When `stepscope "
+      "roofline` has stored its rows in the trace, a roofline chart and table of them too. "
       "The file has the charting library inside: it opens from disk (file://), offline, and makes "
       "no network request.");
   p.Flag("--output", "FILE", "the HTML file to write (required)", "", "-o");
@@ -28,6 +29,9 @@ int RunReport(int argc, char** argv) {
       "examples:\n"
       "  stepscope report trace.sqlite -o report.html && xdg-open report.html\n"
       "  stepscope report --top 25 imported.sqlite -o report.html\n"
+      "  stepscope roofline --from trace.sqlite -- python train.py   (GPU: stores roofline rows)\n"
+      "  stepscope report trace.sqlite -o report.html                (now with a Roofline "
+      "section)\n"
       "\nNames from the trace (kernels, NVTX ranges) are shown as text, never run as HTML.\n"
       "See docs/report.md for what each chart shows.\n");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;

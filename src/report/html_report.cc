@@ -43,6 +43,20 @@ class Json {
     out_.append(b);
     return *this;
   }
+  // Rates and intensities span many decades (1e-3 FLOP/B to 1e15 FLOP/s):
+  // significant digits, not fixed decimals.
+  Json& Real(double v) {
+    Sep();
+    char b[32];
+    std::snprintf(b, sizeof(b), "%.10g", std::isfinite(v) ? v : 0.0);
+    out_.append(b);
+    return *this;
+  }
+  Json& Null() {
+    Sep();
+    out_.append("null");
+    return *this;
+  }
   Json& Bool(bool v) {
     Sep();
     out_.append(v ? "true" : "false");
@@ -189,6 +203,44 @@ void WriteMemory(Json& j, const ReportData& d) {
   j.End(']');
 }
 
+// `null` when the trace has no roofline rows: the page then has no section.
+void WriteRoofline(Json& j, const ReportData& d) {
+  j.Key("roofline");
+  if (!d.has_roofline) {
+    j.Null();
+    return;
+  }
+  const ReportRoofline& r = d.roofline;
+  j.Begin('{').Key("device").Str(r.device).Key("measured_at").Str(r.measured_at);
+  j.Key("step").Int(r.step);
+  j.Key("x_min").Real(r.x_min).Key("x_max").Real(r.x_max);
+  j.Key("y_min").Real(r.y_min).Key("y_max").Real(r.y_max);
+  j.Key("roofs").Begin('[');
+  for (const RooflineRoof& f : r.roofs) {
+    j.Begin('{').Key("key").Str(f.key).Key("memory").Bool(f.memory).Key("value").Real(f.value);
+    j.Key("x0").Real(f.x0).Key("y0").Real(f.y0).Key("x1").Real(f.x1).Key("y1").Real(f.y1);
+    j.End('}');
+  }
+  j.End(']').Key("ridges").Begin('[');
+  for (const RooflineRidge& x : r.ridges) {
+    j.Begin('{').Key("key").Str(x.key).Key("intensity").Real(x.intensity);
+    j.Key("flops_per_s").Real(x.flops_per_s).End('}');
+  }
+  j.End(']').Key("kernels").Begin('[');
+  for (const RooflineKernel& k : r.kernels) {
+    j.Begin('{').Key("rank").Int(k.rank).Key("name").Str(k.name).Key("launch").Str(k.launch);
+    j.Key("instances").Int(k.instances).Key("duration_ns").Real(k.duration_ns);
+    j.Key("flops").Real(k.flops).Key("dram_bytes").Real(k.dram_bytes);
+    j.Key("intensity").Real(k.intensity).Key("flops_per_s").Real(k.flops_per_s);
+    j.Key("dram_bytes_per_s").Real(k.dram_bytes_per_s).Key("precision").Str(k.precision);
+    j.Key("bound").Str(k.bound).Key("bound_kind").Str(k.bound_kind);
+    j.Key("pct_of_bound").Real(k.pct_of_bound).Key("on_chart").Bool(k.on_chart).End('}');
+  }
+  j.End(']').Key("notes").Begin('[');
+  for (const std::string& n : r.notes) j.Str(n);
+  j.End(']').End('}');
+}
+
 // 16 random bytes, hex: the CSP nonce of this report's scripts.
 std::string Nonce() {
   unsigned char b[16] = {0};
@@ -268,6 +320,7 @@ std::string ReportDataJson(const ReportData& d) {
   }
   j.End(']');
   WriteFindings(j, d);
+  WriteRoofline(j, d);
 
   j.Key("stats").Begin('[');
   for (const StatRow& r : d.stats) {
@@ -320,7 +373,15 @@ StatusOr<std::string> RenderHtmlReport(const ReportData& data) {
       "<div class=\"chart\" id=\"chart-breakdown\"></div></section>\n"
       "<section><h2>Top kernels</h2><p class=\"note\">by total GPU time</p>"
       "<div class=\"chart tall\" id=\"chart-kernels\"></div></section>\n"
-      "</div>\n"
+      "</div>\n";
+  // Only a trace with roofline rows gets the section (docs/report.md).
+  if (data.has_roofline) {
+    html +=
+        "<section id=\"roofline-section\"><h2>Roofline</h2><p class=\"note\" "
+        "id=\"roofline-note\"></p><div class=\"chart tall\" id=\"chart-roofline\"></div>"
+        "<div id=\"roofline-table\"></div></section>\n";
+  }
+  html +=
       "<section><h2>GPU utilization</h2><p class=\"note\" id=\"util-note\"></p>"
       "<div class=\"chart\" id=\"chart-utilization\"></div></section>\n"
       "<section><h2>Device memory in use</h2><p class=\"note\" id=\"memory-note\"></p>"

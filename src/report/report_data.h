@@ -1,9 +1,12 @@
 // ReportData: everything the HTML report shows, as plain values. Filled by
 // CollectReportData (report_sources.cc) from the analysis library's results
-// (steps.h, rules.h, recipes.h, analysis/memory), one function per section,
-// and rendered by RenderHtmlReport (html_report.cc). The report computes
-// nothing of its own: every number here is one that `stepscope steps`,
-// `analyze`, `stats` or `memory` prints for the same trace. Times are ns
+// (steps.h, rules.h, recipes.h, analysis/memory) and the trace's stored
+// `roofline` table, one function per section, and rendered by
+// RenderHtmlReport (html_report.cc). The report computes nothing of its own:
+// every number here is one that `stepscope steps`, `analyze`, `stats`,
+// `memory` or `roofline --from` prints for the same trace (only the roofline
+// chart's roof segments, ridge points and axes are geometry derived from the
+// stored ceilings). Times are ns
 // relative to summary.origin_ns (TraceModel::origin_ns(), the time axis of
 // every CLI table) unless a name says otherwise.
 #pragma once
@@ -23,6 +26,51 @@ struct ReportSummary {
   int64_t duration_ns = 0;
   int64_t kernels = 0, kernel_time_ns = 0, memcpys = 0, memsets = 0, api_calls = 0, nvtx_ranges = 0;
   bool finalized = true;
+};
+
+// One row of the trace's `roofline` table (`stepscope roofline` stored it),
+// as stored: the report re-derives none of these numbers.
+struct RooflineKernel {
+  int64_t rank = 0;
+  std::string name;
+  std::string launch;  // "grid 132x1x1 block 384x1x1"
+  int64_t instances = 0;
+  double duration_ns = 0;  // summed over the instances
+  double flops = 0, dram_bytes = 0;
+  double intensity = 0;    // FLOP per DRAM byte
+  double flops_per_s = 0;  // achieved
+  double dram_bytes_per_s = 0;
+  std::string precision, bound, bound_kind;
+  double pct_of_bound = 0;
+  bool on_chart = false;  // FLOPs and DRAM bytes > 0: it has a place on a log-log chart
+};
+
+// A roof of the chart as the segment drawn: the DRAM roof (y = dram_bw * x)
+// from the left edge up to the highest compute roof drawn; a compute roof
+// (y = peak) from where the DRAM roof reaches it to the right edge.
+struct RooflineRoof {
+  std::string key;      // ceiling key: "dram_bw", "tensor_bf16", "fp32", ...
+  bool memory = false;  // true: B/s, slanted; false: FLOP/s, flat
+  double value = 0;
+  double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+};
+
+// Where a compute roof meets the DRAM roof: intensity = peak / dram_bw.
+struct RooflineRidge {
+  std::string key;
+  double intensity = 0, flops_per_s = 0;
+};
+
+// The roofline section; present only when the trace has roofline rows.
+struct ReportRoofline {
+  std::string device;                   // meta.roofline_device
+  std::string measured_at;              // of the stored ceilings
+  int64_t step = -1;                    // the step the kernels were ranked in; -1: none
+  std::vector<RooflineKernel> kernels;  // by rank
+  std::vector<RooflineRoof> roofs;      // DRAM first, then compute roofs, highest first
+  std::vector<RooflineRidge> ridges;
+  double x_min = 0, x_max = 0, y_min = 0, y_max = 0;  // log axes, powers of ten
+  std::vector<std::string> notes;                     // e.g. a precision without a stored ceiling
 };
 
 // One row of `stepscope steps`.
@@ -124,6 +172,8 @@ struct ReportData {
   std::vector<FindingRow> findings;  // ranked by cost, highest first
   std::string findings_note;         // shown when there are no findings (e.g. why)
   std::vector<StatRow> stats;
+  bool has_roofline = false;  // the trace has roofline rows: `roofline` is filled
+  ReportRoofline roofline;
 };
 
 }  // namespace stepscope

@@ -11,6 +11,7 @@
 #include "analysis/steps.h"
 #include "analysis/timeline.h"
 #include "common/strings.h"
+#include "report/report_roofline.h"
 
 namespace stepscope {
 namespace {
@@ -300,6 +301,8 @@ StatusOr<ReportData> CollectReportData(const TraceReader& reader, const TraceMod
   RETURN_IF_ERROR(Memory(reader, model, options, &d));
   RETURN_IF_ERROR(Findings(model, options, &d));
   RETURN_IF_ERROR(Stats(reader, &d));
+  Status roofline = CollectRoofline(reader, &d);
+  if (!roofline.ok()) return roofline.WithContext("the roofline table");
   return d;
 }
 

@@ -4,8 +4,10 @@
 // (`stepscope analyze`), top kernels and utilization from the
 // cuda_gpu_kern_sum and gpu_time_util recipes (`stepscope stats`), device
 // memory over time, its peak and the live set at the peak from
-// analysis/memory (`stepscope memory`). The report keeps no analysis logic of
-// its own: a number it shows is one a CLI command prints for the same trace.
+// analysis/memory (`stepscope memory`), and the roofline rows `stepscope
+// roofline` stored in the trace (report_roofline.h). The report keeps no
+// analysis logic of its own: a number it shows is one a CLI command prints
+// for the same trace.
 #pragma once
 
 #include <string>

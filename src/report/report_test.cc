@@ -4,11 +4,18 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "analysis/rules.h"
 #include "analysis/steps.h"
+#include "common/file_util.h"
 #include "export/test_fixture.h"
 #include "report/html_report.h"
+#include "report/report_roofline.h"
 #include "report/report_sources.h"
+#include "roofline/roofline_report.h"
+#include "roofline/roofline_svg.h"
+#include "store/sqlite_util.h"
 
 namespace stepscope {
 namespace {
@@ -185,6 +192,207 @@ TEST_F(ReportTest, HtmlKeepsTraceStringsInertAndMakesNoRequest) {
   EXPECT_EQ(head.find(" src="), std::string::npos);
   EXPECT_EQ(head.find("<link"), std::string::npos);
   EXPECT_EQ(head.find("url("), std::string::npos);
+}
+
+// The fixture has an empty roofline table (the schema creates it): no section,
+// no chart, and no word about it anywhere in the page.
+TEST_F(ReportTest, NoRooflineRowsNoSection) {
+  EXPECT_FALSE(data_.has_roofline);
+  EXPECT_NE(ReportDataJson(data_).find("\"roofline\":null"), std::string::npos);
+  if (!ReportHasChartLibrary()) GTEST_SKIP() << "built without node_modules/echarts";
+  auto html = RenderHtmlReport(data_);
+  ASSERT_TRUE(html.ok());
+  // The markup of the body before the data block (the stylesheet has rules
+  // for the section): no section, no chart, no empty note.
+  size_t body = html->find("<body>");
+  std::string page = html->substr(body, html->find("<script type=\"application/json\"") - body);
+  EXPECT_NE(page.find("id=\"chart-memory\""), std::string::npos);
+  EXPECT_EQ(page.find("oofline"), std::string::npos);
+}
+
+// The shared fixture plus tests/diff/fixtures/report/roofline.sql: three
+// stored roofline rows and the ceilings they were computed with (every number
+// below is derived by hand in that file's header).
+class ReportRooflineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = ::testing::TempDir() + "/report-roofline-" + std::to_string(::getpid()) + ".sqlite";
+    ASSERT_TRUE(fx::WriteFixtureTrace(path_).ok());
+    auto sql = ReadFile(std::string(STEPSCOPE_REPORT_FIXTURES) + "/roofline.sql");
+    ASSERT_TRUE(sql.ok()) << sql.status().message();
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+    Status st = Exec(db, *sql);
+    sqlite3_close_v2(db);
+    ASSERT_TRUE(st.ok()) << st.message();
+    auto r = TraceReader::Open(path_);
+    ASSERT_TRUE(r.ok());
+    reader_ = std::move(*r);
+    auto m = TraceModel::Load(path_);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    auto d = CollectReportData(*reader_, **m, ReportOptions{});
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    data_ = std::move(*d);
+  }
+  std::string path_;
+  std::unique_ptr<TraceReader> reader_;
+  ReportData data_;
+};
+
+TEST_F(ReportRooflineTest, KernelsAreTheStoredRows) {
+  ASSERT_TRUE(data_.has_roofline);
+  const ReportRoofline& r = data_.roofline;
+  EXPECT_EQ(r.device, "NVIDIA H100 80GB HBM3 GPU-00000000-0000-0000-0000-000000000001");
+  EXPECT_EQ(r.measured_at, "2025-01-01T00:00:00Z");
+  EXPECT_EQ(r.step, 3);
+  ASSERT_EQ(r.kernels.size(), 3u);
+  const RooflineKernel& gemm = r.kernels[0];
+  EXPECT_EQ(gemm.rank, 1);
+  EXPECT_EQ(gemm.name, "nvjet_tst_128x256_64x4_h_bz_NNT");
+  EXPECT_EQ(gemm.launch, "grid 132x1x1 block 384x1x1");
+  EXPECT_EQ(gemm.instances, 1);
+  EXPECT_EQ(gemm.duration_ns, 200000);
+  EXPECT_EQ(gemm.flops, 137438953472.0);  // 2^37
+  EXPECT_EQ(gemm.dram_bytes, 1e8);        // 8e7 read + 2e7 written
+  EXPECT_DOUBLE_EQ(gemm.intensity, 137438953472.0 / 1e8);
+  EXPECT_DOUBLE_EQ(gemm.flops_per_s, 137438953472.0 / 200e-6);
+  EXPECT_DOUBLE_EQ(gemm.dram_bytes_per_s, 5e11);
+  EXPECT_EQ(gemm.precision, "tensor_bf16");
+  EXPECT_EQ(gemm.bound, "tensor_bf16");
+  EXPECT_EQ(gemm.bound_kind, "compute");
+  EXPECT_NEAR(gemm.pct_of_bound, 100 * (137438953472.0 / 790e12) / 200e-6, 1e-9);  // 86.99
+  EXPECT_TRUE(gemm.on_chart);
+  const RooflineKernel& gelu = r.kernels[1];
+  EXPECT_EQ(gelu.instances, 2);
+  EXPECT_EQ(gelu.dram_bytes, 268435456.0);  // 2^28
+  EXPECT_DOUBLE_EQ(gelu.intensity, 5.5);
+  EXPECT_NEAR(gelu.flops_per_s, 1476395008.0 / 120e-6, 1e-3);
+  EXPECT_EQ(gelu.bound, "dram_bw");
+  EXPECT_NEAR(gelu.pct_of_bound, 100 * (268435456.0 / 3e12) / 120e-6, 1e-9);  // 74.57
+  EXPECT_TRUE(gelu.on_chart);
+  const RooflineKernel& copy = r.kernels[2];
+  EXPECT_EQ(copy.name, "copy_kernel<img src=x onerror=alert(3)>");
+  EXPECT_EQ(copy.flops, 0);
+  EXPECT_FALSE(copy.on_chart);  // 0 FLOPs: no place on a log-log chart
+  EXPECT_EQ(copy.bound_kind, "memory");
+  EXPECT_TRUE(r.notes.empty()) << r.notes[0];
+}
+
+// Roofs: DRAM and the compute ceilings of the precisions used (tensor_bf16,
+// fp32); tensor_fp8 was measured but no kernel used it, L2 is not a roof on
+// a DRAM-intensity axis. Axes: x from 5.5 / 2 -> 1 to 1374.39 * 2 -> 1e4; y
+// from the DRAM roof at x = 1 (3e12 -> 1e12) to 790e12 * 1.05 -> 1e15.
+TEST_F(ReportRooflineTest, RoofsRidgesAndAxes) {
+  const ReportRoofline& r = data_.roofline;
+  EXPECT_EQ(r.x_min, 1);
+  EXPECT_EQ(r.x_max, 1e4);
+  EXPECT_EQ(r.y_min, 1e12);
+  EXPECT_EQ(r.y_max, 1e15);
+  ASSERT_EQ(r.roofs.size(), 3u);
+  const double ridge_bf16 = 790e12 / 3e12;  // 263.33 FLOP/B
+  EXPECT_EQ(r.roofs[0].key, "dram_bw");
+  EXPECT_TRUE(r.roofs[0].memory);
+  EXPECT_EQ(r.roofs[0].value, 3e12);
+  EXPECT_EQ(r.roofs[0].x0, 1);  // from the left edge ...
+  EXPECT_EQ(r.roofs[0].y0, 3e12);
+  EXPECT_DOUBLE_EQ(r.roofs[0].x1, ridge_bf16);  // ... up to the highest compute roof
+  EXPECT_DOUBLE_EQ(r.roofs[0].y1, 790e12);
+  EXPECT_EQ(r.roofs[1].key, "tensor_bf16");
+  EXPECT_FALSE(r.roofs[1].memory);
+  EXPECT_DOUBLE_EQ(r.roofs[1].x0, ridge_bf16);
+  EXPECT_EQ(r.roofs[1].x1, 1e4);
+  EXPECT_EQ(r.roofs[1].y0, 790e12);
+  EXPECT_EQ(r.roofs[1].y1, 790e12);
+  EXPECT_EQ(r.roofs[2].key, "fp32");
+  EXPECT_DOUBLE_EQ(r.roofs[2].x0, 20);  // 60e12 / 3e12
+  EXPECT_EQ(r.roofs[2].y0, 60e12);
+  ASSERT_EQ(r.ridges.size(), 2u);
+  EXPECT_EQ(r.ridges[0].key, "tensor_bf16");
+  EXPECT_DOUBLE_EQ(r.ridges[0].intensity, ridge_bf16);
+  EXPECT_EQ(r.ridges[0].flops_per_s, 790e12);
+  EXPECT_EQ(r.ridges[1].key, "fp32");
+  EXPECT_DOUBLE_EQ(r.ridges[1].intensity, 20);
+}
+
+// The report may not depend on the roofline stage, so it reads stored rows
+// and re-implements the chart's axes: both must agree with that stage.
+TEST_F(ReportRooflineTest, AgreesWithTheRooflineLibrary) {
+  auto stored = LoadStoredRoofline(*reader_);
+  ASSERT_TRUE(stored.ok()) << stored.status().message();
+  ASSERT_FALSE(stored->ceilings.values.empty());  // the ceilings of meta.roofline_ceilings
+  EvaluateReport(&*stored);
+  const ReportRoofline& r = data_.roofline;
+  ASSERT_EQ(stored->entries.size(), r.kernels.size());
+  std::vector<ChartPoint> points;
+  for (size_t i = 0; i < r.kernels.size(); ++i) {
+    const RooflineResult& x = stored->entries[i].result;
+    const RooflineKernel& k = r.kernels[i];
+    EXPECT_EQ(stored->entries[i].target.name, k.name);
+    EXPECT_NEAR(x.intensity_dram, k.intensity, 1e-9 * k.intensity);
+    EXPECT_NEAR(x.flops_per_s, k.flops_per_s, 1e-9 * k.flops_per_s);
+    EXPECT_NEAR(x.dram_bytes_per_s, k.dram_bytes_per_s, 1e-9 * k.dram_bytes_per_s);
+    EXPECT_NEAR(x.pct_of_bound, k.pct_of_bound, 1e-9);
+    EXPECT_EQ(x.bound, k.bound);
+    EXPECT_EQ(x.bound_kind, k.bound_kind);
+    EXPECT_EQ(x.precision, k.precision);
+    EXPECT_DOUBLE_EQ(stored->entries[i].work.duration_ns, k.duration_ns);
+    points.push_back({k.name, x.intensity_dram, x.flops_per_s});
+    EXPECT_EQ(Plottable(points.back()), k.on_chart);
+  }
+  std::vector<ChartRoof> roofs;
+  for (const RooflineRoof& f : r.roofs) roofs.push_back({f.key, f.memory, f.value});
+  ChartAxes a = ComputeAxes(roofs, points);
+  EXPECT_EQ(a.x_min, r.x_min);
+  EXPECT_EQ(a.x_max, r.x_max);
+  EXPECT_EQ(a.y_min, r.y_min);
+  EXPECT_EQ(a.y_max, r.y_max);
+}
+
+TEST_F(ReportRooflineTest, DataBlockAndSection) {
+  std::string json = ReportDataJson(data_);
+  size_t at = json.find("\"roofline\":{");
+  ASSERT_NE(at, std::string::npos);
+  std::string rf = json.substr(at);
+  EXPECT_NE(rf.find("\"x_min\":1,\"x_max\":10000,\"y_min\":1e+12,\"y_max\":1e+15"),
+            std::string::npos)
+      << rf.substr(0, 300);
+  EXPECT_NE(rf.find("{\"key\":\"dram_bw\",\"memory\":true,\"value\":3e+12,\"x0\":1,\"y0\":3e+12,"
+                    "\"x1\":263.3333333,\"y1\":7.9e+14}"),
+            std::string::npos);
+  EXPECT_NE(rf.find("\"intensity\":1374.389535,\"flops_per_s\":6.871947674e+14"),
+            std::string::npos);
+  EXPECT_NE(rf.find("copy_kernel\\u003cimg src=x onerror=alert(3)\\u003e"), std::string::npos);
+  if (!ReportHasChartLibrary()) GTEST_SKIP() << "built without node_modules/echarts";
+  auto html = RenderHtmlReport(data_);
+  ASSERT_TRUE(html.ok());
+  EXPECT_NE(html->find("<section id=\"roofline-section\"><h2>Roofline</h2>"), std::string::npos);
+  EXPECT_NE(html->find("id=\"chart-roofline\""), std::string::npos);
+  EXPECT_EQ(html->find("copy_kernel<img"), std::string::npos);
+}
+
+// Geometry without the fixture: a precision without a ceiling is a note, not
+// a roof; without a DRAM ceiling compute roofs span the whole axis.
+TEST(ReportRooflineGeometry, MissingCeilings) {
+  ReportRoofline r;
+  RooflineKernel k;
+  k.intensity = 50;
+  k.flops_per_s = 2e12;
+  k.on_chart = true;
+  r.kernels.push_back(k);
+  RooflineGeometry({{"fp32", 60e12}, {"l2_bw", 8e12}}, {"fp32", "tensor_fp8"}, &r);
+  ASSERT_EQ(r.roofs.size(), 1u);
+  EXPECT_EQ(r.roofs[0].key, "fp32");
+  EXPECT_EQ(r.roofs[0].x0, r.x_min);
+  EXPECT_EQ(r.roofs[0].x1, r.x_max);
+  EXPECT_TRUE(r.ridges.empty());
+  // x: 50 / 2 -> 10 to 50 * 2 -> 100, widened to 3 decades; y: 60e12 * 1.05 -> 1e14 at the top.
+  EXPECT_EQ(r.x_min, 10);
+  EXPECT_EQ(r.x_max, 1e4);
+  EXPECT_EQ(r.y_min, 1e11);  // at least 3 decades below 1e14
+  EXPECT_EQ(r.y_max, 1e14);
+  ASSERT_EQ(r.notes.size(), 2u);
+  EXPECT_NE(r.notes[0].find("tensor_fp8"), std::string::npos);
+  EXPECT_NE(r.notes[1].find("DRAM"), std::string::npos);
 }
 
 TEST(ReportJson, EscapesEveryHtmlSpecialCharacter) {

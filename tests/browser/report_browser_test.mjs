@@ -13,7 +13,11 @@
 // element is injected. On a real GPU trace (tests/fixtures/gpu/workers0_cpu4:
 // the GPU starves for data) the findings section lists what `stepscope
 // analyze` finds, in its order, and the memory chart and the live-at-peak
-// table have data. A full-page screenshot lands in DIR/<case>.png.
+// table have data. The training trace also carries stored roofline rows
+// (fixtures/report/roofline.sql: 3 kernels, 2 with FLOPs): the Roofline
+// section draws exactly those 2 points, its roofs and ridge points, and a
+// table of all 3 rows; the traces without roofline rows have no such section.
+// A full-page screenshot lands in DIR/<case>.png.
 // Exits 77 (ctest: skipped) when chromium or node_modules is missing.
 import { spawnSync } from 'node:child_process';
 import zlib from 'node:zlib';
@@ -140,7 +144,8 @@ const fixtures = path.join(src, 'tests', 'diff', 'fixtures', 'report');
   const hostileMeta = path.join(outDir, 'hostile_meta.sql');
   fs.writeFileSync(hostileMeta,
     `INSERT OR REPLACE INTO meta VALUES ('command_line', 'python3 train.py --tag "${HOSTILE_COMMAND}"');\n`);
-  const html = buildReport('training', [path.join(fixtures, 'training_steps.sql'), hostileMeta]);
+  const html = buildReport('training', [path.join(fixtures, 'training_steps.sql'), path.join(fixtures, 'roofline.sql'),
+                                        hostileMeta]);
   const shot = path.join(outDir, 'training.png');
   const seen = await openReport(html, shot, async (page) => {
     const charts = await page.evaluate(chartState, CHARTS);
@@ -161,7 +166,23 @@ const fixtures = path.join(src, 'tests', 'diff', 'fixtures', 'report');
       imgs: document.querySelectorAll('img').length,
       kernelsInData: window.stepscopeReport.data.top_kernels.some((k) => k.name === name),
     }), HOSTILE_KERNEL);
-    return { charts, tooltip, dom };
+    const roof = await page.evaluate(chartState, ['chart-roofline']);
+    const rf = await page.evaluate(() => {
+      const entry = window.stepscopeReport.charts['chart-roofline'];
+      const series = entry.chart.getOption().series;
+      entry.chart.dispatchAction({ type: 'showTip', seriesIndex: 0, dataIndex: 0 });
+      return {
+        kernelPoints: series[0].name === 'kernels' ? series[0].data.length : -1,
+        xAxis: entry.chart.getOption().xAxis[0].type,
+        roofs: series.filter((s) => s.type === 'line').map((s) => s.name),
+        ridges: (series.filter((s) => s.name === 'ridge points')[0] || { data: [] }).data.length,
+        tableRows: document.querySelectorAll('#roofline-table tr').length - 1,
+        tableText: document.getElementById('roofline-table').textContent,
+      };
+    });
+    await page.waitForTimeout(200);
+    rf.tooltipText = await page.evaluate(() => Array.from(document.querySelectorAll('.tip')).map((t) => t.textContent).join('|'));
+    return { charts, tooltip, dom, roof: roof['chart-roofline'], rf };
   });
   const r = seen.result;
   for (const id of CHARTS) {
@@ -169,6 +190,19 @@ const fixtures = path.join(src, 'tests', 'diff', 'fixtures', 'report');
     check(`training: ${id} has data`, c.points > 0 && c.seriesData > 0, JSON.stringify(c));
     check(`training: ${id} painted`, c.painted > 2000, `${c.painted} painted pixels`);
   }
+  check('training: roofline chart has one point per kernel with FLOPs',
+    r.roof.points === 2 && r.rf.kernelPoints === 2, JSON.stringify(r.rf));
+  check('training: roofline chart painted', r.roof.painted > 2000, `${r.roof.painted} painted pixels`);
+  check('training: roofline axes are logarithmic', r.rf.xAxis === 'log', r.rf.xAxis);
+  check('training: roofline roofs are DRAM and the precisions used',
+    JSON.stringify(r.rf.roofs) === JSON.stringify(['DRAM 3.00 TB/s', 'tensor bf16 790.0 TFLOP/s', 'fp32 (CUDA cores) 60.0 TFLOP/s']) &&
+    r.rf.ridges === 2, JSON.stringify(r.rf));
+  check('training: roofline table lists every stored row', r.rf.tableRows === 3, `${r.rf.tableRows} rows`);
+  check('training: roofline tooltip shows the kernel, its bound and % of it',
+    r.rf.tooltipText.includes('nvjet_tst_128x256_64x4_h_bz_NNT') && r.rf.tooltipText.includes('87.0% of that ceiling') &&
+    r.rf.tooltipText.includes('1374.39 FLOP/B') && r.rf.tooltipText.includes('687.2 TFLOP/s'), JSON.stringify(r.rf.tooltipText));
+  check('training: hostile roofline kernel name shown as text in the table',
+    r.rf.tableText.includes('copy_kernel<img src=x onerror=alert(3)>'), r.rf.tableText.slice(0, 200));
   check('training: step chart has one bar per step',
     r.charts['chart-steps'].points === 6, `points ${r.charts['chart-steps'].points}`);
   check('training: no console error', seen.consoleErrors.length === 0 && seen.pageErrors.length === 0,
@@ -190,7 +224,11 @@ const fixtures = path.join(src, 'tests', 'diff', 'fixtures', 'report');
 {
   const html = buildReport('empty', [path.join(fixtures, 'empty.sql')]);
   const shot = path.join(outDir, 'empty.png');
-  const seen = await openReport(html, shot, (page) => page.evaluate(chartState, CHARTS));
+  const seen = await openReport(html, shot, async (page) => ({
+    ...(await page.evaluate(chartState, CHARTS)),
+    roofline: await page.evaluate(() => !!document.getElementById('roofline-section') || /oofline/.test(document.body.innerText)),
+  }));
+  check('empty: no roofline section, no word about it', seen.result.roofline === false);
   for (const id of CHARTS) {
     const c = seen.result[id];
     check(`empty: ${id} says why it is empty`, c.points === 0 && /No /.test(c.text), JSON.stringify(c));
@@ -218,6 +256,7 @@ const fixtures = path.join(src, 'tests', 'diff', 'fixtures', 'report');
       firstText: (document.querySelector('#findings li.finding') || {}).textContent || '',
       liveRows: document.querySelectorAll('#memory-peaks table tr').length - 1,
       memoryNote: document.getElementById('memory-note').textContent,
+      roofline: !!document.getElementById('roofline-section') || /oofline/.test(document.body.innerText),
     })),
   }));
   const r = seen.result;
@@ -233,6 +272,7 @@ const fixtures = path.join(src, 'tests', 'diff', 'fixtures', 'report');
   }
   check('gpu: memory peak in the note', /peak/.test(r.dom.memoryNote), r.dom.memoryNote);
   check('gpu: live set at the peak listed', r.dom.liveRows > 0, `${r.dom.liveRows} rows`);
+  check('gpu: no roofline rows, no roofline section', r.dom.roofline === false);
   check('gpu: no console error', seen.consoleErrors.length === 0 && seen.pageErrors.length === 0,
     JSON.stringify([...seen.consoleErrors, ...seen.pageErrors]));
   check('gpu: no network request', seen.requests.length === 0, JSON.stringify(seen.requests));

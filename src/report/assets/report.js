@@ -313,6 +313,104 @@
     });
   }
 
+  // 1e12 -> "1.00 T": SI prefixes for rates and counts that span decades.
+  function fmtSi(v, digits) {
+    var units = ['', 'K', 'M', 'G', 'T', 'P', 'E'];
+    var i = 0;
+    while (Math.abs(v) >= 1000 && i < units.length - 1) { v /= 1000; i++; }
+    return v.toFixed(digits === undefined ? 1 : digits) + ' ' + units[i];
+  }
+  function ceilingLabel(r) {
+    if (r.key === 'dram_bw') return 'DRAM ' + (r.value / 1e12).toFixed(2) + ' TB/s';
+    var name = r.key.replace(/_/g, ' ') + (/^fp/.test(r.key) ? ' (CUDA cores)' : '');
+    return name + ' ' + (r.value / 1e12).toFixed(1) + ' TFLOP/s';
+  }
+
+  // The rows `stepscope roofline` stored in the trace, against the ceilings
+  // stored with them: log-log, FLOP per DRAM byte on x, achieved FLOP/s on y,
+  // one point per kernel (series 0), the roofs and ridge points from the data
+  // block (report_roofline.cc), and a table of every row. No rows: no section
+  // (html_report.cc leaves it out) and nothing here.
+  function roofline() {
+    var rf = data.roofline;
+    if (!rf || !document.getElementById('roofline-section')) return;
+    var pts = rf.kernels.filter(function (k) { return k.on_chart; });
+    var off = rf.kernels.length - pts.length;
+    document.getElementById('roofline-note').textContent =
+      rf.kernels.length + ' kernel' + (rf.kernels.length === 1 ? '' : 's') +
+      (rf.step >= 0 ? ' of step ' + rf.step : '') + ' profiled with hardware counters by stepscope roofline' +
+      (rf.device ? ' on ' + rf.device : '') + (rf.measured_at ? '; ceilings measured ' + rf.measured_at : '') +
+      '. x: FLOP per DRAM byte, y: achieved FLOP/s; the roofs are the DRAM bandwidth (slanted) and the compute ' +
+      'ceilings of the precisions the kernels used (flat), diamonds their ridge points. The numbers are the rows ' +
+      'stored in the trace (stepscope roofline --from TRACE shows them again).' +
+      (off ? ' ' + off + ' kernel' + (off === 1 ? '' : 's') + ' without FLOPs or DRAM bytes cannot sit on a ' +
+       'log-log chart: in the table only.' : '') +
+      (rf.notes.length ? ' ' + rf.notes.join(' ') : '');
+    var series = [{
+      name: 'kernels', type: 'scatter', symbolSize: 13, color: COLORS.compute, z: 5,
+      data: pts.map(function (k) { return [k.intensity, k.flops_per_s]; }),
+      label: { show: true, position: 'right', formatter: function (p) { return '#' + pts[p.dataIndex].rank; } }
+    }];
+    var roofColors = ['#c01c28', '#e66100', '#613583', '#26a269', '#865e3c'];
+    var nCompute = 0;
+    rf.roofs.forEach(function (r) {
+      series.push({ name: ceilingLabel(r), type: 'line', showSymbol: false,
+                    color: r.memory ? '#1a5fb4' : roofColors[nCompute++ % roofColors.length], lineStyle: { width: 2 },
+                    data: [[r.x0, r.y0], [r.x1, r.y1]] });
+    });
+    if (rf.ridges.length) {
+      series.push({ name: 'ridge points', type: 'scatter', symbol: 'diamond', symbolSize: 10, color: '#5b6476',
+                    data: rf.ridges.map(function (x) { return [x.intensity, x.flops_per_s]; }) });
+    }
+    chart('chart-roofline', pts.length, 'No kernel has both FLOPs and DRAM bytes: nothing to place on a log-log chart.', {
+      grid: { left: 80, right: 40, top: 60, bottom: 50 },
+      legend: { top: 0 },
+      tooltip: { trigger: 'item', formatter: function (p) {
+        if (p.seriesIndex === 0) {
+          var k = pts[p.dataIndex];
+          var n = Math.max(1, k.instances);
+          return tip([k.name, '#' + k.rank + ', ' + k.launch + ', ' + k.instances + ' launch' + (n === 1 ? '' : 'es') + ' profiled',
+                      'duration ' + fmtNs(k.duration_ns / n) + ' per launch',
+                      'FLOPs ' + fmtSi(k.flops / n, 2) + ', DRAM bytes ' + fmtBytes(k.dram_bytes / n) + ' per launch',
+                      'intensity ' + k.intensity.toFixed(2) + ' FLOP/B',
+                      'achieved ' + fmtSi(k.flops_per_s) + 'FLOP/s' + (k.precision ? ' (' + k.precision + ')' : ''),
+                      'bound by ' + (k.bound || '?') + (k.bound_kind ? ' (' + k.bound_kind + ')' : '') + ': ' +
+                      k.pct_of_bound.toFixed(1) + '% of that ceiling']);
+        }
+        if (p.seriesName === 'ridge points') {
+          var x = rf.ridges[p.dataIndex];
+          return tip(['ridge point of ' + x.key, x.intensity.toFixed(2) + ' FLOP/B, ' + fmtSi(x.flops_per_s) + 'FLOP/s',
+                      'left of it a kernel is DRAM-bound, right of it compute-bound']);
+        }
+        return tip([p.seriesName]);
+      } },
+      xAxis: { type: 'log', logBase: 10, min: rf.x_min, max: rf.x_max, name: 'FLOP per DRAM byte',
+               nameLocation: 'middle', nameGap: 28, axisLabel: { formatter: function (v) { return String(v); } } },
+      yAxis: { type: 'log', logBase: 10, min: rf.y_min, max: rf.y_max, name: 'FLOP/s',
+               axisLabel: { formatter: function (v) { return fmtSi(v, 0); } } },
+      series: series
+    });
+    var t = el('table', null, 'roofline');
+    var head = el('tr');
+    ['#', 'kernel', 'launch', 'launches', 'time per launch', 'GFLOP per launch', 'DRAM per launch', 'FLOP/B', 'TFLOP/s', 'DRAM GB/s',
+     'precision', 'bound by', '% of bound', 'kind', 'on chart'].forEach(function (h) { head.appendChild(el('th', h)); });
+    t.appendChild(head);
+    rf.kernels.forEach(function (k) {
+      var n = Math.max(1, k.instances);
+      var tr = el('tr');
+      var row = [[k.rank, 'num'], [k.name, 'kname'], [k.launch, 'launch'], [k.instances, 'num'], [fmtNs(k.duration_ns / n), 'num'],
+       [(k.flops / n / 1e9).toFixed(3), 'num'], [fmtBytes(k.dram_bytes / n), 'num'], [k.intensity.toFixed(2), 'num'],
+       [(k.flops_per_s / 1e12).toFixed(1), 'num'], [(k.dram_bytes_per_s / 1e9).toFixed(1), 'num'],
+       [k.precision || '-'], [k.bound || '-'], [k.pct_of_bound.toFixed(1), 'num'], [k.bound_kind],
+       [k.on_chart ? 'yes' : 'no (' + (k.flops > 0 ? '0 DRAM bytes' : '0 FLOPs') + ')']];
+      row.forEach(function (c) {
+        tr.appendChild(el('td', c[0], c[1]));
+      });
+      t.appendChild(tr);
+    });
+    document.getElementById('roofline-table').appendChild(t);
+  }
+
   function stats() {
     var section = document.getElementById('stats-section');
     if (!data.stats.length) { section.hidden = true; return; }
@@ -337,6 +435,7 @@
   kernels();
   utilization();
   memory();
+  roofline();
   stats();
   window.addEventListener('resize', function () {
     Object.keys(report.charts).forEach(function (id) { if (report.charts[id].chart) report.charts[id].chart.resize(); });
