@@ -157,10 +157,13 @@ class StragglerMonitor:
     min_wait_s: collective-wait excess that flags a rank (default max(0.5 ms, 10% of the step)).
     on_report: callable(report) on rank 0 after each exchange (report: find_stragglers' dict
       plus "steps": (first, last)).
+    comm_timing: also time NCCL collectives (needs TORCH_NCCL_ENABLE_TIMING=1 before the process
+      group is created). Off by default: that PyTorch setting alone made the reference DDP step
+      7.8% slower on two H200s (docs/PERFORMANCE.md), against a 1% budget.
     """
 
     def __init__(self, interval_s=60.0, threshold=DEFAULT_THRESHOLD, group=None, warmup_steps=10,
-                 min_wait_s=None, on_report=None, logger=None, comm_timing=True,
+                 min_wait_s=None, on_report=None, logger=None, comm_timing=False,
                  _gather=None, _rank=None, _clock=time.perf_counter):
         self.interval_s = float(interval_s)
         self.threshold = float(threshold)
