@@ -40,6 +40,9 @@ TESTS = [
              rc=2, stderr=True),
     DiffTest(name="roofline_without_command_is_exit_2", cmd=["roofline", "--top", "3"],
              out="roofline/no_command.err", rc=2, stderr=True),
+    DiffTest(name="roofline_bad_cache_control_is_exit_2", trace="roofline/steps.sql",
+             cmd=["roofline", "--from", "{trace}", "--cache-control", "some", "--", "true"],
+             out="roofline/bad_cache_control.err", rc=2, stderr=True),
     DiffTest(name="bench_unknown_ceiling_is_exit_2", cmd=["bench", "--only", "tensor_fp4"],
              out="roofline/bench_bad_only.err", rc=2, stderr=True),
 ]
