@@ -78,7 +78,9 @@ TESTS.append(DiffTest(name="ranks_without_step_markers", cmd=["ranks", "{traces}
 #   rk12_even: healthy -> no straggler
 #   rk9_even:  "healthy", but rank 1's host launched its optimizer late in steps 7-19 -> rank 1, host
 #   rk9_slow:  --slow-rank 1 --slow-ms 5 (~80 ms of extra sgemm per step) -> rank 1, host, extra work
-for _run in ["rk12_host", "rk12_even", "rk9_even", "rk9_slow"]:
+#   rk13_*:    the same commands in a later session (a fresh 2xH200 machine): rk13_slow -> rank 1,
+#              host, extra work (~78 ms); rk13_even1, rk13_even2 (no slow rank) -> no straggler
+for _run in ["rk12_host", "rk12_even", "rk9_even", "rk9_slow", "rk13_slow", "rk13_even1", "rk13_even2"]:
     TESTS.append(DiffTest(name=f"ranks_real_{_run}", cmd=["ranks", "{traces}", "--report", "ranks,verdict"],
                           trace=[f"ranks/real/{_run}_r{r}.summary.json" for r in (0, 1)],
                           out=f"ranks/real_{_run}.txt"))
