@@ -191,19 +191,6 @@ class JsonParser {
     }
   }
 
-  bool Hex4(uint32_t* v) {
-    if (pos_ + 4 > s_.size()) return false;
-    uint32_t r = 0;
-    for (int i = 0; i < 4; ++i) {
-      int d = HexDigitValue(s_[pos_ + i]);
-      if (d < 0) return false;
-      r = r * 16 + static_cast<uint32_t>(d);
-    }
-    pos_ += 4;
-    *v = r;
-    return true;
-  }
-
   Status StringValue(std::string* out) {
     ++pos_;  // opening quote
     while (true) {
@@ -222,52 +209,17 @@ class JsonParser {
         return OkStatus();
       }
       if (c != '\\') return Error("control character inside a string");
-      ++pos_;
-      if (pos_ >= s_.size()) return Error("unterminated escape in a string");
-      char e = s_[pos_++];
-      switch (e) {
-        case '"':
-          out->push_back('"');
+      size_t used = 0;
+      const char* error = "";
+      switch (DecodeJsonEscape(s_.substr(pos_), out, &used, &error)) {
+        case JsonEscape::kOk:
+          pos_ += used;
           break;
-        case '\\':
-          out->push_back('\\');
-          break;
-        case '/':
-          out->push_back('/');
-          break;
-        case 'b':
-          out->push_back('\b');
-          break;
-        case 'f':
-          out->push_back('\f');
-          break;
-        case 'n':
-          out->push_back('\n');
-          break;
-        case 'r':
-          out->push_back('\r');
-          break;
-        case 't':
-          out->push_back('\t');
-          break;
-        case 'u': {
-          uint32_t cp = 0;
-          if (!Hex4(&cp)) return Error("bad \\u escape, expected 4 hex digits");
-          if (cp >= 0xD800 && cp <= 0xDBFF) {
-            uint32_t lo = 0;
-            if (Consume("\\u") && Hex4(&lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
-              cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            } else {
-              cp = 0xFFFD;  // unpaired surrogate: keep going, mark it
-            }
-          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            cp = 0xFFFD;
-          }
-          AppendUtf8(out, cp);
-          break;
-        }
-        default:
-          return Error(std::string("unknown escape '\\") + e + "' in a string");
+        case JsonEscape::kIncomplete:
+          return Error("unterminated escape in a string");
+        case JsonEscape::kBad:
+          pos_ += used;
+          return Error(error);
       }
     }
   }
@@ -324,6 +276,108 @@ class JsonParser {
   std::string_view s_;
   size_t pos_ = 0;
 };
+
+namespace {
+
+// The code unit of "\uXXXX" at s[i], or -1 when s[i..i+6) is not one (cut
+// short: *short_input says so; else *bad_at is the offending byte's offset).
+int64_t UnicodeEscape(std::string_view s, size_t i, bool* short_input, size_t* bad_at) {
+  *short_input = false;
+  *bad_at = i;
+  if (i + 2 > s.size()) {
+    *short_input = true;
+    return -1;
+  }
+  if (s[i] != '\\' || s[i + 1] != 'u') return -1;
+  uint32_t v = 0;
+  for (size_t k = i + 2; k < i + 6; ++k) {
+    if (k >= s.size()) {
+      *short_input = true;
+      return -1;
+    }
+    int d = HexDigitValue(s[k]);
+    if (d < 0) {
+      *bad_at = k;
+      return -1;
+    }
+    v = v * 16 + static_cast<uint32_t>(d);
+  }
+  return v;
+}
+
+}  // namespace
+
+JsonEscape DecodeJsonEscape(std::string_view s, std::string* out, size_t* used,
+                            const char** error) {
+  if (s.size() < 2) return JsonEscape::kIncomplete;
+  char simple = 0;
+  switch (s[1]) {
+    case '"':
+      simple = '"';
+      break;
+    case '\\':
+      simple = '\\';
+      break;
+    case '/':
+      simple = '/';
+      break;
+    case 'b':
+      simple = '\b';
+      break;
+    case 'f':
+      simple = '\f';
+      break;
+    case 'n':
+      simple = '\n';
+      break;
+    case 'r':
+      simple = '\r';
+      break;
+    case 't':
+      simple = '\t';
+      break;
+    case 'u':
+      break;
+    default:
+      *used = 1;
+      *error = "unknown escape in a string";
+      return JsonEscape::kBad;
+  }
+  if (simple != 0) {
+    out->push_back(simple);
+    *used = 2;
+    return JsonEscape::kOk;
+  }
+  bool short_input = false;
+  size_t bad_at = 0;
+  int64_t cp = UnicodeEscape(s, 0, &short_input, &bad_at);
+  if (cp < 0) {
+    if (short_input) return JsonEscape::kIncomplete;
+    *used = bad_at;
+    *error = "bad \\u escape: expected 4 hex digits";
+    return JsonEscape::kBad;
+  }
+  *used = 6;
+  if (cp >= 0xD800 && cp <= 0xDBFF) {
+    int64_t lo = UnicodeEscape(s, 6, &short_input, &bad_at);
+    if (short_input) {
+      // Only "\" or "\u" plus fewer than 4 digits, or nothing, follows: a
+      // low surrogate may still come.
+      bool may_continue = s.size() == 6 || s[6] == '\\';
+      if (may_continue && (s.size() < 8 || s[7] == 'u')) return JsonEscape::kIncomplete;
+    }
+    if (lo >= 0xDC00 && lo <= 0xDFFF) {
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+      *used = 12;
+    } else {
+      cp = 0xFFFD;
+    }
+  } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+    cp = 0xFFFD;
+  }
+  AppendUtf8(out, static_cast<uint32_t>(cp));
+  return JsonEscape::kOk;
+}
 
 StatusOr<JsonValue> ParseJson(std::string_view text) {
   JsonValue v;

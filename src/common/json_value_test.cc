@@ -55,4 +55,42 @@ TEST(JsonValue, DepthIsBounded) {
 }
 
 }  // namespace
+
+TEST(JsonEscape, DecodesEveryKindAndSaysWhenMoreInputIsNeeded) {
+  auto dec = [](std::string_view in, std::string* out, size_t* used) {
+    const char* error = "";
+    return DecodeJsonEscape(in, out, used, &error);
+  };
+  std::string out;
+  size_t used = 0;
+  EXPECT_EQ(dec("\\n rest", &out, &used), JsonEscape::kOk);
+  EXPECT_EQ(out, "\n");
+  EXPECT_EQ(used, 2u);
+  out.clear();
+  EXPECT_EQ(dec("\\u00e9", &out, &used), JsonEscape::kOk);
+  EXPECT_EQ(out, "\xc3\xa9");
+  EXPECT_EQ(used, 6u);
+  out.clear();  // a surrogate pair: U+1F600
+  EXPECT_EQ(dec("\\ud83d\\ude00\"", &out, &used), JsonEscape::kOk);
+  EXPECT_EQ(out, "\xf0\x9f\x98\x80");
+  EXPECT_EQ(used, 12u);
+  out.clear();  // lone surrogates: U+FFFD
+  EXPECT_EQ(dec("\\ud83dx", &out, &used), JsonEscape::kOk);
+  EXPECT_EQ(dec("\\ude00", &out, &used), JsonEscape::kOk);
+  EXPECT_EQ(out, "\xef\xbf\xbd\xef\xbf\xbd");
+  // Cut short: inside the escape, or after a high surrogate a low one may follow.
+  EXPECT_EQ(dec("\\", &out, &used), JsonEscape::kIncomplete);
+  EXPECT_EQ(dec("\\u00", &out, &used), JsonEscape::kIncomplete);
+  EXPECT_EQ(dec("\\ud83d", &out, &used), JsonEscape::kIncomplete);
+  EXPECT_EQ(dec("\\ud83d\\u", &out, &used), JsonEscape::kIncomplete);
+  EXPECT_EQ(dec("\\x", &out, &used), JsonEscape::kBad);
+  EXPECT_EQ(used, 1u);
+  EXPECT_EQ(dec("\\u12g4", &out, &used), JsonEscape::kBad);
+  // The DOM parser uses it: the same string either way.
+  auto v = ParseJson("\"a\\u00e9\\ud83d\\ude00\\t\"");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->AsString(), "a\xc3\xa9\xf0\x9f\x98\x80\t");
+  EXPECT_FALSE(ParseJson("\"\\q\"").ok());
+}
+
 }  // namespace stepscope

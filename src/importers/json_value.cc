@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "common/json_value.h"
 #include "common/strings.h"
 
 namespace stepscope {
@@ -84,81 +85,19 @@ JsonParseOutcome JsonValueParser::ParseString(const char* begin, const char** pp
       ++p;
       continue;
     }
-    if (end - p < 2) {
-      scratch_.resize(out_start);
-      return JsonParseOutcome::kIncomplete;
-    }
-    char e = p[1];
-    switch (e) {
-      case '"':
-        scratch_.push_back('"');
-        break;
-      case '\\':
-        scratch_.push_back('\\');
-        break;
-      case '/':
-        scratch_.push_back('/');
-        break;
-      case 'b':
-        scratch_.push_back('\b');
-        break;
-      case 'f':
-        scratch_.push_back('\f');
-        break;
-      case 'n':
-        scratch_.push_back('\n');
-        break;
-      case 'r':
-        scratch_.push_back('\r');
-        break;
-      case 't':
-        scratch_.push_back('\t');
-        break;
-      case 'u': {
-        if (end - p < 6) {
-          scratch_.resize(out_start);
-          return JsonParseOutcome::kIncomplete;
-        }
-        uint32_t cp = 0;
-        for (int i = 2; i < 6; ++i) {
-          int h = HexDigitValue(p[i]);
-          if (h < 0) return Fail(begin, p + i, "bad \\u escape: expected 4 hex digits");
-          cp = cp * 16 + static_cast<uint32_t>(h);
-        }
-        p += 6;
-        if (cp >= 0xD800 && cp <= 0xDBFF) {
-          // A high surrogate: combine with a following \uDC00-\uDFFF.
-          bool may_continue = p == end || (p[0] == '\\' && (end - p < 2 || p[1] == 'u'));
-          if (end - p < 6 && may_continue) {
-            scratch_.resize(out_start);
-            return JsonParseOutcome::kIncomplete;
-          }
-          uint32_t lo = 0;
-          bool paired = end - p >= 6 && p[0] == '\\' && p[1] == 'u';
-          if (paired) {
-            for (int i = 2; i < 6 && paired; ++i) {
-              int h = HexDigitValue(p[i]);
-              if (h < 0) paired = false;
-              lo = lo * 16 + static_cast<uint32_t>(h < 0 ? 0 : h);
-            }
-            paired = paired && lo >= 0xDC00 && lo <= 0xDFFF;
-          }
-          if (paired) {
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            p += 6;
-          } else {
-            cp = 0xFFFD;  // lone surrogate: replacement character
-          }
-        } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-          cp = 0xFFFD;
-        }
-        AppendUtf8(&scratch_, cp);
+    size_t used = 0;
+    const char* error = "";
+    switch (DecodeJsonEscape(std::string_view(p, static_cast<size_t>(end - p)), &scratch_, &used,
+                             &error)) {
+      case JsonEscape::kOk:
+        p += used;
         continue;
-      }
-      default:
-        return Fail(begin, p + 1, "bad escape sequence in a string");
+      case JsonEscape::kIncomplete:
+        scratch_.resize(out_start);
+        return JsonParseOutcome::kIncomplete;
+      case JsonEscape::kBad:
+        return Fail(begin, p + used, error);
     }
-    p += 2;
   }
   *out = std::string_view(scratch_.data() + out_start, scratch_.size() - out_start);
   *pp = p + 1;

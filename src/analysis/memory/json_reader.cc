@@ -1,5 +1,6 @@
 #include "analysis/memory/json_reader.h"
 
+#include "common/json_value.h"
 #include "common/strings.h"
 
 #include <cerrno>
@@ -110,71 +111,24 @@ Status JsonReader::String(std::string* out) {
   if (Peek() != Type::kString) return Error("expected a string");
   ++pos_;
   out->clear();
-  auto hex4 = [&](uint32_t* v) -> bool {
-    if (pos_ + 4 > s_.size()) return false;
-    *v = 0;
-    for (int i = 0; i < 4; ++i) {
-      int h = HexDigitValue(s_[pos_ + static_cast<size_t>(i)]);
-      if (h < 0) return false;
-      *v = *v * 16 + static_cast<uint32_t>(h);
-    }
-    pos_ += 4;
-    return true;
-  };
   while (pos_ < s_.size()) {
-    char c = s_[pos_++];
-    if (c == '"') return OkStatus();
+    char c = s_[pos_];
+    if (c == '"') {
+      ++pos_;
+      return OkStatus();
+    }
     if (static_cast<unsigned char>(c) < 0x20) return Error("control character in a string");
     if (c != '\\') {
       out->push_back(c);
+      ++pos_;
       continue;
     }
-    if (pos_ >= s_.size()) break;
-    char e = s_[pos_++];
-    switch (e) {
-      case '"':
-        out->push_back('"');
-        break;
-      case '\\':
-        out->push_back('\\');
-        break;
-      case '/':
-        out->push_back('/');
-        break;
-      case 'b':
-        out->push_back('\b');
-        break;
-      case 'f':
-        out->push_back('\f');
-        break;
-      case 'n':
-        out->push_back('\n');
-        break;
-      case 'r':
-        out->push_back('\r');
-        break;
-      case 't':
-        out->push_back('\t');
-        break;
-      case 'u': {
-        uint32_t cp = 0;
-        if (!hex4(&cp)) return Error("bad \\u escape");
-        if (cp >= 0xD800 && cp < 0xDC00 && s_.substr(pos_, 2) == "\\u") {
-          size_t save = pos_;
-          pos_ += 2;
-          uint32_t lo = 0;
-          if (hex4(&lo) && lo >= 0xDC00 && lo < 0xE000) {
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          } else {
-            pos_ = save;
-          }
-        }
-        AppendUtf8(out, cp);
-        break;
-      }
-      default:
-        return Error("bad escape in a string");
-    }
+    size_t used = 0;
+    const char* error = "";
+    JsonEscape e = DecodeJsonEscape(s_.substr(pos_), out, &used, &error);
+    if (e == JsonEscape::kIncomplete) break;
+    pos_ += used;
+    if (e == JsonEscape::kBad) return Error(error);
   }
   return Error("unterminated string");
 }
