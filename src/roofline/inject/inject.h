@@ -48,7 +48,16 @@ void ProfileCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const v
 void ProfileFinish();
 
 // The driver's kernel-launch callbacks (both modes intercept these).
+inline constexpr CUpti_CallbackId kDriverLaunchCbids[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
 bool IsDriverLaunch(CUpti_CallbackId cbid);
+// Turns on the callbacks for every kDriverLaunchCbids entry; the first failure.
+CUptiResult EnableDriverLaunchCallbacks(CUpti_SubscriberHandle sub);
 // Grid and block of a driver launch call from its parameters; false when unknown.
 bool LaunchDims(CUpti_CallbackId cbid, const void* params, int32_t grid[3], int32_t block[3]);
 

@@ -113,54 +113,50 @@ void DeviceIdentity(int ordinal, std::string* name, std::string* uuid) {
 }
 
 bool IsDriverLaunch(CUpti_CallbackId cbid) {
-  switch (cbid) {
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-      return true;
-    default:
-      return false;
+  for (CUpti_CallbackId id : kDriverLaunchCbids) {
+    if (id == cbid) return true;
   }
+  return false;
 }
+
+CUptiResult EnableDriverLaunchCallbacks(CUpti_SubscriberHandle sub) {
+  for (CUpti_CallbackId id : kDriverLaunchCbids) {
+    CUptiResult r = cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, id);
+    if (r != CUPTI_SUCCESS) return r;
+  }
+  return CUPTI_SUCCESS;
+}
+
+namespace {
+// cuLaunchKernel's and cuLaunchCooperativeKernel's parameters name the
+// dimensions alike; cuLaunchKernelEx's config struct too.
+template <typename P>
+void CopyDims(const P& p, int32_t grid[3], int32_t block[3]) {
+  grid[0] = static_cast<int32_t>(p.gridDimX);
+  grid[1] = static_cast<int32_t>(p.gridDimY);
+  grid[2] = static_cast<int32_t>(p.gridDimZ);
+  block[0] = static_cast<int32_t>(p.blockDimX);
+  block[1] = static_cast<int32_t>(p.blockDimY);
+  block[2] = static_cast<int32_t>(p.blockDimZ);
+}
+}  // namespace
 
 bool LaunchDims(CUpti_CallbackId cbid, const void* params, int32_t grid[3], int32_t block[3]) {
   if (!params) return false;
   switch (cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
-      auto* p = static_cast<const cuLaunchKernel_params*>(params);
-      grid[0] = static_cast<int32_t>(p->gridDimX);
-      grid[1] = static_cast<int32_t>(p->gridDimY);
-      grid[2] = static_cast<int32_t>(p->gridDimZ);
-      block[0] = static_cast<int32_t>(p->blockDimX);
-      block[1] = static_cast<int32_t>(p->blockDimY);
-      block[2] = static_cast<int32_t>(p->blockDimZ);
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+      CopyDims(*static_cast<const cuLaunchKernel_params*>(params), grid, block);
       return true;
-    }
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
-      auto* p = static_cast<const cuLaunchCooperativeKernel_params*>(params);
-      grid[0] = static_cast<int32_t>(p->gridDimX);
-      grid[1] = static_cast<int32_t>(p->gridDimY);
-      grid[2] = static_cast<int32_t>(p->gridDimZ);
-      block[0] = static_cast<int32_t>(p->blockDimX);
-      block[1] = static_cast<int32_t>(p->blockDimY);
-      block[2] = static_cast<int32_t>(p->blockDimZ);
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+      CopyDims(*static_cast<const cuLaunchCooperativeKernel_params*>(params), grid, block);
       return true;
-    }
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
       auto* p = static_cast<const cuLaunchKernelEx_params*>(params);
       if (!p->config) return false;
-      grid[0] = static_cast<int32_t>(p->config->gridDimX);
-      grid[1] = static_cast<int32_t>(p->config->gridDimY);
-      grid[2] = static_cast<int32_t>(p->config->gridDimZ);
-      block[0] = static_cast<int32_t>(p->config->blockDimX);
-      block[1] = static_cast<int32_t>(p->config->blockDimY);
-      block[2] = static_cast<int32_t>(p->config->blockDimZ);
+      CopyDims(*p->config, grid, block);
       return true;
     }
     default:

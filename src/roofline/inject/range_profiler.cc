@@ -478,14 +478,7 @@ bool ProfileStart(CUpti_SubscriberHandle sub) {
   const char* cache = std::getenv("STEPSCOPE_ROOFLINE_CACHE");
   g->flush_l2 = !(cache && std::string(cache) == "none");
   g->remaining = static_cast<int>(g->targets.kernels.size()) * std::max(1, g->targets.instances);
-  CUptiResult r = CUPTI_SUCCESS;
-  for (CUpti_CallbackId id :
-       {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz}) {
-    if (r == CUPTI_SUCCESS) r = cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, id);
-  }
+  CUptiResult r = EnableDriverLaunchCallbacks(sub);
   if (r != CUPTI_SUCCESS) {
     ReportError(ExplainCuptiError(static_cast<int>(r), "starting the CUPTI profiler", MpsActive()),
                 static_cast<int>(r));

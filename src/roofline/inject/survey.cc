@@ -210,13 +210,7 @@ bool SurveyStart(CUpti_SubscriberHandle sub) {
   g->out_path = out;
   CUptiResult r = cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted);
   if (r == CUPTI_SUCCESS) r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  for (CUpti_CallbackId id :
-       {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz}) {
-    if (r == CUPTI_SUCCESS) r = cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, id);
-  }
+  if (r == CUPTI_SUCCESS) r = EnableDriverLaunchCallbacks(sub);
   for (CUpti_CallbackId id : {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
                               CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
                               CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
