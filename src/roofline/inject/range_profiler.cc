@@ -33,8 +33,8 @@
 // zero, and re-creating the object inside the launch callback killed the
 // program.)
 //
-// The one-time setup (chip name, counter availability, metric config images,
-// counter data images) happens at the first matching launch, in its context.
+// The one-time setup (chip name, counter availability, metric config image,
+// counter data image) happens at the first matching launch, in its context.
 #include <cupti.h>
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
@@ -63,17 +63,6 @@ namespace {
 
 constexpr size_t kMaxRanges = 8;
 
-// Metrics collected together on one launch: one config image, one counter
-// data image (see the file comment for the groups).
-struct MetricGroup {
-  std::vector<std::string> metrics;
-  std::vector<const char*> metric_ptrs;
-  CUpti_Profiler_Host_Object* host = nullptr;
-  std::vector<uint8_t> config;
-  std::vector<uint8_t> counter_data;
-  int passes = 0;
-};
-
 struct Profiler {
   ProfileTargets targets;
   std::vector<int> seen;      // matching launches per target
@@ -88,8 +77,11 @@ struct Profiler {
   // Range profiler state (set up once, in the first profiled context).
   CUcontext ctx = nullptr;
   CUpti_RangeProfiler_Object* object = nullptr;
-  std::vector<MetricGroup> groups;
-  int current_group = -1;    // the group whose config is set
+  CUpti_Profiler_Host_Object* host = nullptr;
+  std::vector<std::string> metrics;  // this run's: all, or time and memory only
+  std::vector<const char*> metric_ptrs;
+  std::vector<uint8_t> config;
+  std::vector<uint8_t> counter_data;
   bool memory_only = false;  // STEPSCOPE_ROOFLINE_GROUP=memory
   bool flush_l2 = true;      // before memory-only launches; STEPSCOPE_ROOFLINE_CACHE=none: no
 };
@@ -136,36 +128,14 @@ const std::vector<int>& Candidates(const std::string& symbol) {
   return g->match_cache.emplace(symbol, std::move(c)).first->second;
 }
 
-bool InitCounterData(MetricGroup& mg) {
+bool InitCounterData() {
   CUpti_RangeProfiler_CounterDataImage_Initialize_Params di{
       CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
   di.pRangeProfilerObject = g->object;
-  di.pCounterData = mg.counter_data.data();
-  di.counterDataSize = mg.counter_data.size();
+  di.pCounterData = g->counter_data.data();
+  di.counterDataSize = g->counter_data.size();
   return !Fail(cuptiRangeProfilerCounterDataImageInitialize(&di),
                "cuptiRangeProfilerCounterDataImageInitialize");
-}
-
-// Makes the group's config the one start/stop collects (once, at set-up).
-bool UseGroup(int gi) {
-  if (g->current_group == gi) return true;
-  MetricGroup& mg = g->groups[static_cast<size_t>(gi)];
-  CUpti_RangeProfiler_SetConfig_Params sc{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
-  sc.pRangeProfilerObject = g->object;
-  sc.pConfig = mg.config.data();
-  sc.configSize = mg.config.size();
-  sc.pCounterDataImage = mg.counter_data.data();
-  sc.counterDataImageSize = mg.counter_data.size();
-  sc.range = CUPTI_AutoRange;
-  sc.replayMode = CUPTI_KernelReplay;
-  sc.maxRangesPerPass = kMaxRanges;
-  sc.numNestingLevels = 1;
-  sc.minNestingLevel = 1;
-  sc.passIndex = 0;
-  sc.targetNestingLevel = 1;
-  if (Fail(cuptiRangeProfilerSetConfig(&sc), "cuptiRangeProfilerSetConfig")) return false;
-  g->current_group = gi;
-  return true;
 }
 
 bool SetUp(CUcontext ctx) {
@@ -214,7 +184,7 @@ bool SetUp(CUcontext ctx) {
   hi.pChipName = chip.pChipName;
   hi.pCounterAvailabilityImage = image.data();
   if (Fail(cuptiProfilerHostInitialize(&hi), "cuptiProfilerHostInitialize")) return false;
-  CUpti_Profiler_Host_Object* survey_host = hi.pHostObject;
+  g->host = hi.pHostObject;
 
   // The metric list: the fixed ones this chip has, plus every tensor-ops
   // counter it has (names differ between architectures).
@@ -223,7 +193,7 @@ bool SetUp(CUcontext ctx) {
        {CUPTI_METRIC_TYPE_COUNTER, CUPTI_METRIC_TYPE_RATIO, CUPTI_METRIC_TYPE_THROUGHPUT}) {
     CUpti_Profiler_Host_GetBaseMetrics_Params bm{
         CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE};
-    bm.pHostObject = survey_host;
+    bm.pHostObject = g->host;
     bm.metricType = type;
     if (cuptiProfilerHostGetBaseMetrics(&bm) != CUPTI_SUCCESS) continue;
     for (size_t i = 0; i < bm.numMetrics; ++i) base.emplace_back(bm.ppMetricNames[i]);
@@ -247,40 +217,34 @@ bool SetUp(CUcontext ctx) {
   for (const std::string& b : base) {
     if (IsTensorOpsMetric(b)) metrics.push_back(b + ".sum");
   }
-  g->groups.resize(1);
   for (const std::string& m : metrics) {
-    if (!g->memory_only || IsMemoryGroupMetric(m)) g->groups[0].metrics.push_back(m);
+    if (!g->memory_only || IsMemoryGroupMetric(m)) g->metrics.push_back(m);
   }
-  {
-    MetricGroup& mg = g->groups[0];
-    mg.host = survey_host;
-    for (const std::string& m : mg.metrics) mg.metric_ptrs.push_back(m.c_str());
-    CUpti_Profiler_Host_ConfigAddMetrics_Params add{
-        CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
-    add.pHostObject = mg.host;
-    add.ppMetricNames = mg.metric_ptrs.data();
-    add.numMetrics = mg.metric_ptrs.size();
-    if (Fail(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics"))
-      return false;
-    CUpti_Profiler_Host_GetConfigImageSize_Params cs{
-        CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
-    cs.pHostObject = mg.host;
-    if (Fail(cuptiProfilerHostGetConfigImageSize(&cs), "cuptiProfilerHostGetConfigImageSize"))
-      return false;
-    mg.config.resize(cs.configImageSize);
-    CUpti_Profiler_Host_GetConfigImage_Params ci{
-        CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
-    ci.pHostObject = mg.host;
-    ci.pConfigImage = mg.config.data();
-    ci.configImageSize = mg.config.size();
-    if (Fail(cuptiProfilerHostGetConfigImage(&ci), "cuptiProfilerHostGetConfigImage")) return false;
-    CUpti_Profiler_Host_GetNumOfPasses_Params np{
-        CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
-    np.pConfigImage = mg.config.data();
-    np.configImageSize = mg.config.size();
-    cuptiProfilerHostGetNumOfPasses(&np);
-    mg.passes = static_cast<int>(np.numOfPasses);
-  }
+  for (const std::string& m : g->metrics) g->metric_ptrs.push_back(m.c_str());
+  CUpti_Profiler_Host_ConfigAddMetrics_Params add{
+      CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+  add.pHostObject = g->host;
+  add.ppMetricNames = g->metric_ptrs.data();
+  add.numMetrics = g->metric_ptrs.size();
+  if (Fail(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics"))
+    return false;
+  CUpti_Profiler_Host_GetConfigImageSize_Params cs{
+      CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+  cs.pHostObject = g->host;
+  if (Fail(cuptiProfilerHostGetConfigImageSize(&cs), "cuptiProfilerHostGetConfigImageSize"))
+    return false;
+  g->config.resize(cs.configImageSize);
+  CUpti_Profiler_Host_GetConfigImage_Params ci{
+      CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+  ci.pHostObject = g->host;
+  ci.pConfigImage = g->config.data();
+  ci.configImageSize = g->config.size();
+  if (Fail(cuptiProfilerHostGetConfigImage(&ci), "cuptiProfilerHostGetConfigImage")) return false;
+  CUpti_Profiler_Host_GetNumOfPasses_Params np{
+      CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
+  np.pConfigImage = g->config.data();
+  np.configImageSize = g->config.size();
+  cuptiProfilerHostGetNumOfPasses(&np);
 
   CUpti_RangeProfiler_Enable_Params en{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
   en.ctx = ctx;
@@ -288,40 +252,50 @@ bool SetUp(CUcontext ctx) {
   g->object = en.pRangeProfilerObject;
   g->ctx = ctx;
 
-  for (MetricGroup& mg : g->groups) {
-    CUpti_RangeProfiler_GetCounterDataSize_Params ds{
-        CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
-    ds.pRangeProfilerObject = g->object;
-    ds.pMetricNames = mg.metric_ptrs.data();
-    ds.numMetrics = mg.metric_ptrs.size();
-    ds.maxNumOfRanges = kMaxRanges;
-    ds.maxNumRangeTreeNodes = kMaxRanges;
-    if (Fail(cuptiRangeProfilerGetCounterDataSize(&ds), "cuptiRangeProfilerGetCounterDataSize"))
-      return false;
-    mg.counter_data.assign(ds.counterDataSize, 0);
-    if (!InitCounterData(mg)) return false;
-  }
-  if (!UseGroup(0)) return false;
+  CUpti_RangeProfiler_GetCounterDataSize_Params ds{
+      CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+  ds.pRangeProfilerObject = g->object;
+  ds.pMetricNames = g->metric_ptrs.data();
+  ds.numMetrics = g->metric_ptrs.size();
+  ds.maxNumOfRanges = kMaxRanges;
+  ds.maxNumRangeTreeNodes = kMaxRanges;
+  if (Fail(cuptiRangeProfilerGetCounterDataSize(&ds), "cuptiRangeProfilerGetCounterDataSize"))
+    return false;
+  g->counter_data.assign(ds.counterDataSize, 0);
+  if (!InitCounterData()) return false;
+  CUpti_RangeProfiler_SetConfig_Params sc{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+  sc.pRangeProfilerObject = g->object;
+  sc.pConfig = g->config.data();
+  sc.configSize = g->config.size();
+  sc.pCounterDataImage = g->counter_data.data();
+  sc.counterDataImageSize = g->counter_data.size();
+  sc.range = CUPTI_AutoRange;
+  sc.replayMode = CUPTI_KernelReplay;
+  sc.maxRangesPerPass = kMaxRanges;
+  sc.numNestingLevels = 1;
+  sc.minNestingLevel = 1;
+  sc.passIndex = 0;
+  sc.targetNestingLevel = 1;
+  if (Fail(cuptiRangeProfilerSetConfig(&sc), "cuptiRangeProfilerSetConfig")) return false;
 
   ProfileDevice dev;
   DeviceIdentity(static_cast<int>(device), &dev.name, &dev.uuid);
   dev.chip = chip.pChipName;
-  dev.metrics = g->groups[0].metrics;
-  dev.passes = g->groups[0].passes;
+  dev.metrics = g->metrics;
+  dev.passes = static_cast<int>(np.numOfPasses);
   WriteResultLine(DeviceLine(dev));
   return true;
 }
 
 // Decodes the ranges of the last start/stop and writes the instance line.
 void Collect(const Pending& p) {
-  MetricGroup& mg = g->groups[0];
   CUpti_RangeProfiler_DecodeData_Params dd{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
   dd.pRangeProfilerObject = g->object;
   if (Fail(cuptiRangeProfilerDecodeData(&dd), "cuptiRangeProfilerDecodeData")) return;
   CUpti_RangeProfiler_GetCounterDataInfo_Params info{
       CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
-  info.pCounterDataImage = mg.counter_data.data();
-  info.counterDataImageSize = mg.counter_data.size();
+  info.pCounterDataImage = g->counter_data.data();
+  info.counterDataImageSize = g->counter_data.size();
   if (Fail(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo"))
     return;
   ProfileInstance inst;
@@ -334,20 +308,20 @@ void Collect(const Pending& p) {
   }
   inst.ranges = static_cast<int>(info.numTotalRanges);
   inst.group = g->memory_only ? "memory" : "all";
-  std::vector<double> values(mg.metric_ptrs.size());
+  std::vector<double> values(g->metric_ptrs.size());
   for (size_t r = 0; r < info.numTotalRanges; ++r) {
     CUpti_Profiler_Host_EvaluateToGpuValues_Params ev{
         CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
-    ev.pHostObject = mg.host;
-    ev.pCounterDataImage = mg.counter_data.data();
-    ev.counterDataImageSize = mg.counter_data.size();
+    ev.pHostObject = g->host;
+    ev.pCounterDataImage = g->counter_data.data();
+    ev.counterDataImageSize = g->counter_data.size();
     ev.rangeIndex = r;
-    ev.ppMetricNames = mg.metric_ptrs.data();
-    ev.numMetrics = mg.metric_ptrs.size();
+    ev.ppMetricNames = g->metric_ptrs.data();
+    ev.numMetrics = g->metric_ptrs.size();
     ev.pMetricValues = values.data();
     if (Fail(cuptiProfilerHostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues"))
       return;
-    for (size_t i = 0; i < values.size(); ++i) inst.counters[mg.metrics[i]] += values[i];
+    for (size_t i = 0; i < values.size(); ++i) inst.counters[g->metrics[i]] += values[i];
   }
   if (dd.numOfRangeDropped > 0) {
     WriteResultLine(
@@ -356,7 +330,7 @@ void Collect(const Pending& p) {
                          std::to_string(dd.numOfRangeDropped) + " ranges dropped"}));
   }
   WriteResultLine(InstanceLine(inst));
-  InitCounterData(mg);
+  InitCounterData();
 }
 
 void OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* d) {
@@ -419,7 +393,7 @@ void OnEnter(CUpti_CallbackId cbid, const CUpti_CallbackData* d) {
       WriteResultLine(MessageLine({false, 0, "no L2 flush before profiled launches: " + error}));
     }
   }
-  if (!UseGroup(0) || Fail(cuptiRangeProfilerStart(&st), "cuptiRangeProfilerStart")) {
+  if (Fail(cuptiRangeProfilerStart(&st), "cuptiRangeProfilerStart")) {
     t_inside_profiled = false;
     g->launch_lock.unlock();
     p.lock = 'n';
