@@ -55,6 +55,31 @@ class Builder {
     rep_.sections.push_back({name, title, Table(std::move(cols))});
     return rep_.sections.back().table;
   }
+  // What held a series' memory after `event`: allocations grouped by (NVTX
+  // range, API call), largest bytes first, at most --top groups.
+  struct Holder {
+    std::string range, api;
+    uint64_t count = 0, bytes = 0;
+  };
+  std::vector<Holder> TopHolders(size_t event, SeriesKey key) const {
+    std::map<std::pair<std::string, std::string>, Holder> groups;
+    for (const Allocation* al : a_.profile.LiveAfter(event, key)) {
+      Holder& h = groups[{Range(al->range), Api(*al)}];
+      ++h.count;
+      h.bytes += al->bytes;
+    }
+    std::vector<Holder> v;
+    for (auto& [k, h] : groups) {
+      h.range = k.first;
+      h.api = k.second;
+      v.push_back(std::move(h));
+    }
+    std::stable_sort(v.begin(), v.end(),
+                     [](const Holder& x, const Holder& y) { return x.bytes > y.bytes; });
+    if (v.size() > o_.top) v.resize(o_.top);
+    return v;
+  }
+
   // Series that get their own peak analysis: per-place totals, pinned, managed.
   std::vector<SeriesKey> TopSeries() const {
     std::vector<SeriesKey> out;
@@ -130,21 +155,9 @@ class Builder {
     for (SeriesKey key : TopSeries()) {
       const SeriesStats& st = a_.profile.series.at(key);
       if (st.peak_event == kNever || st.peak_bytes == 0) continue;
-      std::map<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>> groups;
-      for (const Allocation* al : a_.profile.LiveAfter(st.peak_event, key)) {
-        auto& g = groups[{Range(al->range), Api(*al)}];
-        ++g.first;
-        g.second += al->bytes;
-      }
-      std::vector<std::pair<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>>> v(
-          groups.begin(), groups.end());
-      std::stable_sort(v.begin(), v.end(), [](const auto& x, const auto& y) {
-        return x.second.second > y.second.second;
-      });
-      if (v.size() > o_.top) v.resize(o_.top);
-      for (const auto& [k, g] : v) {
-        t.AddRow({PlaceName(key.place), SeriesKindName(key.kind), k.first, k.second, g.first,
-                  g.second, FormatBytes(g.second), Cell(Pct(g.second, st.peak_bytes), 1)});
+      for (const Holder& h : TopHolders(st.peak_event, key)) {
+        t.AddRow({PlaceName(key.place), SeriesKindName(key.kind), h.range, h.api, h.count, h.bytes,
+                  FormatBytes(h.bytes), Cell(Pct(h.bytes, st.peak_bytes), 1)});
       }
     }
   }
@@ -447,21 +460,9 @@ class Builder {
                       : o->device >= 0               ? o->device
                                                      : BusiestGpu(ev);
       SeriesKey key{place, o->kind == SeriesKind::kDevice ? SeriesKind::kTotal : o->kind};
-      std::map<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>> groups;
-      for (const Allocation* al : a_.profile.LiveAfter(ev, key)) {
-        auto& g = groups[{Range(al->range), Api(*al)}];
-        ++g.first;
-        g.second += al->bytes;
-      }
-      std::vector<std::pair<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>>> v(
-          groups.begin(), groups.end());
-      std::stable_sort(v.begin(), v.end(), [](const auto& x, const auto& y) {
-        return x.second.second > y.second.second;
-      });
-      if (v.size() > o_.top) v.resize(o_.top);
-      for (const auto& [k, g] : v) {
-        l.AddRow({id, PlaceName(place) + " allocations", k.first + " / " + k.second, g.first,
-                  g.second, FormatBytes(g.second), ""});
+      for (const Holder& h : TopHolders(ev, key)) {
+        l.AddRow({id, PlaceName(place) + " allocations", h.range + " / " + h.api, h.count, h.bytes,
+                  FormatBytes(h.bytes), ""});
       }
     }
     for (const auto& [id, d, o] : torch) {
