@@ -277,6 +277,7 @@ int RunRoofline(int argc, char** argv) {
                                               ? std::vector<std::string>{"all"}
                                               : std::vector<std::string>{"all", "memory"};
   StatusOr<int> rc = 0;
+  std::string failed_run;  // the run after which the loop stopped on a nonzero exit
   for (const std::string& group : groups) {
     if (text) {
       std::printf(group == "all"
@@ -294,7 +295,11 @@ int RunRoofline(int argc, char** argv) {
                               {"STEPSCOPE_ROOFLINE_GROUP", group},
                               {"STEPSCOPE_ROOFLINE_CACHE", p.Get("--cache-control")}}));
     if (!rc.ok()) return ReportError(kCmd, rc.status());
-    if (*rc != 0) break;
+    if (*rc != 0) {
+      failed_run = group == "all" ? "counter run (the time-and-bytes run was skipped)"
+                                  : "time-and-bytes run";
+      break;
+    }
   }
   auto text_results = ReadFile(results_path);
   if (!p.Has("--results")) std::remove(results_path.c_str());
@@ -306,9 +311,8 @@ int RunRoofline(int argc, char** argv) {
     if (m.error) return ReportError(kCmd, Unavailable(m.message));
   }
   if (*rc != 0) {
-    std::fprintf(
-        stderr,
-        "stepscope roofline: warning: the command exited with code %d in the profiling run\n", *rc);
+    std::fprintf(stderr, "stepscope roofline: warning: the command exited with code %d in the %s\n",
+                 *rc, failed_run.c_str());
   }
   if (results.bad_lines > 0) {
     std::fprintf(stderr, "stepscope roofline: warning: %d unreadable result line(s) skipped\n",

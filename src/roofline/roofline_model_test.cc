@@ -220,7 +220,7 @@ TEST(RooflineReport, TimeAndBytesFromTheMemoryLaunches) {
   EXPECT_DOUBLE_EQ(e.counters.at("gpu__time_duration.sum"), 800);
   EXPECT_DOUBLE_EQ(e.counters.at("dram__bytes_read.sum"), 80);
   EXPECT_DOUBLE_EQ(e.counters.at(ffma), 32);
-  // Without memory launches (a kernel launched once, or ONE_CONFIG) the
+  // Without memory launches (--one-run, or a kernel the memory run missed) the
   // replayed values are used.
   res.instances.resize(1);
   r = BuildReport(sel, res, &warnings);
