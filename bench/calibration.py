@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Figure: what-if calibration, the measured half (docs/PERFORMANCE.md, "What-if calibration").
+
+For each scenario (a problem config and its real fix) this runs the workload bare in
+interleaved pairs (problem, fix, problem, fix, ...) and takes the realized saving as the
+difference of the medians of the workload's own ms/step. It also records one traced run
+of the problem config with `stepscope profile`, the trace the prediction is made from
+(bench/calibration_predict.py prints predicted next to realized).
+
+Scenarios (names for --scenarios):
+  tiny_sync      train_gpt --preset tiny --sync-every 1      vs  no sync
+  small_sync     train_gpt --preset small --sync-every 1     vs  no sync
+  loader         --workers 0 --cpu-work-ms 4                 vs  --workers 4 --cpu-work-ms 4
+  offload        --offload                                   vs  none
+  fp32           --dtype fp32                                vs  bf16
+  checkpoint     --checkpoint                                vs  none
+  hf_lora_batch  HF Trainer + PEFT LoRA, batch 8             vs  batch 32 (per 8 samples)
+  hf_lora_workers HF Trainer + PEFT LoRA, 0 DataLoader workers vs 4
+  compile_graphs torch.compile default                       vs  mode="reduce-overhead" (CUDA graphs)
+The hf_* and compile_* workloads (tests/gpu/hf_lora_train.py, tests/gpu/compile_graphs.py)
+alternate both arms inside one process (A B A B blocks) to save GPU time; they are run
+once bare for that and once under the tracer (problem arm only) for the trace.
+
+usage (on the GPU machine):
+  python3 bench/calibration.py --stepscope build/bin/stepscope --workload train_gpt.py \
+      --out $OUT/calib [--pairs 4] [--scenarios tiny_sync,small_sync,...] [--budget-s 540]
+Writes OUT/realized.json after every scenario (a timeout keeps what finished) and the
+problem traces OUT/<scenario>.sqlite; --tar packs them into OUT/traces.tar.gz.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GPU_DIR = os.path.join(HERE, "..", "tests", "gpu")
+
+# name: (workload args of the problem, of the fix, steps, warm-up, what the fix is)
+TRAIN_GPT = {
+    "tiny_sync": (["--preset", "tiny", "--sync-every", "1"], ["--preset", "tiny"], 200, 20,
+                  "remove the per-step loss.item() sync"),
+    "small_sync": (["--preset", "small", "--sync-every", "1"], ["--preset", "small"], 30, 5,
+                   "remove the per-step loss.item() sync"),
+    "loader": (["--preset", "small", "--workers", "0", "--cpu-work-ms", "4"],
+               ["--preset", "small", "--workers", "4", "--cpu-work-ms", "4"], 20, 5,
+               "4 DataLoader workers"),
+    "offload": (["--preset", "small", "--offload"], ["--preset", "small"], 12, 3,
+                "no activation offload"),
+    "fp32": (["--preset", "small", "--dtype", "fp32"], ["--preset", "small"], 20, 5,
+             "bf16 autocast instead of fp32"),
+    "checkpoint": (["--preset", "small", "--checkpoint"], ["--preset", "small"], 30, 5,
+                   "no activation checkpointing"),
+}
+IN_PROCESS = {
+    # name: (script, args, trace args)
+    "hf_lora_batch": ("hf_lora_train.py", ["--compare", "batch"], ["--batch", "8"]),
+    "hf_lora_workers": ("hf_lora_train.py", ["--compare", "workers"], ["--batch", "8", "--workers", "0"]),
+    "compile_graphs": ("compile_graphs.py", ["--compare"], ["--mode", "default"]),
+}
+
+
+def run_json(cmd, env=None, timeout=300):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=timeout)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}: {p.stderr.decode()[-1200:]}")
+    return json.loads(p.stdout.decode().strip().splitlines()[-1])
+
+
+def traced(a, name, cmd):
+    path = os.path.join(a.out, name)
+    prof = [a.stepscope, "profile", "-q", "-f", "-o", path, "--"] + cmd
+    res = run_json(prof)
+    return res, path + ".sqlite"
+
+
+def train_gpt_scenario(a, name):
+    prob, fix, steps, warm, what = TRAIN_GPT[name]
+    base = [sys.executable, a.workload, "--json", "--steps", str(steps), "--warmup", str(warm)]
+    times = {"problem": [], "fix": []}
+    for i in range(a.pairs):
+        times["problem"].append(run_json(base + prob)["ms_per_step"])
+        times["fix"].append(run_json(base + fix)["ms_per_step"])
+        print(f"  {name} pair {i}: problem {times['problem'][-1]:.3f} fix {times['fix'][-1]:.3f}", flush=True)
+    tr_steps = max(8, min(steps, 20))
+    res, trace = traced(a, name, [sys.executable, a.workload, "--json", "--steps", str(tr_steps),
+                                  "--warmup", str(warm)] + prob)
+    mp, mf = statistics.median(times["problem"]), statistics.median(times["fix"])
+    return {"problem_args": prob, "fix_args": fix, "fix": what, "runs_ms": times,
+            "problem_median_ms": mp, "fix_median_ms": mf, "realized_saving_ms": mp - mf,
+            "traced_ms_per_step": res["ms_per_step"], "trace": os.path.basename(trace)}
+
+
+def in_process_scenario(a, name):
+    script, args, trace_args = IN_PROCESS[name]
+    path = os.path.join(GPU_DIR, script)
+    r = run_json([sys.executable, path, "--pairs", str(a.pairs)] + args, timeout=400)
+    res, trace = traced(a, name, [sys.executable, path] + trace_args)
+    r.update({"traced_ms_per_step": res["ms_per_step"], "trace": os.path.basename(trace)})
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--stepscope", required=True)
+    ap.add_argument("--workload", required=True, help="path of train_gpt.py")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--pairs", type=int, default=4)
+    ap.add_argument("--scenarios", default=",".join(list(TRAIN_GPT) + list(IN_PROCESS)))
+    ap.add_argument("--budget-s", type=float, default=540, help="start no scenario after this many seconds")
+    ap.add_argument("--tar", action="store_true", help="pack the traces into OUT/traces.tar.gz")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    t0 = time.time()
+    out_json = os.path.join(a.out, "realized.json")
+    results = {}
+    if os.path.exists(out_json):
+        with open(out_json) as f:
+            results = json.load(f)
+    try:
+        import torch
+        results["_machine"] = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
+                               "date": time.strftime("%Y-%m-%d")}
+    except Exception as e:  # noqa: BLE001 - the machine line is informational
+        results["_machine"] = {"error": str(e)}
+    for name in a.scenarios.split(","):
+        if time.time() - t0 > a.budget_s:
+            print(f"{name}: skipped (budget)", flush=True)
+            continue
+        ts = time.time()
+        try:
+            r = train_gpt_scenario(a, name) if name in TRAIN_GPT else in_process_scenario(a, name)
+            r["seconds"] = round(time.time() - ts, 1)
+            results[name] = r
+        except Exception as e:  # noqa: BLE001 - one failed scenario must not lose the others
+            results[name] = {"error": str(e)[-2000:]}
+        with open(out_json, "w") as f:
+            json.dump(results, f, indent=1)
+        print(f"{name}: {json.dumps({k: v for k, v in results[name].items() if k != 'runs_ms'})[:400]}", flush=True)
+    if a.tar:
+        with tarfile.open(os.path.join(a.out, "traces.tar.gz"), "w:gz") as t:
+            for f in sorted(os.listdir(a.out)):
+                if f.endswith((".sqlite", ".json")) and f != "realized.json":
+                    t.add(os.path.join(a.out, f), arcname=f)
+    print("\nscenario          problem ms  fix ms  realized saving ms")
+    for name, r in results.items():
+        if name.startswith("_"):
+            continue
+        if "error" in r:
+            print(f"{name:16s}  ERROR {r['error'][:100]}")
+        else:
+            print(f"{name:16s}  {r['problem_median_ms']:10.3f}  {r['fix_median_ms']:7.3f}  {r['realized_saving_ms']:10.3f}")
+
+
+if __name__ == "__main__":
+    main()
