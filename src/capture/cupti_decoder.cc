@@ -316,10 +316,11 @@ void ActivityDecoder::AddOom(const OomRecord& o) {
   ++counters_.ooms;
 }
 
-size_t ActivityDecoder::DecodeBuffer(uint8_t* buffer, size_t valid_size) {
+size_t ActivityDecoder::DecodeBuffer(uint8_t* buffer, size_t valid_size, NextRecordFn next) {
   size_t n = 0;
   CUpti_Activity* rec = nullptr;
-  while (cuptiActivityGetNextRecord(buffer, valid_size, &rec) == CUPTI_SUCCESS) {
+  if (!next) return 0;
+  while (next(buffer, valid_size, &rec) == CUPTI_SUCCESS) {
     Decode(rec);
     ++n;
   }

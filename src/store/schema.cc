@@ -195,7 +195,10 @@ std::vector<TableDef> BuildTables() {
                 {"domain_id", "INTEGER", "NVTX domain (strings.id); 0 = default domain"},
                 {"name_id", "INTEGER", "message (strings.id)"},
                 {"category", "INTEGER", "NVTX category, 0 when none"},
-                {"color", "INTEGER", "ARGB color, 0 when none"}},
+                {"color", "INTEGER", "ARGB color, 0 when none"},
+                {"unclosed", "INTEGER DEFAULT 0",
+                 "1: the range was still open when the process died or exited (end_ns is then "
+                 "the end of the trace); 0 otherwise (schema 1.3; older traces lack the column)"}},
                {"nvtx_start(start_ns)", "nvtx_tid(tid, start_ns)"}});
   t.push_back({"overhead",
                "Time spent on profiling work (CUPTI overhead records; the tracer's own work).",
