@@ -19,8 +19,8 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 

@@ -300,8 +300,8 @@ bool Session::Handshake(int memfd) {
   if (!cats.empty()) cats.pop_back();
   f["trace_categories"] = cats;
   if (config_.host_mem) {
-    if (auto threshold = reinterpret_cast<uint64_t (*)()>(
-            dlsym(RTLD_DEFAULT, "stepscope_hostmem_threshold"))) {
+    if (auto threshold =
+            reinterpret_cast<uint64_t (*)()>(dlsym(RTLD_DEFAULT, "stepscope_hostmem_threshold"))) {
       f["host_mem_threshold_bytes"] = std::to_string(threshold());
     }
   }

@@ -124,8 +124,8 @@ class Session {
   // Timer thread.
   std::mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;     // guarded by mu_
-  bool urgent_ = false;   // guarded by mu_: flush CUPTI now (OOM)
+  bool stop_ = false;    // guarded by mu_
+  bool urgent_ = false;  // guarded by mu_: flush CUPTI now (OOM)
   std::thread thread_;
   void* host_drain_ = nullptr;  // stepscope_hostmem_drain, when the interposer is loaded
 };

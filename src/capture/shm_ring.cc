@@ -57,7 +57,8 @@ void InitHeader(void* region, const Header& layout, int32_t pid) {
 bool Validate(const void* region, uint64_t mapped_bytes) {
   if (mapped_bytes < sizeof(Header)) return false;
   const auto* h = static_cast<const Header*>(region);
-  if (h->magic != kMagic || h->version != kVersion || h->header_bytes != sizeof(Header)) return false;
+  if (h->magic != kMagic || h->version != kVersion || h->header_bytes != sizeof(Header))
+    return false;
   if (h->slot_count > kMaxSlots || h->total_bytes != mapped_bytes) return false;
   if (h->ring_bytes < 4096 || (h->ring_bytes & (h->ring_bytes - 1)) != 0) return false;
   if (h->slots_offset < sizeof(Header)) return false;

@@ -195,8 +195,8 @@ size_t Consume(Header* h, F&& fn, uint64_t max_bytes, bool* corrupt) {
     const uint64_t bytes = word & 0xffffffffu;
     if (bytes == 0) break;  // reserved, not yet published
     const auto kind = static_cast<Kind>((word >> 32) & 0xffff);
-    if (bytes % 8 != 0 || bytes > size - off || r + bytes > w ||
-        static_cast<uint16_t>(kind) == 0 || kind >= Kind::kCount) {
+    if (bytes % 8 != 0 || bytes > size - off || r + bytes > w || static_cast<uint16_t>(kind) == 0 ||
+        kind >= Kind::kCount) {
       if (corrupt) *corrupt = true;
       break;
     }

@@ -86,7 +86,8 @@ TEST(ShmRing, FullRingDropsAndCountsPerKind) {
   std::vector<uint8_t> big(3000);
   EXPECT_FALSE(Put(r.h, Kind::kOom, big.data(), 3000));
   EXPECT_EQ(r.h->drops[static_cast<int>(Kind::kOom)].load(), 1u);
-  size_t n = Consume(r.h, [](Kind, const uint8_t*, uint32_t) {}, UINT64_MAX, nullptr);
+  size_t n = Consume(
+      r.h, [](Kind, const uint8_t*, uint32_t) {}, UINT64_MAX, nullptr);
   EXPECT_EQ(n, static_cast<size_t>(ok));
   EXPECT_TRUE(Put(r.h, Kind::kNvtxOpen, buf, sizeof(buf)));  // room again
 }
@@ -97,11 +98,13 @@ TEST(ShmRing, UnpublishedRecordHoldsTheConsumer) {
   uint8_t* p = Reserve(r.h, Kind::kApi, 4);
   ASSERT_NE(p, nullptr);
   ASSERT_TRUE(Put(r.h, Kind::kApi, &v, 4));
-  size_t n = Consume(r.h, [](Kind, const uint8_t*, uint32_t) {}, UINT64_MAX, nullptr);
+  size_t n = Consume(
+      r.h, [](Kind, const uint8_t*, uint32_t) {}, UINT64_MAX, nullptr);
   EXPECT_EQ(n, 0u);
   std::memcpy(p, &v, 4);
   Publish(p, Kind::kApi, 4);
-  n = Consume(r.h, [](Kind, const uint8_t*, uint32_t) {}, UINT64_MAX, nullptr);
+  n = Consume(
+      r.h, [](Kind, const uint8_t*, uint32_t) {}, UINT64_MAX, nullptr);
   EXPECT_EQ(n, 2u);
 }
 
@@ -111,7 +114,9 @@ TEST(ShmRing, CorruptHeaderIsReportedNotFollowed) {
   ASSERT_TRUE(Put(r.h, Kind::kApi, &v, 4));
   *reinterpret_cast<uint64_t*>(RingBase(r.h)) = 12;  // size not a multiple of 8
   bool corrupt = false;
-  EXPECT_EQ(Consume(r.h, [](Kind, const uint8_t*, uint32_t) {}, UINT64_MAX, &corrupt), 0u);
+  EXPECT_EQ(Consume(
+                r.h, [](Kind, const uint8_t*, uint32_t) {}, UINT64_MAX, &corrupt),
+            0u);
   EXPECT_TRUE(corrupt);
 }
 

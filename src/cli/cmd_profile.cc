@@ -104,9 +104,9 @@ void PrintTraceSummary(const std::string& path) {
       q.ok() && q->Step()) {
     dropped = q->Int(0);
   }
-  const char* state = !t.finalized()                        ? ", NOT finalized"
+  const char* state = !t.finalized()                         ? ", NOT finalized"
                       : t.Meta("process_exit", "") == "died" ? ", the process died"
-                                                              : "";
+                                                             : "";
   std::fprintf(stderr, "  %s  (%s, pid %s%s)\n", path.c_str(), size.c_str(),
                t.Meta("pid", "?").c_str(), state);
   std::fprintf(stderr, "    %s kernels, GPU time %s, %s NVTX ranges, %s dropped records\n",
@@ -274,9 +274,9 @@ int RunProfile(int argc, char** argv) {
         const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
         ::close(fd);
         if (busy) {
-          return ReportError("profile", InvalidInput(fixed +
-                                                     " is being written by a running stepscope "
-                                                     "profile; wait for it or choose another -o"));
+          return ReportError("profile",
+                             InvalidInput(fixed + " is being written by a running stepscope "
+                                                  "profile; wait for it or choose another -o"));
         }
       }
     }

@@ -59,7 +59,7 @@ class CollectorServer {
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> deadline_mono_ns_{0};
-  std::mutex mu_;  // guards done_
+  std::mutex mu_;           // guards done_
   std::vector<Live> live_;  // loop thread only
   std::vector<CollectedTrace> done_;
   std::atomic<bool> exit_{false};

@@ -33,8 +33,8 @@ StatusOr<CuptiFunctions> LoadCupti(const std::string& inject_lib) {
   if (!cupti) cupti = dlopen("libcupti.so", RTLD_LAZY | RTLD_LOCAL);
   if (!cupti) return NotFound("cannot load CUPTI to decode the activity buffers");
   loaded.next_record = reinterpret_cast<NextRecordFn>(dlsym(cupti, "cuptiActivityGetNextRecord"));
-  loaded.callback_name = reinterpret_cast<decltype(loaded.callback_name)>(
-      dlsym(cupti, "cuptiGetCallbackName"));
+  loaded.callback_name =
+      reinterpret_cast<decltype(loaded.callback_name)>(dlsym(cupti, "cuptiGetCallbackName"));
   if (!loaded.next_record) return NotFound("CUPTI has no cuptiActivityGetNextRecord");
   return loaded;
 }

@@ -106,9 +106,9 @@ StatusOr<std::unique_ptr<TraceCollector>> TraceCollector::Start(const HelloField
   c->writer_ = std::move(*writer);
   TraceWriter& w = *c->writer_;
   w.SetMeta("source", "capture");
-  for (const char* key : {"tool_version", "clock", "wall_clock_offset_ns", "start_ns", "pid",
-                          "ppid", "host", "command_line", "trace_categories",
-                          "host_mem_threshold_bytes"}) {
+  for (const char* key :
+       {"tool_version", "clock", "wall_clock_offset_ns", "start_ns", "pid", "ppid", "host",
+        "command_line", "trace_categories", "host_mem_threshold_bytes"}) {
     if (hello.count(key)) w.SetMeta(key, Get(hello, key));
   }
   w.SetMeta("end_ns", Get(hello, "start_ns", "0"));
@@ -288,8 +288,8 @@ void TraceCollector::NameThreads() {
   for (uint32_t tid : decoder_->threads()) tids_.insert(tid);
   for (uint32_t tid : tids_) {
     if (named_.count(tid) || proc_names_.count(tid)) continue;
-    std::string comm = Trim(ReadSmallFile("/proc/" + std::to_string(pid_) + "/task/" +
-                                          std::to_string(tid) + "/comm"));
+    std::string comm = Trim(
+        ReadSmallFile("/proc/" + std::to_string(pid_) + "/task/" + std::to_string(tid) + "/comm"));
     if (!comm.empty()) proc_names_[tid] = comm;
   }
 }
@@ -342,8 +342,9 @@ void TraceCollector::Finish() {
     dropped_total += d;
     const std::string name = shm::KindName(static_cast<shm::Kind>(k));
     w.SetStat("dropped_" + name, static_cast<int64_t>(d),
-              name + " records dropped because the shared ring was full (the collector was "
-                     "behind)");
+              name +
+                  " records dropped because the shared ring was full (the collector was "
+                  "behind)");
   }
   const uint64_t cupti_dropped = shm_->cupti_dropped_records.load();
   dropped_total += cupti_dropped;
@@ -381,8 +382,8 @@ void TraceCollector::Finish() {
   for (uint32_t tid : tids_) {
     if (named_.count(tid)) continue;
     auto it = proc_names_.find(tid);
-    w.SetThreadName(tid, w.Intern(it != proc_names_.end() ? it->second
-                                                          : "thread " + std::to_string(tid)));
+    w.SetThreadName(
+        tid, w.Intern(it != proc_names_.end() ? it->second : "thread " + std::to_string(tid)));
   }
   // Sync records carry no thread: take it from the API call they belong to.
   Status st = Exec(w.db(),

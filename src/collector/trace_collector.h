@@ -34,10 +34,10 @@ namespace stepscope {
 struct CollectedTrace {
   std::string path;
   int pid = 0;
-  bool kept = false;    // false: nothing recorded, file removed
-  bool exited = false;  // the tracer's atexit ran (else: killed or crashed)
-  uint64_t dropped = 0; // records lost, all kinds
-  std::string error;    // a write failure
+  bool kept = false;     // false: nothing recorded, file removed
+  bool exited = false;   // the tracer's atexit ran (else: killed or crashed)
+  uint64_t dropped = 0;  // records lost, all kinds
+  std::string error;     // a write failure
 };
 
 class TraceCollector {

@@ -13,8 +13,8 @@
 //   nvtx_app open MODE       ranges "layer_0_fwd" > "layer_1_fwd" left open, then
 //                            MODE: exit (return 0), kill (SIGKILL itself), segv
 //   nvtx_app steps N MS      N ranges "step i" of MS ms each, printing "step i" when it ends
-#include <nvtx3/nvToolsExt.h>
 #include <fcntl.h>
+#include <nvtx3/nvToolsExt.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -164,8 +164,7 @@ int main(int argc, char** argv) {
       Busy(ms);
       nvtxRangePop();
       std::printf("step %d %.6f\n", i,
-                  std::chrono::duration<double>(
-                      std::chrono::system_clock::now().time_since_epoch())
+                  std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
                       .count());
       std::fflush(stdout);
     }
