@@ -47,6 +47,9 @@ Status TraceWriter::Init(const std::string& path, Journal journal) {
                                 (journal == Journal::kWal ? "WAL" : "DELETE") +
                                 "; PRAGMA synchronous=OFF; "
                                 "PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;"));
+  // A reader of the live trace (stepscope stats on a running job) holds a
+  // shared lock for a moment: wait for it rather than fail the commit.
+  sqlite3_busy_timeout(db_, 5000);
   RETURN_IF_ERROR(Exec(db_, "BEGIN;" + SchemaCreateSql() + "COMMIT;"));
   struct {
     Statement* st;
