@@ -45,7 +45,8 @@ class Session {
   bool EnsureStarted();
   // True when this process traces (started, not disabled, not a fork child).
   bool active() const {
-    return active_.load(std::memory_order_relaxed) &&
+    // acquire: pairs with the store at start, so config_ and shm_ are visible.
+    return active_.load(std::memory_order_acquire) &&
            !in_fork_child_.load(std::memory_order_relaxed);
   }
   // True while events should be recorded (inside --delay/--duration/range).
