@@ -329,7 +329,13 @@ bool Session::Handshake(int memfd) {
 
   StatusOr<int> sock = IoError("");
   if (!config_.collector.empty()) {
+    // Unreachable (e.g. a rank on another node inherited the launcher's
+    // socket name through srun): collect for ourselves instead.
     sock = ConnectCollector(config_.collector);
+    if (!sock.ok()) {
+      LogVerbose("%s; starting a collector for this process", sock.status().message().c_str());
+      sock = StartOwnCollector(lib);
+    }
   } else {
     sock = StartOwnCollector(lib);
   }

@@ -173,8 +173,11 @@ void TraceCollector::DrainSlots() {
                 fns.status().message().c_str());
       }
     }
-    // Handed back zeroed, as promised to CUPTI (ZEROED_OUT_ACTIVITY_BUFFER).
-    if (zeroed_buffers_) std::memset(buf, 0, valid);
+    // Handed back zeroed, as promised to CUPTI (ZEROED_OUT_ACTIVITY_BUFFER):
+    // what CUPTI wrote, with a margin for a record it began and did not count.
+    if (zeroed_buffers_) {
+      std::memset(buf, 0, std::min<uint64_t>(shm_->slot_bytes, valid + (uint64_t{64} << 10)));
+    }
     slot.state.store(shm::kSlotFree, std::memory_order_release);
   }
 }

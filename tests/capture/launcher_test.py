@@ -229,30 +229,33 @@ class LauncherTest(unittest.TestCase):
         self.assertIn("dropped records", p.stderr.decode())
 
     def test_program_started_without_the_launcher_starts_its_own_collector(self):
-        env = {k: v for k, v in os.environ.items() if not k.startswith("STEPSCOPE_")}
-        env.update({"CUDA_INJECTION64_PATH": LIB, "NVTX_INJECTION64_PATH": LIB,
-                    "STEPSCOPE_OUTPUT": "self_%p"})
-        p = subprocess.run([APP, "ranges"], cwd=self.tmp, env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, timeout=30)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual(p.stderr, b"")
-        deadline = time.time() + 15
-        meta = {}
-        while time.time() < deadline:
-            files = self.traces()
-            if files:
-                try:
-                    meta = dict(rows(os.path.join(self.tmp, files[0]), "SELECT key, value FROM meta"))
-                except sqlite3.Error:
-                    meta = {}
-                if meta.get("finalized") == "1":
-                    break
-            time.sleep(0.1)
-        self.assertEqual(meta.get("finalized"), "1", self.traces())
-        path = os.path.join(self.tmp, self.traces()[0])
-        names = [r[0] for r in rows(path, NVTX_SQL)]
-        self.assertEqual(names.count("forward"), 3)
-        self.assertEqual(meta["process_exit"], "exited")
+        # By hand (no launcher), and with a launcher socket this host cannot reach (a rank on
+        # another node that inherited it through srun).
+        for case, extra in [("byhand", {}), ("unreachable", {"STEPSCOPE_COLLECTOR": "@stepscope-nobody-listens"})]:
+            with self.subTest(case=case):
+                env = {k: v for k, v in os.environ.items() if not k.startswith("STEPSCOPE_")}
+                env.update({"CUDA_INJECTION64_PATH": LIB, "NVTX_INJECTION64_PATH": LIB,
+                            "STEPSCOPE_OUTPUT": case + "_%p"}, **extra)
+                p = subprocess.run([APP, "ranges"], cwd=self.tmp, env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, timeout=30)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stderr, b"")
+                deadline = time.time() + 15
+                meta, files = {}, []
+                while time.time() < deadline:
+                    files = [f for f in self.traces() if f.startswith(case)]
+                    if files:
+                        try:
+                            meta = dict(rows(os.path.join(self.tmp, files[0]), "SELECT key, value FROM meta"))
+                        except sqlite3.Error:
+                            meta = {}
+                        if meta.get("finalized") == "1":
+                            break
+                    time.sleep(0.1)
+                self.assertEqual(meta.get("finalized"), "1", files)
+                names = [r[0] for r in rows(os.path.join(self.tmp, files[0]), NVTX_SQL)]
+                self.assertEqual(names.count("forward"), 3)
+                self.assertEqual(meta["process_exit"], "exited")
 
     def test_force_overwrite_never_removes_a_trace_being_written(self):
         live = subprocess.Popen([STEPSCOPE, "profile", "-o", "live", "--", APP, "sleep", "30"], cwd=self.tmp,
