@@ -97,21 +97,29 @@ void PrintTraceSummary(const std::string& path) {
     gpu_ns = q->Int(1);
   }
   if (auto q = t.Query("SELECT COUNT(*) FROM nvtx"); q.ok() && q->Step()) nvtx = q->Int(0);
+  // Drops per record kind (the collector was behind; stats dropped_*).
   int64_t dropped = 0;
+  std::string per_kind;
   if (auto q = t.Query(
-          "SELECT COALESCE(SUM(value), 0) FROM stats WHERE name LIKE 'dropped\\_%' ESCAPE '\\' "
-          "OR name = 'cupti_dropped_records'");
-      q.ok() && q->Step()) {
-    dropped = q->Int(0);
+          "SELECT name, value FROM stats WHERE (name LIKE 'dropped\\_%' ESCAPE '\\' "
+          "OR name = 'cupti_dropped_records') AND value > 0 ORDER BY value DESC");
+      q.ok()) {
+    while (q->Step()) {
+      dropped += q->Int(1);
+      std::string kind(q->Text(0));
+      kind = kind == "cupti_dropped_records" ? "cuda activity" : kind.substr(8);
+      per_kind += (per_kind.empty() ? "" : ", ") + kind + " " + FormatCount(q->Int(1));
+    }
   }
   const char* state = !t.finalized()                         ? ", NOT finalized"
                       : t.Meta("process_exit", "") == "died" ? ", the process died"
                                                              : "";
   std::fprintf(stderr, "  %s  (%s, pid %s%s)\n", path.c_str(), size.c_str(),
                t.Meta("pid", "?").c_str(), state);
-  std::fprintf(stderr, "    %s kernels, GPU time %s, %s NVTX ranges, %s dropped records\n",
+  std::fprintf(stderr, "    %s kernels, GPU time %s, %s NVTX ranges, %s dropped records%s%s%s\n",
                FormatCount(kernels).c_str(), FormatDuration(gpu_ns).c_str(),
-               FormatCount(nvtx).c_str(), FormatCount(dropped).c_str());
+               FormatCount(nvtx).c_str(), FormatCount(dropped).c_str(),
+               per_kind.empty() ? "" : " (", per_kind.c_str(), per_kind.empty() ? "" : ")");
   if (kernels == 0) return;
   auto q = t.Query(
       "SELECT name_id, SUM(end_ns - start_ns) AS total, COUNT(*) FROM kernels GROUP BY name_id "
