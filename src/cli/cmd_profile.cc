@@ -100,9 +100,8 @@ void PrintTraceSummary(const std::string& path) {
   // Drops per record kind (the collector was behind; stats dropped_*).
   int64_t dropped = 0;
   std::string per_kind;
-  if (auto q = t.Query(
-          "SELECT name, value FROM stats WHERE (name LIKE 'dropped\\_%' ESCAPE '\\' "
-          "OR name = 'cupti_dropped_records') AND value > 0 ORDER BY value DESC");
+  if (auto q = t.Query("SELECT name, value FROM stats WHERE (name LIKE 'dropped\\_%' ESCAPE '\\' "
+                       "OR name = 'cupti_dropped_records') AND value > 0 ORDER BY value DESC");
       q.ok()) {
     while (q->Step()) {
       dropped += q->Int(1);
