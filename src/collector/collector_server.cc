@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 
@@ -51,8 +52,9 @@ std::unique_ptr<CollectorServer> CollectorServer::ForConnection(int fd) {
 
 CollectorServer::~CollectorServer() {
   exit_ = true;
+  force_ = true;
   if (thread_.joinable()) thread_.join();
-  for (size_t i = live_.size(); i-- > 0;) FinishLive(i);
+  Reap(true);
   if (listen_fd_ >= 0) ::close(listen_fd_);
 }
 
@@ -72,19 +74,23 @@ void CollectorServer::Accept(int conn) {
     ::close(conn);
     return;
   }
-  Live l;
-  l.trace = std::move(*trace);
-  l.pidfd = static_cast<int>(::syscall(SYS_pidfd_open, l.trace->pid(), 0));
-  (void)SendAnswer(conn, "ok " + l.trace->path());
+  auto l = std::make_unique<Live>();
+  l->trace = std::move(*trace);
+  l->pidfd = static_cast<int>(::syscall(SYS_pidfd_open, l->trace->pid(), 0));
+  l->seq = next_seq_++;
+  (void)SendAnswer(conn, "ok " + l->trace->path());
   ::close(conn);
+  Live* raw = l.get();
+  l->thread = std::thread([this, raw] { TraceLoop(raw); });
   live_.push_back(std::move(l));
 }
 
-bool CollectorServer::Dead(const Live& l) const {
+bool CollectorServer::WaitDead(const Live& l, int timeout_ms) const {
   if (l.pidfd >= 0) {
     pollfd p{l.pidfd, POLLIN, 0};
-    return ::poll(&p, 1, 0) > 0;
+    return ::poll(&p, 1, timeout_ms) > 0;
   }
+  ::usleep(static_cast<useconds_t>(timeout_ms) * 1000);
   const int pid = l.trace->pid();
   if (pid <= 0) return true;
   if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
@@ -95,17 +101,34 @@ bool CollectorServer::Dead(const Live& l) const {
   return !l.trace->start_ticks().empty() && start != l.trace->start_ticks();
 }
 
-void CollectorServer::FinishLive(size_t i) {
-  Live l = std::move(live_[i]);
-  live_.erase(live_.begin() + static_cast<long>(i));
+void CollectorServer::TraceLoop(Live* l) {
   try {
-    l.trace->Finish();
+    // Death is checked before each drain, so that the drain in Finish sees
+    // everything the process wrote.
+    while (!force_.load() && !WaitDead(*l, 20)) l->trace->Poll();
+    l->trace->Finish();
   } catch (...) {
-    LogWarn("%s: internal error while finalizing", l.trace->path().c_str());
+    LogWarn("%s: internal error in the collector; the trace holds what was committed",
+            l->trace->path().c_str());
   }
-  if (l.pidfd >= 0) ::close(l.pidfd);
-  std::lock_guard<std::mutex> lk(mu_);
-  done_.push_back(l.trace->result());
+  if (l->pidfd >= 0) ::close(l->pidfd);
+  l->pidfd = -1;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    done_.emplace_back(l->seq, l->trace->result());
+  }
+  l->done = true;
+}
+
+void CollectorServer::Reap(bool all) {
+  for (size_t i = 0; i < live_.size();) {
+    if (all || live_[i]->done.load()) {
+      if (live_[i]->thread.joinable()) live_[i]->thread.join();
+      live_.erase(live_.begin() + static_cast<long>(i));
+    } else {
+      ++i;
+    }
+  }
 }
 
 void CollectorServer::Step(int timeout_ms) {
@@ -124,20 +147,7 @@ void CollectorServer::Step(int timeout_ms) {
       Accept(c);
     }
   }
-  for (size_t i = 0; i < live_.size();) {
-    // Dead is checked before the drain, so that the final drain in Finish
-    // sees everything the process wrote.
-    if (Dead(live_[i])) {
-      FinishLive(i);
-      continue;
-    }
-    try {
-      live_[i].trace->Poll();
-    } catch (...) {
-      LogWarn("%s: internal error in the collector", live_[i].trace->path().c_str());
-    }
-    ++i;
-  }
+  Reap(false);
 }
 
 void CollectorServer::Loop() {
@@ -146,7 +156,8 @@ void CollectorServer::Loop() {
     if (stopping_) {
       if (live_.empty() && pending_conn_ < 0) break;
       if (MonoNs() >= deadline_mono_ns_.load()) {
-        while (!live_.empty()) FinishLive(live_.size() - 1);
+        force_ = true;
+        Reap(true);
         break;
       }
     }
@@ -154,7 +165,8 @@ void CollectorServer::Loop() {
 }
 
 void CollectorServer::StartThread() {
-  // The loop thread blocks signals: they belong to the launcher's main thread.
+  // The server and trace threads block signals: they belong to the
+  // launcher's main thread.
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -173,7 +185,11 @@ std::vector<CollectedTrace> CollectorServer::Finish(int grace_ms) {
   stopping_ = true;
   if (thread_.joinable()) thread_.join();
   std::lock_guard<std::mutex> lk(mu_);
-  return done_;
+  std::sort(done_.begin(), done_.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<CollectedTrace> out;
+  for (const auto& [seq, r] : done_) out.push_back(r);
+  return out;
 }
 
 std::vector<CollectedTrace> CollectorServer::RunUntilDone() {
@@ -181,7 +197,9 @@ std::vector<CollectedTrace> CollectorServer::RunUntilDone() {
   stopping_ = true;
   Loop();
   std::lock_guard<std::mutex> lk(mu_);
-  return done_;
+  std::vector<CollectedTrace> out;
+  for (const auto& [seq, r] : done_) out.push_back(r);
+  return out;
 }
 
 }  // namespace stepscope

@@ -3,11 +3,11 @@
 // program was started without the launcher).
 //
 // Tracers connect to a Unix socket (STEPSCOPE_COLLECTOR) and hand over their
-// shared region (capture/handshake.h); each becomes a TraceCollector. One
-// thread polls: accepts tracers, drains every live trace every ~20 ms, and
-// finishes a trace as soon as its process is gone (pidfd_open; fallback:
+// shared region (capture/handshake.h); each becomes a TraceCollector with its
+// own thread (ranks of one node are written in parallel) that drains it every
+// ~20 ms and finishes it as soon as its process is gone (pidfd_open; fallback:
 // kill(pid, 0) and the /proc start time, so a reused pid is not mistaken for
-// the traced one).
+// the traced one). One server thread accepts tracers.
 #pragma once
 
 #include <atomic>
@@ -45,23 +45,29 @@ class CollectorServer {
   struct Live {
     std::unique_ptr<TraceCollector> trace;
     int pidfd = -1;
+    size_t seq = 0;
+    std::thread thread;
+    std::atomic<bool> done{false};
   };
   CollectorServer() = default;
   void Loop();
   void Accept(int conn);
-  bool Dead(const Live& l) const;
+  bool WaitDead(const Live& l, int timeout_ms) const;
+  void TraceLoop(Live* l);
   void Step(int timeout_ms);
-  void FinishLive(size_t i);
+  void Reap(bool all);
 
   std::string name_;
   int listen_fd_ = -1;
   int pending_conn_ = -1;  // ForConnection
   std::thread thread_;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> force_{false};  // finish every trace now, processes alive or not
   std::atomic<int64_t> deadline_mono_ns_{0};
-  std::mutex mu_;           // guards done_
-  std::vector<Live> live_;  // loop thread only
-  std::vector<CollectedTrace> done_;
+  size_t next_seq_ = 0;
+  std::vector<std::unique_ptr<Live>> live_;  // server thread only
+  std::mutex mu_;                            // guards done_
+  std::vector<std::pair<size_t, CollectedTrace>> done_;
   std::atomic<bool> exit_{false};
 };
 

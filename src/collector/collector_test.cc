@@ -14,6 +14,7 @@
 
 #include "capture/handshake.h"
 #include "capture/shm_ring.h"
+#include "collector/collector_server.h"
 #include "collector/trace_collector.h"
 #include "store/trace_reader.h"
 
@@ -147,6 +148,38 @@ TEST_F(CollectorTest, RefusesARegionOfAnotherLayout) {
   h_->version = 99;
   auto c = TraceCollector::Start(Hello(), memfd_);
   EXPECT_FALSE(c.ok());
+}
+
+TEST_F(CollectorTest, ServerAcceptsATracerAndFinishesItsTraceOnStop) {
+  auto server = CollectorServer::Listen();
+  ASSERT_TRUE(server.ok()) << server.status().message();
+  (*server)->StartThread();
+  Open(1, 100, "before handshake");
+  Close(1, 200);
+  auto sock = ConnectCollector((*server)->name());
+  ASSERT_TRUE(sock.ok()) << sock.status().message();
+  std::string answer;
+  Status st = SendHello(*sock, memfd_, EncodeHello(Hello()), 5000, &answer);
+  close(*sock);
+  close(memfd_);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(answer, "ok " + dir_ + "/t_5.sqlite");
+  std::thread producer([&] {
+    for (uint64_t i = 2; i < 2000; ++i) {
+      Open(i, 300 + static_cast<int64_t>(i) * 10, "after");
+      Close(i, 305 + static_cast<int64_t>(i) * 10);
+    }
+  });
+  producer.join();
+  // This process stays alive: the server finishes the trace when the grace ends.
+  std::vector<CollectedTrace> got = (*server)->Finish(300);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(got[0].kept);
+  auto t = TraceReader::Open(got[0].path);
+  ASSERT_TRUE(t.ok());
+  auto q = (*t)->Query("SELECT COUNT(*) FROM nvtx");
+  ASSERT_TRUE(q.ok() && q->Step());
+  EXPECT_EQ(q->Int(0), 1999);
 }
 
 TEST(Handshake, HelloRoundTrips) {
