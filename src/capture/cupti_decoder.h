@@ -58,6 +58,12 @@ class ActivityDecoder {
   // calls themselves: same thread, same interval, same correlation.
   void set_sync_from_api(bool on) { sync_from_api_ = on; }
 
+  // Strings inside CUPTI records (a kernel's name) are pointers into the
+  // traced process: in the collector, `fetch` maps such a pointer to the copy
+  // the tracer sent (nullptr: unknown). Unset: the pointers are read directly.
+  using StringFetch = std::function<const char*(const char* foreign)>;
+  void set_string_fetch(StringFetch fetch) { fetch_ = std::move(fetch); }
+
   // Decodes every record of a completed CUPTI buffer with `next`
   // (cuptiActivityGetNextRecord). Returns the number of records decoded.
   size_t DecodeBuffer(uint8_t* buffer, size_t valid_size, NextRecordFn next);
@@ -81,6 +87,8 @@ class ActivityDecoder {
   DecoderCounters counters_;
   std::unordered_map<uint64_t, std::pair<StringId, SyncType>> api_names_;
   bool sync_from_api_ = false;
+  StringFetch fetch_;
+  const char* Fetch(const char* p) const { return fetch_ ? (p ? fetch_(p) : nullptr) : p; }
   std::unordered_map<std::string, std::pair<StringId, StringId>> kernel_names_;
   std::unordered_set<uint32_t> threads_;
   int64_t min_ns_ = 0, max_ns_ = 0;

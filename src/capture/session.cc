@@ -17,9 +17,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <unordered_set>
 #include <vector>
 
 #include "capture/clock.h"
+#include "capture/cupti_records.h"
 #include "capture/handshake.h"
 #include "capture/host_mem/host_mem.h"
 #include "common/log.h"
@@ -463,8 +465,34 @@ void Session::OnBufferCompleted(uint8_t* buffer, size_t valid, uint64_t dropped)
     shm_->slots[i].state.store(shm::kSlotFree, std::memory_order_release);
     return;
   }
+  SendForeignStrings(buffer, valid);
   shm_->slots[i].valid.store(valid, std::memory_order_relaxed);
   shm_->slots[i].state.store(shm::kSlotReady, std::memory_order_release);
+}
+
+void Session::SendForeignStrings(uint8_t* buffer, size_t valid) {
+  // Once per buffer and name: a pointer CUPTI reuses for another name later
+  // (a module unloaded) cannot mislabel a kernel.
+  std::unordered_set<const char*> sent;
+  CUpti_Activity* rec = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
+    const char* str = nullptr;
+    if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+        rec->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+      str = reinterpret_cast<const cupti::Kernel*>(rec)->name;
+    } else if (rec->kind == CUPTI_ACTIVITY_KIND_DEVICE) {
+      str = reinterpret_cast<const cupti::Device*>(rec)->name;
+    }
+    if (!str || !sent.insert(str).second) continue;
+    const uint32_t len = static_cast<uint32_t>(strnlen(str, shm::kMaxForeignString));
+    const uint32_t bytes = static_cast<uint32_t>(sizeof(shm::ForeignString)) + len;
+    uint8_t* p = shm::Reserve(shm_, shm::Kind::kString, bytes);
+    if (!p) continue;
+    shm::ForeignString f{reinterpret_cast<uintptr_t>(str), len, 0};
+    std::memcpy(p, &f, sizeof(f));
+    std::memcpy(p + sizeof(f), str, len);
+    shm::Publish(p, shm::Kind::kString, bytes);
+  }
 }
 
 void Session::PumpHostMem() {

@@ -104,6 +104,8 @@ class Session {
   bool Handshake(int memfd);
   void TimerLoop();
   void PumpHostMem();
+  // Copies the strings the buffer's records point to into the ring.
+  void SendForeignStrings(uint8_t* buffer, size_t valid);
 
   CaptureConfig config_;
   std::atomic<bool> active_{false};

@@ -20,6 +20,8 @@ const char* KindName(Kind k) {
       return "oom";
     case Kind::kHostAlloc:
       return "host_alloc";
+    case Kind::kString:
+      return "cupti_string";
     default:
       return "unknown";
   }

@@ -43,7 +43,8 @@ enum class Kind : uint16_t {
   kThreadName = 5,  // ThreadName + name bytes
   kOom = 6,         // OomRecord
   kHostAlloc = 7,   // hostmem::HostAllocRecord
-  kCount = 8,
+  kString = 8,      // ForeignString + bytes: a string a CUPTI record points to (kernel name)
+  kCount = 9,
 };
 const char* KindName(Kind k);
 
@@ -106,8 +107,16 @@ struct ThreadName {
   uint32_t tid;
   uint32_t len;
 };
+// CUPTI records point to strings in the traced process (a kernel's name, a
+// device's name): the tracer sends each one before the buffer that uses it.
+struct ForeignString {
+  uint64_t address;
+  uint32_t len;
+  uint32_t reserved;
+};
 
-inline constexpr uint32_t kMaxString = 4096;  // longer NVTX/thread names are truncated
+inline constexpr uint32_t kMaxString = 4096;          // longer NVTX/thread names are truncated
+inline constexpr uint32_t kMaxForeignString = 16384;  // kernel names
 
 inline uint64_t Align8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
 

@@ -2,6 +2,7 @@
 // and closes, API records and a thread name into a shared region while the
 // collector polls it; then the collector finishes as after the process died.
 // Also run under ThreadSanitizer (make test-tsan).
+#include <cupti.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/mman.h>
@@ -133,6 +134,61 @@ TEST_F(CollectorTest, DrainsWhileTheProducerRunsAndFlagsOpenRanges) {
   ASSERT_TRUE(th.ok() && th->Step());
   EXPECT_EQ(th->Text(0), "main");
   EXPECT_EQ((*t)->Stat("events_api"), 1);
+}
+
+// CUPTI buffer slots: the records' name pointers belong to the traced
+// process, so the names come from the strings the tracer sent through the ring.
+TEST(CollectorSlots, DecodesReadySlotsWithTheNamesSentThroughTheRing) {
+  char tmpl[] = "/tmp/stepscope-slots-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  shm::Header layout{};
+  const uint64_t size = shm::Layout(2, 1 << 16, 1 << 16, &layout);
+  int memfd = static_cast<int>(syscall(SYS_memfd_create, "slots", 1u));
+  ASSERT_EQ(ftruncate(memfd, static_cast<off_t>(size)), 0);
+  auto* h =
+      static_cast<shm::Header*>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0));
+  shm::InitHeader(h, layout, getpid());
+  auto c = TraceCollector::Start(
+      {{"pid", std::to_string(getpid())}, {"cwd", dir}, {"pattern", "slots"}}, memfd);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+
+  static const char kLocalName[] = "not what the tracer sent";
+  uint8_t* slot = shm::SlotBase(h, 1);
+  size_t used = 0;
+  for (uint32_t i = 0; i < 5; ++i) {
+    CUpti_ActivityKernel10 k;
+    std::memset(&k, 0, sizeof(k));
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = 1000 + i * 100;
+    k.end = k.start + 50;
+    k.correlationId = i;
+    k.name = kLocalName;
+    std::memcpy(slot + used, &k, sizeof(k));
+    used += (sizeof(k) + 7) & ~size_t{7};
+  }
+  const std::string sent = "_Z6kernelv";
+  std::vector<uint8_t> rec(sizeof(shm::ForeignString) + sent.size());
+  shm::ForeignString f{reinterpret_cast<uintptr_t>(kLocalName), static_cast<uint32_t>(sent.size()),
+                       0};
+  std::memcpy(rec.data(), &f, sizeof(f));
+  std::memcpy(rec.data() + sizeof(f), sent.data(), sent.size());
+  ASSERT_TRUE(shm::Put(h, shm::Kind::kString, rec.data(), static_cast<uint32_t>(rec.size())));
+  h->slots[1].valid.store(used);
+  h->slots[1].state.store(shm::kSlotReady);
+  (*c)->Poll();
+  EXPECT_EQ(h->slots[1].state.load(), shm::kSlotFree);
+  EXPECT_EQ(slot[0], 0);  // handed back zeroed
+  (*c)->Finish();
+  auto t = TraceReader::Open((*c)->result().path);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  auto q = (*t)->Query(
+      "SELECT s.value, COUNT(*) FROM kernels k JOIN strings s ON s.id = k.name_id GROUP BY 1");
+  ASSERT_TRUE(q.ok() && q->Step());
+  EXPECT_EQ(q->Text(0), "kernel()");
+  EXPECT_EQ(q->Int(1), 5);
+  munmap(h, size);
+  std::string cmd = "rm -rf " + dir;
+  (void)std::system(cmd.c_str());
 }
 
 TEST_F(CollectorTest, NothingRecordedLeavesNoFile) {

@@ -25,11 +25,12 @@ StatusOr<CuptiFunctions> LoadCupti(const std::string& inject_lib) {
   std::lock_guard<std::mutex> lk(mu);
   if (loaded.next_record) return loaded;
   void* cupti = nullptr;
-  if (!inject_lib.empty() && dlopen(inject_lib.c_str(), RTLD_LAZY | RTLD_LOCAL)) {
-    std::string name;
+  std::string name;
+  dl_iterate_phdr(&FindCupti, &name);  // already loaded (tests link it)
+  if (name.empty() && !inject_lib.empty() && dlopen(inject_lib.c_str(), RTLD_LAZY | RTLD_LOCAL)) {
     dl_iterate_phdr(&FindCupti, &name);
-    if (!name.empty()) cupti = dlopen(name.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
   }
+  if (!name.empty()) cupti = dlopen(name.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
   if (!cupti) cupti = dlopen("libcupti.so", RTLD_LAZY | RTLD_LOCAL);
   if (!cupti) return NotFound("cannot load CUPTI to decode the activity buffers");
   loaded.next_record = reinterpret_cast<NextRecordFn>(dlsym(cupti, "cuptiActivityGetNextRecord"));

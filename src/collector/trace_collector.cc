@@ -137,6 +137,10 @@ StatusOr<std::unique_ptr<TraceCollector>> TraceCollector::Start(const HelloField
         return buf.c_str();
       });
   c->decoder_->set_sync_from_api(Get(hello, "sync_from_api", "1") != "0");
+  c->decoder_->set_string_fetch([self](const char* foreign) -> const char* {
+    auto it = self->foreign_strings_.find(reinterpret_cast<uintptr_t>(foreign));
+    return it == self->foreign_strings_.end() ? nullptr : it->second.c_str();
+  });
   c->tids_.insert(static_cast<uint32_t>(c->pid_));
   c->NameThreads();
   Status cs = w.Commit();
@@ -157,9 +161,16 @@ int64_t TraceCollector::NowTraceNs() const {
 }
 
 void TraceCollector::DrainSlots() {
+  // Which slots are ready, then the ring: the tracer put the strings a
+  // buffer's records point to into the ring before marking the buffer ready.
+  std::vector<uint32_t> ready;
   for (uint32_t i = 0; i < shm_->slot_count; ++i) {
+    if (shm_->slots[i].state.load(std::memory_order_acquire) == shm::kSlotReady) ready.push_back(i);
+  }
+  if (ready.empty()) return;
+  DrainRing();
+  for (uint32_t i : ready) {
     shm::Slot& slot = shm_->slots[i];
-    if (slot.state.load(std::memory_order_acquire) != shm::kSlotReady) continue;
     const uint64_t valid = std::min<uint64_t>(slot.valid.load(), shm_->slot_bytes);
     uint8_t* buf = shm::SlotBase(shm_, i);
     auto fns = LoadCupti(Get(hello_, "inject_lib"));
@@ -242,6 +253,14 @@ void TraceCollector::OnRecord(shm::Kind kind, const uint8_t* p, uint32_t n) {
       writer_->SetThreadName(t.tid, writer_->Intern(std::string_view(
                                         reinterpret_cast<const char*>(p + sizeof(t)), t.len)));
       named_.insert(t.tid);
+      break;
+    }
+    case shm::Kind::kString: {
+      if (n < sizeof(shm::ForeignString)) return;
+      shm::ForeignString f;
+      std::memcpy(&f, p, sizeof(f));
+      if (sizeof(f) + uint64_t{f.len} > n) return;
+      foreign_strings_[f.address].assign(reinterpret_cast<const char*>(p + sizeof(f)), f.len);
       break;
     }
     case shm::Kind::kOom: {

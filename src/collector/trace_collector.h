@@ -85,7 +85,8 @@ class TraceCollector {
   bool finished_ = false;
   bool urgent_ = false;
 
-  std::unordered_map<uint64_t, NvtxRecord> open_;  // NVTX ranges started, not yet ended
+  std::unordered_map<uint64_t, std::string> foreign_strings_;  // kernel names by address
+  std::unordered_map<uint64_t, NvtxRecord> open_;              // NVTX ranges started, not yet ended
   std::unordered_set<uint32_t> tids_, named_;
   std::unordered_map<uint32_t, std::string> proc_names_;
   uint64_t nvtx_written_ = 0, nvtx_unmatched_ = 0, host_allocs_ = 0, lost_buffers_ = 0;
