@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -175,7 +176,12 @@ int RunCollect(int argc, char** argv) {
   if (pid > 0) _exit(0);
   setsid();
   for (int s : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGUSR1, SIGUSR2}) signal(s, SIG_IGN);
-  int fd = fcntl(3, F_DUPFD_CLOEXEC, 10);
+  // Keep only stdin/stdout/stderr and the socket: whatever else the program
+  // left open without O_CLOEXEC (pipes to its parent, its files) is not ours.
+  if (syscall(SYS_close_range, 4u, ~0u, 0u) != 0) {
+    for (int i = 4; i < 65536; ++i) close(i);
+  }
+  int fd = fcntl(3, F_DUPFD_CLOEXEC, 3);
   close(3);
   if (fd < 0) return 1;
   auto server = CollectorServer::ForConnection(fd);
