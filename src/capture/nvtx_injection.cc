@@ -7,10 +7,12 @@
 // does this separately; the handlers are shared.
 //
 // Handlers run on the program's threads, so they do the minimum: read the
-// clock, keep a per-thread stack of open push/pop ranges, and append finished
-// ranges to the session (strings are interned later on the writer thread).
-// They never throw and are no-ops when the session is inactive or in a child
-// created by fork().
+// clock, append a range's start (with its strings) and later its end to the
+// shared ring, and keep a per-thread stack of the open push/pop ranges' ids.
+// Starts and ends travel separately so that a range still open when the
+// process dies is written anyway (nvtx.unclosed). They never throw (one
+// exception barrier each) and are no-ops when the session is inactive or in a
+// child created by fork().
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 #include <sys/syscall.h>
