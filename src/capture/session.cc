@@ -280,7 +280,7 @@ bool Session::Handshake(int memfd) {
   f["cwd"] = Cwd();
   f["pattern"] = config_.output_pattern;
   f["overwrite_before_ns"] = std::to_string(config_.overwrite_before_ns);
-  f["command_line"] = CommandLine();
+  f["command_line"] = CommandLine().substr(0, 16384);  // the hello is at most 64 KiB
   f["clock"] = clock_offset_ns_ == 0 ? "CLOCK_REALTIME" : "CUPTI";
   f["wall_clock_offset_ns"] = std::to_string(-clock_offset_ns_);
   f["start_ns"] = std::to_string(start_ns_);
@@ -324,7 +324,7 @@ bool Session::Handshake(int memfd) {
     }
   }
   for (const std::string& var : PatternVars(config_.output_pattern)) {
-    if (const char* v = std::getenv(var.c_str())) f["env." + var] = v;
+    if (const char* v = std::getenv(var.c_str())) f["env." + var] = std::string(v).substr(0, 1024);
   }
   const std::string lib = OwnLibraryPath();
   f["inject_lib"] = lib;
