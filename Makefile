@@ -1,10 +1,11 @@
 # The verbs people type. See README.md.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all bootstrap build test test-asan demo format format-check docs bench fuzz clean install
+.PHONY: all bootstrap build test test-asan test-tsan demo format format-check docs bench fuzz clean install
 
 all: build
 
@@ -23,12 +24,20 @@ test: build
 	$(MAKE) format-check
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(MAKE) test-asan
+	$(MAKE) test-tsan
 	$(MAKE) fuzz
 
 test-asan: bootstrap
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DSTEPSCOPE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j $(JOBS) -LE no_asan
+
+# The capture tests (shared ring, tracer -> collector) under ThreadSanitizer.
+TSAN_TESTS = shm_ring_test collector_test
+test-tsan: bootstrap
+	cmake -S . -B $(TSAN_BUILD) -G Ninja -DSTEPSCOPE_TSAN=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TESTS)
+	cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -L tsan
 
 fuzz: bootstrap
 	@scripts/run_fuzzers.sh
@@ -54,4 +63,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(or $(PREFIX),/usr/local)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) build-fuzz

@@ -8,7 +8,9 @@ its own ms/step over the timed steps (after warm-up), so startup and the
 tracer's finalization are excluded, as a user's step time would be.
 
 usage: capture_overhead.py --stepscope BIN --workload train_gpt.py
-         [--presets small,tiny] [--pairs 6] [--steps 100] [--variant NAME=ENV,...]
+         [--presets small,tiny] [--pairs 6] [--steps 100] [--floor] [--variant NAME=ENV,...]
+--floor adds the CUPTI floor arm "floor": kernel and memcpy records only
+(--trace cuda, STEPSCOPE_DIAG_OFF=api,overhead,flush), the least any CUPTI tracer costs.
 A variant adds another arm with extra environment for the tracer, e.g.
   --variant nomem=STEPSCOPE_TRACE=cuda,nvtx --variant act="STEPSCOPE_API_MODE=activity;STEPSCOPE_SYNC_MODE=cupti"
 """
@@ -36,8 +38,10 @@ def main():
     ap.add_argument("--pairs", type=int, default=6)
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--variant", action="append", default=[])
+    ap.add_argument("--floor", action="store_true", help="add the CUPTI floor arm (see above)")
     ap.add_argument("--json-out")
     a = ap.parse_args()
+
     tmp = tempfile.mkdtemp(prefix="stepscope-overhead-")
     results = {}
     for preset in a.presets.split(","):
@@ -51,6 +55,10 @@ def main():
                 k, val = kv.split("=", 1)
                 env[k] = val
             arms[name] = ([a.stepscope, "profile", "-q", "-f", "-o", os.path.join(tmp, name)] + ["--"] + base, env)
+        if a.floor:
+            env = dict(os.environ, STEPSCOPE_DIAG_OFF="api,overhead,flush")
+            arms["floor"] = ([a.stepscope, "profile", "-q", "-f", "-o", os.path.join(tmp, "floor"),
+                              "--trace", "cuda", "--"] + base, env)
         times = {k: [] for k in arms}
         for i in range(a.pairs):
             for name, (cmd, env) in arms.items():

@@ -15,6 +15,7 @@ ALLOWED = {
     "format": {"common", "format"},
     "store": {"common", "format", "store"},
     "capture": {"common", "format", "store", "capture"},
+    "collector": {"common", "format", "store", "capture", "collector"},
     "analysis": {"common", "format", "store", "analysis"},
     "importers": {"common", "format", "store", "importers"},
     "export": {"common", "format", "store", "analysis", "export"},

@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <cstring>
-#include <mutex>
 
 #include "capture/session.h"
 
@@ -43,54 +42,9 @@ const char* const kDriverPrefixes[] = {"cuLaunch",
                                        "cuMemMap",
                                        "cuMemUnmap"};
 
-// Per-thread single-producer/single-consumer queue of fixed-size chunks: the
-// program thread appends and publishes with a release store (no lock, no
-// allocation except one chunk per 4096 calls); the writer thread consumes
-// with acquire loads and frees chunks the producer has left.
-struct Chunk {
-  static constexpr size_t kSize = 4096;
-  ApiRecord records[kSize];
-  std::atomic<size_t> count{0};
-  std::atomic<Chunk*> next{nullptr};
-};
-
-struct ThreadApiBuffer {
-  uint32_t tid = 0;
-  Chunk* tail = nullptr;  // producer side
-  Chunk* head = nullptr;  // consumer side
-  size_t read_pos = 0;    // consumer side
-};
-
-std::mutex g_buffers_mu;
-std::vector<ThreadApiBuffer*>& AllBuffers() {
-  static auto* v = new std::vector<ThreadApiBuffer*>();
-  return *v;
-}
-
-ThreadApiBuffer* MyBuffer() {
-  // Never freed: a thread's last records are drained after it exits.
-  static thread_local ThreadApiBuffer* buf = [] {
-    auto* b = new ThreadApiBuffer();
-    b->tid = static_cast<uint32_t>(syscall(SYS_gettid));
-    b->tail = b->head = new Chunk();
-    std::lock_guard<std::mutex> lk(g_buffers_mu);
-    AllBuffers().push_back(b);
-    return b;
-  }();
-  return buf;
-}
-
-void Append(ThreadApiBuffer* b, const ApiRecord& r) {
-  Chunk* t = b->tail;
-  size_t n = t->count.load(std::memory_order_relaxed);
-  if (n == Chunk::kSize) {
-    Chunk* c = new Chunk();
-    t->next.store(c, std::memory_order_release);
-    b->tail = t = c;
-    n = 0;
-  }
-  t->records[n] = r;
-  t->count.store(n + 1, std::memory_order_release);
+uint32_t ThreadId() {
+  static thread_local uint32_t tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  return tid;
 }
 
 // The size an allocation call asked for, and the kind of memory; false when
@@ -264,34 +218,10 @@ void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   r.domain = domain == CUPTI_CB_DOMAIN_DRIVER_API ? ApiDomain::kDriver : ApiDomain::kRuntime;
   r.return_code =
       info->functionReturnValue ? *static_cast<const int32_t*>(info->functionReturnValue) : 0;
-  ThreadApiBuffer* b = MyBuffer();
-  r.tid = b->tid;
-  Append(b, r);
+  r.tid = ThreadId();
+  s.PutApi(r);
   // cudaErrorMemoryAllocation and CUDA_ERROR_OUT_OF_MEMORY are both 2.
   if (r.return_code == 2) RecordOom(domain, cbid, info, r);
-}
-
-void DrainApiRecords(std::vector<ApiRecord>* out) {
-  std::vector<ThreadApiBuffer*> buffers;
-  {
-    std::lock_guard<std::mutex> lk(g_buffers_mu);
-    buffers = AllBuffers();
-  }
-  // Single consumer: only the writer thread calls this.
-  for (ThreadApiBuffer* b : buffers) {
-    Chunk* h = b->head;
-    while (true) {
-      size_t n = h->count.load(std::memory_order_acquire);
-      out->insert(out->end(), h->records + b->read_pos, h->records + n);
-      b->read_pos = n;
-      if (n < Chunk::kSize) break;
-      Chunk* next = h->next.load(std::memory_order_acquire);
-      if (!next) break;
-      delete h;
-      b->head = h = next;
-      b->read_pos = 0;
-    }
-  }
 }
 
 }  // namespace stepscope

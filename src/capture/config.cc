@@ -35,10 +35,12 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
   if (ParseInt64(env("STEPSCOPE_DELAY_NS"), &n) && n > 0) c.delay_ns = n;
   if (ParseInt64(env("STEPSCOPE_DURATION_NS"), &n) && n > 0) c.duration_ns = n;
   if (ParseInt64(env("STEPSCOPE_OVERWRITE_BEFORE_NS"), &n) && n > 0) c.overwrite_before_ns = n;
-  if (ParseInt64(env("STEPSCOPE_BUFFER_MB"), &n) && n >= 16)
+  if (ParseInt64(env("STEPSCOPE_BUFFER_MB"), &n) && n >= 8)
     c.max_buffer_memory = static_cast<size_t>(n) << 20;
   if (ParseInt64(env("STEPSCOPE_COMMIT_MS"), &n) && n >= 10) c.commit_interval_ns = n * 1'000'000;
-  c.manifest_path = env("STEPSCOPE_MANIFEST");
+  if (ParseInt64(env("STEPSCOPE_RING_MB"), &n) && n >= 1 && n <= 4096)
+    c.ring_bytes = static_cast<size_t>(n) << 20;
+  c.collector = env("STEPSCOPE_COLLECTOR");
   if (env("STEPSCOPE_CUPTI_ZEROED") == "0") c.zeroed_buffers = false;
   if (ParseInt64(env("STEPSCOPE_DEVICE_BUFFER_MB"), &n) && n >= 1 && n <= 4096)
     c.device_buffer_bytes = static_cast<size_t>(n) << 20;

@@ -7,9 +7,11 @@
 //   STEPSCOPE_DURATION_NS     stop recording this long after recording started
 //   STEPSCOPE_CAPTURE_RANGE   cudaProfilerApi | nvtx:NAME (record only inside the range)
 //   STEPSCOPE_OVERWRITE_BEFORE_NS  replace existing files older than this (--force-overwrite)
-//   STEPSCOPE_MANIFEST        file to which each process appends the path of its trace
-//   STEPSCOPE_BUFFER_MB       cap on CUPTI buffer memory in flight (default 512)
-//   STEPSCOPE_COMMIT_MS       commit interval of the background writer (default 500)
+//   STEPSCOPE_COLLECTOR       the collector's socket (set by `stepscope profile`); unset:
+//                             the tracer starts `stepscope _collect` itself
+//   STEPSCOPE_BUFFER_MB       cap on CUPTI buffer memory (shared buffer slots; default 512)
+//   STEPSCOPE_RING_MB         size of the shared ring for API/NVTX/OOM records (default 32)
+//   STEPSCOPE_COMMIT_MS       commit interval of the collector (default 250)
 //   STEPSCOPE_API_MODE        callback (default) | activity: how API calls are recorded
 //   STEPSCOPE_SYNC_MODE       api (default) | cupti: sync rows derived from the sync API
 //                             calls, or CUPTI SYNCHRONIZATION records (costlier)
@@ -35,10 +37,11 @@ struct CaptureConfig {
   Range range = Range::kNone;
   std::string range_nvtx_name;
   int64_t overwrite_before_ns = 0;
-  std::string manifest_path;
+  std::string collector;  // socket name; empty: start our own collector
   size_t buffer_bytes = 8u << 20;
   size_t max_buffer_memory = 512u << 20;
-  int64_t commit_interval_ns = 500'000'000;
+  size_t ring_bytes = 32u << 20;
+  int64_t commit_interval_ns = 250'000'000;
   // CUPTI buffer tuning: buffers handed to CUPTI already zeroed (the writer
   // thread clears them), so that CUPTI does not clear them on the application
   // thread; device_buffer_bytes 0 keeps CUPTI's default device buffer size.

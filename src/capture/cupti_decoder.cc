@@ -156,7 +156,7 @@ void ActivityDecoder::Decode(const CUpti_Activity* rec) {
       r.context = k->contextId;
       r.stream = k->streamId;
       r.correlation = k->correlationId;
-      KernelNames(k->name, &r.name, &r.mangled_name);
+      KernelNames(Fetch(k->name), &r.name, &r.mangled_name);
       r.grid_x = k->gridX;
       r.grid_y = k->gridY;
       r.grid_z = k->gridZ;
@@ -269,7 +269,8 @@ void ActivityDecoder::Decode(const CUpti_Activity* rec) {
       const auto* d = reinterpret_cast<const cupti::Device*>(rec);
       DeviceRecord r{};
       r.id = d->id;
-      r.name = w_->Intern(d->name ? d->name : "unknown GPU");
+      const char* device_name = Fetch(d->name);
+      r.name = w_->Intern(device_name ? device_name : "unknown GPU");
       std::string uuid = FormatUuid(d->uuid);
       std::memcpy(r.uuid, uuid.c_str(), std::min(uuid.size(), sizeof(r.uuid) - 1));
       r.cc_major = d->computeCapabilityMajor;
@@ -316,10 +317,11 @@ void ActivityDecoder::AddOom(const OomRecord& o) {
   ++counters_.ooms;
 }
 
-size_t ActivityDecoder::DecodeBuffer(uint8_t* buffer, size_t valid_size) {
+size_t ActivityDecoder::DecodeBuffer(uint8_t* buffer, size_t valid_size, NextRecordFn next) {
   size_t n = 0;
   CUpti_Activity* rec = nullptr;
-  while (cuptiActivityGetNextRecord(buffer, valid_size, &rec) == CUPTI_SUCCESS) {
+  if (!next) return 0;
+  while (next(buffer, valid_size, &rec) == CUPTI_SUCCESS) {
     Decode(rec);
     ++n;
   }

@@ -5,8 +5,8 @@
 // are selected in cupti_records.h and read through typed views here. Everything
 // downstream sees only format/records.h.
 //
-// The decoder runs on the tracer's background writer thread, never on a thread
-// of the traced program. It is also what the CI tests drive with synthetic
+// The decoder runs in the collector process (src/collector/), never in the
+// traced program. It is also what the CI tests drive with synthetic
 // activity buffers (records built in memory as the CUPTI structs), so the
 // decoding that runs on the GPU machine is the decoding CI checks.
 #pragma once
@@ -27,6 +27,9 @@ namespace stepscope {
 
 // Returns the API function name for (domain, cbid), or nullptr.
 using ApiNameResolver = std::function<const char*(ApiDomain, uint32_t cbid)>;
+// cuptiActivityGetNextRecord: passed in, so that the collector (which loads
+// CUPTI at run time) and the tests (which link it) share this decoder.
+using NextRecordFn = CUptiResult (*)(uint8_t* buffer, size_t valid, CUpti_Activity** record);
 
 struct DecoderCounters {
   uint64_t kernels = 0, memcpys = 0, memsets = 0, api_calls = 0, syncs = 0, memory = 0,
@@ -55,9 +58,15 @@ class ActivityDecoder {
   // calls themselves: same thread, same interval, same correlation.
   void set_sync_from_api(bool on) { sync_from_api_ = on; }
 
-  // Decodes every record of a completed CUPTI buffer (uses cuptiActivityGetNextRecord).
-  // Returns the number of records decoded.
-  size_t DecodeBuffer(uint8_t* buffer, size_t valid_size);
+  // Strings inside CUPTI records (a kernel's name) are pointers into the
+  // traced process: in the collector, `fetch` maps such a pointer to the copy
+  // the tracer sent (nullptr: unknown). Unset: the pointers are read directly.
+  using StringFetch = std::function<const char*(const char* foreign)>;
+  void set_string_fetch(StringFetch fetch) { fetch_ = std::move(fetch); }
+
+  // Decodes every record of a completed CUPTI buffer with `next`
+  // (cuptiActivityGetNextRecord). Returns the number of records decoded.
+  size_t DecodeBuffer(uint8_t* buffer, size_t valid_size, NextRecordFn next);
 
   const DecoderCounters& counters() const { return counters_; }
   // OS thread ids seen in API records (for thread names at finalize).
@@ -78,6 +87,8 @@ class ActivityDecoder {
   DecoderCounters counters_;
   std::unordered_map<uint64_t, std::pair<StringId, SyncType>> api_names_;
   bool sync_from_api_ = false;
+  StringFetch fetch_;
+  const char* Fetch(const char* p) const { return fetch_ ? (p ? fetch_(p) : nullptr) : p; }
   std::unordered_map<std::string, std::pair<StringId, StringId>> kernel_names_;
   std::unordered_set<uint32_t> threads_;
   int64_t min_ns_ = 0, max_ns_ = 0;

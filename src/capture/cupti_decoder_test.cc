@@ -299,7 +299,7 @@ TEST_F(DecoderTest, DecodeBufferWalksEveryRecord) {
   a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
   a.cbid = 211;
   for (int i = 0; i < 10; ++i) append(&a, sizeof(a));
-  size_t n = decoder_->DecodeBuffer(buffer, used);
+  size_t n = decoder_->DecodeBuffer(buffer, used, &cuptiActivityGetNextRecord);
   EXPECT_EQ(n, 60u);
   EXPECT_EQ(decoder_->counters().kernels, 50u);
   EXPECT_EQ(decoder_->counters().api_calls, 10u);

@@ -74,25 +74,47 @@ void ToggleActivities(bool on) {
   }
 }
 
+// Every CUPTI callback runs behind an exception barrier: nothing reaches the
+// program; the session turns itself off with one warning.
 void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *max_records = 0;
-  *buffer = Session::Get().AllocateBuffer(size);
+  *buffer = nullptr;
+  *size = 0;
+  try {
+    *buffer = Session::Get().AllocateBuffer(size);
+  } catch (...) {
+    Session::Get().Disable("internal error in the CUPTI buffer callback");
+  }
 }
 
 void CUPTIAPI BufferCompleted(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size,
                               size_t valid) {
-  size_t dropped = 0;
-  cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped);
-  Session::Get().OnBufferCompleted(buffer, valid, dropped);
+  try {
+    size_t dropped = 0;
+    cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped);
+    Session::Get().OnBufferCompleted(buffer, valid, dropped);
+  } catch (...) {
+    Session::Get().Disable("internal error in the CUPTI buffer callback");
+  }
 }
 
-// Callback API: only used for the cudaProfilerStart/Stop capture range.
+void OnCallbackImpl(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
+
+// API callbacks (and the cudaProfilerStart/Stop capture range).
 void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                          const void* data) {
+  try {
+    OnCallbackImpl(domain, cbid, data);
+  } catch (...) {
+    Session::Get().Disable("internal error in the CUPTI API callback");
+  }
+}
+
+void OnCallbackImpl(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
   Session& s = Session::Get();
-  if (s.config().range != CaptureConfig::Range::kCudaProfilerApi) {
+  if (!s.profiler_range_pending()) {
     OnApiCallback(domain, cbid, info);
     return;
   }

@@ -7,10 +7,12 @@
 // does this separately; the handlers are shared.
 //
 // Handlers run on the program's threads, so they do the minimum: read the
-// clock, keep a per-thread stack of open push/pop ranges, and append finished
-// ranges to the session (strings are interned later on the writer thread).
-// They never throw and are no-ops when the session is inactive or in a child
-// created by fork().
+// clock, append a range's start (with its strings) and later its end to the
+// shared ring, and keep a per-thread stack of the open push/pop ranges' ids.
+// Starts and ends travel separately so that a range still open when the
+// process dies is written anyway (nvtx.unclosed). They never throw (one
+// exception barrier each) and are no-ops when the session is inactive or in a
+// child created by fork().
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 #include <sys/syscall.h>
@@ -20,6 +22,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -83,9 +86,7 @@ const std::string& DomainName(nvtxDomainHandle_t d) {
 
 // Per-thread stacks of open push/pop ranges, one per domain.
 struct OpenRange {
-  int64_t start_ns;
-  Attrs attrs;
-  bool recorded;       // recording was on when the range was pushed
+  uint64_t id;         // the collector's id of the open record; 0: not recorded
   bool opens_capture;  // this range opened the nvtx:NAME capture range
 };
 
@@ -105,125 +106,72 @@ ThreadStacks& Stacks() {
   return stacks;
 }
 
-// Start/end ranges may end on another thread: keyed by range id.
-struct StartEndRange {
-  int64_t start_ns;
-  uint32_t tid;
-  nvtxDomainHandle_t domain;
-  Attrs attrs;
-};
-std::mutex g_ranges_mu;
-std::unordered_map<uint64_t, StartEndRange>& OpenStartEnd() {
-  static auto* m = new std::unordered_map<uint64_t, StartEndRange>();
-  return *m;
+// Every handler runs behind this barrier: an exception (bad_alloc) never
+// reaches the program; the session turns itself off with one warning.
+template <typename F>
+auto Guard(F&& f) noexcept -> decltype(f()) {
+  try {
+    return f();
+  } catch (...) {
+    Session::Get().Disable("internal error in the NVTX handler");
+    if constexpr (!std::is_void_v<decltype(f())>) return decltype(f())();
+  }
 }
-std::atomic<uint64_t> g_next_range_id{1};
 
 Session& S() { return Session::Get(); }
 
-int Push(nvtxDomainHandle_t domain, Attrs&& attrs) noexcept {
-  try {
-    Session& s = S();
-    if (!s.active()) return -1;
-    auto& stack = Stacks().For(domain);
-    bool opens = false;
-    if (s.config().range == CaptureConfig::Range::kNvtx && !s.recording() &&
-        attrs.message == s.config().range_nvtx_name) {
-      s.SetRecording(true);
-      opens = true;
-    }
-    stack.push_back({s.NowNs(), std::move(attrs), s.recording(), opens});
-    return static_cast<int>(stack.size()) - 1;
-  } catch (...) {
-    return -1;
+uint8_t Depth(size_t d) { return static_cast<uint8_t>(d > 255 ? 255 : d); }
+
+int Push(nvtxDomainHandle_t domain, Attrs&& attrs) {
+  Session& s = S();
+  if (!s.active()) return -1;
+  auto& stack = Stacks().For(domain);
+  bool opens = false;
+  if (s.nvtx_range_pending() && !s.recording() && attrs.message == s.config().range_nvtx_name) {
+    s.SetRecording(true);
+    opens = true;
   }
+  uint64_t id = 0;
+  if (s.recording()) {
+    id = s.NvtxOpen(s.NowNs(), ThreadId(), attrs.category, attrs.color, NvtxKind::kPushPop,
+                    Depth(stack.size()), DomainName(domain), attrs.message);
+  }
+  stack.push_back({id, opens});
+  return static_cast<int>(stack.size()) - 1;
 }
 
-int Pop(nvtxDomainHandle_t domain) noexcept {
-  try {
-    Session& s = S();
-    if (!s.active()) return -1;
-    auto& stack = Stacks().For(domain);
-    if (stack.empty()) return -1;
-    const int64_t end = s.NowNs();
-    OpenRange r = std::move(stack.back());
-    stack.pop_back();
-    const int depth = static_cast<int>(stack.size());
-    if (r.recorded) {
-      PendingNvtx e{r.start_ns,         end,
-                    ThreadId(),         ThreadId(),
-                    r.attrs.category,   r.attrs.color,
-                    NvtxKind::kPushPop, static_cast<uint8_t>(depth > 255 ? 255 : depth),
-                    DomainName(domain), std::move(r.attrs.message)};
-      s.AddNvtx(std::move(e));
-    }
-    if (r.opens_capture) s.SetRecording(false);
-    return depth;
-  } catch (...) {
-    return -1;
-  }
+int Pop(nvtxDomainHandle_t domain) {
+  Session& s = S();
+  if (!s.active()) return -1;
+  auto& stack = Stacks().For(domain);
+  if (stack.empty()) return -1;
+  OpenRange r = stack.back();
+  stack.pop_back();
+  if (r.id != 0) s.NvtxClose(r.id, s.NowNs(), ThreadId());
+  if (r.opens_capture) s.SetRecording(false);
+  return static_cast<int>(stack.size());
 }
 
-void Mark(nvtxDomainHandle_t domain, Attrs&& attrs) noexcept {
-  try {
-    Session& s = S();
-    if (!s.recording()) return;
-    int64_t now = s.NowNs();
-    PendingNvtx e{now,
-                  now,
-                  ThreadId(),
-                  ThreadId(),
-                  attrs.category,
-                  attrs.color,
-                  NvtxKind::kMark,
-                  0,
-                  DomainName(domain),
-                  std::move(attrs.message)};
-    s.AddNvtx(std::move(e));
-  } catch (...) {
-  }
+void Mark(nvtxDomainHandle_t domain, Attrs&& attrs) {
+  Session& s = S();
+  if (!s.recording()) return;
+  s.NvtxOpen(s.NowNs(), ThreadId(), attrs.category, attrs.color, NvtxKind::kMark, 0,
+             DomainName(domain), attrs.message);
 }
 
-nvtxRangeId_t Start(nvtxDomainHandle_t domain, Attrs&& attrs) noexcept {
-  try {
-    Session& s = S();
-    if (!s.recording()) return 0;
-    uint64_t id = g_next_range_id.fetch_add(1);
-    StartEndRange r{s.NowNs(), ThreadId(), domain, std::move(attrs)};
-    std::lock_guard<std::mutex> lk(g_ranges_mu);
-    OpenStartEnd().emplace(id, std::move(r));
-    return id;
-  } catch (...) {
-    return 0;
-  }
+// Start/end ranges may end on another thread: the id handed to the program is
+// the id of the open record, which the collector pairs with the end record.
+nvtxRangeId_t Start(nvtxDomainHandle_t domain, Attrs&& attrs) {
+  Session& s = S();
+  if (!s.recording()) return 0;
+  return s.NvtxOpen(s.NowNs(), ThreadId(), attrs.category, attrs.color, NvtxKind::kStartEnd, 0,
+                    DomainName(domain), attrs.message);
 }
 
-void End(nvtxRangeId_t id) noexcept {
-  try {
-    Session& s = S();
-    if (!s.active() || id == 0) return;
-    const int64_t end = s.NowNs();
-    StartEndRange r;
-    {
-      std::lock_guard<std::mutex> lk(g_ranges_mu);
-      auto it = OpenStartEnd().find(id);
-      if (it == OpenStartEnd().end()) return;
-      r = std::move(it->second);
-      OpenStartEnd().erase(it);
-    }
-    PendingNvtx e{r.start_ns,
-                  end,
-                  r.tid,
-                  ThreadId(),
-                  r.attrs.category,
-                  r.attrs.color,
-                  NvtxKind::kStartEnd,
-                  0,
-                  DomainName(r.domain),
-                  std::move(r.attrs.message)};
-    s.AddNvtx(std::move(e));
-  } catch (...) {
-  }
+void End(nvtxRangeId_t id) {
+  Session& s = S();
+  if (!s.active() || id == 0) return;
+  s.NvtxClose(id, s.NowNs(), ThreadId());
 }
 
 Attrs Message(const char* m) {
@@ -238,46 +186,68 @@ Attrs MessageW(const wchar_t* m) {
 }
 
 // ---- CORE ----
-void MarkEx(const nvtxEventAttributes_t* a) { Mark(nullptr, FromEventAttributes(a)); }
-void MarkA(const char* m) { Mark(nullptr, Message(m)); }
-void MarkW(const wchar_t* m) { Mark(nullptr, MessageW(m)); }
-nvtxRangeId_t RangeStartEx(const nvtxEventAttributes_t* a) {
-  return Start(nullptr, FromEventAttributes(a));
+void MarkEx(const nvtxEventAttributes_t* a) {
+  Guard([&] { Mark(nullptr, FromEventAttributes(a)); });
 }
-nvtxRangeId_t RangeStartA(const char* m) { return Start(nullptr, Message(m)); }
-nvtxRangeId_t RangeStartW(const wchar_t* m) { return Start(nullptr, MessageW(m)); }
-void RangeEnd(nvtxRangeId_t id) { End(id); }
-int RangePushEx(const nvtxEventAttributes_t* a) { return Push(nullptr, FromEventAttributes(a)); }
-int RangePushA(const char* m) { return Push(nullptr, Message(m)); }
-int RangePushW(const wchar_t* m) { return Push(nullptr, MessageW(m)); }
-int RangePop() { return Pop(nullptr); }
+void MarkA(const char* m) {
+  Guard([&] { Mark(nullptr, Message(m)); });
+}
+void MarkW(const wchar_t* m) {
+  Guard([&] { Mark(nullptr, MessageW(m)); });
+}
+nvtxRangeId_t RangeStartEx(const nvtxEventAttributes_t* a) {
+  return Guard([&] { return Start(nullptr, FromEventAttributes(a)); });
+}
+nvtxRangeId_t RangeStartA(const char* m) {
+  return Guard([&] { return Start(nullptr, Message(m)); });
+}
+nvtxRangeId_t RangeStartW(const wchar_t* m) {
+  return Guard([&] { return Start(nullptr, MessageW(m)); });
+}
+void RangeEnd(nvtxRangeId_t id) {
+  Guard([&] { End(id); });
+}
+int RangePushEx(const nvtxEventAttributes_t* a) {
+  return Guard([&] { return Push(nullptr, FromEventAttributes(a)); });
+}
+int RangePushA(const char* m) {
+  return Guard([&] { return Push(nullptr, Message(m)); });
+}
+int RangePushW(const wchar_t* m) {
+  return Guard([&] { return Push(nullptr, MessageW(m)); });
+}
+int RangePop() {
+  return Guard([&] { return Pop(nullptr); });
+}
 void NameCategoryA(uint32_t, const char*) {}
 void NameCategoryW(uint32_t, const wchar_t*) {}
-void NameOsThreadA(uint32_t tid, const char* name) noexcept {
-  try {
+void NameOsThreadA(uint32_t tid, const char* name) {
+  Guard([&] {
     if (S().active() && name) S().SetThreadName(tid, name);
-  } catch (...) {
-  }
+  });
 }
-void NameOsThreadW(uint32_t tid, const wchar_t* name) noexcept {
-  try {
+void NameOsThreadW(uint32_t tid, const wchar_t* name) {
+  Guard([&] {
     if (S().active() && name) S().SetThreadName(tid, Utf8(name));
-  } catch (...) {
-  }
+  });
 }
 
 // ---- CORE2 ----
 void DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-  Mark(d, FromEventAttributes(a));
+  Guard([&] { Mark(d, FromEventAttributes(a)); });
 }
 nvtxRangeId_t DomainRangeStartEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-  return Start(d, FromEventAttributes(a));
+  return Guard([&] { return Start(d, FromEventAttributes(a)); });
 }
-void DomainRangeEnd(nvtxDomainHandle_t, nvtxRangeId_t id) { End(id); }
+void DomainRangeEnd(nvtxDomainHandle_t, nvtxRangeId_t id) {
+  Guard([&] { End(id); });
+}
 int DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-  return Push(d, FromEventAttributes(a));
+  return Guard([&] { return Push(d, FromEventAttributes(a)); });
 }
-int DomainRangePop(nvtxDomainHandle_t d) { return Pop(d); }
+int DomainRangePop(nvtxDomainHandle_t d) {
+  return Guard([&] { return Pop(d); });
+}
 
 std::mutex g_handles_mu;
 
@@ -294,10 +264,10 @@ nvtxStringHandle_t RegisterString(const std::string& s) noexcept {
   }
 }
 nvtxStringHandle_t DomainRegisterStringA(nvtxDomainHandle_t, const char* s) {
-  return RegisterString(s ? s : "");
+  return Guard([&] { return RegisterString(s ? s : ""); });
 }
 nvtxStringHandle_t DomainRegisterStringW(nvtxDomainHandle_t, const wchar_t* s) {
-  return RegisterString(Utf8(s));
+  return Guard([&] { return RegisterString(Utf8(s)); });
 }
 nvtxDomainHandle_t CreateDomain(const std::string& name) noexcept {
   try {
@@ -310,8 +280,12 @@ nvtxDomainHandle_t CreateDomain(const std::string& name) noexcept {
     return nullptr;
   }
 }
-nvtxDomainHandle_t DomainCreateA(const char* name) { return CreateDomain(name ? name : ""); }
-nvtxDomainHandle_t DomainCreateW(const wchar_t* name) { return CreateDomain(Utf8(name)); }
+nvtxDomainHandle_t DomainCreateA(const char* name) {
+  return Guard([&] { return CreateDomain(name ? name : ""); });
+}
+nvtxDomainHandle_t DomainCreateW(const wchar_t* name) {
+  return Guard([&] { return CreateDomain(Utf8(name)); });
+}
 void DomainDestroy(nvtxDomainHandle_t) {}  // handles stay valid: events may still refer to them
 void DomainNameCategoryA(nvtxDomainHandle_t, uint32_t, const char*) {}
 void DomainNameCategoryW(nvtxDomainHandle_t, uint32_t, const wchar_t*) {}

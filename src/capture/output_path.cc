@@ -1,6 +1,7 @@
 #include "capture/output_path.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -87,7 +88,14 @@ int TryCreate(const std::string& path, int64_t overwrite_older_than_ns) {
     struct stat st;
     if (::stat(path.c_str(), &st) == 0) {
       int64_t mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-      if (mtime < overwrite_older_than_ns) {
+      // A live collector holds an exclusive flock on the trace it writes: never
+      // replace that one, whatever its age.
+      bool busy = false;
+      if (int lfd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC); lfd >= 0) {
+        busy = ::flock(lfd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+        ::close(lfd);
+      }
+      if (mtime < overwrite_older_than_ns && !busy) {
         ::unlink(path.c_str());
         ::unlink((path + "-wal").c_str());
         ::unlink((path + "-shm").c_str());

@@ -1,25 +1,34 @@
 #include "capture/session.h"
 
 #include <cupti.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <unordered_set>
+#include <vector>
 
-#include "capture/api_callbacks.h"
 #include "capture/clock.h"
-#include "capture/cupti_decoder.h"
-#include "capture/host_mem/host_alloc_sink.h"
-#include "capture/output_path.h"
+#include "capture/cupti_records.h"
+#include "capture/handshake.h"
+#include "capture/host_mem/host_mem.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "common/version.h"
-#include "store/trace_writer.h"
+
+extern char** environ;
 
 namespace stepscope {
 
@@ -47,23 +56,97 @@ std::string HostName() {
   return buf;
 }
 
-const char* ApiNameFromCupti(ApiDomain domain, uint32_t cbid) {
-  const char* name = nullptr;
-  CUpti_CallbackDomain d =
-      domain == ApiDomain::kDriver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
-  if (cuptiGetCallbackName(d, cbid, &name) != CUPTI_SUCCESS) return nullptr;
-  return name;
+std::string Cwd() {
+  char cwd[4096];
+  return getcwd(cwd, sizeof(cwd)) ? cwd : ".";
 }
 
-// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel"; "_ptsz" variants keep their suffix.
-std::string StripVersionSuffix(const char* name) {
-  std::string s = name;
-  size_t v = s.rfind("_v");
-  if (v != std::string::npos && v + 2 < s.size() &&
-      s.find_first_not_of("0123456789", v + 2) == std::string::npos) {
-    s.erase(v);
+// The path of this library (for the collector: it finds CUPTI through it).
+std::string OwnLibraryPath() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&ReadProcFile), &info) && info.dli_fname)
+    return info.dli_fname;
+  return "";
+}
+
+// Starts `stepscope _collect` for this process (no launcher around it):
+// detached into its own session so that it outlives the program and is not in
+// its process group; it double-forks, so the program never sees it as a child.
+// Returns our end of a connected socket pair.
+StatusOr<int> StartOwnCollector(const std::string& lib) {
+  std::string bin;
+  if (const char* b = std::getenv("STEPSCOPE_BIN"); b && *b) {
+    bin = b;
+  } else {
+    std::string dir = lib.substr(0, lib.rfind('/'));
+    bin = dir + "/../bin/stepscope";
   }
-  return s;
+  if (::access(bin.c_str(), X_OK) != 0)
+    return NotFound("no collector: " + bin + " not found (set STEPSCOPE_BIN)");
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    return IoError(std::string("socketpair: ") + std::strerror(errno));
+  int child_end = sv[1];
+  if (child_end == 3) {  // dup2(3, 3) would keep FD_CLOEXEC set
+    child_end = ::fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
+    ::close(sv[1]);
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, child_end, 3);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+#ifdef POSIX_SPAWN_SETSID
+  flags |= POSIX_SPAWN_SETSID;
+#endif
+  posix_spawnattr_setflags(&attr, flags);
+  std::vector<std::string> env_store;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv = *e;
+    if (StartsWith(kv, "LD_PRELOAD=") || StartsWith(kv, "CUDA_INJECTION64_PATH=") ||
+        StartsWith(kv, "NVTX_INJECTION64_PATH=")) {
+      continue;
+    }
+    env_store.push_back(kv);
+  }
+  std::vector<char*> envp;
+  for (std::string& s : env_store) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::string a0 = bin, a1 = "_collect", a2 = "--inject-lib", a3 = lib;
+  char* argv[] = {a0.data(), a1.data(), a2.data(), a3.data(), nullptr};
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, bin.c_str(), &fa, &attr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  ::close(child_end);
+  if (rc != 0) {
+    ::close(sv[0]);
+    return IoError("cannot start the collector " + bin + ": " + std::strerror(rc));
+  }
+  // The intermediate process exits as soon as it forked the collector.
+  int st = 0;
+  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  return sv[0];
+}
+
+// Variable names used by %q{VAR} in the output pattern.
+std::vector<std::string> PatternVars(const std::string& pattern) {
+  std::vector<std::string> out;
+  for (size_t i = pattern.find("%q{"); i != std::string::npos; i = pattern.find("%q{", i + 3)) {
+    size_t end = pattern.find('}', i);
+    if (end == std::string::npos) break;
+    out.push_back(pattern.substr(i + 3, end - i - 3));
+  }
+  return out;
 }
 
 }  // namespace
@@ -76,9 +159,11 @@ Session& Session::Get() {
   return *session;
 }
 
+int64_t Session::RealtimeNsForSession() { return RealtimeNs(); }
+
 void Session::OnForkChild() {
-  // The child must never write into the parent's trace (its writer thread does
-  // not exist here and the SQLite connection belongs to the parent).
+  // The child never writes into the parent's region (its CUPTI state and timer
+  // thread do not exist here); it runs untraced.
   in_fork_child_ = true;
 }
 
@@ -100,12 +185,11 @@ bool Session::EnsureStarted() {
 void Session::Disable(const std::string& why) {
   active_ = false;
   recording_ = false;
+  if (shm_) shm_->flags.fetch_or(shm::kFlagDisabled);
   if (!warned_.exchange(true)) {
     LogWarn("%s; the program runs untraced", why.c_str());
   }
 }
-
-int64_t Session::NowNs() const { return RealtimeNs() + clock_offset_ns_; }
 
 bool Session::Start() {
   std::string warning;
@@ -121,42 +205,108 @@ bool Session::Start() {
   }
   start_ns_ = NowNs();
 
-  PatternContext ctx;
-  ctx.pid = static_cast<int>(getpid());
-  ctx.host = HostName();
-  ctx.getenv = [](const std::string& v) {
-    return static_cast<const char*>(std::getenv(v.c_str()));
-  };
-  auto path = CreateTraceFile(config_.output_pattern, ctx, config_.overwrite_before_ns);
-  if (!path.ok()) {
-    Disable(path.status().message());
+  shm::Header layout{};
+  const uint32_t slots =
+      config_.cuda ? static_cast<uint32_t>(config_.max_buffer_memory / config_.buffer_bytes) : 0;
+  const uint64_t total = shm::Layout(slots, config_.buffer_bytes, config_.ring_bytes, &layout);
+  int memfd = static_cast<int>(::syscall(SYS_memfd_create, "stepscope", 1u /*MFD_CLOEXEC*/));
+  if (memfd < 0) {
+    Disable(std::string("cannot create the shared trace buffer: ") + std::strerror(errno));
     return false;
   }
-  path_ = *path;
-  auto writer = TraceWriter::Create(path_);
-  if (!writer.ok()) {
-    Disable(writer.status().message());
-    ::unlink(path_.c_str());
+  if (::ftruncate(memfd, static_cast<off_t>(total)) != 0) {
+    Disable(std::string("cannot size the shared trace buffer: ") + std::strerror(errno));
+    ::close(memfd);
     return false;
   }
-  writer_ = std::move(*writer);
-  writer_->SetMeta("source", "capture");
-  writer_->SetMeta("tool_version", kVersion);
-  writer_->SetMeta("clock", clock_offset_ns_ == 0 ? "CLOCK_REALTIME" : "CUPTI");
-  writer_->SetMeta("wall_clock_offset_ns", std::to_string(-clock_offset_ns_));
-  writer_->SetMeta("start_ns", std::to_string(start_ns_));
-  writer_->SetMeta("end_ns", std::to_string(start_ns_));
-  writer_->SetMeta("pid", std::to_string(getpid()));
-  writer_->SetMeta("ppid", std::to_string(getppid()));
-  writer_->SetMeta("host", ctx.host);
-  writer_->SetMeta("command_line", CommandLine());
+  void* region = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+  if (region == MAP_FAILED) {
+    Disable(std::string("cannot map the shared trace buffer: ") + std::strerror(errno));
+    ::close(memfd);
+    return false;
+  }
+  shm::InitHeader(region, layout, static_cast<int32_t>(getpid()));
+  shm_ = static_cast<shm::Header*>(region);
+  const bool ok = Handshake(memfd);
+  ::close(memfd);  // the mapping stays; no fd of ours is left in the program
+  if (!ok) {
+    ::munmap(region, total);
+    shm_ = nullptr;
+    return false;
+  }
+
+  const bool delay_pending = config_.delay_ns > 0;
+  recording_ = !delay_pending && config_.range == CaptureConfig::Range::kNone;
+  recording_since_ns_ = start_ns_;
+  if (config_.host_mem) {
+    host_drain_ = dlsym(RTLD_DEFAULT, "stepscope_hostmem_drain");
+    if (!host_drain_) {
+      LogWarn(
+          "--trace host-mem: the malloc interposer (libstepscope_hostmem.so) is not loaded; "
+          "host allocations are not recorded");
+    }
+  }
+
+  pthread_atfork(nullptr, nullptr, &Session::OnForkChild);
+  std::atexit([] {
+    try {
+      Session::Get().Shutdown();
+    } catch (...) {
+    }
+  });
+
+  // The timer thread blocks every signal so that signals meant for the
+  // program are never delivered to it.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  try {
+    thread_ = std::thread(&Session::TimerLoop, this);
+  } catch (...) {
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    Disable("cannot start the tracer's timer thread");
+    return false;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  LogVerbose("tracing pid %d", static_cast<int>(getpid()));
+  return true;
+}
+
+bool Session::Handshake(int memfd) {
+  HelloFields f;
+  f["pid"] = std::to_string(getpid());
+  f["ppid"] = std::to_string(getppid());
+  f["host"] = HostName();
+  f["cwd"] = Cwd();
+  f["pattern"] = config_.output_pattern;
+  f["overwrite_before_ns"] = std::to_string(config_.overwrite_before_ns);
+  f["command_line"] = CommandLine().substr(0, 16384);  // the hello is at most 64 KiB
+  f["clock"] = clock_offset_ns_ == 0 ? "CLOCK_REALTIME" : "CUPTI";
+  f["wall_clock_offset_ns"] = std::to_string(-clock_offset_ns_);
+  f["start_ns"] = std::to_string(start_ns_);
+  f["tool_version"] = kVersion;
+  f["sync_from_api"] = config_.sync_from_api ? "1" : "0";
+  f["zeroed_buffers"] = config_.zeroed_buffers ? "1" : "0";
+  f["commit_ms"] = std::to_string(config_.commit_interval_ns / 1'000'000);
+  f["start_time_ticks"] = [] {
+    std::string stat = ReadProcFile("/proc/self/stat");
+    size_t p = stat.rfind(')');
+    std::vector<std::string> parts = Split(p == std::string::npos ? "" : stat.substr(p + 2), ' ');
+    return parts.size() > 19 ? parts[19] : std::string();
+  }();
   std::string cats;
   if (config_.cuda) cats += "cuda,";
   if (config_.nvtx) cats += "nvtx,";
   if (config_.memory) cats += "memory,";
   if (config_.host_mem) cats += "host-mem,";
   if (!cats.empty()) cats.pop_back();
-  writer_->SetMeta("trace_categories", cats);
+  f["trace_categories"] = cats;
+  if (config_.host_mem) {
+    if (auto threshold =
+            reinterpret_cast<uint64_t (*)()>(dlsym(RTLD_DEFAULT, "stepscope_hostmem_threshold"))) {
+      f["host_mem_threshold_bytes"] = std::to_string(threshold());
+    }
+  }
   struct {
     const char* key;
     const char* vars[4];
@@ -168,80 +318,47 @@ bool Session::Start() {
     for (const char* var : r.vars) {
       const char* v = var ? std::getenv(var) : nullptr;
       if (v && *v) {
-        writer_->SetMeta(r.key, v);
+        f[std::string("meta.") + r.key] = v;
         break;
       }
     }
   }
-  if (config_.host_mem) {
-    auto sink = hostmem::HostAllocSink::Create(writer_->db());
-    if (sink.ok() && (*sink)->available()) {
-      host_sink_ = std::move(*sink);
-      writer_->SetMeta("host_mem_threshold_bytes", std::to_string(host_sink_->threshold()));
-    } else {
-      LogWarn(
-          "--trace host-mem: the malloc interposer (libstepscope_hostmem.so) is not loaded; "
-          "host allocations are not recorded");
-    }
+  for (const std::string& var : PatternVars(config_.output_pattern)) {
+    if (const char* v = std::getenv(var.c_str())) f["env." + var] = std::string(v).substr(0, 1024);
   }
-  if (!writer_->Commit().ok()) {
-    Disable(path_ + ": " + writer_->status().message());
+  const std::string lib = OwnLibraryPath();
+  f["inject_lib"] = lib;
+
+  StatusOr<int> sock = IoError("");
+  if (!config_.collector.empty()) {
+    // Unreachable (e.g. a rank on another node inherited the launcher's
+    // socket name through srun): collect for ourselves instead.
+    sock = ConnectCollector(config_.collector);
+    if (!sock.ok()) {
+      LogVerbose("%s; starting a collector for this process", sock.status().message().c_str());
+      sock = StartOwnCollector(lib);
+    }
+  } else {
+    sock = StartOwnCollector(lib);
+  }
+  if (!sock.ok()) {
+    Disable(sock.status().message());
     return false;
   }
-  {
-    // Where this process's trace is, for code in the process that writes
-    // files beside it (stepscope.torch reads it with getenv at run time).
-    char cwd[4096];
-    std::string full = path_;
-    if (!path_.empty() && path_[0] != '/' && getcwd(cwd, sizeof(cwd)))
-      full = std::string(cwd) + "/" + path_;
-    setenv("STEPSCOPE_TRACE_FILE", full.c_str(), 1);
-  }
-  if (!config_.manifest_path.empty()) {
-    // Tell the launcher where this process's trace is (also when it later crashes).
-    int fd = ::open(config_.manifest_path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (fd >= 0) {
-      char cwd[4096];
-      std::string full = path_;
-      if (!path_.empty() && path_[0] != '/' && getcwd(cwd, sizeof(cwd)))
-        full = std::string(cwd) + "/" + path_;
-      std::string line = full + "\n";
-      ssize_t ignored = ::write(fd, line.data(), line.size());
-      (void)ignored;
-      ::close(fd);
-    }
-  }
-  decoder_ = std::make_unique<ActivityDecoder>(writer_.get(),
-                                               [](ApiDomain d, uint32_t cbid) -> const char* {
-                                                 static thread_local std::string buf;
-                                                 const char* n = ApiNameFromCupti(d, cbid);
-                                                 if (!n) return nullptr;
-                                                 buf = StripVersionSuffix(n);
-                                                 return buf.c_str();
-                                               });
-  decoder_->set_sync_from_api(config_.sync_from_api);
-
-  delay_pending_ = config_.delay_ns > 0;
-  recording_ = !delay_pending_ && config_.range == CaptureConfig::Range::kNone;
-  recording_since_ns_ = start_ns_;
-
-  pthread_atfork(nullptr, nullptr, &Session::OnForkChild);
-  std::atexit([] { Session::Get().Shutdown(); });
-
-  // The writer thread blocks every signal so that signals meant for the
-  // program are never delivered to it.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  try {
-    thread_ = std::thread(&Session::WriterLoop, this);
-  } catch (...) {
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    Disable("cannot start the writer thread");
+  std::string answer;
+  Status st = SendHello(*sock, memfd, EncodeHello(f), 20000, &answer);
+  ::close(*sock);
+  if (!st.ok()) {
+    Disable(st.message());
     return false;
   }
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  LogVerbose("tracing pid %d into %s", static_cast<int>(getpid()), path_.c_str());
+  if (!StartsWith(answer, "ok ")) {
+    Disable(StartsWith(answer, "error ") ? answer.substr(6) : "the collector refused: " + answer);
+    return false;
+  }
+  // Where this process's trace is, for code in the process that writes files
+  // beside it (stepscope.torch reads it with getenv at run time).
+  setenv("STEPSCOPE_TRACE_FILE", answer.substr(3).c_str(), 1);
   return true;
 }
 
@@ -250,258 +367,202 @@ void Session::SetRecording(bool on) {
   bool was = recording_.exchange(on);
   if (was == on) return;
   if (on) recording_since_ns_ = NowNs();
-  if (activity_toggle_) activity_toggle_(on);
+  if (auto toggle = activity_toggle_.load()) toggle(on);
 }
 
-void Session::AddNvtx(PendingNvtx&& e) {
-  std::lock_guard<std::mutex> lk(mu_);
-  if (stop_) return;
-  nvtx_.push_back(std::move(e));
+bool Session::PutApi(const ApiRecord& r) {
+  if (!active()) return false;
+  return shm::Put(shm_, shm::Kind::kApi, &r, sizeof(r));
+}
+
+uint64_t Session::NvtxOpen(int64_t start_ns, uint32_t tid, uint32_t category, uint32_t color,
+                           NvtxKind kind, uint8_t depth, std::string_view domain,
+                           std::string_view name) {
+  if (!active()) return 0;
+  domain = domain.substr(0, std::min<size_t>(domain.size(), 1024));
+  name = name.substr(0, std::min<size_t>(name.size(), shm::kMaxString));
+  const uint32_t bytes = static_cast<uint32_t>(sizeof(shm::NvtxOpen) + domain.size() + name.size());
+  uint8_t* p = shm::Reserve(shm_, shm::Kind::kNvtxOpen, bytes);
+  if (!p) return 0;
+  shm::NvtxOpen o{};
+  o.id = next_nvtx_id_.fetch_add(1, std::memory_order_relaxed);
+  o.start_ns = start_ns;
+  o.tid = tid;
+  o.category = category;
+  o.color = color;
+  o.kind = static_cast<uint8_t>(kind);
+  o.depth = depth;
+  o.domain_len = static_cast<uint16_t>(domain.size());
+  o.name_len = static_cast<uint32_t>(name.size());
+  std::memcpy(p, &o, sizeof(o));
+  if (!domain.empty()) std::memcpy(p + sizeof(o), domain.data(), domain.size());
+  if (!name.empty()) std::memcpy(p + sizeof(o) + domain.size(), name.data(), name.size());
+  shm::Publish(p, shm::Kind::kNvtxOpen, bytes);
+  return o.id;
+}
+
+void Session::NvtxClose(uint64_t id, int64_t end_ns, uint32_t end_tid) {
+  if (!active() || id == 0) return;
+  shm::NvtxClose c{id, end_ns, end_tid, 0};
+  shm::Put(shm_, shm::Kind::kNvtxClose, &c, sizeof(c));
+}
+
+void Session::SetThreadName(uint32_t tid, std::string_view name) {
+  if (!active()) return;
+  name = name.substr(0, std::min<size_t>(name.size(), 1024));
+  const uint32_t bytes = static_cast<uint32_t>(sizeof(shm::ThreadName) + name.size());
+  uint8_t* p = shm::Reserve(shm_, shm::Kind::kThreadName, bytes);
+  if (!p) return;
+  shm::ThreadName t{tid, static_cast<uint32_t>(name.size())};
+  std::memcpy(p, &t, sizeof(t));
+  if (!name.empty()) std::memcpy(p + sizeof(t), name.data(), name.size());
+  shm::Publish(p, shm::Kind::kThreadName, bytes);
 }
 
 void Session::AddOom(const OomRecord& o) {
+  if (!active()) return;
+  shm::Put(shm_, shm::Kind::kOom, &o, sizeof(o));
+  shm_->flags.fetch_or(shm::kFlagUrgent);
   {
     std::lock_guard<std::mutex> lk(mu_);
-    if (stop_) return;
-    ooms_.push_back(o);
-    urgent_commit_ = true;
+    urgent_ = true;
   }
   cv_.notify_one();
 }
 
-void Session::SetThreadName(uint32_t tid, const std::string& name) {
-  std::lock_guard<std::mutex> lk(mu_);
-  if (stop_) return;
-  thread_names_.emplace_back(tid, name);
-}
-
 uint8_t* Session::AllocateBuffer(size_t* size) {
   *size = 0;
-  if (!active()) return nullptr;
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    if (!free_buffers_.empty()) {
-      uint8_t* b = free_buffers_.back();
-      free_buffers_.pop_back();
-      *size = config_.buffer_bytes;
-      return b;
+  if (!active() || !shm_) return nullptr;
+  static std::atomic<uint32_t> hint{0};
+  const uint32_t n = shm_->slot_count;
+  const uint32_t first = hint.load(std::memory_order_relaxed);
+  for (uint32_t k = 0; k < n; ++k) {
+    const uint32_t i = (first + k) % n;
+    uint32_t expect = shm::kSlotFree;
+    if (shm_->slots[i].state.compare_exchange_strong(expect, shm::kSlotCupti,
+                                                     std::memory_order_acq_rel)) {
+      hint.store(i + 1, std::memory_order_relaxed);
+      *size = shm_->slot_bytes;
+      return shm::SlotBase(shm_, i);
     }
   }
-  if (buffer_memory_.load() + config_.buffer_bytes > config_.max_buffer_memory) {
-    // Writer is behind: let CUPTI drop (and count) records rather than grow
-    // without bound inside someone else's training job.
-    ++refused_buffers_;
-    return nullptr;
-  }
-  // calloc: zeroed, as promised to CUPTI (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER).
-  void* p = config_.zeroed_buffers ? std::calloc(1, config_.buffer_bytes)
-                                   : std::aligned_alloc(8, config_.buffer_bytes);
-  if (!p) {
-    ++refused_buffers_;
-    return nullptr;
-  }
-  buffer_memory_ += config_.buffer_bytes;
-  *size = config_.buffer_bytes;
-  return static_cast<uint8_t*>(p);
+  // The collector is behind: CUPTI drops (and counts) records rather than the
+  // tracer growing without bound inside someone else's training job.
+  shm_->cupti_refused_buffers.fetch_add(1, std::memory_order_relaxed);
+  return nullptr;
 }
 
 void Session::OnBufferCompleted(uint8_t* buffer, size_t valid, uint64_t dropped) {
-  dropped_records_ += dropped;
+  if (!shm_) return;
+  if (dropped) shm_->cupti_dropped_records.fetch_add(dropped, std::memory_order_relaxed);
   if (buffer == nullptr) return;
-  bool notify = false;
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    if (stop_ || valid == 0 || in_fork_child_) {
-      if (valid > 0 && config_.zeroed_buffers) std::memset(buffer, 0, config_.buffer_bytes);
-      free_buffers_.push_back(buffer);
-      return;
-    }
-    buffers_.emplace_back(buffer, valid);
-    notify = buffers_.size() >= 4;
+  uint8_t* base = shm::SlotBase(shm_, 0);
+  if (buffer < base || shm_->slot_bytes == 0) return;
+  const uint64_t i = static_cast<uint64_t>(buffer - base) / shm_->slot_bytes;
+  if (i >= shm_->slot_count) return;
+  if (valid == 0 || in_fork_child_) {
+    if (valid > 0 && config_.zeroed_buffers) std::memset(buffer, 0, valid);
+    shm_->slots[i].state.store(shm::kSlotFree, std::memory_order_release);
+    return;
   }
-  if (notify) cv_.notify_one();
+  SendForeignStrings(buffer, valid);
+  shm_->slots[i].valid.store(valid, std::memory_order_relaxed);
+  shm_->slots[i].state.store(shm::kSlotReady, std::memory_order_release);
 }
 
-void Session::WriterLoop() {
-  pthread_setname_np(pthread_self(), "stepscope-wr");
-  int64_t last_commit = MonotonicNs();
-  int64_t last_flush = last_commit;
-  const int64_t flush_interval = config_.commit_interval_ns / 2;
-  while (true) {
-    {
-      std::unique_lock<std::mutex> lk(mu_);
-      cv_.wait_for(lk, std::chrono::milliseconds(100),
-                   [&] { return stop_ || urgent_commit_ || buffers_.size() >= 4; });
-      if (stop_) break;
+void Session::SendForeignStrings(uint8_t* buffer, size_t valid) {
+  // Once per buffer and name: a pointer CUPTI reuses for another name later
+  // (a module unloaded) cannot mislabel a kernel.
+  std::unordered_set<const char*> sent;
+  CUpti_Activity* rec = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
+    const char* str = nullptr;
+    if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+        rec->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+      str = reinterpret_cast<const cupti::Kernel*>(rec)->name;
+    } else if (rec->kind == CUPTI_ACTIVITY_KIND_DEVICE) {
+      str = reinterpret_cast<const cupti::Device*>(rec)->name;
     }
-    const int64_t now = NowNs();
-    if (delay_pending_ && now - start_ns_ >= config_.delay_ns) {
-      delay_pending_ = false;
-      if (config_.range == CaptureConfig::Range::kNone) SetRecording(true);
-    }
-    if (config_.duration_ns > 0 && recording_ && now - recording_since_ns_ >= config_.duration_ns) {
-      SetRecording(false);
-      config_.duration_ns = 0;  // one window only
-      config_.range = CaptureConfig::Range::kNone;
-    }
-    const int64_t mono = MonotonicNs();
-    if (cupti_active_ && !config_.diag_no_flush && mono - last_flush >= flush_interval) {
-      // Delivers every buffer whose records are all complete (not forced:
-      // kernels still running stay in CUPTI until they finish).
-      cuptiActivityFlushAll(0);
-      last_flush = mono;
-    }
-    bool urgent = false;
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      urgent = urgent_commit_;
-      urgent_commit_ = false;
-    }
-    if (urgent && cupti_active_) cuptiActivityFlushAll(0);
-    Drain();
-    if (urgent || mono - last_commit >= config_.commit_interval_ns) {
-      if (!CommitNow().ok()) {
-        Disable(path_ + ": " + writer_->status().message());
-        break;
+    if (!str || !sent.insert(str).second) continue;
+    const uint32_t len = static_cast<uint32_t>(strnlen(str, shm::kMaxForeignString));
+    const uint32_t bytes = static_cast<uint32_t>(sizeof(shm::ForeignString)) + len;
+    uint8_t* p = shm::Reserve(shm_, shm::Kind::kString, bytes);
+    if (!p) continue;
+    shm::ForeignString f{reinterpret_cast<uintptr_t>(str), len, 0};
+    std::memcpy(p, &f, sizeof(f));
+    std::memcpy(p + sizeof(f), str, len);
+    shm::Publish(p, shm::Kind::kString, bytes);
+  }
+}
+
+void Session::PumpHostMem() {
+  if (!host_drain_ || !active()) return;
+  auto drain = reinterpret_cast<size_t (*)(hostmem::DrainFn, void*)>(host_drain_);
+  drain(
+      [](const hostmem::HostAllocRecord* records, size_t count, void* self) {
+        auto* s = static_cast<Session*>(self);
+        for (size_t i = 0; i < count; ++i)
+          shm::Put(s->shm_, shm::Kind::kHostAlloc, &records[i], sizeof(records[i]));
+      },
+      this);
+  static auto dropped =
+      reinterpret_cast<uint64_t (*)()>(dlsym(RTLD_DEFAULT, "stepscope_hostmem_dropped"));
+  if (dropped) shm_->host_mem_dropped.store(dropped(), std::memory_order_relaxed);
+}
+
+void Session::TimerLoop() {
+  pthread_setname_np(pthread_self(), "stepscope-tm");
+  try {
+    bool delay_pending = config_.delay_ns > 0;
+    int64_t last_flush = MonotonicNs();
+    const int64_t flush_interval = config_.commit_interval_ns;
+    while (true) {
+      bool urgent = false;
+      {
+        std::unique_lock<std::mutex> lk(mu_);
+        cv_.wait_for(lk, std::chrono::milliseconds(50), [&] { return stop_ || urgent_; });
+        if (stop_) break;
+        urgent = urgent_;
+        urgent_ = false;
       }
-      last_commit = mono;
+      const int64_t now = NowNs();
+      if (delay_pending && now - start_ns_ >= config_.delay_ns) {
+        delay_pending = false;
+        if (config_.range == CaptureConfig::Range::kNone) SetRecording(true);
+      }
+      if (config_.duration_ns > 0 && recording() && !window_done_.load() &&
+          now - recording_since_ns_.load() >= config_.duration_ns) {
+        window_done_ = true;  // one window only
+        SetRecording(false);
+      }
+      const int64_t mono = MonotonicNs();
+      if (cupti_active_.load() && !config_.diag_no_flush &&
+          (urgent || mono - last_flush >= flush_interval)) {
+        // Delivers every buffer whose records are all complete (not forced:
+        // kernels still running stay in CUPTI until they finish).
+        cuptiActivityFlushAll(0);
+        last_flush = mono;
+      }
+      PumpHostMem();
     }
+  } catch (...) {
+    Disable("internal error in the tracer's timer thread");
   }
-}
-
-Status Session::CommitNow() {
-  if (host_sink_) host_sink_->Flush();
-  writer_->SetMeta("end_ns", std::to_string(NowNs()));
-  return writer_->Commit();
-}
-
-void Session::Drain() {
-  std::vector<std::pair<uint8_t*, size_t>> buffers;
-  std::vector<PendingNvtx> nvtx;
-  std::vector<std::pair<uint32_t, std::string>> names;
-  std::vector<OomRecord> ooms;
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    buffers.swap(buffers_);
-    nvtx.swap(nvtx_);
-    names.swap(thread_names_);
-    ooms.swap(ooms_);
-  }
-  for (const OomRecord& o : ooms) decoder_->AddOom(o);
-  for (auto& [buf, valid] : buffers) {
-    decoder_->DecodeBuffer(buf, valid);
-    // Cleared here, on the writer thread, so CUPTI need not clear it on the
-    // application's thread when it takes the buffer again.
-    if (config_.zeroed_buffers) std::memset(buf, 0, config_.buffer_bytes);
-    std::lock_guard<std::mutex> lk(mu_);
-    free_buffers_.push_back(buf);
-  }
-  std::vector<ApiRecord> apis;
-  DrainApiRecords(&apis);
-  for (const ApiRecord& a : apis) decoder_->AddApi(a);
-  for (const PendingNvtx& e : nvtx) WriteNvtx(e);
-  nvtx_events_ += nvtx.size();
-  for (const auto& [tid, name] : names) writer_->SetThreadName(tid, writer_->Intern(name));
-}
-
-void Session::WriteNvtx(const PendingNvtx& e) {
-  NvtxRecord r{};
-  r.start_ns = e.start_ns;
-  r.end_ns = e.end_ns;
-  r.tid = e.tid;
-  r.end_tid = e.end_tid;
-  r.category = e.category;
-  r.color = e.color;
-  r.kind = e.kind;
-  r.depth = e.depth;
-  r.domain = e.domain.empty() ? kNoString : writer_->Intern(e.domain);
-  r.name = writer_->Intern(e.name);
-  writer_->AddNvtx(r);
-  if (nvtx_threads_.empty() || nvtx_threads_.back() != e.tid) nvtx_threads_.push_back(e.tid);
-  if (e.end_ns > max_nvtx_ns_) max_nvtx_ns_ = e.end_ns;
 }
 
 void Session::Shutdown() {
   if (in_fork_child_ || !active() || shut_down_.exchange(true)) return;
-  recording_ = false;
-  if (cupti_active_) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   {
     std::lock_guard<std::mutex> lk(mu_);
     stop_ = true;
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  if (activity_toggle_) activity_toggle_(false);
-  try {
-    Drain();
-    FinalizeTrace();
-  } catch (...) {
-    LogWarn("internal error while finalizing %s; the trace holds what was committed",
-            path_.c_str());
-  }
-  active_ = false;
-}
-
-void Session::FinalizeTrace() {
-  const DecoderCounters& c = decoder_->counters();
-  writer_->SetStat("cupti_dropped_records", static_cast<int64_t>(dropped_records_.load()),
-                   "activity records CUPTI dropped (buffers full or refused)");
-  writer_->SetStat("cupti_refused_buffers", static_cast<int64_t>(refused_buffers_.load()),
-                   "CUPTI buffer requests refused because the writer was behind (memory cap)");
-  writer_->SetStat("cupti_unknown_records", static_cast<int64_t>(c.unknown_kind),
-                   "CUPTI records of kinds stepscope does not decode");
-  writer_->SetStat("events_kernels", static_cast<int64_t>(c.kernels), "kernel records written");
-  writer_->SetStat("events_memcpy", static_cast<int64_t>(c.memcpys), "memcpy records written");
-  writer_->SetStat("events_memset", static_cast<int64_t>(c.memsets), "memset records written");
-  writer_->SetStat("events_api", static_cast<int64_t>(c.api_calls), "API records written");
-  writer_->SetStat("events_sync", static_cast<int64_t>(c.syncs), "synchronization records written");
-  writer_->SetStat("events_memory", static_cast<int64_t>(c.memory), "memory records written");
-  writer_->SetStat("events_nvtx", static_cast<int64_t>(nvtx_events_.load()), "NVTX events written");
-  writer_->SetStat("events_oom", static_cast<int64_t>(decoder_->counters().ooms),
-                   "failed allocations recorded");
-  if (host_sink_) {
-    host_sink_->Flush();
-    writer_->SetStat("host_mem_dropped", static_cast<int64_t>(host_sink_->dropped()),
-                     "host allocations the interposer dropped (per-thread ring full)");
-  }
-  int64_t end = std::max<int64_t>({NowNs(), decoder_->max_ns(), max_nvtx_ns_});
-  writer_->SetMeta("end_ns", std::to_string(end));
-
-  // Thread names: NVTX names were written as they came; fill the rest from /proc.
-  std::unordered_set<uint32_t> tids(decoder_->threads().begin(), decoder_->threads().end());
-  tids.insert(nvtx_threads_.begin(), nvtx_threads_.end());
-  tids.insert(static_cast<uint32_t>(getpid()));
-  {
-    auto named = Prepare(writer_->db(), "SELECT tid FROM threads");
-    if (named.ok()) {
-      while (named->Step()) tids.erase(static_cast<uint32_t>(named->Int(0)));
-    }
-  }
-  for (uint32_t tid : tids) {
-    std::string comm = Trim(ReadProcFile("/proc/self/task/" + std::to_string(tid) + "/comm"));
-    writer_->SetThreadName(tid,
-                           writer_->Intern(comm.empty() ? "thread " + std::to_string(tid) : comm));
-  }
-  // Sync records carry no thread: take it from the API call they belong to.
-  Status st = Exec(writer_->db(),
-                   "CREATE INDEX IF NOT EXISTS api_correlation ON api(correlation);"
-                   "UPDATE sync SET tid = COALESCE((SELECT tid FROM api WHERE api.correlation = "
-                   "sync.correlation LIMIT 1), 0) WHERE tid = 0;");
-  if (!st.ok()) LogWarn("%s: %s", path_.c_str(), st.message().c_str());
-  st = writer_->Finalize();
-  if (!st.ok()) {
-    LogWarn("%s: cannot finalize trace: %s", path_.c_str(), st.message().c_str());
-    return;
-  }
-  // A process that initialized CUDA but did no GPU work and no NVTX (a
-  // launcher such as torchrun's agent) leaves no trace behind.
-  const uint64_t work = c.kernels + c.memcpys + c.memsets + c.api_calls + c.syncs + c.memory +
-                        c.ooms + nvtx_events_.load();
-  if (work == 0) {
-    ::unlink(path_.c_str());
-    LogVerbose("nothing recorded: removed %s", path_.c_str());
-  }
-  LogVerbose("trace finalized: %s", path_.c_str());
+  recording_ = false;
+  if (cupti_active_.load()) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (auto toggle = activity_toggle_.load()) toggle(false);
+  PumpHostMem();
+  shm_->flags.fetch_or(shm::kFlagExited);
 }
 
 }  // namespace stepscope

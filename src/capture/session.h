@@ -1,93 +1,97 @@
-// Session: the per-process state of the injected tracer.
+// Session: the per-process state of the injected tracer (the producer side).
+//
+// The tracer writes no file and keeps no fd. At start it creates a
+// shared-memory region (capture/shm_ring.h), hands it to a collector process
+// (the `stepscope profile` launcher, or one it starts itself) and closes its
+// fds; the collector drains the region and writes the SQLite trace, and
+// finalizes it after this process is gone, whatever killed it.
 //
 // Threads and what they may do:
-//  * the traced program's threads only append: NVTX events go into a
-//    mutex-guarded vector (AddNvtx); CUPTI fills its own activity buffers;
-//  * CUPTI's worker thread hands completed buffers over (OnBufferCompleted);
-//  * one background writer thread decodes buffers, writes rows through
-//    TraceWriter and commits at least every commit_interval (default 0.5 s),
-//    so a kill -9 loses at most about a second of events.
+//  * the program's threads append fixed-layout records to the ring (API
+//    callbacks, NVTX handlers): one CAS and a copy; a full ring drops and
+//    counts the record;
+//  * CUPTI writes activity records into buffer slots of the region;
+//  * one small timer thread (all signals blocked, no I/O) asks CUPTI for
+//    completed buffers every 0.25 s, runs the --delay/--duration windows and
+//    moves host-mem records into the ring.
 //
 // Failure policy: nothing here throws or aborts. Any failure disables the
 // session with one warning ("stepscope: warning: ... ; the program runs
 // untraced") and every entry point becomes a no-op. A child created by fork()
-// without exec never touches the parent's trace: the session is disabled in
-// the child by a pthread_atfork handler.
+// without exec is not traced (pthread_atfork handler).
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
-#include <unordered_map>
-#include <vector>
 
 #include "capture/config.h"
-#include "common/status.h"
+#include "capture/shm_ring.h"
 #include "format/records.h"
 
 namespace stepscope {
-
-class TraceWriter;
-class ActivityDecoder;
-namespace hostmem {
-class HostAllocSink;
-}
-
-// An NVTX event as captured on a program thread; strings are interned later
-// on the writer thread.
-struct PendingNvtx {
-  int64_t start_ns;
-  int64_t end_ns;
-  uint32_t tid;
-  uint32_t end_tid;
-  uint32_t category;
-  uint32_t color;
-  NvtxKind kind;
-  uint8_t depth;
-  std::string domain;
-  std::string name;
-};
 
 class Session {
  public:
   // The process-wide session (never destroyed: it must outlive atexit).
   static Session& Get();
 
-  // Starts the session once: config, trace file, writer thread, atexit and
-  // fork handlers. Returns false when tracing is off in this process.
+  // Starts the session once: config, shared region, collector handshake,
+  // timer thread, atexit and fork handlers. False when tracing is off.
   bool EnsureStarted();
   // True when this process traces (started, not disabled, not a fork child).
-  bool active() const { return active_.load(std::memory_order_relaxed) && !in_fork_child_; }
+  bool active() const {
+    // acquire: pairs with the store at start, so config_ and shm_ are visible.
+    return active_.load(std::memory_order_acquire) &&
+           !in_fork_child_.load(std::memory_order_relaxed);
+  }
   // True while events should be recorded (inside --delay/--duration/range).
   bool recording() const { return active() && recording_.load(std::memory_order_relaxed); }
+  // Read-only after start.
   const CaptureConfig& config() const { return config_; }
+  // The nvtx:NAME capture range is still to come (one window only).
+  bool nvtx_range_pending() const {
+    return config_.range == CaptureConfig::Range::kNvtx &&
+           !window_done_.load(std::memory_order_relaxed);
+  }
+  bool profiler_range_pending() const {
+    return config_.range == CaptureConfig::Range::kCudaProfilerApi &&
+           !window_done_.load(std::memory_order_relaxed);
+  }
 
   // Disables tracing for the rest of the process with one warning.
   void Disable(const std::string& why);
 
   // Trace-clock time (CUPTI's clock) for events the tracer stamps itself.
-  int64_t NowNs() const;
+  int64_t NowNs() const { return RealtimeNsForSession() + clock_offset_ns_; }
 
-  void AddNvtx(PendingNvtx&& e);
-  void SetThreadName(uint32_t tid, const std::string& name);
-  // An allocation failed: queued and committed by the writer at once.
+  // Ring producers (any thread). False/0 when dropped or inactive.
+  bool PutApi(const ApiRecord& r);
+  // An NVTX range opened (or a mark, kind kMark): returns its id (0: not recorded).
+  uint64_t NvtxOpen(int64_t start_ns, uint32_t tid, uint32_t category, uint32_t color,
+                    NvtxKind kind, uint8_t depth, std::string_view domain, std::string_view name);
+  void NvtxClose(uint64_t id, int64_t end_ns, uint32_t end_tid);
+  void SetThreadName(uint32_t tid, std::string_view name);
+  // An allocation failed: the collector commits it at once.
   void AddOom(const OomRecord& o);
 
   // CUPTI plumbing (cupti_setup.cc registers these).
-  void SetCuptiActive(bool on) { cupti_active_ = on; }
+  void SetCuptiActive(bool on) { cupti_active_.store(on); }
   uint8_t* AllocateBuffer(size_t* size);
   void OnBufferCompleted(uint8_t* buffer, size_t valid, uint64_t dropped);
   // Recording on/off (delay, duration, capture ranges). Calls the hook that
   // enables/disables CUPTI activity kinds.
   void SetRecording(bool on);
-  void SetActivityToggle(void (*toggle)(bool on)) { activity_toggle_ = toggle; }
+  // The capture range closed: no second window.
+  void EndWindow() { window_done_.store(true); }
+  void SetActivityToggle(void (*toggle)(bool on)) { activity_toggle_.store(toggle); }
 
-  // Flushes, finalizes the trace and reports it in the manifest. Idempotent;
-  // runs from atexit in the owning process.
+  // Flushes CUPTI into the region and marks a clean exit. Idempotent; runs
+  // from atexit in the owning process.
   void Shutdown();
 
   static void OnForkChild();
@@ -95,51 +99,38 @@ class Session {
  private:
   Session();
   ~Session();
+  static int64_t RealtimeNsForSession();
   bool Start();
-  void WriterLoop();
-  void Drain();
-  void WriteNvtx(const PendingNvtx& e);
-  void FinalizeTrace();
-  Status CommitNow();
+  bool Handshake(int memfd);
+  void TimerLoop();
+  void PumpHostMem();
+  // Copies the strings the buffer's records point to into the ring.
+  void SendForeignStrings(uint8_t* buffer, size_t valid);
 
   CaptureConfig config_;
-  std::string path_;
   std::atomic<bool> active_{false};
   std::atomic<bool> recording_{false};
   std::atomic<bool> warned_{false};
   std::atomic<bool> shut_down_{false};
+  std::atomic<bool> window_done_{false};
   static std::atomic<bool> in_fork_child_;
-  bool cupti_active_ = false;
-  void (*activity_toggle_)(bool on) = nullptr;
+  std::atomic<bool> cupti_active_{false};
+  std::atomic<void (*)(bool)> activity_toggle_{nullptr};
   std::once_flag start_once_;
-  int64_t clock_offset_ns_ = 0;  // trace clock - CLOCK_REALTIME
+  int64_t clock_offset_ns_ = 0;  // trace clock - CLOCK_REALTIME; set before active_
   int64_t start_ns_ = 0;
-  int64_t recording_since_ns_ = 0;
-  bool delay_pending_ = false;
+  std::atomic<int64_t> recording_since_ns_{0};
+  std::atomic<uint64_t> next_nvtx_id_{1};
 
-  // Guarded by mu_.
+  shm::Header* shm_ = nullptr;  // the mapped region; set before active_
+
+  // Timer thread.
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<PendingNvtx> nvtx_;
-  std::vector<std::pair<uint8_t*, size_t>> buffers_;
-  std::vector<std::pair<uint32_t, std::string>> thread_names_;
-  std::vector<OomRecord> ooms_;
-  bool urgent_commit_ = false;
-  bool stop_ = false;
-
-  std::atomic<size_t> buffer_memory_{0};
-  std::atomic<uint64_t> dropped_records_{0};
-  std::atomic<uint64_t> refused_buffers_{0};
-  std::atomic<uint64_t> nvtx_events_{0};
-
-  // Writer-thread state.
-  std::unique_ptr<TraceWriter> writer_;
-  std::unique_ptr<ActivityDecoder> decoder_;
-  std::unique_ptr<hostmem::HostAllocSink> host_sink_;  // --trace host-mem
-  std::vector<uint8_t*> free_buffers_;                 // guarded by mu_
+  bool stop_ = false;    // guarded by mu_
+  bool urgent_ = false;  // guarded by mu_: flush CUPTI now (OOM)
   std::thread thread_;
-  std::vector<uint32_t> nvtx_threads_;
-  int64_t max_nvtx_ns_ = 0;
+  void* host_drain_ = nullptr;  // stepscope_hostmem_drain, when the interposer is loaded
 };
 
 }  // namespace stepscope

@@ -4,11 +4,17 @@
 // loads (else: one warning, run untraced), sets CUDA_INJECTION64_PATH /
 // NVTX_INJECTION64_PATH and the STEPSCOPE_* settings (capture/config.h), runs
 // the command as a child, forwards signals to it, and exits with the child's
-// status. Each traced process (ranks, children that exec) writes its own file
-// and appends its path to a manifest, from which the launcher prints a summary.
+// status. The launcher is also the collector (src/collector/): each traced
+// process (ranks, children that exec) connects to it and gets its own trace
+// file, which the launcher finalizes after that process is gone and then
+// summarizes. `stepscope _collect` is the same collector for one process that
+// was started without the launcher.
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +30,9 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#ifdef STEPSCOPE_HAVE_COLLECTOR
+#include "collector/collector_server.h"
+#endif
 #include "common/file_util.h"
 #include "common/strings.h"
 #include "store/trace_reader.h"
@@ -89,13 +98,28 @@ void PrintTraceSummary(const std::string& path) {
     gpu_ns = q->Int(1);
   }
   if (auto q = t.Query("SELECT COUNT(*) FROM nvtx"); q.ok() && q->Step()) nvtx = q->Int(0);
-  int64_t dropped = t.Stat("cupti_dropped_records");
-  std::fprintf(
-      stderr, "  %s  (%s, pid %s%s)\n", path.c_str(), size.c_str(), t.Meta("pid", "?").c_str(),
-      t.finalized() ? "" : ", NOT finalized: the process died; data up to the last commit");
-  std::fprintf(stderr, "    %s kernels, GPU time %s, %s NVTX ranges, %s dropped records\n",
+  // Drops per record kind (the collector was behind; stats dropped_*).
+  int64_t dropped = 0;
+  std::string per_kind;
+  if (auto q = t.Query("SELECT name, value FROM stats WHERE (name LIKE 'dropped\\_%' ESCAPE '\\' "
+                       "OR name = 'cupti_dropped_records') AND value > 0 ORDER BY value DESC");
+      q.ok()) {
+    while (q->Step()) {
+      dropped += q->Int(1);
+      std::string kind(q->Text(0));
+      kind = kind == "cupti_dropped_records" ? "cuda activity" : kind.substr(8);
+      per_kind += (per_kind.empty() ? "" : ", ") + kind + " " + FormatCount(q->Int(1));
+    }
+  }
+  const char* state = !t.finalized()                         ? ", NOT finalized"
+                      : t.Meta("process_exit", "") == "died" ? ", the process died"
+                                                             : "";
+  std::fprintf(stderr, "  %s  (%s, pid %s%s)\n", path.c_str(), size.c_str(),
+               t.Meta("pid", "?").c_str(), state);
+  std::fprintf(stderr, "    %s kernels, GPU time %s, %s NVTX ranges, %s dropped records%s%s%s\n",
                FormatCount(kernels).c_str(), FormatDuration(gpu_ns).c_str(),
-               FormatCount(nvtx).c_str(), FormatCount(dropped).c_str());
+               FormatCount(nvtx).c_str(), FormatCount(dropped).c_str(),
+               per_kind.empty() ? "" : " (", per_kind.c_str(), per_kind.empty() ? "" : ")");
   if (kernels == 0) return;
   auto q = t.Query(
       "SELECT name_id, SUM(end_ns - start_ns) AS total, COUNT(*) FROM kernels GROUP BY name_id "
@@ -111,7 +135,65 @@ void PrintTraceSummary(const std::string& path) {
   }
 }
 
+#ifdef STEPSCOPE_HAVE_COLLECTOR
+void PrintSummaries(const std::vector<CollectedTrace>& results) {
+  std::vector<std::string> traces;
+  int empty = 0;
+  for (const CollectedTrace& r : results) {
+    if (!r.kept) {
+      ++empty;  // recorded nothing: no file kept
+    } else {
+      traces.push_back(r.path);
+    }
+  }
+  if (empty > 0) {
+    std::fprintf(
+        stderr,
+        "stepscope: %d process%s initialized CUDA or NVTX but recorded nothing (no trace kept)\n",
+        empty, empty == 1 ? "" : "es");
+  }
+  if (traces.empty()) {
+    std::fprintf(stderr, "stepscope: no trace written (the command used neither CUDA nor NVTX)\n");
+    return;
+  }
+  std::fprintf(stderr, "stepscope: %zu trace%s written:\n", traces.size(),
+               traces.size() == 1 ? "" : "s");
+  for (const std::string& t : traces) PrintTraceSummary(t);
+  std::fprintf(stderr, "stepscope: next: stepscope stats %s\n", traces[0].c_str());
+}
+#endif
+
 }  // namespace
+
+int RunCollect(int argc, char** argv) {
+#ifdef STEPSCOPE_HAVE_COLLECTOR
+  // Started by a tracer (capture/session.cc) with its socket on fd 3. Fork
+  // once more so the traced program never has this process as a child.
+  (void)argc;
+  (void)argv;
+  pid_t pid = fork();
+  if (pid < 0) return 1;
+  if (pid > 0) _exit(0);
+  setsid();
+  for (int s : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGUSR1, SIGUSR2}) signal(s, SIG_IGN);
+  // Keep only stdin/stdout/stderr and the socket: whatever else the program
+  // left open without O_CLOEXEC (pipes to its parent, its files) is not ours.
+  if (syscall(SYS_close_range, 4u, ~0u, 0u) != 0) {
+    for (int i = 4; i < 65536; ++i) close(i);
+  }
+  int fd = fcntl(3, F_DUPFD_CLOEXEC, 3);
+  close(3);
+  if (fd < 0) return 1;
+  auto server = CollectorServer::ForConnection(fd);
+  server->RunUntilDone();
+  return 0;
+#else
+  (void)argc;
+  (void)argv;
+  std::fprintf(stderr, "stepscope _collect: built without CUPTI\n");
+  return 1;
+#endif
+}
 
 int RunProfile(int argc, char** argv) {
   ArgParser p(
@@ -199,14 +281,21 @@ int RunProfile(int argc, char** argv) {
             "profile",
             InvalidInput(fixed + " exists; pass --force-overwrite or choose another -o"));
       }
+      // -f never replaces a trace that a live run is writing: its collector
+      // holds an exclusive flock on the file until the trace is finalized.
+      if (int fd = ::open(fixed.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+        const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+        ::close(fd);
+        if (busy) {
+          return ReportError("profile",
+                             InvalidInput(fixed + " is being written by a running stepscope "
+                                                  "profile; wait for it or choose another -o"));
+        }
+      }
     }
   }
 
   const int64_t session_start = NowRealtimeNs();
-  char manifest_tmpl[] = "/tmp/stepscope-manifest-XXXXXX";
-  int mfd = mkstemp(manifest_tmpl);
-  std::string manifest = mfd >= 0 ? manifest_tmpl : "";
-  if (mfd >= 0) close(mfd);
 
   std::string lib = FindInjectLibrary();
   bool traced = false;
@@ -222,6 +311,21 @@ int RunProfile(int argc, char** argv) {
     std::fprintf(stderr, "stepscope: warning: cannot load %s (%s); the program runs untraced\n",
                  lib.c_str(), dlerror());
   }
+#ifdef STEPSCOPE_HAVE_COLLECTOR
+  std::unique_ptr<CollectorServer> collector;
+  if (traced) {
+    auto server = CollectorServer::Listen();
+    if (!server.ok()) {
+      std::fprintf(stderr, "stepscope: warning: %s; the program runs untraced\n",
+                   server.status().message().c_str());
+      traced = false;
+    } else {
+      collector = std::move(*server);
+    }
+  }
+#else
+  traced = false;
+#endif
   if (traced) {
     if (const char* other = std::getenv("CUDA_INJECTION64_PATH"); other && *other && lib != other) {
       std::fprintf(
@@ -233,7 +337,10 @@ int RunProfile(int argc, char** argv) {
     setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
     setenv("STEPSCOPE_OUTPUT", pattern.c_str(), 1);
     setenv("STEPSCOPE_TRACE", p.Get("--trace").c_str(), 1);
-    setenv("STEPSCOPE_MANIFEST", manifest.c_str(), 1);
+#ifdef STEPSCOPE_HAVE_COLLECTOR
+    setenv("STEPSCOPE_COLLECTOR", collector->name().c_str(), 1);
+    collector->StartThread();
+#endif
     if (delay_ns) setenv("STEPSCOPE_DELAY_NS", std::to_string(delay_ns).c_str(), 1);
     if (duration_ns) setenv("STEPSCOPE_DURATION_NS", std::to_string(duration_ns).c_str(), 1);
     if (!range.empty()) setenv("STEPSCOPE_CAPTURE_RANGE", range.c_str(), 1);
@@ -299,37 +406,15 @@ int RunProfile(int argc, char** argv) {
   }
   g_child = 0;
 
-  if (!p.Has("--quiet") && traced && !manifest.empty()) {
-    std::ifstream mf(manifest);
-    std::vector<std::string> traces;
-    int empty = 0;
-    for (std::string line; std::getline(mf, line);) {
-      if (line.empty() || std::find(traces.begin(), traces.end(), line) != traces.end()) continue;
-      // A process that recorded nothing removed its trace at exit.
-      if (!FileExists(line)) {
-        ++empty;
-        continue;
-      }
-      traces.push_back(line);
-    }
-    if (empty > 0) {
-      std::fprintf(
-          stderr,
-          "stepscope: %d process%s initialized CUDA or NVTX but recorded nothing (no trace kept)\n",
-          empty, empty == 1 ? "" : "es");
-    }
-    if (traces.empty()) {
-      std::fprintf(stderr,
-                   "stepscope: no trace written (the command used neither CUDA nor NVTX)\n");
-    } else {
-      std::fprintf(stderr, "stepscope: %zu trace%s written:\n", traces.size(),
-                   traces.size() == 1 ? "" : "s");
-      for (const std::string& t : traces) PrintTraceSummary(t);
-      std::fprintf(stderr, "stepscope: next: stepscope stats %s\n", traces[0].c_str());
-    }
+#ifdef STEPSCOPE_HAVE_COLLECTOR
+  if (collector) {
+    // Every trace is finalized once its process is gone; traced processes
+    // that outlive the command get 3 s, then are finalized as they are.
+    std::vector<CollectedTrace> results = collector->Finish(3000);
+    collector.reset();
+    if (!p.Has("--quiet")) PrintSummaries(results);
   }
-  if (!manifest.empty()) unlink(manifest.c_str());
-
+#endif
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) {
     // Die the same way so the caller sees the same status.

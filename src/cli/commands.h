@@ -13,6 +13,7 @@ struct CommandInfo {
 
 int RunSchema(int argc, char** argv);
 int RunProfile(int argc, char** argv);
+int RunCollect(int argc, char** argv);  // hidden: `stepscope _collect`
 int RunImport(int argc, char** argv);
 int RunMemory(int argc, char** argv);
 int RunBench(int argc, char** argv);

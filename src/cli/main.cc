@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
   for (const CommandInfo& c : kCommands) {
     if (!std::strcmp(argv[1], c.name)) return c.run(argc - 2, argv + 2);
   }
+  // Not listed: the collector a tracer starts for itself (docs/capture.md).
+  if (!std::strcmp(argv[1], "_collect")) return RunCollect(argc - 2, argv + 2);
   std::fprintf(stderr,
                "stepscope: error: unknown command '%s'; run 'stepscope --help' for the list\n",
                argv[1]);

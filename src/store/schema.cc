@@ -195,7 +195,10 @@ std::vector<TableDef> BuildTables() {
                 {"domain_id", "INTEGER", "NVTX domain (strings.id); 0 = default domain"},
                 {"name_id", "INTEGER", "message (strings.id)"},
                 {"category", "INTEGER", "NVTX category, 0 when none"},
-                {"color", "INTEGER", "ARGB color, 0 when none"}},
+                {"color", "INTEGER", "ARGB color, 0 when none"},
+                {"unclosed", "INTEGER DEFAULT 0",
+                 "1: the range was still open when the process died or exited (end_ns is then "
+                 "the end of the trace); 0 otherwise (schema 1.3; older traces lack the column)"}},
                {"nvtx_start(start_ns)", "nvtx_tid(tid, start_ns)"}});
   t.push_back({"overhead",
                "Time spent on profiling work (CUPTI overhead records; the tracer's own work).",
@@ -294,8 +297,14 @@ std::vector<MetaKeyDef> BuildMetaKeys() {
       {"roofline_ceilings",
        "the measured ceilings (`stepscope bench`) the roofline table was computed with, JSON"},
       {"finalized",
-       "1 once the tracer finished cleanly and built the indices; 0 for a trace cut off by a crash "
-       "or kill"},
+       "1 once the trace was completed and indexed: by the collector after the traced process "
+       "ended, however it ended (see process_exit); 0 for a trace cut off because its writer "
+       "(the collector, or an importer) was killed"},
+      {"process_exit",
+       "captured traces: `exited` (the process ended normally) or `died` (killed or crashed: "
+       "kill -9, SIGSEGV, the OOM killer); the trace holds everything recorded up to then, and "
+       "NVTX ranges still open are flagged (nvtx.unclosed)"},
+      {"collector", "captured traces: written by a collector process outside the traced program"},
   };
 }
 
@@ -396,8 +405,8 @@ std::string SchemaMarkdown() {
       "(`meta.clock`); every `*_id` column that names a string refers to `strings.id`; enum "
       "columns refer to the `enum_*` tables. Tables with an `id` column have it as their "
       "INTEGER PRIMARY KEY (insertion order). Indices are built when the trace is finalized; a "
-      "trace cut off by a crash has `meta.finalized = 0` and no indices, and is otherwise "
-      "complete up to its last commit (at most about one second before the crash). Only the "
+      "trace whose writer was killed has `meta.finalized = 0` and no indices, and is otherwise "
+      "complete up to its last commit (at most about 0.25 s before the kill). Only the "
       "correlation joins are indexed: rows are appended in near time order and analysis sorts "
       "in memory, and start-time indices would double the file (measured: 131 vs 250 KiB per "
       "training step, docs/PERFORMANCE.md).\n\n";

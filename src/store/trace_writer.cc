@@ -6,9 +6,10 @@
 
 namespace stepscope {
 
-StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path) {
+StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path,
+                                                           Journal journal) {
   std::unique_ptr<TraceWriter> w(new TraceWriter());
-  Status st = w->Init(path);
+  Status st = w->Init(path, journal);
   if (!st.ok()) return st.WithContext(path);
   return w;
 }
@@ -29,7 +30,7 @@ void TraceWriter::CloseStatements() {
   }
 }
 
-Status TraceWriter::Init(const std::string& path) {
+Status TraceWriter::Init(const std::string& path, Journal journal) {
   int rc =
       sqlite3_open_v2(path.c_str(), &db_,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -40,10 +41,15 @@ Status TraceWriter::Init(const std::string& path) {
   // 4 KiB pages: a trace has ~20 tables and most are small, so larger pages
   // waste space (64 KiB pages made a training step's trace 3x larger). WAL so
   // that each commit is a cheap append and a killed writer leaves a valid
-  // database; synchronous=OFF because only the process, not the OS, may crash.
-  RETURN_IF_ERROR(Exec(db_,
-                       "PRAGMA page_size=4096; PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; "
-                       "PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;"));
+  // database (with its -wal); a rollback journal keeps every committed page in
+  // the main file. synchronous=OFF because only the process, not the OS, may crash.
+  RETURN_IF_ERROR(Exec(db_, std::string("PRAGMA page_size=4096; PRAGMA journal_mode=") +
+                                (journal == Journal::kWal ? "WAL" : "DELETE") +
+                                "; PRAGMA synchronous=OFF; "
+                                "PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;"));
+  // A reader of the live trace (stepscope stats on a running job) holds a
+  // shared lock for a moment: wait for it rather than fail the commit.
+  sqlite3_busy_timeout(db_, 5000);
   RETURN_IF_ERROR(Exec(db_, "BEGIN;" + SchemaCreateSql() + "COMMIT;"));
   struct {
     Statement* st;
@@ -73,8 +79,8 @@ Status TraceWriter::Init(const std::string& path) {
        "INSERT INTO memory_pool(ts_ns,op,address,size,utilized_bytes,release_threshold,device,"
        "is_managed) VALUES(?,?,?,?,?,?,?,?)"},
       {&ins_nvtx_,
-       "INSERT INTO nvtx(start_ns,end_ns,tid,end_tid,kind,depth,domain_id,name_id,category,color) "
-       "VALUES(?,?,?,?,?,?,?,?,?,?)"},
+       "INSERT INTO nvtx(start_ns,end_ns,tid,end_tid,kind,depth,domain_id,name_id,category,color,"
+       "unclosed) VALUES(?,?,?,?,?,?,?,?,?,?,?)"},
       {&ins_overhead_, "INSERT INTO overhead(start_ns,end_ns,tid,kind_id) VALUES(?,?,?,?)"},
       {&ins_device_,
        "INSERT OR REPLACE INTO devices(id,name_id,uuid,cc_major,cc_minor,sm_count,"
@@ -235,7 +241,7 @@ void TraceWriter::AddMemoryPool(const MemoryPoolRecord& r) {
   Run(s);
 }
 
-void TraceWriter::AddNvtx(const NvtxRecord& r) {
+void TraceWriter::AddNvtx(const NvtxRecord& r, bool unclosed) {
   Statement& s = ins_nvtx_;
   s.BindInt(1, r.start_ns);
   s.BindInt(2, r.end_ns);
@@ -247,6 +253,7 @@ void TraceWriter::AddNvtx(const NvtxRecord& r) {
   s.BindInt(8, r.name);
   s.BindInt(9, r.category);
   s.BindInt(10, r.color);
+  s.BindInt(11, unclosed ? 1 : 0);
   Run(s);
 }
 

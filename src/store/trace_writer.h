@@ -1,11 +1,13 @@
 // TraceWriter: appends records to a stepscope trace (one SQLite file).
 //
-// Single-threaded by contract: the capture's background writer thread, or an
+// Single-threaded by contract: the collector (src/collector/), or an
 // importer, owns it. Rows go into one open transaction; Commit() makes them
-// durable against a crash of the writing process (WAL, synchronous=OFF: a
-// kill -9 or segfault loses nothing committed; a power loss may). Finalize()
-// builds the indices, records meta.finalized=1 and leaves a single-file
-// database (journal_mode=DELETE).
+// durable against a crash of the writing process (synchronous=OFF: a kill -9
+// or segfault loses nothing committed; a power loss may). Journal: WAL by
+// default; kRollback (the collector) keeps every committed byte in the main
+// file, so the .sqlite alone is a valid trace after a kill. Finalize() builds
+// the indices, records meta.finalized=1 and leaves a single-file database
+// (journal_mode=DELETE).
 //
 // Errors are sticky: after the first failure every call is a no-op and
 // status() returns the failure, so the hot append path needs no checks.
@@ -26,8 +28,10 @@ namespace stepscope {
 
 class TraceWriter {
  public:
+  enum class Journal { kWal, kRollback };
   // Creates a new trace at `path` (the file must not exist, or be empty).
-  static StatusOr<std::unique_ptr<TraceWriter>> Create(const std::string& path);
+  static StatusOr<std::unique_ptr<TraceWriter>> Create(const std::string& path,
+                                                       Journal journal = Journal::kWal);
   ~TraceWriter();
 
   StringId Intern(std::string_view s);
@@ -39,7 +43,8 @@ class TraceWriter {
   void AddSync(const SyncRecord& r);
   void AddMemory(const MemoryRecord& r);
   void AddMemoryPool(const MemoryPoolRecord& r);
-  void AddNvtx(const NvtxRecord& r);
+  // `unclosed`: a range still open when the process ended (nvtx.unclosed).
+  void AddNvtx(const NvtxRecord& r, bool unclosed = false);
   void AddOverhead(const OverheadRecord& r);
   void AddDevice(const DeviceRecord& r);
   void AddOom(const OomRecord& r, StringId api_name);
@@ -58,7 +63,7 @@ class TraceWriter {
 
  private:
   TraceWriter() = default;
-  Status Init(const std::string& path);
+  Status Init(const std::string& path, Journal journal);
   void Run(Statement& st);
   void CloseStatements();
 

@@ -6,6 +6,7 @@ exit codes, signals, fork()ed children, crash durability, symbol hygiene.
 usage: launcher_test.py BUILD_DIR
 """
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -25,6 +26,14 @@ def profile(args, cwd, env=None, **kw):
     e.update(env or {})
     return subprocess.run([STEPSCOPE, "profile"] + args, cwd=cwd, env=e, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, timeout=60, **kw)
+
+
+def copy_alone(path):
+    """The .sqlite file alone (no -wal, -journal) in a fresh directory."""
+    d = tempfile.mkdtemp(prefix="stepscope-alone-")
+    dst = os.path.join(d, os.path.basename(path))
+    shutil.copyfile(path, dst)
+    return dst
 
 
 def rows(path, sql):
@@ -143,15 +152,128 @@ class LauncherTest(unittest.TestCase):
         self.assertEqual(self.traces(), ["old.sqlite"])
         self.assertEqual(dict(rows(os.path.join(self.tmp, "old.sqlite"), "SELECT key, value FROM meta"))["finalized"], "1")
 
-    def test_kill9_leaves_valid_trace_with_steps_older_than_one_second(self):
+    def test_kill9_leaves_every_record_in_the_main_file(self):
         p = profile(["-o", "k", "--", APP, "killself", "1.5"], self.tmp)
         self.assertEqual(p.returncode, -signal.SIGKILL)
         path = os.path.join(self.tmp, "k.sqlite")
-        self.assertIn("NOT finalized", p.stderr.decode())
+        self.assertIn("the process died", p.stderr.decode())
+        self.assertEqual(sorted(f for f in os.listdir(self.tmp) if f.startswith("k.")), ["k.sqlite"])
+        alone = copy_alone(path)
+        self.assertEqual(rows(alone, "PRAGMA integrity_check"), [("ok",)])
+        names = [r[0] for r in rows(alone, NVTX_SQL)]
+        self.assertEqual(names, [f"step {i}" for i in range(20)])
+        meta = dict(rows(alone, "SELECT key, value FROM meta"))
+        self.assertEqual(meta["finalized"], "1")
+        self.assertEqual(meta["process_exit"], "died")
+
+    def test_program_closing_every_fd_keeps_its_files_and_the_trace(self):
+        out = os.path.join(self.tmp, "program_output.txt")
+        p = profile(["-o", "fd", "--", APP, "closefds", out], self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out, "rb") as f:
+            self.assertEqual(f.read(), b"".join(b"line %d\n" % i for i in range(50)))
+        path = os.path.join(self.tmp, "fd.sqlite")
         self.assertEqual(rows(path, "PRAGMA integrity_check"), [("ok",)])
         names = [r[0] for r in rows(path, NVTX_SQL)]
-        self.assertEqual(names, [f"step {i}" for i in range(20)])
-        self.assertEqual(dict(rows(path, "SELECT key, value FROM meta"))["finalized"], "0")
+        self.assertEqual(names, ["before close"] + [f"after close {i}" for i in range(50)])
+
+    def test_open_ranges_at_death_are_written_with_the_unclosed_flag(self):
+        for how, rc in [("kill", -signal.SIGKILL), ("segv", -signal.SIGSEGV), ("exit", 0)]:
+            with self.subTest(how=how):
+                p = profile(["-o", "open_" + how, "--", APP, "open", how], self.tmp)
+                self.assertEqual(p.returncode, rc, p.stderr)
+                path = os.path.join(self.tmp, f"open_{how}.sqlite")
+                got = {r[0]: r[1:] for r in rows(
+                    path, "SELECT s.value, n.unclosed, n.kind, n.depth, n.end_ns >= n.start_ns FROM nvtx n "
+                          "JOIN strings s ON s.id = n.name_id")}
+                self.assertEqual(got["layer_0_fwd"], (0, 1, 1, 1))
+                self.assertEqual(got["layer_1_fwd"], (1, 1, 1, 1))
+                self.assertEqual(got["step 0"], (1, 1, 0, 1))
+                self.assertEqual(got["async open"], (1, 2, 0, 1))
+                stats = dict(rows(path, "SELECT name, value FROM stats"))
+                self.assertEqual(stats["nvtx_unclosed"], 3)
+
+    def test_kill9_of_launcher_and_program_loses_at_most_half_a_second(self):
+        proc = subprocess.Popen([STEPSCOPE, "profile", "-o", "both", "--", APP, "steps", "1000", "10"],
+                                cwd=self.tmp, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        ends = []
+        while len(ends) < 120:
+            line = proc.stdout.readline().split()
+            ends.append(float(line[2]))
+        os.killpg(proc.pid, signal.SIGKILL)
+        killed_at = time.time()
+        proc.wait(timeout=20)
+        proc.stdout.close()
+        alone = copy_alone(os.path.join(self.tmp, "both.sqlite"))
+        self.assertEqual(rows(alone, "PRAGMA integrity_check"), [("ok",)])
+        newest = rows(alone, "SELECT MAX(end_ns) FROM nvtx")[0][0] / 1e9
+        self.assertLessEqual(killed_at - newest, 0.5)
+        steps = len(rows(alone, "SELECT 1 FROM nvtx"))
+        self.assertGreaterEqual(steps, sum(1 for e in ends if e < killed_at - 0.5))
+
+    def test_nvtx_burst_is_bounded_counted_and_does_not_delay_exit(self):
+        t0 = time.time()
+        p = profile(["-o", "burst", "--", APP, "many", "3000000"], self.tmp)
+        wall = time.time() - t0
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = p.stdout.decode().split()
+        program_s = float(out[3])
+        rss_mb = int(out[out.index("rss_kb") + 1]) / 1024
+        self.assertLess(rss_mb, 200)
+        self.assertLess(wall, program_s + 4.0)
+        path = os.path.join(self.tmp, "burst.sqlite")
+        stats = dict(rows(path, "SELECT name, value FROM stats"))
+        self.assertEqual(stats["events_nvtx"] + stats["dropped_nvtx"], 3000000)
+        self.assertEqual(rows(path, "SELECT COUNT(*) FROM nvtx")[0][0], stats["events_nvtx"])
+        self.assertIn("dropped records", p.stderr.decode())
+
+    def test_program_started_without_the_launcher_starts_its_own_collector(self):
+        # By hand (no launcher), and with a launcher socket this host cannot reach (a rank on
+        # another node that inherited it through srun).
+        for case, extra in [("byhand", {}), ("unreachable", {"STEPSCOPE_COLLECTOR": "@stepscope-nobody-listens"})]:
+            with self.subTest(case=case):
+                env = {k: v for k, v in os.environ.items() if not k.startswith("STEPSCOPE_")}
+                env.update({"CUDA_INJECTION64_PATH": LIB, "NVTX_INJECTION64_PATH": LIB,
+                            "STEPSCOPE_OUTPUT": case + "_%p"}, **extra)
+                p = subprocess.run([APP, "ranges"], cwd=self.tmp, env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, timeout=30)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stderr, b"")
+                deadline = time.time() + 15
+                meta, files = {}, []
+                while time.time() < deadline:
+                    files = [f for f in self.traces() if f.startswith(case)]
+                    if files:
+                        try:
+                            meta = dict(rows(os.path.join(self.tmp, files[0]), "SELECT key, value FROM meta"))
+                        except sqlite3.Error:
+                            meta = {}
+                        if meta.get("finalized") == "1":
+                            break
+                    time.sleep(0.1)
+                self.assertEqual(meta.get("finalized"), "1", files)
+                names = [r[0] for r in rows(os.path.join(self.tmp, files[0]), NVTX_SQL)]
+                self.assertEqual(names.count("forward"), 3)
+                self.assertEqual(meta["process_exit"], "exited")
+
+    def test_force_overwrite_never_removes_a_trace_being_written(self):
+        live = subprocess.Popen([STEPSCOPE, "profile", "-o", "live", "--", APP, "sleep", "30"], cwd=self.tmp,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            self.assertEqual(live.stdout.readline(), b"ready\n")
+            p = profile(["-f", "-o", "live", "--", APP, "exit", "0"], self.tmp)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("being written", p.stderr.decode())
+            self.assertTrue(os.path.exists(os.path.join(self.tmp, "live.sqlite")))
+        finally:
+            live.send_signal(signal.SIGTERM)
+            live.wait(timeout=20)
+            live.stdout.close()
+            live.stderr.close()
+        path = os.path.join(self.tmp, "live.sqlite")
+        self.assertEqual(rows(path, "PRAGMA integrity_check"), [("ok",)])
+        self.assertEqual([r[0] for r in rows(path, NVTX_SQL)], ["sleeping"])
 
     def test_no_trace_when_nothing_uses_cuda_or_nvtx(self):
         p = profile(["--", "true"], self.tmp)
@@ -188,6 +310,9 @@ class LauncherTest(unittest.TestCase):
         out = subprocess.run(["nm", "-D", "--defined-only", LIB], stdout=subprocess.PIPE, check=True).stdout.decode()
         syms = sorted(line.split()[-1] for line in out.splitlines() if line.strip())
         self.assertEqual(syms, ["InitializeInjection", "InitializeInjectionNvtx2"])
+        # No SQLite inside the traced program: the collector writes the trace.
+        every = subprocess.run(["nm", "-C", LIB], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
+        self.assertNotIn(b"sqlite3_open", every)
 
 
 if __name__ == "__main__":

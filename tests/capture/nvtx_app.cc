@@ -7,7 +7,13 @@
 //   nvtx_app signal          raise SIGTERM on itself
 //   nvtx_app sleep S         one range, then sleep S seconds (for signal forwarding)
 //   nvtx_app killself S      K ranges of 10 ms, sleep S seconds, then SIGKILL itself
-//   nvtx_app many N          N push/pop pairs as fast as possible (overhead test)
+//   nvtx_app many N          N push/pop pairs as fast as possible; prints the time and VmRSS
+//   nvtx_app closefds FILE   one range, close fds 3-1023 (daemon clean-up), then open FILE
+//                            and write text to it while recording more ranges
+//   nvtx_app open MODE       ranges "layer_0_fwd" > "layer_1_fwd" left open, then
+//                            MODE: exit (return 0), kill (SIGKILL itself), segv
+//   nvtx_app steps N MS      N ranges "step i" of MS ms each, printing "step i" when it ends
+#include <fcntl.h>
 #include <nvtx3/nvToolsExt.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -120,6 +126,50 @@ int main(int argc, char** argv) {
     kill(getpid(), SIGKILL);
     return 0;
   }
+  if (mode == "closefds") {
+    nvtxRangePushA("before close");
+    nvtxRangePop();
+    for (int fd = 3; fd < 1024; ++fd) close(fd);
+    int fd = open(argv[2], O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    if (fd < 0) return 3;
+    for (int i = 0; i < 50; ++i) {
+      std::string name = "after close " + std::to_string(i);
+      nvtxRangePushA(name.c_str());
+      std::string line = "line " + std::to_string(i) + "\n";
+      if (write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) return 4;
+      nvtxRangePop();
+      usleep(2000);
+    }
+    close(fd);
+    return 0;
+  }
+  if (mode == "open") {
+    std::string how = argc > 2 ? argv[2] : "exit";
+    nvtxRangePushA("step 0");
+    nvtxRangePushA("layer_0_fwd");
+    nvtxRangePop();
+    nvtxRangePushA("layer_1_fwd");
+    nvtxRangeStartA("async open");
+    usleep(300000);
+    if (how == "kill") kill(getpid(), SIGKILL);
+    if (how == "segv") raise(SIGSEGV);
+    return 0;
+  }
+  if (mode == "steps") {
+    int n = argc > 2 ? std::atoi(argv[2]) : 100;
+    int ms = argc > 3 ? std::atoi(argv[3]) : 10;
+    for (int i = 0; i < n; ++i) {
+      std::string name = "step " + std::to_string(i);
+      nvtxRangePushA(name.c_str());
+      Busy(ms);
+      nvtxRangePop();
+      std::printf("step %d %.6f\n", i,
+                  std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                      .count());
+      std::fflush(stdout);
+    }
+    return 0;
+  }
   if (mode == "many") {
     long n = argc > 2 ? std::atol(argv[2]) : 100000;
     auto t0 = std::chrono::steady_clock::now();
@@ -130,6 +180,12 @@ int main(int argc, char** argv) {
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("%ld ranges in %.3f s: %.1f ns per push+pop\n", n, s,
                 s * 1e9 / static_cast<double>(n));
+    FILE* f = std::fopen("/proc/self/status", "r");
+    char line[256];
+    while (f && std::fgets(line, sizeof(line), f)) {
+      if (std::strncmp(line, "VmRSS:", 6) == 0) std::printf("rss_kb %ld\n", std::atol(line + 6));
+    }
+    if (f) std::fclose(f);
     return 0;
   }
   return 2;

@@ -26,6 +26,8 @@ namespace stepscope::inject {
 
 // Thread id (gettid) and CUPTI's timestamp (the clock of activity records).
 uint32_t Tid();
+// An exception reached an entry point: one warning, no more profiling.
+void DisableAfterError(const char* where);
 int64_t NowNs();
 
 // Appends a line to the results file (thread-safe, flushed).

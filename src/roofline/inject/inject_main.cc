@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,34 +25,53 @@ namespace stepscope::inject {
 namespace {
 
 enum class Mode { kNone, kSurvey, kProfile };
-Mode g_mode = Mode::kNone;
+std::atomic<Mode> g_mode{Mode::kNone};
 std::mutex g_results_mu;
 FILE* g_results = nullptr;
 bool g_reported = false;
 pid_t g_pid = 0;  // the process we were initialized in (not a fork() child)
 
+// Every entry point runs behind an exception barrier: nothing reaches the
+// program (DisableAfterError: one warning, no more profiling).
 void CUPTIAPI Callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                        const void* data) {
-  if (g_mode == Mode::kSurvey) {
-    SurveyCallback(domain, cbid, data);
-  } else if (g_mode == Mode::kProfile) {
-    ProfileCallback(domain, cbid, data);
+  try {
+    Mode m = g_mode.load(std::memory_order_relaxed);
+    if (m == Mode::kSurvey) {
+      SurveyCallback(domain, cbid, data);
+    } else if (m == Mode::kProfile) {
+      ProfileCallback(domain, cbid, data);
+    }
+  } catch (...) {
+    DisableAfterError("the CUPTI callback");
   }
 }
 
 void AtExit() {
-  // A fork() child that exits through exit() must not write the parent's files.
-  if (::getpid() != g_pid) return;
-  if (g_mode == Mode::kSurvey) SurveyFinish();
-  if (g_mode == Mode::kProfile) ProfileFinish();
-  std::lock_guard<std::mutex> lock(g_results_mu);
-  if (g_results) std::fclose(g_results);
-  g_results = nullptr;
+  try {
+    // A fork() child that exits through exit() must not write the parent's files.
+    if (::getpid() != g_pid) return;
+    if (g_mode == Mode::kSurvey) SurveyFinish();
+    if (g_mode == Mode::kProfile) ProfileFinish();
+    std::lock_guard<std::mutex> lock(g_results_mu);
+    if (g_results) std::fclose(g_results);
+    g_results = nullptr;
+  } catch (...) {
+    DisableAfterError("exit");
+  }
 }
 
 }  // namespace
 
 uint32_t Tid() { return static_cast<uint32_t>(::syscall(SYS_gettid)); }
+
+void DisableAfterError(const char* where) {
+  static std::atomic<bool> warned{false};
+  g_mode = Mode::kNone;
+  if (!warned.exchange(true)) {
+    stepscope::LogWarn("roofline: internal error in %s; the program runs on unprofiled", where);
+  }
+}
 
 int64_t NowNs() {
   uint64_t ts = 0;
@@ -168,10 +188,25 @@ bool LaunchDims(CUpti_CallbackId cbid, const void* params, int32_t grid[3], int3
 
 using namespace stepscope::inject;
 
+namespace {
+int InitializeInjectionImpl();
+int ForwardNvtxInjection(const void* get_export_table);
+}  // namespace
+
 // Called by the CUDA driver inside cuInit when CUDA_INJECTION64_PATH names
 // this library. Returns 1 (success) even when profiling cannot start: the
 // program must run on.
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  try {
+    return InitializeInjectionImpl();
+  } catch (...) {
+    DisableAfterError("the CUDA injection entry point");
+    return 1;
+  }
+}
+
+namespace {
+int InitializeInjectionImpl() {
   static bool done = false;
   if (done) return 1;
   done = true;
@@ -207,6 +242,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   std::atexit(AtExit);
   return 1;
 }
+}  // namespace
 
 // NVTX calls InitializeInjectionNvtx2 in the library NVTX_INJECTION64_PATH
 // names. The CLI points it here (not at libcupti) so that NVTX reaches the
@@ -214,6 +250,16 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
 // loaded its own copy of libcupti first. We hand the call on to it.
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
     const void* get_export_table) {
+  try {
+    return ForwardNvtxInjection(get_export_table);
+  } catch (...) {
+    DisableAfterError("the NVTX injection entry point");
+    return 0;
+  }
+}
+
+namespace {
+int ForwardNvtxInjection(const void* get_export_table) {
   void* cupti = ::dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
   if (!cupti) cupti = ::dlopen("libcupti.so", RTLD_NOW | RTLD_NOLOAD);
   if (!cupti) return 0;
@@ -223,3 +269,4 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
   ::dlclose(cupti);
   return rc;
 }
+}  // namespace

@@ -55,13 +55,24 @@ thread_local std::vector<size_t> t_ranges;  // indices into g->ranges of open pu
 
 constexpr size_t kBufferBytes = 8u << 20;
 
+void BufferCompletedImpl(uint8_t* buffer, size_t valid);
+
 void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
   *size = *buffer ? kBufferBytes : 0;
   *max_records = 0;
 }
 
+// Behind an exception barrier (DisableAfterError): nothing reaches the program.
 void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  try {
+    BufferCompletedImpl(buffer, valid);
+  } catch (...) {
+    DisableAfterError("the CUPTI buffer callback");
+  }
+}
+
+void BufferCompletedImpl(uint8_t* buffer, size_t valid) {
   CUpti_Activity* rec = nullptr;
   std::vector<Kernel> batch;
   while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {

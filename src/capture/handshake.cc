@@ -1,0 +1,194 @@
+#include "capture/handshake.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+namespace stepscope {
+namespace {
+
+constexpr size_t kMaxHello = 1 << 16;
+
+bool WaitReadable(int fd, int timeout_ms) {
+  pollfd p{fd, POLLIN, 0};
+  int rc;
+  do {
+    rc = ::poll(&p, 1, timeout_ms);
+  } while (rc < 0 && errno == EINTR);
+  return rc > 0;
+}
+
+sockaddr_un Address(const std::string& name, socklen_t* len) {
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::string n = name.substr(0, sizeof(a.sun_path) - 1);
+  std::memcpy(a.sun_path, n.data(), n.size());
+  if (!n.empty() && n[0] == '@') a.sun_path[0] = '\0';  // abstract namespace
+  *len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + n.size());
+  return a;
+}
+
+}  // namespace
+
+std::string EncodeHello(const HelloFields& f) {
+  std::string out;
+  for (const auto& [k, v] : f) {
+    std::string value = v;
+    for (char& c : value) {
+      if (c == '\n' || c == '\0') c = ' ';
+    }
+    out += k + "=" + value + "\n";
+  }
+  return out;
+}
+
+HelloFields DecodeHello(const std::string& text) {
+  HelloFields f;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    std::string line = text.substr(pos, nl - pos);
+    size_t eq = line.find('=');
+    if (eq != std::string::npos) f[line.substr(0, eq)] = line.substr(eq + 1);
+    pos = nl + 1;
+  }
+  return f;
+}
+
+Status SendHello(int sock, int fd, const std::string& text, int timeout_ms, std::string* answer) {
+  if (text.size() > kMaxHello) return InvalidInput("hello too long");
+  uint32_t len = static_cast<uint32_t>(text.size());
+  std::string payload(reinterpret_cast<const char*>(&len), sizeof(len));
+  payload += text;
+  iovec iov{payload.data(), payload.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  ssize_t n;
+  do {
+    n = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(payload.size()))
+    return IoError(std::string("cannot reach the collector: ") + std::strerror(errno));
+  answer->clear();
+  char buf[4096];
+  while (answer->find('\n') == std::string::npos) {
+    if (!WaitReadable(sock, timeout_ms)) return IoError("the collector did not answer");
+    ssize_t r = ::read(sock, buf, sizeof(buf));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return IoError("the collector closed the connection");
+    answer->append(buf, static_cast<size_t>(r));
+  }
+  answer->resize(answer->find('\n'));
+  return OkStatus();
+}
+
+Status ReceiveHello(int sock, int timeout_ms, std::string* text, int* fd) {
+  *fd = -1;
+  text->clear();
+  std::string data;
+  uint32_t len = 0;
+  bool have_len = false;
+  while (!have_len || data.size() < len) {
+    if (!WaitReadable(sock, timeout_ms)) return IoError("no hello from the tracer");
+    char buf[8192];
+    iovec iov{buf, sizeof(buf)};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    ssize_t n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return IoError("the tracer closed the connection");
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+        size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < count; ++i) {
+          int got;
+          std::memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+          if (*fd < 0) {
+            *fd = got;
+          } else {
+            ::close(got);
+          }
+        }
+      }
+    }
+    data.append(buf, static_cast<size_t>(n));
+    if (!have_len && data.size() >= sizeof(len)) {
+      std::memcpy(&len, data.data(), sizeof(len));
+      data.erase(0, sizeof(len));
+      have_len = true;
+      if (len > kMaxHello) return InvalidInput("hello too long");
+    }
+  }
+  *text = data.substr(0, len);
+  return OkStatus();
+}
+
+Status SendAnswer(int sock, const std::string& line) {
+  std::string s = line + "\n";
+  ssize_t n;
+  do {
+    n = ::send(sock, s.data(), s.size(), MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(s.size())) return IoError("cannot answer the tracer");
+  return OkStatus();
+}
+
+StatusOr<int> ConnectCollector(const std::string& name) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return IoError(std::string("socket: ") + std::strerror(errno));
+  socklen_t len;
+  sockaddr_un a = Address(name, &len);
+  int rc;
+  do {
+    rc = ::connect(fd, reinterpret_cast<sockaddr*>(&a), len);
+  } while (rc < 0 && errno == EINTR);
+  if (rc < 0) {
+    int e = errno;
+    ::close(fd);
+    return IoError("cannot connect to the collector " + name + ": " + std::strerror(e));
+  }
+  return fd;
+}
+
+StatusOr<int> ListenCollector(std::string* name) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return IoError(std::string("socket: ") + std::strerror(errno));
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    *name = "@stepscope-" + std::to_string(getpid()) + "-" +
+            std::to_string((ts.tv_nsec + attempt * 7919) % 1000000007);
+    socklen_t len;
+    sockaddr_un a = Address(*name, &len);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), len) == 0) {
+      if (::listen(fd, 128) == 0) return fd;
+      break;
+    }
+    if (errno != EADDRINUSE) break;
+  }
+  int e = errno;
+  ::close(fd);
+  return IoError(std::string("cannot create the collector socket: ") + std::strerror(e));
+}
+
+}  // namespace stepscope

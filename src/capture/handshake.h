@@ -1,0 +1,40 @@
+// The tracer <-> collector handshake over a Unix stream socket.
+//
+// The tracer sends one message: its shared-memory region (the memfd, as
+// SCM_RIGHTS) and a text of `key=value` lines (pid, output pattern, cwd,
+// meta values, ...). The collector claims the trace file and answers one line:
+// "ok PATH" or "error MESSAGE". Then the tracer closes both its fds: from
+// then on it holds only the mapping, so the program may close or reuse any
+// fd number without touching the trace.
+//
+// STEPSCOPE_COLLECTOR names the collector's listening socket ("@name": the
+// abstract namespace). When it is unset, the tracer starts a collector itself
+// (`stepscope _collect`, see StartOwnCollector).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "common/status.h"
+
+namespace stepscope {
+
+using HelloFields = std::map<std::string, std::string>;
+
+std::string EncodeHello(const HelloFields& f);
+HelloFields DecodeHello(const std::string& text);
+
+// Sends `text` and `fd` in one message; waits up to `timeout_ms` for the
+// one-line answer, returned in *answer.
+Status SendHello(int sock, int fd, const std::string& text, int timeout_ms, std::string* answer);
+// Receives a hello (text and fd); *fd is -1 when none came.
+Status ReceiveHello(int sock, int timeout_ms, std::string* text, int* fd);
+Status SendAnswer(int sock, const std::string& line);
+
+// Connects to a listening socket named as in STEPSCOPE_COLLECTOR.
+StatusOr<int> ConnectCollector(const std::string& name);
+// Creates a listening socket under a fresh abstract name; returns the fd and
+// the name (for STEPSCOPE_COLLECTOR).
+StatusOr<int> ListenCollector(std::string* name);
+
+}  // namespace stepscope

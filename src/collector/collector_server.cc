@@ -1,0 +1,205 @@
+#include "collector/collector_server.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+
+#include "common/log.h"
+#include "common/strings.h"
+
+namespace stepscope {
+namespace {
+
+int64_t MonoNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Field 22 of /proc/PID/stat (start time, clock ticks) and the state letter.
+bool ProcStat(int pid, std::string* start, char* state) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  size_t p = s.rfind(')');
+  if (p == std::string::npos || p + 2 >= s.size()) return false;
+  std::vector<std::string> parts = Split(s.substr(p + 2), ' ');
+  if (parts.size() < 20) return false;
+  *state = parts[0].empty() ? '?' : parts[0][0];
+  *start = parts[19];
+  return true;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Listen() {
+  std::unique_ptr<CollectorServer> s(new CollectorServer());
+  ASSIGN_OR_RETURN(s->listen_fd_, ListenCollector(&s->name_));
+  return s;
+}
+
+std::unique_ptr<CollectorServer> CollectorServer::ForConnection(int fd) {
+  std::unique_ptr<CollectorServer> s(new CollectorServer());
+  s->pending_conn_ = fd;
+  return s;
+}
+
+CollectorServer::~CollectorServer() {
+  exit_ = true;
+  force_ = true;
+  if (thread_.joinable()) thread_.join();
+  Reap(true);
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+}
+
+void CollectorServer::Accept(int conn) {
+  std::string text;
+  int memfd = -1;
+  Status st = ReceiveHello(conn, 5000, &text, &memfd);
+  if (!st.ok()) {
+    if (memfd >= 0) ::close(memfd);
+    ::close(conn);
+    return;
+  }
+  HelloFields hello = DecodeHello(text);
+  auto trace = TraceCollector::Start(hello, memfd);
+  if (!trace.ok()) {
+    (void)SendAnswer(conn, "error " + trace.status().message());
+    ::close(conn);
+    return;
+  }
+  auto l = std::make_unique<Live>();
+  l->trace = std::move(*trace);
+  l->pidfd = static_cast<int>(::syscall(SYS_pidfd_open, l->trace->pid(), 0));
+  l->seq = next_seq_++;
+  (void)SendAnswer(conn, "ok " + l->trace->path());
+  ::close(conn);
+  Live* raw = l.get();
+  l->thread = std::thread([this, raw] { TraceLoop(raw); });
+  live_.push_back(std::move(l));
+}
+
+bool CollectorServer::WaitDead(const Live& l, int timeout_ms) const {
+  if (l.pidfd >= 0) {
+    pollfd p{l.pidfd, POLLIN, 0};
+    return ::poll(&p, 1, timeout_ms) > 0;
+  }
+  ::usleep(static_cast<useconds_t>(timeout_ms) * 1000);
+  const int pid = l.trace->pid();
+  if (pid <= 0) return true;
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+  std::string start;
+  char state = '?';
+  if (!ProcStat(pid, &start, &state)) return ::kill(pid, 0) != 0 && errno != EPERM;
+  if (state == 'Z' || state == 'X') return true;
+  return !l.trace->start_ticks().empty() && start != l.trace->start_ticks();
+}
+
+void CollectorServer::TraceLoop(Live* l) {
+  try {
+    // Death is checked before each drain, so that the drain in Finish sees
+    // everything the process wrote.
+    while (!force_.load() && !WaitDead(*l, 20)) l->trace->Poll();
+    l->trace->Finish();
+  } catch (...) {
+    LogWarn("%s: internal error in the collector; the trace holds what was committed",
+            l->trace->path().c_str());
+  }
+  if (l->pidfd >= 0) ::close(l->pidfd);
+  l->pidfd = -1;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    done_.emplace_back(l->seq, l->trace->result());
+  }
+  l->done = true;
+}
+
+void CollectorServer::Reap(bool all) {
+  for (size_t i = 0; i < live_.size();) {
+    if (all || live_[i]->done.load()) {
+      if (live_[i]->thread.joinable()) live_[i]->thread.join();
+      live_.erase(live_.begin() + static_cast<long>(i));
+    } else {
+      ++i;
+    }
+  }
+}
+
+void CollectorServer::Step(int timeout_ms) {
+  std::vector<pollfd> fds;
+  if (listen_fd_ >= 0) fds.push_back({listen_fd_, POLLIN, 0});
+  ::poll(fds.data(), fds.size(), timeout_ms);
+  if (pending_conn_ >= 0) {
+    int c = pending_conn_;
+    pending_conn_ = -1;
+    Accept(c);
+  }
+  if (listen_fd_ >= 0) {
+    while (true) {
+      int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) break;
+      Accept(c);
+    }
+  }
+  Reap(false);
+}
+
+void CollectorServer::Loop() {
+  while (!exit_) {
+    Step(20);
+    if (stopping_) {
+      if (live_.empty() && pending_conn_ < 0) break;
+      if (MonoNs() >= deadline_mono_ns_.load()) {
+        force_ = true;
+        Reap(true);
+        break;
+      }
+    }
+  }
+}
+
+void CollectorServer::StartThread() {
+  // The server and trace threads block signals: they belong to the
+  // launcher's main thread.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  thread_ = std::thread([this] {
+    try {
+      Loop();
+    } catch (...) {
+      LogWarn("internal error in the collector; traces hold what was committed");
+    }
+  });
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+std::vector<CollectedTrace> CollectorServer::Finish(int grace_ms) {
+  deadline_mono_ns_ = MonoNs() + int64_t{grace_ms} * 1'000'000;
+  stopping_ = true;
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard<std::mutex> lk(mu_);
+  std::sort(done_.begin(), done_.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<CollectedTrace> out;
+  for (const auto& [seq, r] : done_) out.push_back(r);
+  return out;
+}
+
+std::vector<CollectedTrace> CollectorServer::RunUntilDone() {
+  deadline_mono_ns_ = INT64_MAX;
+  stopping_ = true;
+  Loop();
+  std::lock_guard<std::mutex> lk(mu_);
+  std::vector<CollectedTrace> out;
+  for (const auto& [seq, r] : done_) out.push_back(r);
+  return out;
+}
+
+}  // namespace stepscope

@@ -1,0 +1,249 @@
+// The collector against an in-process producer: a thread writes NVTX opens
+// and closes, API records and a thread name into a shared region while the
+// collector polls it; then the collector finishes as after the process died.
+// Also run under ThreadSanitizer (make test-tsan).
+#include <cupti.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+
+#include "capture/handshake.h"
+#include "capture/shm_ring.h"
+#include "collector/collector_server.h"
+#include "collector/trace_collector.h"
+#include "store/trace_reader.h"
+
+namespace stepscope {
+namespace {
+
+class CollectorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/stepscope-collector-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    shm::Header layout{};
+    size_ = shm::Layout(0, 4096, ring_bytes_, &layout);
+    memfd_ = static_cast<int>(syscall(SYS_memfd_create, "test", 1u));
+    ASSERT_GE(memfd_, 0);
+    ASSERT_EQ(ftruncate(memfd_, static_cast<off_t>(size_)), 0);
+    void* p = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, memfd_, 0);
+    ASSERT_NE(p, MAP_FAILED);
+    shm::InitHeader(p, layout, getpid());
+    h_ = static_cast<shm::Header*>(p);
+  }
+  void TearDown() override {
+    munmap(h_, size_);
+    std::string cmd = "rm -rf " + dir_;
+    (void)std::system(cmd.c_str());
+  }
+  HelloFields Hello() {
+    return {{"pid", std::to_string(getpid())},
+            {"cwd", dir_},
+            {"pattern", "t_%q{RANK}"},
+            {"env.RANK", "5"},
+            {"host", "h"},
+            {"start_ns", "1000"},
+            {"commit_ms", "10"},
+            {"meta.rank", "5"}};
+  }
+  uint64_t Open(uint64_t id, int64_t t, const std::string& name, uint8_t depth = 0) {
+    uint32_t bytes = static_cast<uint32_t>(sizeof(shm::NvtxOpen) + name.size());
+    uint8_t* p = nullptr;
+    while (!(p = shm::Reserve(h_, shm::Kind::kNvtxOpen, bytes))) std::this_thread::yield();
+    shm::NvtxOpen o{};
+    o.id = id;
+    o.start_ns = t;
+    o.tid = 77;
+    o.kind = static_cast<uint8_t>(NvtxKind::kPushPop);
+    o.depth = depth;
+    o.name_len = static_cast<uint32_t>(name.size());
+    std::memcpy(p, &o, sizeof(o));
+    std::memcpy(p + sizeof(o), name.data(), name.size());
+    shm::Publish(p, shm::Kind::kNvtxOpen, bytes);
+    return id;
+  }
+  void Close(uint64_t id, int64_t t) {
+    shm::NvtxClose c{id, t, 77, 0};
+    while (!shm::Put(h_, shm::Kind::kNvtxClose, &c, sizeof(c))) std::this_thread::yield();
+  }
+
+  std::string dir_;
+  uint64_t ring_bytes_ = 1 << 16;
+  uint64_t size_ = 0;
+  int memfd_ = -1;
+  shm::Header* h_ = nullptr;
+};
+
+TEST_F(CollectorTest, DrainsWhileTheProducerRunsAndFlagsOpenRanges) {
+  auto c = TraceCollector::Start(Hello(), memfd_);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ((*c)->path(), dir_ + "/t_5.sqlite");
+  constexpr int kRanges = 20000;
+  std::atomic<bool> done{false};
+  std::thread producer([&] {
+    for (int i = 0; i < kRanges; ++i) {
+      uint64_t id = Open(static_cast<uint64_t>(i + 1), 2000 + i * 10, "op");
+      Close(id, 2005 + i * 10);
+    }
+    Open(kRanges + 1, 500000, "layer_3_fwd");  // never closed
+    ApiRecord a{};
+    a.start_ns = 3000;
+    a.end_ns = 3100;
+    while (!shm::Put(h_, shm::Kind::kApi, &a, sizeof(a))) std::this_thread::yield();
+    shm::ThreadName t{77, 4};
+    uint8_t buf[sizeof(t) + 4];
+    std::memcpy(buf, &t, sizeof(t));
+    std::memcpy(buf + sizeof(t), "main", 4);
+    while (!shm::Put(h_, shm::Kind::kThreadName, buf, sizeof(buf))) std::this_thread::yield();
+    done = true;
+  });
+  while (!done) (*c)->Poll();
+  producer.join();
+  (*c)->Finish();
+  const CollectedTrace& r = (*c)->result();
+  EXPECT_TRUE(r.kept);
+  EXPECT_FALSE(r.exited);
+  EXPECT_TRUE(r.error.empty()) << r.error;
+
+  auto t = TraceReader::Open(r.path);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_TRUE((*t)->finalized());
+  EXPECT_EQ((*t)->Meta("rank", ""), "5");
+  EXPECT_EQ((*t)->Meta("process_exit", ""), "died");
+  // The producer retries when the ring is full, so every range arrives (the
+  // failed attempts are counted as drops).
+  EXPECT_GT((*t)->Stat("dropped_nvtx") + (*t)->Stat("dropped_nvtx_end"), -1);
+  auto q = (*t)->Query("SELECT COUNT(*), SUM(unclosed) FROM nvtx");
+  ASSERT_TRUE(q.ok() && q->Step());
+  EXPECT_EQ(q->Int(0), kRanges + 1);
+  EXPECT_EQ(q->Int(1), 1);
+  auto open = (*t)->Query(
+      "SELECT s.value, n.end_ns >= n.start_ns FROM nvtx n JOIN strings s ON s.id = n.name_id "
+      "WHERE unclosed = 1");
+  ASSERT_TRUE(open.ok() && open->Step());
+  EXPECT_EQ(open->Text(0), "layer_3_fwd");
+  EXPECT_EQ(open->Int(1), 1);
+  auto th = (*t)->Query(
+      "SELECT s.value FROM threads t JOIN strings s ON s.id = t.name_id WHERE t.tid = 77");
+  ASSERT_TRUE(th.ok() && th->Step());
+  EXPECT_EQ(th->Text(0), "main");
+  EXPECT_EQ((*t)->Stat("events_api"), 1);
+}
+
+// CUPTI buffer slots: the records' name pointers belong to the traced
+// process, so the names come from the strings the tracer sent through the ring.
+TEST(CollectorSlots, DecodesReadySlotsWithTheNamesSentThroughTheRing) {
+  char tmpl[] = "/tmp/stepscope-slots-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  shm::Header layout{};
+  const uint64_t size = shm::Layout(2, 1 << 16, 1 << 16, &layout);
+  int memfd = static_cast<int>(syscall(SYS_memfd_create, "slots", 1u));
+  ASSERT_EQ(ftruncate(memfd, static_cast<off_t>(size)), 0);
+  auto* h =
+      static_cast<shm::Header*>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0));
+  shm::InitHeader(h, layout, getpid());
+  auto c = TraceCollector::Start(
+      {{"pid", std::to_string(getpid())}, {"cwd", dir}, {"pattern", "slots"}}, memfd);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+
+  static const char kLocalName[] = "not what the tracer sent";
+  uint8_t* slot = shm::SlotBase(h, 1);
+  size_t used = 0;
+  for (uint32_t i = 0; i < 5; ++i) {
+    CUpti_ActivityKernel10 k;
+    std::memset(&k, 0, sizeof(k));
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = 1000 + i * 100;
+    k.end = k.start + 50;
+    k.correlationId = i;
+    k.name = kLocalName;
+    std::memcpy(slot + used, &k, sizeof(k));
+    used += (sizeof(k) + 7) & ~size_t{7};
+  }
+  const std::string sent = "_Z6kernelv";
+  std::vector<uint8_t> rec(sizeof(shm::ForeignString) + sent.size());
+  shm::ForeignString f{reinterpret_cast<uintptr_t>(kLocalName), static_cast<uint32_t>(sent.size()),
+                       0};
+  std::memcpy(rec.data(), &f, sizeof(f));
+  std::memcpy(rec.data() + sizeof(f), sent.data(), sent.size());
+  ASSERT_TRUE(shm::Put(h, shm::Kind::kString, rec.data(), static_cast<uint32_t>(rec.size())));
+  h->slots[1].valid.store(used);
+  h->slots[1].state.store(shm::kSlotReady);
+  (*c)->Poll();
+  EXPECT_EQ(h->slots[1].state.load(), shm::kSlotFree);
+  EXPECT_EQ(slot[0], 0);  // handed back zeroed
+  (*c)->Finish();
+  auto t = TraceReader::Open((*c)->result().path);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  auto q = (*t)->Query(
+      "SELECT s.value, COUNT(*) FROM kernels k JOIN strings s ON s.id = k.name_id GROUP BY 1");
+  ASSERT_TRUE(q.ok() && q->Step());
+  EXPECT_EQ(q->Text(0), "kernel()");
+  EXPECT_EQ(q->Int(1), 5);
+  munmap(h, size);
+  std::string cmd = "rm -rf " + dir;
+  (void)std::system(cmd.c_str());
+}
+
+TEST_F(CollectorTest, NothingRecordedLeavesNoFile) {
+  auto c = TraceCollector::Start(Hello(), memfd_);
+  ASSERT_TRUE(c.ok());
+  std::string path = (*c)->path();
+  (*c)->Finish();
+  EXPECT_FALSE((*c)->result().kept);
+  EXPECT_NE(access(path.c_str(), F_OK), 0);
+}
+
+TEST_F(CollectorTest, RefusesARegionOfAnotherLayout) {
+  h_->version = 99;
+  auto c = TraceCollector::Start(Hello(), memfd_);
+  EXPECT_FALSE(c.ok());
+}
+
+TEST_F(CollectorTest, ServerAcceptsATracerAndFinishesItsTraceOnStop) {
+  auto server = CollectorServer::Listen();
+  ASSERT_TRUE(server.ok()) << server.status().message();
+  (*server)->StartThread();
+  Open(1, 100, "before handshake");
+  Close(1, 200);
+  auto sock = ConnectCollector((*server)->name());
+  ASSERT_TRUE(sock.ok()) << sock.status().message();
+  std::string answer;
+  Status st = SendHello(*sock, memfd_, EncodeHello(Hello()), 5000, &answer);
+  close(*sock);
+  close(memfd_);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(answer, "ok " + dir_ + "/t_5.sqlite");
+  std::thread producer([&] {
+    for (uint64_t i = 2; i < 2000; ++i) {
+      Open(i, 300 + static_cast<int64_t>(i) * 10, "after");
+      Close(i, 305 + static_cast<int64_t>(i) * 10);
+    }
+  });
+  producer.join();
+  // This process stays alive: the server finishes the trace when the grace ends.
+  std::vector<CollectedTrace> got = (*server)->Finish(300);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(got[0].kept);
+  auto t = TraceReader::Open(got[0].path);
+  ASSERT_TRUE(t.ok());
+  auto q = (*t)->Query("SELECT COUNT(*) FROM nvtx");
+  ASSERT_TRUE(q.ok() && q->Step());
+  EXPECT_EQ(q->Int(0), 1999);
+}
+
+TEST(Handshake, HelloRoundTrips) {
+  HelloFields f{{"a", "1"}, {"command_line", "python x.py\nwith newline"}};
+  HelloFields g = DecodeHello(EncodeHello(f));
+  EXPECT_EQ(g["a"], "1");
+  EXPECT_EQ(g["command_line"], "python x.py with newline");
+}
+
+}  // namespace
+}  // namespace stepscope

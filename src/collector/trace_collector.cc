@@ -1,0 +1,434 @@
+#include "collector/trace_collector.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "capture/host_mem/host_mem.h"
+#include "capture/output_path.h"
+#include "collector/cupti_loader.h"
+#include "common/log.h"
+#include "common/strings.h"
+
+namespace stepscope {
+namespace {
+
+int64_t MonoNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::string Get(const HelloFields& f, const std::string& key, const std::string& def = "") {
+  auto it = f.find(key);
+  return it == f.end() ? def : it->second;
+}
+
+int64_t GetInt(const HelloFields& f, const std::string& key, int64_t def) {
+  int64_t v = 0;
+  return ParseInt64(Get(f, key), &v) ? v : def;
+}
+
+std::string ReadSmallFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return s;
+}
+
+// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel"; "_ptsz" variants keep their suffix.
+std::string StripVersionSuffix(const char* name) {
+  std::string s = name;
+  size_t v = s.rfind("_v");
+  if (v != std::string::npos && v + 2 < s.size() &&
+      s.find_first_not_of("0123456789", v + 2) == std::string::npos) {
+    s.erase(v);
+  }
+  return s;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<TraceCollector>> TraceCollector::Start(const HelloFields& hello,
+                                                                int memfd) {
+  std::unique_ptr<TraceCollector> c(new TraceCollector());
+  c->hello_ = hello;
+  struct stat st;
+  if (memfd < 0 || ::fstat(memfd, &st) != 0 || st.st_size <= 0) {
+    if (memfd >= 0) ::close(memfd);
+    return InvalidInput("the tracer sent no shared buffer");
+  }
+  void* region = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ | PROT_WRITE,
+                        MAP_SHARED, memfd, 0);
+  ::close(memfd);
+  if (region == MAP_FAILED) return IoError(std::string("mmap: ") + std::strerror(errno));
+  c->shm_ = static_cast<shm::Header*>(region);
+  c->mapped_ = static_cast<uint64_t>(st.st_size);
+  if (!shm::Validate(region, c->mapped_))
+    return InvalidInput("the tracer's shared buffer has another layout (version mismatch)");
+  c->pid_ = static_cast<int>(GetInt(hello, "pid", c->shm_->pid));
+  c->start_ticks_ = Get(hello, "start_time_ticks");
+  c->zeroed_buffers_ = Get(hello, "zeroed_buffers", "1") != "0";
+  c->commit_interval_ns_ = std::max<int64_t>(GetInt(hello, "commit_ms", 250), 10) * 1'000'000;
+  c->wall_offset_ns_ = GetInt(hello, "wall_clock_offset_ns", 0);
+
+  std::string pattern = Get(hello, "pattern", "stepscope_%p");
+  const std::string cwd = Get(hello, "cwd", ".");
+  if (pattern.empty() || pattern[0] != '/') pattern = cwd + "/" + pattern;
+  PatternContext ctx;
+  ctx.pid = c->pid_;
+  ctx.host = Get(hello, "host", "unknown");
+  const HelloFields* f = &c->hello_;
+  ctx.getenv = [f](const std::string& var) -> const char* {
+    auto it = f->find("env." + var);
+    return it == f->end() ? nullptr : it->second.c_str();
+  };
+  ASSIGN_OR_RETURN(c->path_,
+                   CreateTraceFile(pattern, ctx, GetInt(hello, "overwrite_before_ns", 0)));
+  c->result_.path = c->path_;
+  c->result_.pid = c->pid_;
+  // Held until Finish(): `profile -f` of another run sees a live trace.
+  c->lock_fd_ = ::open(c->path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (c->lock_fd_ >= 0) ::flock(c->lock_fd_, LOCK_EX | LOCK_NB);
+
+  auto writer = TraceWriter::Create(c->path_, TraceWriter::Journal::kRollback);
+  if (!writer.ok()) {
+    ::unlink(c->path_.c_str());
+    return writer.status();
+  }
+  c->writer_ = std::move(*writer);
+  TraceWriter& w = *c->writer_;
+  w.SetMeta("source", "capture");
+  for (const char* key :
+       {"tool_version", "clock", "wall_clock_offset_ns", "start_ns", "pid", "ppid", "host",
+        "command_line", "trace_categories", "host_mem_threshold_bytes"}) {
+    if (hello.count(key)) w.SetMeta(key, Get(hello, key));
+  }
+  w.SetMeta("end_ns", Get(hello, "start_ns", "0"));
+  for (const auto& [k, v] : hello) {
+    if (StartsWith(k, "meta.")) w.SetMeta(k.substr(5), v);
+  }
+  w.SetMeta("collector", "separate process");
+  auto ins = Prepare(w.db(),
+                     "INSERT INTO host_alloc(ts_ns, tid, op, address, bytes, kind) "
+                     "VALUES(?,?,?,?,?,?)");
+  if (ins.ok()) {
+    c->ins_host_ = std::move(*ins);
+    c->have_host_ins_ = true;
+  }
+  TraceCollector* self = c.get();
+  c->decoder_ = std::make_unique<ActivityDecoder>(
+      c->writer_.get(), [self](ApiDomain d, uint32_t cbid) -> const char* {
+        static thread_local std::string buf;
+        auto fns = LoadCupti(Get(self->hello_, "inject_lib"));
+        if (!fns.ok() || !fns->callback_name) return nullptr;
+        const char* name = nullptr;
+        CUpti_CallbackDomain dom =
+            d == ApiDomain::kDriver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+        if (fns->callback_name(dom, cbid, &name) != CUPTI_SUCCESS || !name) return nullptr;
+        buf = StripVersionSuffix(name);
+        return buf.c_str();
+      });
+  c->decoder_->set_sync_from_api(Get(hello, "sync_from_api", "1") != "0");
+  c->decoder_->set_string_fetch([self](const char* foreign) -> const char* {
+    auto it = self->foreign_strings_.find(reinterpret_cast<uintptr_t>(foreign));
+    return it == self->foreign_strings_.end() ? nullptr : it->second.c_str();
+  });
+  c->tids_.insert(static_cast<uint32_t>(c->pid_));
+  c->NameThreads();
+  Status cs = w.Commit();
+  if (!cs.ok()) return cs.WithContext(c->path_);
+  c->last_commit_mono_ = MonoNs();
+  return c;
+}
+
+TraceCollector::~TraceCollector() {
+  Finish();
+  if (shm_) ::munmap(shm_, mapped_);
+}
+
+int64_t TraceCollector::NowTraceNs() const {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec - wall_offset_ns_;
+}
+
+void TraceCollector::DrainSlots() {
+  // Which slots are ready, then the ring: the tracer put the strings a
+  // buffer's records point to into the ring before marking the buffer ready.
+  std::vector<uint32_t> ready;
+  for (uint32_t i = 0; i < shm_->slot_count; ++i) {
+    if (shm_->slots[i].state.load(std::memory_order_acquire) == shm::kSlotReady) ready.push_back(i);
+  }
+  if (ready.empty()) return;
+  DrainRing();
+  for (uint32_t i : ready) {
+    shm::Slot& slot = shm_->slots[i];
+    const uint64_t valid = std::min<uint64_t>(slot.valid.load(), shm_->slot_bytes);
+    uint8_t* buf = shm::SlotBase(shm_, i);
+    auto fns = LoadCupti(Get(hello_, "inject_lib"));
+    if (fns.ok()) {
+      decoder_->DecodeBuffer(buf, valid, fns->next_record);
+    } else {
+      ++lost_buffers_;
+      if (!cupti_warned_) {
+        cupti_warned_ = true;
+        LogWarn("%s: %s; CUDA activity is not written", path_.c_str(),
+                fns.status().message().c_str());
+      }
+    }
+    // Handed back zeroed, as promised to CUPTI (ZEROED_OUT_ACTIVITY_BUFFER):
+    // what CUPTI wrote, with a margin for a record it began and did not count.
+    if (zeroed_buffers_) {
+      std::memset(buf, 0, std::min<uint64_t>(shm_->slot_bytes, valid + (uint64_t{64} << 10)));
+    }
+    slot.state.store(shm::kSlotFree, std::memory_order_release);
+  }
+}
+
+void TraceCollector::OnRecord(shm::Kind kind, const uint8_t* p, uint32_t n) {
+  switch (kind) {
+    case shm::Kind::kApi: {
+      if (n < sizeof(ApiRecord)) return;
+      ApiRecord r;
+      std::memcpy(&r, p, sizeof(r));
+      decoder_->AddApi(r);
+      break;
+    }
+    case shm::Kind::kNvtxOpen: {
+      if (n < sizeof(shm::NvtxOpen)) return;
+      shm::NvtxOpen o;
+      std::memcpy(&o, p, sizeof(o));
+      if (sizeof(o) + uint64_t{o.domain_len} + o.name_len > n) return;
+      const char* text = reinterpret_cast<const char*>(p + sizeof(o));
+      NvtxRecord r{};
+      r.start_ns = r.end_ns = o.start_ns;
+      r.tid = r.end_tid = o.tid;
+      r.category = o.category;
+      r.color = o.color;
+      r.kind = static_cast<NvtxKind>(o.kind);
+      r.depth = o.depth;
+      r.domain = o.domain_len ? writer_->Intern(std::string_view(text, o.domain_len)) : kNoString;
+      r.name = writer_->Intern(std::string_view(text + o.domain_len, o.name_len));
+      tids_.insert(o.tid);
+      max_ns_ = std::max(max_ns_, o.start_ns);
+      if (r.kind == NvtxKind::kMark) {
+        writer_->AddNvtx(r);
+        ++nvtx_written_;
+      } else {
+        open_[o.id] = r;
+      }
+      break;
+    }
+    case shm::Kind::kNvtxClose: {
+      if (n < sizeof(shm::NvtxClose)) return;
+      shm::NvtxClose c;
+      std::memcpy(&c, p, sizeof(c));
+      auto it = open_.find(c.id);
+      if (it == open_.end()) {
+        ++nvtx_unmatched_;  // its open was dropped (ring full)
+        return;
+      }
+      NvtxRecord r = it->second;
+      open_.erase(it);
+      r.end_ns = c.end_ns;
+      r.end_tid = c.end_tid;
+      writer_->AddNvtx(r);
+      ++nvtx_written_;
+      max_ns_ = std::max(max_ns_, c.end_ns);
+      break;
+    }
+    case shm::Kind::kThreadName: {
+      if (n < sizeof(shm::ThreadName)) return;
+      shm::ThreadName t;
+      std::memcpy(&t, p, sizeof(t));
+      if (sizeof(t) + uint64_t{t.len} > n) return;
+      writer_->SetThreadName(t.tid, writer_->Intern(std::string_view(
+                                        reinterpret_cast<const char*>(p + sizeof(t)), t.len)));
+      named_.insert(t.tid);
+      break;
+    }
+    case shm::Kind::kString: {
+      if (n < sizeof(shm::ForeignString)) return;
+      shm::ForeignString f;
+      std::memcpy(&f, p, sizeof(f));
+      if (sizeof(f) + uint64_t{f.len} > n) return;
+      foreign_strings_[f.address].assign(reinterpret_cast<const char*>(p + sizeof(f)), f.len);
+      break;
+    }
+    case shm::Kind::kOom: {
+      if (n < sizeof(OomRecord)) return;
+      OomRecord o;
+      std::memcpy(&o, p, sizeof(o));
+      decoder_->AddOom(o);
+      urgent_ = true;
+      break;
+    }
+    case shm::Kind::kHostAlloc: {
+      if (n < sizeof(hostmem::HostAllocRecord) || !have_host_ins_) return;
+      hostmem::HostAllocRecord r;
+      std::memcpy(&r, p, sizeof(r));
+      ins_host_.BindInt(1, r.ts_ns);
+      ins_host_.BindInt(2, r.tid);
+      ins_host_.BindInt(3, static_cast<int64_t>(r.op));
+      ins_host_.BindInt(4, static_cast<int64_t>(r.address));
+      ins_host_.BindInt(5, static_cast<int64_t>(r.bytes));
+      ins_host_.BindInt(6, static_cast<int64_t>(r.kind));
+      ins_host_.Step();
+      ins_host_.Reset();
+      ++host_allocs_;
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void TraceCollector::DrainRing() {
+  bool corrupt = false;
+  // In slices, so that one huge burst does not hold off the commit.
+  for (int i = 0; i < 64; ++i) {
+    size_t n = shm::Consume(
+        shm_, [this](shm::Kind k, const uint8_t* p, uint32_t len) { OnRecord(k, p, len); },
+        uint64_t{4} << 20, &corrupt);
+    if (n == 0 || corrupt) break;
+  }
+  if (corrupt && result_.error.empty()) {
+    result_.error = "the shared ring is corrupt; later records are lost";
+    LogWarn("%s: %s", path_.c_str(), result_.error.c_str());
+  }
+}
+
+void TraceCollector::NameThreads() {
+  for (uint32_t tid : decoder_->threads()) tids_.insert(tid);
+  for (uint32_t tid : tids_) {
+    if (named_.count(tid) || proc_names_.count(tid)) continue;
+    std::string comm = Trim(
+        ReadSmallFile("/proc/" + std::to_string(pid_) + "/task/" + std::to_string(tid) + "/comm"));
+    if (!comm.empty()) proc_names_[tid] = comm;
+  }
+}
+
+void TraceCollector::Commit() {
+  NameThreads();
+  writer_->SetMeta("end_ns", std::to_string(std::max({NowTraceNs(), decoder_->max_ns(), max_ns_})));
+  if (!writer_->Commit().ok() && result_.error.empty()) {
+    result_.error = writer_->status().message();
+    LogWarn("%s: %s; the trace holds what was committed", path_.c_str(), result_.error.c_str());
+  }
+  last_commit_mono_ = MonoNs();
+  urgent_ = false;
+}
+
+void TraceCollector::Poll() {
+  if (finished_ || !writer_->status().ok()) return;
+  DrainSlots();
+  DrainRing();
+  if (shm_->flags.load() & shm::kFlagUrgent) {
+    shm_->flags.fetch_and(~shm::kFlagUrgent);
+    urgent_ = true;
+  }
+  if (urgent_ || MonoNs() - last_commit_mono_ >= commit_interval_ns_) Commit();
+}
+
+void TraceCollector::Finish() {
+  if (finished_ || !writer_) return;
+  finished_ = true;
+  DrainSlots();
+  DrainRing();
+  const uint32_t flags = shm_->flags.load();
+  result_.exited = (flags & shm::kFlagExited) != 0;
+  const int64_t end = std::max({decoder_->max_ns(), max_ns_, NowTraceNs()});
+  // Ranges still open when the process ended: written with their start and
+  // the unclosed flag, so that e.g. an OOM row names the range it died in.
+  std::vector<std::pair<uint64_t, NvtxRecord>> open(open_.begin(), open_.end());
+  open_.clear();
+  std::sort(open.begin(), open.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [id, r] : open) {
+    r.end_ns = end;
+    writer_->AddNvtx(r, /*unclosed=*/true);
+  }
+  TraceWriter& w = *writer_;
+  const DecoderCounters& c = decoder_->counters();
+  uint64_t dropped_total = 0;
+  for (int k = static_cast<int>(shm::Kind::kApi); k < static_cast<int>(shm::Kind::kCount); ++k) {
+    const uint64_t d = shm_->drops[k].load();
+    dropped_total += d;
+    const std::string name = shm::KindName(static_cast<shm::Kind>(k));
+    w.SetStat("dropped_" + name, static_cast<int64_t>(d),
+              name +
+                  " records dropped because the shared ring was full (the collector was "
+                  "behind)");
+  }
+  const uint64_t cupti_dropped = shm_->cupti_dropped_records.load();
+  dropped_total += cupti_dropped;
+  w.SetStat("cupti_dropped_records", static_cast<int64_t>(cupti_dropped),
+            "activity records CUPTI dropped (no free buffer slot)");
+  w.SetStat("cupti_refused_buffers", static_cast<int64_t>(shm_->cupti_refused_buffers.load()),
+            "CUPTI buffer requests refused because every shared buffer slot was in use");
+  w.SetStat("cupti_lost_buffers", static_cast<int64_t>(lost_buffers_),
+            "completed CUPTI buffers the collector could not decode (CUPTI not loadable)");
+  w.SetStat("cupti_unknown_records", static_cast<int64_t>(c.unknown_kind),
+            "CUPTI records of kinds stepscope does not decode");
+  w.SetStat("events_kernels", static_cast<int64_t>(c.kernels), "kernel records written");
+  w.SetStat("events_memcpy", static_cast<int64_t>(c.memcpys), "memcpy records written");
+  w.SetStat("events_memset", static_cast<int64_t>(c.memsets), "memset records written");
+  w.SetStat("events_api", static_cast<int64_t>(c.api_calls), "API records written");
+  w.SetStat("events_sync", static_cast<int64_t>(c.syncs), "synchronization records written");
+  w.SetStat("events_memory", static_cast<int64_t>(c.memory), "memory records written");
+  w.SetStat("events_nvtx", static_cast<int64_t>(nvtx_written_ + open.size()),
+            "NVTX events written");
+  w.SetStat("nvtx_unclosed", static_cast<int64_t>(open.size()),
+            "NVTX ranges still open when the process ended (nvtx.unclosed = 1)");
+  w.SetStat("nvtx_unmatched_ends", static_cast<int64_t>(nvtx_unmatched_),
+            "NVTX range ends whose start was dropped");
+  w.SetStat("events_oom", static_cast<int64_t>(c.ooms), "failed allocations recorded");
+  if (Get(hello_, "trace_categories").find("host-mem") != std::string::npos) {
+    w.SetStat("host_mem_dropped", static_cast<int64_t>(shm_->host_mem_dropped.load()),
+              "host allocations the interposer dropped (per-thread ring full)");
+  }
+  result_.dropped = dropped_total;
+  w.SetMeta("process_exit", result_.exited ? "exited" : "died");
+  w.SetMeta("end_ns", std::to_string(end));
+
+  // Thread names: NVTX names were written as they came; the rest from /proc.
+  NameThreads();
+  for (uint32_t tid : tids_) {
+    if (named_.count(tid)) continue;
+    auto it = proc_names_.find(tid);
+    w.SetThreadName(
+        tid, w.Intern(it != proc_names_.end() ? it->second : "thread " + std::to_string(tid)));
+  }
+  // Sync records carry no thread: take it from the API call they belong to.
+  Status st = Exec(w.db(),
+                   "CREATE INDEX IF NOT EXISTS api_correlation ON api(correlation);"
+                   "UPDATE sync SET tid = COALESCE((SELECT tid FROM api WHERE api.correlation = "
+                   "sync.correlation LIMIT 1), 0) WHERE tid = 0;");
+  if (!st.ok()) LogWarn("%s: %s", path_.c_str(), st.message().c_str());
+  ins_host_ = Statement();
+  have_host_ins_ = false;
+  st = w.Finalize();
+  if (!st.ok()) {
+    if (result_.error.empty()) result_.error = st.message();
+    LogWarn("%s: cannot finalize trace: %s", path_.c_str(), st.message().c_str());
+  }
+  // A process that initialized CUDA but did no GPU work and no NVTX (a
+  // launcher such as torchrun's agent) leaves no trace behind.
+  const uint64_t work = c.kernels + c.memcpys + c.memsets + c.api_calls + c.syncs + c.memory +
+                        c.ooms + nvtx_written_ + open.size() + host_allocs_;
+  result_.kept = work > 0 || !st.ok();
+  if (!result_.kept) ::unlink(path_.c_str());
+  writer_.reset();
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+  lock_fd_ = -1;
+}
+
+}  // namespace stepscope
