@@ -201,7 +201,7 @@ def part_overhead(a, out):
         p = subprocess.run([sys.executable, bench, "--stepscope", a.stepscope, "--workload", a.workload,
                             "--presets", "small,tiny", "--pairs", str(a.pairs), "--steps", str(a.steps),
                             "--floor", "--json-out", js], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           timeout=420)
+                           timeout=590)
         print(p.stdout.decode()[-3000:], flush=True)
         res = json.load(open(js))
         small = res["small"]["pair_ratio_median_stepscope"]
