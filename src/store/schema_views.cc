@@ -57,9 +57,13 @@ constexpr const char* kStepRangesSql = R"(
              OR (o.depth = m.depth AND o.id < m.id))))
 )";
 
-// Innermost push/pop range open on thread $TID at time $T (placeholders).
+// Innermost push/pop range open on thread $TID at time $T (placeholders). The
+// scan of the (tid, start_ns) index goes back from $T no further than the
+// thread's longest range (thread_span), so a thread without an open range
+// (the autograd thread, mostly) costs a few rows per call, not all of them.
 constexpr const char* kInnermostRangeSql = R"(
       (SELECT n.id FROM nvtx n WHERE n.tid = $TID AND n.kind = 1 AND n.start_ns <= $T
+         AND n.start_ns >= $T - COALESCE((SELECT ns FROM thread_span WHERE tid = $TID), 0)
          AND (n.end_ns < 0 OR n.end_ns > $T)
        ORDER BY n.start_ns DESC,
                 CASE WHEN n.end_ns < 0 THEN 9223372036854775807 ELSE n.end_ns END,
@@ -76,9 +80,17 @@ std::string InnermostRange(const std::string& tid, const std::string& t) {
   return Replace(Replace(kInnermostRangeSql, "$TID", tid), "$T", t);
 }
 
+// Per launching call (the first api row of each correlation id): its range and
+// its step; then every op joins its call. The step is the one whose range
+// started last at or before the call, if that range is still open then (a
+// running maximum over the merged timeline of step starts and calls). The
+// `LIMIT -1`s keep SQLite from flattening a CTE into the join that reads it
+// (which would evaluate the range lookups once per use and per op); the api
+// branch of `timeline` comes first so that its columns keep the INTEGER
+// affinity an automatic index on `correlation` needs.
 std::string GpuOpsSql() {
-  const std::string own = InnermostRange("l.tid", "l.start_ns");
-  const std::string main = InnermostRange("(SELECT tid FROM main_thread)", "l.start_ns");
+  const std::string own = InnermostRange("c.tid", "c.start_ns");
+  const std::string main = InnermostRange("(SELECT tid FROM main_thread)", "c.start_ns");
   return std::string("WITH") + kStepRangesSql + R"(,
   ops AS (
     SELECT 'kernel' AS kind, k.id, k.start_ns, MAX(k.end_ns, k.start_ns) AS end_ns, k.device,
@@ -91,34 +103,46 @@ std::string GpuOpsSql() {
     UNION ALL
     SELECT 'memset', z.id, z.start_ns, MAX(z.end_ns, z.start_ns), z.device, z.stream,
            z.correlation, '[CUDA memset]', z.bytes FROM memset z),
-  launch AS (
-    SELECT correlation, id, tid, start_ns FROM (
-      SELECT correlation, id, tid, start_ns,
-             ROW_NUMBER() OVER (PARTITION BY correlation ORDER BY start_ns, id) AS n
-      FROM api WHERE correlation <> 0) WHERE n = 1),
   main_thread AS (
     SELECT tid FROM nvtx WHERE kind = 1 GROUP BY tid ORDER BY COUNT(*) DESC, tid LIMIT 1),
-  launched AS (
-    SELECT o.*, l.id AS api_id, l.tid AS api_tid, l.start_ns AS api_start_ns,
-           COALESCE()" +
+  thread_span AS (
+    SELECT tid, MAX(CASE WHEN end_ns < 0 THEN 4611686018427387904 ELSE end_ns - start_ns END)
+             AS ns
+    FROM nvtx WHERE kind = 1 GROUP BY tid),
+  step_start AS (
+    SELECT range_start_ns, MAX(nvtx_id) AS nvtx_id FROM step_ranges GROUP BY range_start_ns),
+  timeline AS (
+    SELECT start_ns AS t, 1 AS is_call, id AS api_id, tid, correlation FROM (
+      SELECT correlation, id, tid, start_ns,
+             ROW_NUMBER() OVER (PARTITION BY correlation ORDER BY start_ns, id) AS n
+      FROM api WHERE correlation <> 0) WHERE n = 1
+    UNION ALL
+    SELECT range_start_ns, 0, NULL, NULL, NULL FROM step_start),
+  latest AS (
+    SELECT timeline.*, MAX(CASE WHEN is_call = 0 THEN t END)
+                           OVER (ORDER BY t, is_call ROWS UNBOUNDED PRECEDING) AS step_start_ns
+    FROM timeline),
+  calls AS (
+    SELECT x.correlation, x.api_id, x.tid, x.t AS start_ns, sr.step, sr.nvtx_id AS step_nvtx_id
+    FROM latest x
+    LEFT JOIN step_start ss ON ss.range_start_ns = x.step_start_ns
+    LEFT JOIN step_ranges sr ON sr.nvtx_id = ss.nvtx_id
+                            AND (sr.range_end_ns IS NULL OR x.t < sr.range_end_ns)
+    WHERE x.is_call = 1),
+  call_range AS (
+    SELECT c.*, COALESCE()" +
          own + ",\n" + main + R"() AS nvtx_id
-    FROM ops o LEFT JOIN launch l ON l.correlation = o.correlation AND o.correlation <> 0),
-  stepped AS (
-    SELECT x.*,
-           (SELECT sr.nvtx_id FROM step_ranges sr
-            WHERE sr.range_start_ns <= x.api_start_ns
-              AND (sr.range_end_ns IS NULL OR x.api_start_ns < sr.range_end_ns)
-            ORDER BY sr.range_start_ns DESC, sr.nvtx_id DESC LIMIT 1) AS step_nvtx_id
-    FROM launched x)
-SELECT x.kind, x.id, x.start_ns, x.end_ns, x.end_ns - x.start_ns AS duration_ns, x.device,
-       x.stream, x.correlation, x.name, x.bytes, x.api_id, x.api_tid, x.api_start_ns,
-       x.nvtx_id, rs.value AS nvtx_name, r.tid AS nvtx_tid, r.depth AS nvtx_depth,
-       sr.step, x.step_nvtx_id
-FROM stepped x
-LEFT JOIN nvtx r ON r.id = x.nvtx_id
-LEFT JOIN strings rs ON rs.id = r.name_id
-LEFT JOIN step_ranges sr ON sr.nvtx_id = x.step_nvtx_id
-ORDER BY x.start_ns, x.kind, x.id)";
+    FROM calls c LIMIT -1),
+  launch AS (
+    SELECT c.*, s.value AS nvtx_name, r.tid AS nvtx_tid, r.depth AS nvtx_depth
+    FROM call_range c LEFT JOIN nvtx r ON r.id = c.nvtx_id
+    LEFT JOIN strings s ON s.id = r.name_id LIMIT -1)
+SELECT o.kind, o.id, o.start_ns, o.end_ns, o.end_ns - o.start_ns AS duration_ns, o.device,
+       o.stream, o.correlation, o.name, o.bytes, l.api_id, l.tid AS api_tid,
+       l.start_ns AS api_start_ns, l.nvtx_id, l.nvtx_name, l.nvtx_tid, l.nvtx_depth, l.step,
+       l.step_nvtx_id
+FROM ops o LEFT JOIN launch l ON l.correlation = o.correlation AND o.correlation <> 0
+ORDER BY o.start_ns, o.kind, o.id)";
 }
 
 std::string StepsSql() {
