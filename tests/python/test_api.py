@@ -11,7 +11,7 @@ cut-off, profiler-step, kernel-sequence and multi-device cases), and imported Ki
 and Nsight Systems traces.
 
   STEPSCOPE_BIN=build/bin/stepscope STEPSCOPE_MAKE_TRACE=build/tests/make_trace \\
-      python3 python/tests/test_api.py
+      python3 tests/python/test_api.py
 Exit code 77 (a ctest skip) when no Python with pandas is found.
 """
 

@@ -9,7 +9,7 @@
      the repository root (as a user would), with STEPSCOPE_BIN set; the package must come
      from the venv, not from the source tree.
 
-  STEPSCOPE_BIN=build/bin/stepscope python3 python/tests/run_tutorial.py [--keep DIR]
+  STEPSCOPE_BIN=build/bin/stepscope python3 tests/python/run_tutorial.py [--keep DIR]
 Exit code 77 (a ctest skip) when no Python with pandas and venv/ensurepip is found
 (scripts/bootstrap.sh installs python3-pandas and python3-venv).
 """
