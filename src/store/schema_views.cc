@@ -206,8 +206,9 @@ std::vector<ViewDef> BuildViews() {
         {"nvtx_tid", "INTEGER", "that range's thread (differs from api_tid for autograd ops)"},
         {"nvtx_depth", "INTEGER", "that range's nesting depth (0 = outermost)"},
         {"step", "INTEGER",
-         "number of the step whose NVTX range was open when the op was launched (see "
-         "steps_v); NULL outside every step"},
+         "number of the step the op was launched in (see steps_v): the step range that "
+         "started last at or before the launching call, if still open then; NULL outside "
+         "every step"},
         {"step_nvtx_id", "INTEGER", "nvtx.id of that step's range (steps_v.nvtx_id)"}},
        GpuOpsSql(),
        {{"GPU time per innermost range (where the time goes, autograd included)",
@@ -223,9 +224,9 @@ std::vector<ViewDef> BuildViews() {
          "per_range AS (\n"
          "  SELECT range_id, domain_id, name_id, MAX(end_ns) - MIN(start_ns) AS proj_ns,\n"
          "         COUNT(*) AS ops FROM credited GROUP BY range_id)\n"
-         "SELECT s.value AS range, COUNT(*) AS instances, SUM(proj_ns) AS total_proj_ns,\n"
-         "       SUM(ops) AS total_gpu_ops\n"
-         "FROM per_range JOIN strings s ON s.id = name_id\n"
+         "SELECT CASE WHEN d.value <> '' THEN d.value || ':' ELSE '' END || s.value AS range,\n"
+         "       COUNT(*) AS instances, SUM(proj_ns) AS total_proj_ns, SUM(ops) AS total_gpu_ops\n"
+         "FROM per_range JOIN strings s ON s.id = name_id LEFT JOIN strings d ON d.id = domain_id\n"
          "GROUP BY domain_id, name_id ORDER BY total_proj_ns DESC;"},
         {"Top kernels of step 3",
          "SELECT name, COUNT(*) AS launches, SUM(duration_ns) AS gpu_ns FROM gpu_ops_v\n"

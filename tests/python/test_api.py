@@ -18,6 +18,7 @@ Exit code 77 (a ctest skip) when no Python with pandas is found.
 import glob
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -47,7 +48,6 @@ def _reexec_with_pandas():
 
 _reexec_with_pandas()
 sys.path.insert(0, os.path.join(SRC, "python"))
-import pandas as pd  # noqa: E402
 
 import stepscope  # noqa: E402
 
@@ -190,6 +190,28 @@ class SampleTrace(unittest.TestCase):
                 self.assertEqual(v, recipe[label][col], f"{label} {col}")
         # The backward ranges hold the autograd thread's kernels (thread 497 here).
         self.assertEqual(mine["backward"]["total_gpu_ops"], 4106)
+
+    def test_schema_doc_queries(self):
+        # Every example query of docs/schema.md's Views section runs; the projection example
+        # gives the recipe's per-range totals.
+        with open(os.path.join(SRC, "docs", "schema.md")) as f:
+            views = f.read().split("## Views", 1)[1].split("## `meta` keys", 1)[0]
+        queries = re.findall(r"```sql\n(.*?)```", views, flags=re.S)
+        self.assertGreaterEqual(len(queries), 4)
+        recipe = {r["range"]: r for r in cli_json("stats", SAMPLE, "--report", "nvtx_gpu_proj_sum")}
+        checked = 0
+        for q in queries:
+            df = self.t.sql(q.strip().rstrip(";"))
+            self.assertGreater(len(df), 0, q)
+            if "total_proj_ns" in df.columns:
+                checked += 1
+                self.assertEqual(len(df), len(recipe))
+                for row in df.to_dict("records"):
+                    r = recipe[row["range"]]
+                    self.assertEqual(row["total_proj_ns"], r["total_proj_ns"], row["range"])
+                    self.assertEqual(row["total_gpu_ops"], r["total_gpu_ops"], row["range"])
+                    self.assertEqual(row["instances"], r["instances"], row["range"])
+        self.assertEqual(checked, 1)
 
     def test_gpu_ops_autograd_attribution(self):
         ops = self.t.gpu_ops()
