@@ -151,10 +151,13 @@ std::string StepsSql() {
     SELECT step_nvtx_id, COUNT(*) AS gpu_ops, MIN(start_ns) AS gpu_first_ns,
            MAX(end_ns) AS gpu_last_ns
     FROM gpu_ops_v WHERE step_nvtx_id IS NOT NULL GROUP BY step_nvtx_id),
+  -- where a step without GPU work and a never-closed range ends: the last event, as in
+  -- TraceModel::end_ns()
   trace_end AS (
     SELECT MAX((SELECT MAX(end_ns) FROM kernels), (SELECT MAX(end_ns) FROM memcpy),
                (SELECT MAX(end_ns) FROM memset), (SELECT MAX(end_ns) FROM api),
-               (SELECT MAX(end_ns) FROM nvtx)) AS ns),
+               (SELECT MAX(end_ns) FROM nvtx), (SELECT MAX(end_ns) FROM sync),
+               (SELECT MAX(ts_ns) FROM memory)) AS ns),
   s AS (
     SELECT sr.*, COALESCE(w.gpu_ops, 0) AS gpu_ops, w.gpu_first_ns, w.gpu_last_ns,
            ROW_NUMBER() OVER (ORDER BY sr.range_start_ns, sr.nvtx_id) AS k,
