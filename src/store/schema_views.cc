@@ -288,7 +288,9 @@ std::string SchemaViewsMarkdown() {
       "Views `kernels_v`, `api_v` and `nvtx_v` add the resolved names to their tables for "
       "ad-hoc SQL. The two views below answer the questions that naive joins get wrong. A trace "
       "written by an older stepscope lacks them: `stepscope schema --sql` prints their CREATE "
-      "statements, and the Python API (docs/python.md) adds them as temporary views.\n\n";
+      "statements, and the Python API (docs/python.md) adds them as temporary views. They use "
+      "window functions: reading a trace that has them takes SQLite 3.25 (2018) or newer, "
+      "which every supported distribution and Python build ships.\n\n";
   for (const ViewDef& v : SchemaViews()) {
     md += "### `" + std::string(v.name) + "`\n\n" + v.doc + "\n\n";
     md += "| column | type | meaning |\n|---|---|---|\n";
