@@ -290,7 +290,7 @@ std::string SchemaViewsMarkdown() {
       "written by an older stepscope lacks them: `stepscope schema --sql` prints their CREATE "
       "statements, and the Python API (docs/python.md) adds them as temporary views. They use "
       "window functions: reading a trace that has them takes SQLite 3.25 (2018) or newer, "
-      "which every supported distribution and Python build ships.\n\n";
+      "as in Debian 10, Ubuntu 20.04, RHEL 8 and later.\n\n";
   for (const ViewDef& v : SchemaViews()) {
     md += "### `" + std::string(v.name) + "`\n\n" + v.doc + "\n\n";
     md += "| column | type | meaning |\n|---|---|---|\n";
