@@ -374,7 +374,7 @@ std::string SchemaCreateSql() {
       "CREATE VIEW IF NOT EXISTS nvtx_v AS SELECT n.*, s.value AS name, d.value AS domain "
       "FROM nvtx n LEFT JOIN strings s ON s.id = n.name_id LEFT JOIN strings d ON d.id = "
       "n.domain_id;\n";
-  return sql;
+  return sql + SchemaViewsSql();
 }
 
 std::string SchemaIndexSql() {
@@ -410,7 +410,10 @@ std::string SchemaMarkdown() {
       "correlation joins are indexed: rows are appended in near time order and analysis sorts "
       "in memory, and start-time indices would double the file (measured: 131 vs 250 KiB per "
       "training step, docs/PERFORMANCE.md).\n\n";
-  md += "Views `kernels_v`, `api_v` and `nvtx_v` add the resolved names for ad-hoc SQL.\n\n";
+  md +=
+      "Views `kernels_v`, `api_v` and `nvtx_v` add the resolved names for ad-hoc SQL; "
+      "`gpu_ops_v` and `steps_v` attribute GPU work to NVTX ranges and steps (see Views, "
+      "below the tables).\n\n";
   for (const TableDef& t : SchemaTables()) {
     md += "## `" + std::string(t.name) + "`\n\n" + t.doc + "\n\n";
     md += "| column | type | meaning |\n|---|---|---|\n";
@@ -425,6 +428,7 @@ std::string SchemaMarkdown() {
     }
     md += "\n";
   }
+  md += SchemaViewsMarkdown();
   md += "## `meta` keys\n\n| key | meaning |\n|---|---|\n";
   for (const MetaKeyDef& k : SchemaMetaKeys()) {
     md += "| `" + std::string(k.key) + "` | " + k.doc + " |\n";

@@ -39,7 +39,23 @@ struct MetaKeyDef {
   const char* doc;
 };
 
+// An analysis view (schema_views.cc): its SQL, documented columns and example
+// queries for docs/schema.md.
+struct ViewExample {
+  const char* what;
+  const char* sql;
+};
+
+struct ViewDef {
+  const char* name;
+  const char* doc;
+  std::vector<ColumnDef> columns;
+  std::string sql;  // the SELECT, without ';'
+  std::vector<ViewExample> examples;
+};
+
 const std::vector<TableDef>& SchemaTables();
+const std::vector<ViewDef>& SchemaViews();
 const std::vector<MetaKeyDef>& SchemaMetaKeys();
 const TableDef* FindTable(const std::string& name);
 
@@ -49,7 +65,10 @@ std::string SchemaCreateSql();
 std::string CreateTableSql(const TableDef& t);
 // CREATE INDEX IF NOT EXISTS statements.
 std::string SchemaIndexSql();
-// docs/schema.md.
+// CREATE VIEW IF NOT EXISTS statements of SchemaViews() (part of SchemaCreateSql()).
+std::string SchemaViewsSql();
+// docs/schema.md, and its section on SchemaViews().
 std::string SchemaMarkdown();
+std::string SchemaViewsMarkdown();
 
 }  // namespace stepscope

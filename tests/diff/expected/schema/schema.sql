@@ -61,6 +61,154 @@ INSERT OR IGNORE INTO strings(id, value) VALUES(0, '');
 CREATE VIEW IF NOT EXISTS kernels_v AS SELECT k.*, s.value AS name FROM kernels k LEFT JOIN strings s ON s.id = k.name_id;
 CREATE VIEW IF NOT EXISTS api_v AS SELECT a.*, s.value AS name FROM api a LEFT JOIN strings s ON s.id = a.name_id;
 CREATE VIEW IF NOT EXISTS nvtx_v AS SELECT n.*, s.value AS name, d.value AS domain FROM nvtx n LEFT JOIN strings s ON s.id = n.name_id LEFT JOIN strings d ON d.id = n.domain_id;
+CREATE VIEW IF NOT EXISTS gpu_ops_v AS WITH
+  r AS (
+    SELECT n.id, n.tid, n.kind, n.depth, n.start_ns, n.end_ns, s.value AS name,
+           CASE WHEN n.end_ns < 0 THEN 9223372036854775807 ELSE n.end_ns END AS end_key,
+           TRIM(s.value, ' ' || char(9) || char(10) || char(11) || char(12) || char(13)) AS t
+    FROM nvtx n JOIN strings s ON s.id = n.name_id WHERE n.kind IN (1, 2)),
+  named AS (
+    SELECT r.*, CAST(LTRIM(SUBSTR(t, 5), ' _#:-') AS INTEGER) AS number FROM r
+    WHERE LOWER(SUBSTR(t, 1, 4)) = 'step' AND LTRIM(SUBSTR(t, 5), ' _#:-') <> ''
+      AND LTRIM(SUBSTR(t, 5), ' _#:-') NOT GLOB '*[^0-9]*'),
+  profiler AS (
+    SELECT r.*, CAST(SUBSTR(name, 14) AS INTEGER) AS number FROM r
+    WHERE name GLOB 'ProfilerStep#[0-9]*' AND SUBSTR(name, 14) NOT GLOB '*[^0-9]*'),
+  matched AS (
+    SELECT * FROM named UNION ALL SELECT * FROM profiler WHERE NOT EXISTS (SELECT 1 FROM named)),
+  step_ranges AS (
+    SELECT m.number AS step, m.name, m.id AS nvtx_id, m.tid, m.start_ns AS range_start_ns,
+           CASE WHEN m.end_ns < 0 THEN NULL ELSE m.end_ns END AS range_end_ns,
+           m.end_ns >= 0 AS complete
+    FROM matched m
+    WHERE NOT EXISTS (
+      SELECT 1 FROM matched o
+      WHERE m.kind = 1 AND o.kind = 1 AND o.tid = m.tid AND o.id <> m.id
+        AND o.start_ns <= m.start_ns AND o.end_key >= m.end_key
+        AND (o.start_ns < m.start_ns OR o.end_key > m.end_key OR o.depth < m.depth
+             OR (o.depth = m.depth AND o.id < m.id))))
+,
+  ops AS (
+    SELECT 'kernel' AS kind, k.id, k.start_ns, MAX(k.end_ns, k.start_ns) AS end_ns, k.device,
+           k.stream, k.correlation, s.value AS name, NULL AS bytes
+    FROM kernels k LEFT JOIN strings s ON s.id = k.name_id
+    UNION ALL
+    SELECT 'memcpy', m.id, m.start_ns, MAX(m.end_ns, m.start_ns), m.device, m.stream,
+           m.correlation, '[CUDA memcpy ' || COALESCE(c.name, 'Unknown') || ']', m.bytes
+    FROM memcpy m LEFT JOIN enum_copy_kind c ON c.id = m.copy_kind
+    UNION ALL
+    SELECT 'memset', z.id, z.start_ns, MAX(z.end_ns, z.start_ns), z.device, z.stream,
+           z.correlation, '[CUDA memset]', z.bytes FROM memset z),
+  main_thread AS (
+    SELECT tid FROM nvtx WHERE kind = 1 GROUP BY tid ORDER BY COUNT(*) DESC, tid LIMIT 1),
+  thread_span AS (
+    SELECT tid, MAX(CASE WHEN end_ns < 0 THEN 4611686018427387904 ELSE end_ns - start_ns END)
+             AS ns
+    FROM nvtx WHERE kind = 1 GROUP BY tid),
+  step_start AS (
+    SELECT range_start_ns, MAX(nvtx_id) AS nvtx_id FROM step_ranges GROUP BY range_start_ns),
+  timeline AS (
+    SELECT start_ns AS t, 1 AS is_call, id AS api_id, tid, correlation FROM (
+      SELECT correlation, id, tid, start_ns,
+             ROW_NUMBER() OVER (PARTITION BY correlation ORDER BY start_ns, id) AS n
+      FROM api WHERE correlation <> 0) WHERE n = 1
+    UNION ALL
+    SELECT range_start_ns, 0, NULL, NULL, NULL FROM step_start),
+  latest AS (
+    SELECT timeline.*, MAX(CASE WHEN is_call = 0 THEN t END)
+                           OVER (ORDER BY t, is_call ROWS UNBOUNDED PRECEDING) AS step_start_ns
+    FROM timeline),
+  calls AS (
+    SELECT x.correlation, x.api_id, x.tid, x.t AS start_ns, sr.step, sr.nvtx_id AS step_nvtx_id
+    FROM latest x
+    LEFT JOIN step_start ss ON ss.range_start_ns = x.step_start_ns
+    LEFT JOIN step_ranges sr ON sr.nvtx_id = ss.nvtx_id
+                            AND (sr.range_end_ns IS NULL OR x.t < sr.range_end_ns)
+    WHERE x.is_call = 1),
+  call_range AS (
+    SELECT c.*, COALESCE(
+      (SELECT n.id FROM nvtx n WHERE n.tid = c.tid AND n.kind = 1 AND n.start_ns <= c.start_ns
+         AND n.start_ns >= c.start_ns - COALESCE((SELECT ns FROM thread_span WHERE tid = c.tid), 0)
+         AND (n.end_ns < 0 OR n.end_ns > c.start_ns)
+       ORDER BY n.start_ns DESC,
+                CASE WHEN n.end_ns < 0 THEN 9223372036854775807 ELSE n.end_ns END,
+                n.depth DESC, n.id DESC LIMIT 1),
+
+      (SELECT n.id FROM nvtx n WHERE n.tid = (SELECT tid FROM main_thread) AND n.kind = 1 AND n.start_ns <= c.start_ns
+         AND n.start_ns >= c.start_ns - COALESCE((SELECT ns FROM thread_span WHERE tid = (SELECT tid FROM main_thread)), 0)
+         AND (n.end_ns < 0 OR n.end_ns > c.start_ns)
+       ORDER BY n.start_ns DESC,
+                CASE WHEN n.end_ns < 0 THEN 9223372036854775807 ELSE n.end_ns END,
+                n.depth DESC, n.id DESC LIMIT 1)) AS nvtx_id
+    FROM calls c LIMIT -1),
+  launch AS (
+    SELECT c.*, s.value AS nvtx_name, r.tid AS nvtx_tid, r.depth AS nvtx_depth
+    FROM call_range c LEFT JOIN nvtx r ON r.id = c.nvtx_id
+    LEFT JOIN strings s ON s.id = r.name_id LIMIT -1)
+SELECT o.kind, o.id, o.start_ns, o.end_ns, o.end_ns - o.start_ns AS duration_ns, o.device,
+       o.stream, o.correlation, o.name, o.bytes, l.api_id, l.tid AS api_tid,
+       l.start_ns AS api_start_ns, l.nvtx_id, l.nvtx_name, l.nvtx_tid, l.nvtx_depth, l.step,
+       l.step_nvtx_id
+FROM ops o LEFT JOIN launch l ON l.correlation = o.correlation AND o.correlation <> 0
+ORDER BY o.start_ns, o.kind, o.id;
+CREATE VIEW IF NOT EXISTS steps_v AS WITH
+  r AS (
+    SELECT n.id, n.tid, n.kind, n.depth, n.start_ns, n.end_ns, s.value AS name,
+           CASE WHEN n.end_ns < 0 THEN 9223372036854775807 ELSE n.end_ns END AS end_key,
+           TRIM(s.value, ' ' || char(9) || char(10) || char(11) || char(12) || char(13)) AS t
+    FROM nvtx n JOIN strings s ON s.id = n.name_id WHERE n.kind IN (1, 2)),
+  named AS (
+    SELECT r.*, CAST(LTRIM(SUBSTR(t, 5), ' _#:-') AS INTEGER) AS number FROM r
+    WHERE LOWER(SUBSTR(t, 1, 4)) = 'step' AND LTRIM(SUBSTR(t, 5), ' _#:-') <> ''
+      AND LTRIM(SUBSTR(t, 5), ' _#:-') NOT GLOB '*[^0-9]*'),
+  profiler AS (
+    SELECT r.*, CAST(SUBSTR(name, 14) AS INTEGER) AS number FROM r
+    WHERE name GLOB 'ProfilerStep#[0-9]*' AND SUBSTR(name, 14) NOT GLOB '*[^0-9]*'),
+  matched AS (
+    SELECT * FROM named UNION ALL SELECT * FROM profiler WHERE NOT EXISTS (SELECT 1 FROM named)),
+  step_ranges AS (
+    SELECT m.number AS step, m.name, m.id AS nvtx_id, m.tid, m.start_ns AS range_start_ns,
+           CASE WHEN m.end_ns < 0 THEN NULL ELSE m.end_ns END AS range_end_ns,
+           m.end_ns >= 0 AS complete
+    FROM matched m
+    WHERE NOT EXISTS (
+      SELECT 1 FROM matched o
+      WHERE m.kind = 1 AND o.kind = 1 AND o.tid = m.tid AND o.id <> m.id
+        AND o.start_ns <= m.start_ns AND o.end_key >= m.end_key
+        AND (o.start_ns < m.start_ns OR o.end_key > m.end_key OR o.depth < m.depth
+             OR (o.depth = m.depth AND o.id < m.id))))
+,
+  work AS (
+    SELECT step_nvtx_id, COUNT(*) AS gpu_ops, MIN(start_ns) AS gpu_first_ns,
+           MAX(end_ns) AS gpu_last_ns
+    FROM gpu_ops_v WHERE step_nvtx_id IS NOT NULL GROUP BY step_nvtx_id),
+  -- where a step without GPU work and a never-closed range ends: the last event, as in
+  -- TraceModel::end_ns()
+  trace_end AS (
+    SELECT MAX((SELECT MAX(end_ns) FROM kernels), (SELECT MAX(end_ns) FROM memcpy),
+               (SELECT MAX(end_ns) FROM memset), (SELECT MAX(end_ns) FROM api),
+               (SELECT MAX(end_ns) FROM nvtx), (SELECT MAX(end_ns) FROM sync),
+               (SELECT MAX(ts_ns) FROM memory)) AS ns),
+  s AS (
+    SELECT sr.*, COALESCE(w.gpu_ops, 0) AS gpu_ops, w.gpu_first_ns, w.gpu_last_ns,
+           ROW_NUMBER() OVER (ORDER BY sr.range_start_ns, sr.nvtx_id) AS k,
+           CASE WHEN w.gpu_ops > 0 THEN w.gpu_last_ns
+                ELSE COALESCE(sr.range_end_ns,
+                              MAX(sr.range_start_ns, (SELECT ns FROM trace_end))) END AS work_end,
+           CASE WHEN w.gpu_ops > 0 THEN MIN(sr.range_start_ns, w.gpu_first_ns)
+                ELSE sr.range_start_ns END AS first_start
+    FROM step_ranges sr LEFT JOIN work w ON w.step_nvtx_id = sr.nvtx_id),
+  ends AS (
+    SELECT s.*,
+           MAX(FIRST_VALUE(first_start) OVER (ORDER BY k),
+               MAX(work_end) OVER (ORDER BY k ROWS UNBOUNDED PRECEDING)) AS window_end
+    FROM s)
+SELECT step, name, nvtx_id, tid, range_start_ns, range_end_ns, complete, gpu_ops, gpu_first_ns,
+       gpu_last_ns,
+       COALESCE(LAG(window_end) OVER (ORDER BY k), first_start) AS start_ns,
+       window_end AS end_ns,
+       window_end - COALESCE(LAG(window_end) OVER (ORDER BY k), first_start) AS duration_ns
+FROM ends ORDER BY k;
 CREATE INDEX IF NOT EXISTS kernels_correlation ON kernels(correlation);
 CREATE INDEX IF NOT EXISTS memcpy_correlation ON memcpy(correlation);
 CREATE INDEX IF NOT EXISTS memset_correlation ON memset(correlation);

@@ -1,0 +1,221 @@
+"""A stepscope trace as pandas DataFrames (docs/python.md).
+
+Two sources, one definition of each thing:
+  * the trace's tables and the SQL views gpu_ops_v / steps_v (declared in
+    src/store/schema_views.cc), read with SQLite: kernels(), memcpy(), api(),
+    nvtx(), gpu_ops(), steps_sql(), memory(), sql();
+  * the stepscope binary's JSON output for the analysis (steps with warm-up
+    status and breakdown, recipes, expert rules, memory report): steps(),
+    stats(), findings(), memory(section). Nothing is re-implemented here.
+
+Times from SQL are raw trace-clock nanoseconds, like the trace's columns;
+times from the binary are nanoseconds since the trace start, like its output
+(add Trace.origin_ns to compare).
+"""
+
+import os
+import pathlib
+import sqlite3
+
+import pandas as pd
+
+from . import _cli
+from ._cli import StepscopeError
+
+_VIEWS = ("gpu_ops_v", "steps_v")
+
+
+class Trace:
+    """One stepscope trace (a .sqlite file written by `stepscope profile` or
+    `stepscope import`), opened read-only. Use stepscope.open(path)."""
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        if not os.path.isfile(self.path):
+            raise FileNotFoundError(f"{self.path}: no such trace file")
+        uri = pathlib.Path(self.path).resolve().as_uri() + "?mode=ro"
+        self._db = sqlite3.connect(uri, uri=True)
+        try:
+            meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.DatabaseError as e:
+            self._db.close()
+            raise StepscopeError(f"{self.path}: not a stepscope trace ({e}); convert Nsight "
+                                 "Systems or torch.profiler files with `stepscope import`") from e
+        self.meta = meta
+        self._views_ready = False
+
+    # -- life cycle -------------------------------------------------------------------------
+
+    def close(self):
+        """Closes the SQLite connection."""
+        self._db.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return f"stepscope.Trace({self.path!r})"
+
+    @property
+    def origin_ns(self):
+        """Trace start on the trace clock: what the binary's `start_ns` columns count from
+        (meta.start_ns, or the earliest event when the trace is older than that key or an
+        event precedes it)."""
+        q = ("SELECT MIN(t) FROM (SELECT MIN(start_ns) AS t FROM kernels UNION ALL "
+             "SELECT MIN(start_ns) FROM memcpy UNION ALL SELECT MIN(start_ns) FROM memset "
+             "UNION ALL SELECT MIN(start_ns) FROM api UNION ALL SELECT MIN(start_ns) FROM sync "
+             "UNION ALL SELECT MIN(start_ns) FROM nvtx UNION ALL SELECT MIN(ts_ns) FROM memory)")
+        earliest = self._db.execute(q).fetchone()[0]
+        start = int(self.meta.get("start_ns", "0") or 0)
+        if start > 0 and earliest is not None:
+            return min(start, earliest)
+        return start if start > 0 else (earliest or 0)
+
+    # -- SQL --------------------------------------------------------------------------------
+
+    def _ensure_views(self, required=True):
+        """Adds gpu_ops_v / steps_v as temporary views to a trace written before they existed
+        (their SQL comes from `stepscope schema --sql`)."""
+        if self._views_ready:
+            return
+        have = {r[0] for r in self._db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'view'")}
+        missing = [v for v in _VIEWS if v not in have]
+        if missing:
+            try:
+                sql = _cli.view_sql()
+                if any(v not in sql for v in missing):
+                    raise StepscopeError(f"{_cli.find_binary()} predates the {missing[0]} view: "
+                                         "use a newer stepscope")
+            except StepscopeError as e:
+                if not required:
+                    return
+                raise StepscopeError(f"{self.path} has no {missing[0]} view (an older trace) "
+                                     f"and its definition could not be read: {e}") from e
+            for v in _VIEWS:  # gpu_ops_v first: steps_v reads it
+                if v in missing:
+                    self._db.execute(sql[v].replace("CREATE VIEW", "CREATE TEMP VIEW", 1))
+        self._views_ready = True
+
+    def sql(self, query, params=()):
+        """Runs an SQL query on the trace and returns the rows as a DataFrame. The tables
+        and views are documented in docs/schema.md; gpu_ops_v and steps_v are available
+        even on traces written before they existed (when the binary can be found)."""
+        self._ensure_views(required=False)
+        return pd.read_sql_query(query, self._db, params=params)
+
+    def kernels(self):
+        """GPU kernels: every column of the kernels table plus duration_ns and name
+        (demangled), in start order."""
+        return self.sql("SELECT k.*, k.end_ns - k.start_ns AS duration_ns, s.value AS name "
+                        "FROM kernels k LEFT JOIN strings s ON s.id = k.name_id "
+                        "ORDER BY k.start_ns, k.id")
+
+    def memcpy(self):
+        """GPU memory copies: the memcpy table plus duration_ns and the names of copy_kind,
+        src_kind and dst_kind (copy_kind_name, ...)."""
+        return self.sql(
+            "SELECT m.*, m.end_ns - m.start_ns AS duration_ns, c.name AS copy_kind_name, "
+            "sk.name AS src_kind_name, dk.name AS dst_kind_name FROM memcpy m "
+            "LEFT JOIN enum_copy_kind c ON c.id = m.copy_kind "
+            "LEFT JOIN enum_memory_kind sk ON sk.id = m.src_kind "
+            "LEFT JOIN enum_memory_kind dk ON dk.id = m.dst_kind ORDER BY m.start_ns, m.id")
+
+    def api(self):
+        """CUDA runtime/driver API calls: the api table plus duration_ns, name and thread
+        (the thread's name)."""
+        return self.sql(
+            "SELECT a.*, a.end_ns - a.start_ns AS duration_ns, s.value AS name, "
+            "ts.value AS thread FROM api a LEFT JOIN strings s ON s.id = a.name_id "
+            "LEFT JOIN threads t ON t.tid = a.tid LEFT JOIN strings ts ON ts.id = t.name_id "
+            "ORDER BY a.start_ns, a.id")
+
+    def nvtx(self):
+        """NVTX ranges and marks: the nvtx table plus name, domain, kind_name (push_pop,
+        start_end, mark) and duration_ns (NaN for a range a cut-off trace never closed)."""
+        return self.sql(
+            "SELECT n.*, s.value AS name, d.value AS domain, e.name AS kind_name, "
+            "CASE WHEN n.end_ns < 0 THEN NULL ELSE n.end_ns - n.start_ns END AS duration_ns "
+            "FROM nvtx n LEFT JOIN strings s ON s.id = n.name_id "
+            "LEFT JOIN strings d ON d.id = n.domain_id "
+            "LEFT JOIN enum_nvtx_kind e ON e.id = n.kind ORDER BY n.start_ns, n.id")
+
+    def gpu_ops(self):
+        """Every GPU op (kernel, memcpy, memset) with duration_ns, its launching API call,
+        the NVTX range it is attributed to (nvtx_id, nvtx_name: the innermost push/pop range
+        around the launch, on the main thread for ops the autograd thread launched) and its
+        step: the gpu_ops_v view (docs/schema.md#gpu_ops_v)."""
+        self._ensure_views()
+        return pd.read_sql_query("SELECT * FROM gpu_ops_v", self._db)
+
+    def steps_sql(self):
+        """Steps by the NVTX rule, from the steps_v view (docs/schema.md#steps_v): host range,
+        GPU work and window, on the trace clock. No kernel-sequence fallback, warm-up status or
+        breakdown: use steps() for those."""
+        self._ensure_views()
+        return pd.read_sql_query("SELECT * FROM steps_v", self._db)
+
+    def memory(self, section=None, top=10):
+        """Without a section: the device/pinned/managed allocation and free events (the memory
+        table plus op_name and memory_kind_name). With one (peaks, live_at_peak, largest,
+        never_freed, threads, pools, pytorch, pytorch_live_at_peak, oom, oom_live, quality):
+        that table of `stepscope memory` (docs/memory.md)."""
+        if section is None:
+            return self.sql(
+                "SELECT m.*, o.name AS op_name, k.name AS memory_kind_name FROM memory m "
+                "LEFT JOIN enum_memory_op o ON o.id = m.op "
+                "LEFT JOIN enum_memory_kind k ON k.id = m.memory_kind ORDER BY m.ts_ns, m.id")
+        out = _cli.run_json(["memory", self.path, "--section", section, "--top", str(top)])
+        return _table(out, section)
+
+    # -- the binary's analysis ---------------------------------------------------------------
+
+    def steps(self, step_range=None):
+        """The steps as `stepscope steps` finds them (NVTX step ranges, else the repeating
+        kernel sequence; docs/recipes.md#steps): one row per step with start_ns (since the
+        trace start), duration_ns, the breakdown percentages, gpu_ops and status (ok, warm-up,
+        open). The step_summary row (method, pattern, median_ns, ...) is in .attrs["summary"].
+        step_range: a regular expression for --step-range."""
+        args = ["steps", self.path]
+        if step_range is not None:
+            args += ["--step-range", step_range]
+        out = _cli.run_json(args)
+        df = _table(out, "steps")
+        summary = out.get("step_summary") or [{}]
+        df.attrs["summary"] = summary[0]
+        return df
+
+    def stats(self, recipe, args=()):
+        """One recipe of `stepscope stats` (docs/recipes.md), e.g. "cuda_gpu_kern_sum" or
+        "nvtx_gpu_proj_sum", as a DataFrame. args: extra command-line filters such as
+        ["--step", "3"] or ["--device", "0"]."""
+        out = _cli.run_json(["stats", self.path, "--report", recipe, *args])
+        return _table(out, recipe)
+
+    def findings(self):
+        """The expert rules' findings (`stepscope analyze`, docs/rules.md), costliest first:
+        rule, cost_ns, cost_pct, cost_per_step_ns, count, reported, title, where, detail, fix.
+        The analysis summary (steps, busy/idle time) is in .attrs["summary"]."""
+        out = _cli.run_json(["analyze", self.path])
+        df = _table(out, "findings")
+        summary = out.get("summary") or [{}]
+        df.attrs["summary"] = summary[0]
+        return df
+
+
+def _table(out, key):
+    """The rows of one table of the binary's JSON output: a list of objects, either the whole
+    output or under `key`."""
+    rows = out if isinstance(out, list) else out.get(key)
+    if rows is None:
+        raise StepscopeError(f"stepscope output has no table '{key}' "
+                             f"(it has: {', '.join(out) if isinstance(out, dict) else 'a list'})")
+    return pd.DataFrame.from_records(rows)
+
+
+def open(path):  # noqa: A001 - the package's entry point, like io.open
+    """Opens a stepscope trace read-only and returns a Trace."""
+    return Trace(path)

@@ -1,0 +1,340 @@
+#!/usr/bin/env python3
+"""Tests of the Python API (python/stepscope/trace.py) and the views gpu_ops_v / steps_v.
+
+Every DataFrame is compared with the stepscope binary's own output for the same trace
+(read here with the json module, not through the package), and the views with the C++
+analysis they restate: steps_v with `stepscope steps`, gpu_ops_v (through an
+independent pandas computation of the projection) with the nvtx_gpu_proj_sum recipe.
+Traces: the bundled capture (tests/fixtures/sample: autograd thread, no views in the
+file), every analysis diff-test fixture (written by make_trace, so views in the file;
+cut-off, profiler-step, kernel-sequence and multi-device cases), and imported Kineto
+and Nsight Systems traces.
+
+  STEPSCOPE_BIN=build/bin/stepscope STEPSCOPE_MAKE_TRACE=build/tests/make_trace \\
+      python3 tests/python/test_api.py
+Exit code 77 (a ctest skip) when no Python with pandas is found.
+"""
+
+import glob
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.normpath(os.path.join(HERE, "..", ".."))
+
+
+def _reexec_with_pandas():
+    """Runs this file under a Python that has pandas (Debian's python3-pandas belongs to
+    /usr/bin/python3, which may not be the python3 first on PATH); exit 77 when none has."""
+    try:
+        import pandas  # noqa: F401
+        return
+    except ImportError:
+        pass
+    for cand in ("/usr/bin/python3",):
+        if os.path.realpath(cand) != os.path.realpath(sys.executable) and os.path.exists(cand):
+            ok = subprocess.run([cand, "-c", "import pandas"], capture_output=True).returncode == 0
+            if ok:
+                os.execv(cand, [cand, *sys.argv])
+    print("SKIP: no Python with pandas (apt-get install python3-pandas; scripts/bootstrap.sh)")
+    sys.exit(77)
+
+
+_reexec_with_pandas()
+sys.path.insert(0, os.path.join(SRC, "python"))
+
+import stepscope  # noqa: E402
+
+BIN = os.environ.get("STEPSCOPE_BIN", os.path.join(SRC, "build", "bin", "stepscope"))
+MAKE_TRACE = os.environ.get("STEPSCOPE_MAKE_TRACE", os.path.join(SRC, "build", "tests", "make_trace"))
+os.environ["STEPSCOPE_BIN"] = BIN
+SAMPLE = os.path.join(SRC, "tests", "fixtures", "sample", "sample.sqlite")
+FIXTURES = os.path.join(SRC, "tests", "diff", "fixtures")
+
+
+def cli_json(*args):
+    out = subprocess.run([BIN, *args, "--format", "json"], check=True, capture_output=True,
+                         text=True).stdout
+    return json.loads(out)
+
+
+def records(df):
+    """DataFrame rows as plain dicts with NaN -> None (JSON has no NaN)."""
+    return [{k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+            for row in df.to_dict("records")]
+
+
+def proj_sum_from_gpu_ops(trace):
+    """nvtx_gpu_proj_sum restated in pandas over gpu_ops(): each op counts in its range and in
+    every push/pop range enclosing the launch on that range's thread; per range instance,
+    projection = last end - first start and busy = length of the union of its ops."""
+    ops = trace.gpu_ops()
+    ops = ops[ops["nvtx_id"].notna()]
+    nv = trace.nvtx()
+    nv = nv[nv["kind"] == 1]
+    end = nv["end_ns"].where(nv["end_ns"] >= 0, 2**62)
+    credited = []
+    for tid, group in ops.groupby("nvtx_tid"):
+        ranges = nv[nv["tid"] == tid]
+        rend = end[ranges.index]
+        for r_idx, r in ranges.iterrows():
+            inside = group[(group["api_start_ns"] >= r["start_ns"]) &
+                           (group["api_start_ns"] < rend[r_idx])]
+            if len(inside):
+                credited.append((r["id"], r["domain"], r["name"], inside))
+    rows = {}
+    for _rid, domain, name, inside in credited:
+        label = f"{domain}:{name}" if domain else name
+        s = inside.sort_values("start_ns")
+        busy, cur = 0, None
+        for a, b in zip(s["start_ns"], s["end_ns"]):
+            if cur is None or a >= cur:
+                busy += b - a
+                cur = b
+            elif b > cur:
+                busy += b - cur
+                cur = b
+        g = rows.setdefault(label, {"total_proj_ns": 0, "total_busy_ns": 0, "total_gpu_ops": 0,
+                                    "instances": 0})
+        g["total_proj_ns"] += int(s["end_ns"].max() - s["start_ns"].min())
+        g["total_busy_ns"] += busy
+        g["total_gpu_ops"] += len(s)
+        g["instances"] += 1
+    return rows
+
+
+def fixture_traces(tmp):
+    """(name, path) of the analysis fixtures built with make_trace, and imported traces."""
+    out = []
+    if os.path.exists(MAKE_TRACE):
+        for sql in sorted(glob.glob(os.path.join(FIXTURES, "analysis", "*.sql"))):
+            name = os.path.basename(sql)[:-4]
+            path = os.path.join(tmp, name + ".sqlite")
+            subprocess.run([MAKE_TRACE, path, sql], check=True, capture_output=True)
+            out.append((name, path))
+    kineto = os.path.join(tmp, "kineto.sqlite")
+    subprocess.run([BIN, "import", os.path.join(FIXTURES, "import", "kineto_small.json"), "-o",
+                    kineto], check=True, capture_output=True)
+    out.append(("imported_kineto", kineto))
+    nsys_db = os.path.join(tmp, "nsys_basic.db")
+    with open(os.path.join(FIXTURES, "import", "nsys_basic.db.sql")) as f:
+        db = sqlite3.connect(nsys_db)
+        db.executescript(f.read())
+        db.close()
+    nsys = os.path.join(tmp, "nsys.sqlite")
+    subprocess.run([BIN, "import", nsys_db, "-o", nsys], check=True, capture_output=True)
+    out.append(("imported_nsys", nsys))
+    return out
+
+
+class SampleTrace(unittest.TestCase):
+    """The bundled capture: 8 steps, backward kernels launched from the autograd thread."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.t = stepscope.open(SAMPLE)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.t.close()
+
+    def test_steps_equal_cli(self):
+        cli = cli_json("steps", SAMPLE)
+        df = self.t.steps()
+        self.assertEqual(len(df), 8)
+        self.assertEqual(records(df), cli["steps"])
+        self.assertEqual(df.attrs["summary"], cli["step_summary"][0])
+
+    def test_steps_view_equals_cli(self):
+        cli = cli_json("steps", SAMPLE)["steps"]
+        v = self.t.steps_sql()
+        origin = self.t.origin_ns
+        self.assertEqual(list(v["step"]), [s["step"] for s in cli])
+        self.assertEqual(list(v["start_ns"] - origin), [s["start_ns"] for s in cli])
+        self.assertEqual(list(v["duration_ns"]), [s["duration_ns"] for s in cli])
+        self.assertEqual(list(v["gpu_ops"]), [s["gpu_ops"] for s in cli])
+
+    def test_stats_equal_cli(self):
+        for recipe in ("cuda_gpu_kern_sum", "cuda_api_sum", "cuda_gpu_mem_time_sum",
+                       "cuda_gpu_mem_size_sum", "nvtx_sum", "nvtx_gpu_proj_sum", "gpu_time_util"):
+            with self.subTest(recipe=recipe):
+                cli = cli_json("stats", SAMPLE, "--report", recipe)
+                self.assertEqual(records(self.t.stats(recipe)), cli)
+        cli = cli_json("stats", SAMPLE, "--report", "cuda_gpu_kern_sum", "--step", "3")
+        self.assertEqual(records(self.t.stats("cuda_gpu_kern_sum", ["--step", "3"])), cli)
+
+    def test_findings_equal_cli(self):
+        cli = cli_json("analyze", SAMPLE)
+        df = self.t.findings()
+        self.assertGreater(len(df), 0)
+        self.assertEqual(records(df), cli["findings"])
+        self.assertEqual(df.attrs["summary"], cli["summary"][0])
+
+    def test_memory_section_equals_cli(self):
+        cli = cli_json("memory", SAMPLE, "--section", "peaks", "--top", "10")
+        rows = cli if isinstance(cli, list) else cli["peaks"]
+        self.assertEqual(records(self.t.memory("peaks")), rows)
+
+    def test_gpu_ops_view_matches_nvtx_gpu_proj_sum(self):
+        mine = proj_sum_from_gpu_ops(self.t)
+        recipe = {r["range"]: r for r in cli_json("stats", SAMPLE, "--report", "nvtx_gpu_proj_sum")}
+        self.assertEqual(set(mine), set(recipe))
+        for label, g in mine.items():
+            for col, v in g.items():
+                self.assertEqual(v, recipe[label][col], f"{label} {col}")
+        # The backward ranges hold the autograd thread's kernels (thread 497 here).
+        self.assertEqual(mine["backward"]["total_gpu_ops"], 4106)
+
+    def test_schema_doc_queries(self):
+        # Every example query of docs/schema.md's Views section runs; the projection example
+        # gives the recipe's per-range totals.
+        with open(os.path.join(SRC, "docs", "schema.md")) as f:
+            views = f.read().split("## Views", 1)[1].split("## `meta` keys", 1)[0]
+        queries = re.findall(r"```sql\n(.*?)```", views, flags=re.S)
+        self.assertGreaterEqual(len(queries), 4)
+        recipe = {r["range"]: r for r in cli_json("stats", SAMPLE, "--report", "nvtx_gpu_proj_sum")}
+        checked = 0
+        for q in queries:
+            df = self.t.sql(q.strip().rstrip(";"))
+            self.assertGreater(len(df), 0, q)
+            if "total_proj_ns" in df.columns:
+                checked += 1
+                self.assertEqual(len(df), len(recipe))
+                for row in df.to_dict("records"):
+                    r = recipe[row["range"]]
+                    self.assertEqual(row["total_proj_ns"], r["total_proj_ns"], row["range"])
+                    self.assertEqual(row["total_gpu_ops"], r["total_gpu_ops"], row["range"])
+                    self.assertEqual(row["instances"], r["instances"], row["range"])
+        self.assertEqual(checked, 1)
+
+    def test_gpu_ops_autograd_attribution(self):
+        ops = self.t.gpu_ops()
+        self.assertEqual(len(ops), 6159 + 158 + 868)
+        cross = ops[(ops["api_tid"] != ops["nvtx_tid"]) & ops["nvtx_id"].notna()]
+        self.assertGreater(len(cross), 4000)
+        self.assertEqual(set(cross["nvtx_name"]), {"backward"})
+        self.assertTrue((ops["duration_ns"] == ops["end_ns"] - ops["start_ns"]).all())
+        # Naive join by thread: the autograd thread's kernels have no enclosing range there.
+        naive = self.t.sql(
+            "SELECT COUNT(*) AS n FROM kernels k JOIN api a ON a.correlation = k.correlation "
+            "WHERE NOT EXISTS (SELECT 1 FROM nvtx n WHERE n.tid = a.tid AND n.kind = 1 AND "
+            "n.start_ns <= a.start_ns AND a.start_ns < n.end_ns)")
+        self.assertGreater(int(naive["n"][0]), 3000)
+
+    def test_tables(self):
+        k = self.t.kernels()
+        self.assertEqual(len(k), 6159)
+        recipe = cli_json("stats", SAMPLE, "--report", "cuda_gpu_kern_sum")
+        by_name = k.groupby("name")["duration_ns"].agg(["sum", "count"])
+        for r in recipe:
+            self.assertEqual(int(by_name.loc[r["name"], "sum"]), r["total_ns"])
+            self.assertEqual(int(by_name.loc[r["name"], "count"]), r["instances"])
+        self.assertEqual(len(self.t.memcpy()), 158)
+        self.assertIn("copy_kind_name", self.t.memcpy().columns)
+        api = self.t.api()
+        self.assertEqual(len(api), 7475)
+        self.assertEqual(api["duration_ns"].sum(), (api["end_ns"] - api["start_ns"]).sum())
+        nv = self.t.nvtx()
+        self.assertEqual(len(nv), 64)
+        self.assertEqual(sorted(nv[nv["name"].str.startswith("step")]["name"])[0], "step 0")
+        mem = self.t.memory()
+        self.assertEqual(len(mem), self.t.sql("SELECT COUNT(*) AS n FROM memory")["n"][0])
+        self.assertLessEqual(set(mem["op_name"]), {"alloc", "free"})
+
+    def test_views_not_in_file(self):
+        # The bundled trace predates the views: the package adds them as temporary views.
+        db = sqlite3.connect(SAMPLE)
+        names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='view'")}
+        db.close()
+        self.assertNotIn("gpu_ops_v", names)
+        self.assertEqual(int(self.t.sql("SELECT COUNT(*) AS n FROM steps_v")["n"][0]), 8)
+
+
+class FixtureTraces(unittest.TestCase):
+    """The views against the C++ analysis on every fixture and on imported traces."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.traces = fixture_traces(cls.tmp.name)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_views_agree_with_cli(self):
+        checked_steps = 0
+        for name, path in self.traces:
+            with self.subTest(trace=name), stepscope.open(path) as t:
+                # A trace written by this stepscope has the views in the file.
+                views = set(t.sql("SELECT name FROM sqlite_master WHERE type='view'")["name"])
+                self.assertIn("gpu_ops_v", views)
+                cli = cli_json("steps", path)
+                summary = cli["step_summary"][0] if cli["step_summary"] else {}
+                v = t.steps_sql()
+                if summary.get("method") == "nvtx":
+                    checked_steps += 1
+                    steps = cli["steps"]
+                    self.assertEqual(list(v["step"]), [s["step"] for s in steps])
+                    self.assertEqual(list(v["start_ns"] - t.origin_ns),
+                                     [s["start_ns"] for s in steps])
+                    self.assertEqual(list(v["duration_ns"]), [s["duration_ns"] for s in steps])
+                    self.assertEqual(list(v["gpu_ops"]), [s["gpu_ops"] for s in steps])
+                    self.assertEqual(list(v["complete"] == 0),
+                                     [s["status"] == "open" for s in steps])
+                else:
+                    self.assertEqual(len(v), 0)
+                mine = proj_sum_from_gpu_ops(t)
+                recipe = {r["range"]: r for r in cli_json("stats", path, "--report",
+                                                          "nvtx_gpu_proj_sum")}
+                self.assertEqual(set(mine), set(recipe))
+                for label, g in mine.items():
+                    for col, val in g.items():
+                        self.assertEqual(val, recipe[label][col], f"{label} {col}")
+                self.assertEqual(len(t.gpu_ops()),
+                                 len(t.kernels()) + len(t.memcpy()) +
+                                 int(t.sql("SELECT COUNT(*) AS n FROM memset")["n"][0]))
+        self.assertGreaterEqual(checked_steps, 3 if os.path.exists(MAKE_TRACE) else 1)
+
+
+class Errors(unittest.TestCase):
+    def test_missing_file(self):
+        with self.assertRaises(FileNotFoundError):
+            stepscope.open(os.path.join(SRC, "no-such-trace.sqlite"))
+
+    def test_not_a_trace(self):
+        with tempfile.NamedTemporaryFile(suffix=".sqlite") as f:
+            sqlite3.connect(f.name).execute("CREATE TABLE x(y)").connection.close()
+            with self.assertRaisesRegex(stepscope.StepscopeError, "not a stepscope trace"):
+                stepscope.open(f.name)
+
+    def test_bad_binary(self):
+        old = os.environ["STEPSCOPE_BIN"]
+        os.environ["STEPSCOPE_BIN"] = "/nonexistent/stepscope"
+        try:
+            with stepscope.open(SAMPLE) as t, \
+                    self.assertRaisesRegex(stepscope.StepscopeError, "STEPSCOPE_BIN"):
+                t.steps()
+        finally:
+            os.environ["STEPSCOPE_BIN"] = old
+
+    def test_bad_recipe(self):
+        with stepscope.open(SAMPLE) as t, self.assertRaisesRegex(stepscope.StepscopeError, "exit 2"):
+            t.stats("no_such_recipe")
+
+    def test_import_needs_no_pandas(self):
+        code = ("import sys, stepscope, stepscope.straggler; "
+                "assert 'pandas' not in sys.modules, 'pandas imported'")
+        env = dict(os.environ, PYTHONPATH=os.path.join(SRC, "python"))
+        p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
