@@ -40,6 +40,7 @@ std::string Text(const TraceModel& m, const Analysis& a, double min_pct) {
     }
     s += "\n";
   }
+  for (const std::string& u : a.undecided) s += "undecided: " + u + "\n";
   if (a.findings.empty()) {
     s += "\nNo findings costing " + FormatFixed(min_pct, 1) + "% of the analyzed time or more.\n";
     return s;
