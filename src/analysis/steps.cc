@@ -44,7 +44,8 @@ std::vector<NvtxStepRange> StepRanges(const TraceModel& m, const std::regex* re,
     x.tid = r.tid;
     x.index = static_cast<uint32_t>(i);
     const std::string& name = m.String(r.name);
-    const std::string_view domain = r.domain < m.strings().size() ? m.String(r.domain) : "";
+    const std::string_view domain =
+        r.domain < m.strings().size() ? std::string_view(m.String(r.domain)) : std::string_view();
     if (re == nullptr) {
       finder.Add(name, domain, x);
       continue;

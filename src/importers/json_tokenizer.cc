@@ -167,8 +167,12 @@ Status ChromeTraceTokenizer::Process(bool final) {
         if (r == JsonParseOutcome::kError) {
           return SyntaxError(static_cast<size_t>(q - b) + parser_.error_offset(), parser_.error());
         }
-        RETURN_IF_ERROR(
-            sink_->OnTopLevel(key_, parser_, base_offset_ + static_cast<uint64_t>(q - b)));
+        if (consumed > max_value_bytes_) {
+          ++skipped_values_;  // as if it had arrived in small chunks
+        } else {
+          RETURN_IF_ERROR(
+              sink_->OnTopLevel(key_, parser_, base_offset_ + static_cast<uint64_t>(q - b)));
+        }
         pos_ = static_cast<size_t>(q + consumed - b);
         state_ = State::kAfterMember;
         continue;
@@ -202,8 +206,12 @@ Status ChromeTraceTokenizer::Process(bool final) {
         if (r == JsonParseOutcome::kError) {
           return SyntaxError(static_cast<size_t>(q - b) + parser_.error_offset(), parser_.error());
         }
-        ++events_;
-        RETURN_IF_ERROR(sink_->OnEvent(parser_, base_offset_ + static_cast<uint64_t>(q - b)));
+        if (consumed > max_value_bytes_) {
+          ++skipped_values_;  // as if it had arrived in small chunks
+        } else {
+          ++events_;
+          RETURN_IF_ERROR(sink_->OnEvent(parser_, base_offset_ + static_cast<uint64_t>(q - b)));
+        }
         pos_ = static_cast<size_t>(q + consumed - b);
         state_ = State::kEvent;
         continue;
