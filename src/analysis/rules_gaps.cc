@@ -114,7 +114,7 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
   const std::vector<int32_t> stretch =
       c.device >= 0 ? LaunchBoundStretches(c, &stretch_len) : std::vector<int32_t>();
   Group data;
-  int64_t data_first = 0, host_between = 0, host_in_data = 0;
+  int64_t data_first = 0, host_between = 0, host_in_data = 0, undecided_data = 0;
   // Groups by key; std::map keeps the output order deterministic.
   std::map<std::string, Group> groups;
   std::map<std::string, int64_t> knock_on;  // group key -> later host-wait gaps it caused
@@ -179,8 +179,16 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
     const int64_t mid = g.start_ns + (std::max(g.launch_ns, g.start_ns) - g.start_ns) / 2;
     uint32_t host_range = m.RangeAt(tid, mid);
     if (host_range == kNone && tid != m.main_tid()) host_range = m.RangeAt(m.main_tid(), mid);
-    const bool first_of_step = step >= 0 && c.steps.steps[step].first_op == g.next_op;
-    const bool between_steps = !c.steps.steps.empty() && c.steps.AtHostTime(mid) < 0;
+    // Step starts and "between steps" are evidence of a wait for the next
+    // batch only when the steps are host-side ranges: kernel-sequence steps
+    // (no step ranges) start where a repeating kernel does, which in a single
+    // forward pass is a layer, not a batch.
+    const bool host_steps = c.steps.method == "nvtx";
+    const bool at_step_start = step >= 0 && c.steps.steps[step].first_op == g.next_op;
+    const bool first_of_step = host_steps && at_step_start;
+    const bool between_steps =
+        host_steps && !c.steps.steps.empty() && c.steps.AtHostTime(mid) < 0;
+    if (!host_steps && at_step_start) undecided_data += g.length();
     const bool in_data =
         (host_range != kNone && IsDataLoadingRangeName(m.String(m.nvtx()[host_range].name))) ||
         (launch_range != kNone && IsDataLoadingRangeName(m.String(m.nvtx()[launch_range].name)));
@@ -224,6 +232,13 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
     grp.Add(c, g, host_range);
   }
 
+  if (undecided_data > 0 && c.undecided) {
+    c.undecided->push_back(
+        "data_loading: " + Ms(undecided_data) +
+        " of host-wait gaps at the starts of kernel-sequence steps: without step ranges (NVTX "
+        "'step N' / ProfilerStep#N) or a data-loading range there is no evidence they waited for "
+        "a batch; left to host_wait / launch_bound");
+  }
   const double min_pct = c.opt.min_cost_pct;
   auto later = [&](const std::string& key) {
     auto it = knock_on.find(key);
