@@ -247,8 +247,16 @@ TEST(Gaps, EventQueryIsNoSync) {
 TEST(Steps, GpuSideAndZeroLengthRangesAreNoSteps) {
   auto base = TwoSteps(500);
   TraceModel::Records r;
-  r.strings = {"", "gemm", "add", "cudaLaunchKernel", "step 1", "step 2", "nccl_AllReduce",
-               "cudaStreamSynchronize", "gpu_user_annotation", "step 3"};
+  r.strings = {"",
+               "gemm",
+               "add",
+               "cudaLaunchKernel",
+               "step 1",
+               "step 2",
+               "nccl_AllReduce",
+               "cudaStreamSynchronize",
+               "gpu_user_annotation",
+               "step 3"};
   for (const KernelRecord& k : base->kernels()) r.kernels.push_back(k);
   for (const ApiRecord& a : base->apis()) r.apis.push_back(a);
   for (const NvtxRecord& n : base->nvtx()) r.nvtx.push_back(n);
@@ -268,9 +276,9 @@ TEST(Rules, DataLoadingRangeNamesAreWholeWords) {
                           "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"}) {
     EXPECT_TRUE(IsDataLoadingRangeName(yes)) << yes;
   }
-  for (const char* no : {"DistributedDataParallel.forward", "aten::batch_norm",
-                         "cudnn_convolution_backward_data", "forward", "input_layernorm",
-                         "batch_isend_irecv", "metadata"}) {
+  for (const char* no :
+       {"DistributedDataParallel.forward", "aten::batch_norm", "cudnn_convolution_backward_data",
+        "forward", "input_layernorm", "batch_isend_irecv", "metadata"}) {
     EXPECT_FALSE(IsDataLoadingRangeName(no)) << no;
   }
 }

@@ -186,8 +186,7 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
     const bool host_steps = c.steps.method == "nvtx";
     const bool at_step_start = step >= 0 && c.steps.steps[step].first_op == g.next_op;
     const bool first_of_step = host_steps && at_step_start;
-    const bool between_steps =
-        host_steps && !c.steps.steps.empty() && c.steps.AtHostTime(mid) < 0;
+    const bool between_steps = host_steps && !c.steps.steps.empty() && c.steps.AtHostTime(mid) < 0;
     if (!host_steps && at_step_start) undecided_data += g.length();
     const bool in_data =
         (host_range != kNone && IsDataLoadingRangeName(m.String(m.nvtx()[host_range].name))) ||

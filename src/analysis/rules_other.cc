@@ -218,14 +218,16 @@ void Fp32GemmRule(const RuleContext& c, std::vector<Finding>* out) {
   std::unordered_map<StringId, int64_t> by_name;
   std::string device_name;
   uint32_t cc = 0;
+  int64_t no_device = 0;
   for (const GpuOp& o : m.gpu_ops()) {
     if (o.kind != GpuOpKind::kKernel) continue;
     const KernelRecord& k = m.kernels()[o.index];
     const GemmPrecision p = m.NameInfo(k.name).gemm;
     if (p != GemmPrecision::kFp32 && p != GemmPrecision::kTf32) continue;
     const DeviceRecord* d = m.Device(o.device);
-    if (!d || d->cc_major < 8) continue;
     const int64_t t = OpTime(m, o);
+    if (!d && c.InWindows(t)) ++no_device;
+    if (!d || d->cc_major < 8) continue;
     if (!c.InWindows(t)) continue;
     const int64_t dur = o.end_ns - o.start_ns;
     (p == GemmPrecision::kFp32 ? fp32 : tf32) += dur;
@@ -234,6 +236,11 @@ void Fp32GemmRule(const RuleContext& c, std::vector<Finding>* out) {
     cc = d->cc_major * 10 + d->cc_minor;
     acc.Add(c, t, o.start_ns, o.end_ns, p == GemmPrecision::kFp32 ? dur / 2 : dur / 4,
             RangeOf(m, o));
+  }
+  if (no_device > 0 && c.undecided) {
+    c.undecided->push_back("fp32_gemm: " + std::to_string(no_device) +
+                           " fp32/TF32 GEMM kernels on a device the trace does not describe "
+                           "(no devices row: compute capability unknown)");
   }
   if (acc.f.count == 0) return;
   Finding& f = acc.f;

@@ -30,7 +30,7 @@ constexpr size_t kMaxRegexName = 1024;
 // The step ranges by the one definition (common/step_names.h); with a
 // --step-range regex, the ranges whose name matches it.
 std::vector<NvtxStepRange> StepRanges(const TraceModel& m, const std::regex* re, StepNameKind* kind,
-                                  StepRangeDrops* drops) {
+                                      StepRangeDrops* drops) {
   std::vector<int8_t> match(re ? m.strings().size() : 0, -1);
   StepRangeFinder finder;
   const auto& nvtx = m.nvtx();

@@ -38,8 +38,8 @@
 
 #include "analysis/summary.h"
 #include "analysis/trace_model.h"
-#include "common/step_names.h"
 #include "common/status.h"
+#include "common/step_names.h"
 
 namespace stepscope {
 
@@ -83,7 +83,7 @@ struct StepSet {
   std::string pattern;  // the name pattern, or the anchor kernel name
   std::vector<Step> steps;
   StepRangeDrops dropped;  // step-named ranges that are not steps, by reason
-  DurationStats stats;  // durations of the steady steps (complete, not warm-up)
+  DurationStats stats;     // durations of the steady steps (complete, not warm-up)
   // Index of the step with this number, or -1.
   int Find(int64_t number) const;
   // Index of the step whose host range contains t (any thread), or -1.

@@ -42,9 +42,7 @@ struct StepRangeDrops {
   int64_t other_kind = 0;    // ProfilerStep#N when "step N" ranges exist
   int64_t other_thread = 0;  // not on the steps' thread
   int64_t overlapping = 0;   // nested in or overlapping a step already taken
-  int64_t total() const {
-    return gpu_side + zero_length + other_kind + other_thread + overlapping;
-  }
+  int64_t total() const { return gpu_side + zero_length + other_kind + other_thread + overlapping; }
 };
 
 struct NvtxStepRange {

@@ -91,9 +91,12 @@ Status ResolveCopyAsync(sqlite3* db, ImportStats* stats) {
                            "memcpy UNION ALL SELECT is_async FROM memset) GROUP BY 1"));
   while (q.Step()) {
     const int64_t k = q.Int(0);
-    if (k == 1) n[0] += q.Int(1);
-    else if (k == 0) n[1] += q.Int(1);
-    else n[2] += q.Int(1);
+    if (k == 1)
+      n[0] += q.Int(1);
+    else if (k == 0)
+      n[1] += q.Int(1);
+    else
+      n[2] += q.Int(1);
   }
   stats->Set(stats->Add("import_copies_async",
                         "memcpy/memset rows issued by an async call (cudaMemcpyAsync, ...; "

@@ -108,10 +108,9 @@ TEST(ChromeTraceTokenizer, AHugeValueCostsLinearTime) {
 // and the events around it still arrive; memory stays bounded by the bound.
 TEST(ChromeTraceTokenizer, OversizedValuesAreSkippedAndCounted) {
   const std::string big(5000, 'x');
-  const std::string doc = "{\"traceEvents\": [{\"a\": 1}, {\"name\": \"" + big +
-                          "\\\"]}\"}, \"" + big + "\", " + std::string(3000, '7') +
-                          ", [[\"" + big + "\"]], {\"b\": 2}], \"meta\": \"" + big +
-                          "\", \"x\": 3}";
+  const std::string doc = "{\"traceEvents\": [{\"a\": 1}, {\"name\": \"" + big + "\\\"]}\"}, \"" +
+                          big + "\", " + std::string(3000, '7') + ", [[\"" + big +
+                          "\"]], {\"b\": 2}], \"meta\": \"" + big + "\", \"x\": 3}";
   for (size_t chunk : {size_t{1}, size_t{7}, size_t{4096}, doc.size()}) {
     Recorder r;
     ChromeTraceTokenizer t(&r, 1024);

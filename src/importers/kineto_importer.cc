@@ -25,7 +25,8 @@ constexpr CategoryInfo kCategories[] = {
      "events with cat 'cuda_runtime' ('Runtime'; stored in api, domain runtime)"},
     {"kineto_cuda_driver_events", "events with cat 'cuda_driver' (stored in api, domain driver)"},
     {"kineto_cuda_sync_events", "events with cat 'cuda_sync' (stored in sync)"},
-    {"kineto_cpu_op_events", "events with cat 'cpu_op' ('Operator'; stored in nvtx, domain cpu_op)"},
+    {"kineto_cpu_op_events",
+     "events with cat 'cpu_op' ('Operator'; stored in nvtx, domain cpu_op)"},
     {"kineto_user_annotation_events", "events with cat 'user_annotation' (stored in nvtx)"},
     {"kineto_python_function_events", "events with cat 'python_function' (stored in nvtx)"},
     {"kineto_gpu_user_annotation_events",
@@ -735,8 +736,9 @@ void KinetoImporter::WarnDropped() {
     std::string why;
     for (int m = 0; m < kNumMalformed; ++m) {
       const int64_t n = stats_->value(bad_idx_[m]);
-      if (n > 0) why += (why.empty() ? "" : ", ") + std::string(kMalformed[m].stat) + " " +
-                        std::to_string(n);
+      if (n > 0)
+        why +=
+            (why.empty() ? "" : ", ") + std::string(kMalformed[m].stat) + " " + std::to_string(n);
     }
     stats_->Warn("skipped " + std::to_string(bad) + " malformed events (" + why + ")");
   }

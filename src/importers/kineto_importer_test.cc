@@ -223,7 +223,9 @@ TEST(KinetoImport, NoGpuActivityIsAWarning) {
   const std::string out = in + ".sqlite";
   FILE* f = std::fopen(in.c_str(), "w");
   ASSERT_NE(f, nullptr);
-  std::fputs(R"({"traceEvents": [{"ph": "X", "cat": "GpuKernel", "name": "k", "pid": 0, "tid": 1, "ts": 1, "dur": 1}]})", f);
+  std::fputs(
+      R"({"traceEvents": [{"ph": "X", "cat": "GpuKernel", "name": "k", "pid": 0, "tid": 1, "ts": 1, "dur": 1}]})",
+      f);
   std::fclose(f);
   ImportResult r;
   ASSERT_TRUE(ImportTrace(in, out, ImportFormat::kAuto, &r).ok());

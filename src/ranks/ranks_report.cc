@@ -308,15 +308,18 @@ std::string ScoresDisagreeText(const RanksAnalysis& a, const Straggler& s) {
   std::sort(flagged.begin(), flagged.end());
   flagged.erase(std::unique(flagged.begin(), flagged.end()), flagged.end());
   if (worst < 0 && flagged.empty()) return "";
-  std::string who = worst >= 0 ? "rank " + std::to_string(a.ranks[worst].rank) + " has a lower "
-                                     "relative GPU score (" + FormatFixed(a.ranks[worst].gpu_rel, 2) +
-                                     " vs " + FormatFixed(me.gpu_rel, 2) + ")"
+  std::string who = worst >= 0 ? "rank " + std::to_string(a.ranks[worst].rank) +
+                                     " has a lower "
+                                     "relative GPU score (" +
+                                     FormatFixed(a.ranks[worst].gpu_rel, 2) + " vs " +
+                                     FormatFixed(me.gpu_rel, 2) + ")"
                                : "";
   if (!flagged.empty()) {
     who += (who.empty() ? "" : " and ") + std::string("the score threshold list flags rank") +
            (flagged.size() > 1 ? "s " : " ") + CompactRanks(flagged);
   }
-  return "  Scores: " + who + " because a rank that waits inside NCCL collectives runs its "
+  return "  Scores: " + who +
+         " because a rank that waits inside NCCL collectives runs its "
          "collective kernels longer, and the NVRx scores compare kernel time; the verdict "
          "follows the measured waits (the 'wait ms' and 'caused ms' columns), not the scores.\n";
 }

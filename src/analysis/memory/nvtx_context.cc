@@ -25,8 +25,9 @@ NvtxContext::NvtxContext(const std::vector<NvtxRecord>& ranges,
       x.end_ns = end;
       x.open = end == kOpen;
       x.tid = r.tid;
-      finder.Add(strings[r.name],
-                 r.domain < strings.size() ? std::string_view(strings[r.domain]) : std::string_view(), x);
+      finder.Add(
+          strings[r.name],
+          r.domain < strings.size() ? std::string_view(strings[r.domain]) : std::string_view(), x);
     }
     if (r.kind == NvtxKind::kPushPop) by_thread_[r.tid].push_back({r.start_ns, end, r.name, -1});
   }
