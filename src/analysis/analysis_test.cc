@@ -323,5 +323,49 @@ TEST(Rules, SyncMemcpyNeedsTheIssuingCall) {
   }
 }
 
+// A kernel that repeats at a uniform spacing is a step anchor, unless every
+// repetition was launched inside one and the same range (the layers of one
+// forward call). An input copy right before an anchor belongs to its step.
+TEST(Steps, KernelSequenceNotInsideOneCall) {
+  for (bool one_call : {false, true}) {
+    TraceModel::Records r;
+    r.strings = {"", "attn", "mlp", "cudaLaunchKernel", "forward", "cudaMemcpyAsync"};
+    uint32_t corr = 1;
+    int64_t t = 0;
+    for (int layer = 0; layer < 4; ++layer) {
+      r.apis.push_back({t, t + 2, 7, corr, 0, 5, 0, ApiDomain::kRuntime, {}});
+      MemcpyRecord c{};
+      c.start_ns = t + 5;
+      c.end_ns = t + 8;
+      c.correlation = corr++;
+      c.is_async = 1;
+      r.memcpys.push_back(c);
+      for (StringId name : {StringId{1}, StringId{2}}) {
+        r.apis.push_back({t + 10, t + 12, 7, corr, 0, 3, 0, ApiDomain::kRuntime, {}});
+        KernelRecord k{};
+        k.start_ns = t + 20;
+        k.end_ns = t + 60;
+        k.correlation = corr++;
+        k.name = name;
+        r.kernels.push_back(k);
+        t += 100;
+      }
+    }
+    if (one_call) r.nvtx.push_back({-1, t + 10, 7, 7, 0, 4, 0, 0, NvtxKind::kPushPop, 0, 0, 0});
+    auto m = TraceModel::FromRecords(std::move(r));
+    auto set = DetectSteps(*m, {});
+    ASSERT_TRUE(set.ok());
+    if (one_call) {
+      EXPECT_TRUE(set->steps.empty());
+      EXPECT_NE(set->note.find("'forward'"), std::string::npos) << set->note;
+    } else {
+      ASSERT_EQ(set->method, "kernel-sequence");
+      ASSERT_EQ(set->steps.size(), 4u);
+      EXPECT_EQ(set->steps[1].range_start_ns, 205);  // the copy before the anchor
+      EXPECT_EQ(set->steps[0].range_end_ns, 205);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace stepscope

@@ -59,7 +59,8 @@ std::vector<NvtxStepRange> StepRanges(const TraceModel& m, const std::regex* re,
 }
 
 // The kernel-sequence fallback: see steps.h.
-std::vector<Step> KernelSequenceSteps(const TraceModel& m, int device, std::string* anchor_name) {
+std::vector<Step> KernelSequenceSteps(const TraceModel& m, int device, std::string* anchor_name,
+                                      uint32_t* inside_range) {
   // The device with the most kernels when none was chosen.
   int dev = device;
   if (dev < 0) {
@@ -112,6 +113,31 @@ std::vector<Step> KernelSequenceSteps(const TraceModel& m, int device, std::stri
     if (m.kernels()[m.gpu_ops()[seq[k]].index].name == static_cast<StringId>(best)) {
       anchors.push_back(static_cast<int64_t>(k));
     }
+  }
+  // Repetitions launched inside one and the same NVTX range (a model's
+  // forward: its layers) are parts of one call, not steps of a loop.
+  std::vector<uint32_t> common;  // the first anchor's enclosing ranges, innermost first
+  for (size_t a = 0; a < anchors.size(); ++a) {
+    const GpuOp& o = m.gpu_ops()[seq[anchors[a]]];
+    std::vector<uint32_t> chain;
+    for (uint32_t r = o.api != kNone ? m.api_range()[o.api] : kNone; r != kNone;
+         r = m.nvtx_parent()[r]) {
+      chain.push_back(r);
+    }
+    if (a == 0) {
+      common = std::move(chain);
+    } else {
+      std::vector<uint32_t> keep;
+      for (uint32_t r : common) {
+        if (std::find(chain.begin(), chain.end(), r) != chain.end()) keep.push_back(r);
+      }
+      common = std::move(keep);
+    }
+    if (common.empty()) break;
+  }
+  if (!common.empty()) {
+    *inside_range = common.front();
+    return {};
   }
   const int64_t period = st[best].max_gap;
   std::vector<Step> steps;
@@ -217,12 +243,18 @@ StatusOr<StepSet> DetectSteps(const TraceModel& m, const StepOptions& options) {
     }
   } else if (options.range_regex.empty() && options.kernel_fallback) {
     std::string anchor;
-    set.steps = KernelSequenceSteps(m, options.device, &anchor);
+    uint32_t inside = kNone;
+    set.steps = KernelSequenceSteps(m, options.device, &anchor, &inside);
     if (!set.steps.empty()) {
       set.method = "kernel-sequence";
       set.pattern = anchor;
     } else {
       set.pattern.clear();
+      if (inside != kNone) {
+        set.note = "a kernel ('" + anchor.substr(0, 60) + "') repeats only inside one '" +
+                   m.String(m.nvtx()[inside].name).substr(0, 60) +
+                   "' range: parts of one call (layers), not steps";
+      }
     }
   } else {
     set.pattern = options.range_regex;

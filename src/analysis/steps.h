@@ -13,7 +13,9 @@
 //      occurs most often at a uniform spacing (every occurrence the same
 //      number of kernels after the previous one, within 10%); each occurrence
 //      starts a step. Per-layer kernels are not uniform (the step boundary
-//      breaks the spacing), the once-per-step optimizer kernel is.
+//      breaks the spacing), the once-per-step optimizer kernel is. When every
+//      anchor was launched inside one and the same NVTX range (the layers of
+//      one forward call), there are no steps (StepSet::note says why).
 // The step number comes from the name (else the first digit run, else the
 // ordinal).
 //
@@ -83,6 +85,7 @@ struct StepSet {
   std::string pattern;  // the name pattern, or the anchor kernel name
   std::vector<Step> steps;
   StepRangeDrops dropped;  // step-named ranges that are not steps, by reason
+  std::string note;        // why no steps were found, when there is more to say
   DurationStats stats;     // durations of the steady steps (complete, not warm-up)
   // Index of the step with this number, or -1.
   int Find(int64_t number) const;
