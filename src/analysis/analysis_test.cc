@@ -324,12 +324,15 @@ TEST(Rules, SyncMemcpyNeedsTheIssuingCall) {
 }
 
 // A kernel that repeats at a uniform spacing is a step anchor, unless every
-// repetition was launched inside one and the same range (the layers of one
-// forward call). An input copy right before an anchor belongs to its step.
+// repetition was launched inside one and the same forward range (the layers
+// of one forward call; a "train" range around a loop is no such evidence).
+// An input copy right before an anchor belongs to its step.
 TEST(Steps, KernelSequenceNotInsideOneCall) {
-  for (bool one_call : {false, true}) {
+  for (StringId enclosing : {StringId{0}, StringId{4}, StringId{6}}) {
+    const bool one_call = enclosing == 4;
     TraceModel::Records r;
-    r.strings = {"", "attn", "mlp", "cudaLaunchKernel", "forward", "cudaMemcpyAsync"};
+    r.strings = {"",     "attn", "mlp", "cudaLaunchKernel", "LlamaModel.forward", "cudaMemcpyAsync",
+                 "train"};
     uint32_t corr = 1;
     int64_t t = 0;
     for (int layer = 0; layer < 4; ++layer) {
@@ -351,13 +354,15 @@ TEST(Steps, KernelSequenceNotInsideOneCall) {
         t += 100;
       }
     }
-    if (one_call) r.nvtx.push_back({-1, t + 10, 7, 7, 0, 4, 0, 0, NvtxKind::kPushPop, 0, 0, 0});
+    if (enclosing != 0) {
+      r.nvtx.push_back({-1, t + 10, 7, 7, 0, enclosing, 0, 0, NvtxKind::kPushPop, 0, 0, 0});
+    }
     auto m = TraceModel::FromRecords(std::move(r));
     auto set = DetectSteps(*m, {});
     ASSERT_TRUE(set.ok());
     if (one_call) {
       EXPECT_TRUE(set->steps.empty());
-      EXPECT_NE(set->note.find("'forward'"), std::string::npos) << set->note;
+      EXPECT_NE(set->note.find("'LlamaModel.forward'"), std::string::npos) << set->note;
     } else {
       ASSERT_EQ(set->method, "kernel-sequence");
       ASSERT_EQ(set->steps.size(), 4u);

@@ -58,6 +58,20 @@ std::vector<NvtxStepRange> StepRanges(const TraceModel& m, const std::regex* re,
   return finder.Finish(kind, drops);
 }
 
+// "LlamaModel.forward", "## forward ##", "nn.Module: GPT": a module's forward call.
+bool IsForwardRangeName(std::string_view name) {
+  if (name.substr(0, 10) == "nn.Module:") return true;
+  for (size_t i = name.find("orward"); i != std::string_view::npos;
+       i = name.find("orward", i + 1)) {
+    if (i == 0 || (name[i - 1] != 'f' && name[i - 1] != 'F')) continue;
+    const size_t b = i - 1, e = i + 6;
+    const bool left = b == 0 || !std::isalnum(static_cast<unsigned char>(name[b - 1]));
+    const bool right = e == name.size() || !std::isalnum(static_cast<unsigned char>(name[e]));
+    if (left && right) return true;
+  }
+  return false;
+}
+
 // The kernel-sequence fallback: see steps.h.
 std::vector<Step> KernelSequenceSteps(const TraceModel& m, int device, std::string* anchor_name,
                                       uint32_t* inside_range) {
@@ -114,8 +128,8 @@ std::vector<Step> KernelSequenceSteps(const TraceModel& m, int device, std::stri
       anchors.push_back(static_cast<int64_t>(k));
     }
   }
-  // Repetitions launched inside one and the same NVTX range (a model's
-  // forward: its layers) are parts of one call, not steps of a loop.
+  // Repetitions launched inside one and the same forward range (a model's
+  // forward call: its layers) are parts of one call, not steps of a loop.
   std::vector<uint32_t> common;  // the first anchor's enclosing ranges, innermost first
   for (size_t a = 0; a < anchors.size(); ++a) {
     const GpuOp& o = m.gpu_ops()[seq[anchors[a]]];
@@ -135,9 +149,13 @@ std::vector<Step> KernelSequenceSteps(const TraceModel& m, int device, std::stri
     }
     if (common.empty()) break;
   }
-  if (!common.empty()) {
-    *inside_range = common.front();
-    return {};
+  // Only a forward call is evidence of layers: a "train" or "epoch" range
+  // around a loop encloses steps.
+  for (uint32_t r : common) {
+    if (IsForwardRangeName(m.String(m.nvtx()[r].name))) {
+      *inside_range = r;
+      return {};
+    }
   }
   const int64_t period = st[best].max_gap;
   std::vector<Step> steps;

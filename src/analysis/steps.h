@@ -14,8 +14,9 @@
 //      number of kernels after the previous one, within 10%); each occurrence
 //      starts a step. Per-layer kernels are not uniform (the step boundary
 //      breaks the spacing), the once-per-step optimizer kernel is. When every
-//      anchor was launched inside one and the same NVTX range (the layers of
-//      one forward call), there are no steps (StepSet::note says why).
+//      anchor was launched inside one and the same forward range ("forward"
+//      as a word, or torch's "nn.Module: X": the layers of one forward call),
+//      there are no steps (StepSet::note says why).
 // The step number comes from the name (else the first digit run, else the
 // ordinal).
 //
