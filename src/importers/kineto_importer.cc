@@ -580,6 +580,7 @@ void KinetoImporter::MapMetadata(const Fields& f) {
   if (f.Name() == "thread_name" && args != nullptr) {
     const JsonNode* n = doc_->Find(*args, "name");
     if (n && n->type == JsonType::kString && TrailingInt(f.pid, &pid) && TrailingInt(f.tid, &tid)) {
+      if (tid < 0 && tid >= INT32_MIN) tid = static_cast<uint32_t>(static_cast<int32_t>(tid));
       thread_names_[{pid, tid}] = std::string(n->text);
     }
   } else if (f.Name() == "process_labels" && args != nullptr) {
