@@ -89,8 +89,8 @@ def pick_steps(ranges):
     return out
 
 
-def ns(x):
-    return int((decimal.Decimal(x) * 1000).to_integral_value(rounding=decimal.ROUND_HALF_EVEN))
+def ns(x):  # us with ns digits -> ns, rounded half away from zero as stepscope documents
+    return int((decimal.Decimal(x) * 1000).to_integral_value(rounding=decimal.ROUND_HALF_UP))
 
 
 def kineto(path):
