@@ -84,7 +84,9 @@ std::vector<TableDef> BuildTables() {
                 {"src_kind", "INTEGER",
                  "enum_memory_kind.id of the source (pageable, pinned, device, ...)"},
                 {"dst_kind", "INTEGER", "enum_memory_kind.id of the destination"},
-                {"is_async", "INTEGER", "1 when issued by an async API (cudaMemcpyAsync)"},
+                {"is_async", "INTEGER",
+                 "1 issued by an async API (cudaMemcpyAsync), 0 by a synchronous one; NULL "
+                 "unknown (imported, no issuing call in the trace)"},
                 {"dst_device", "INTEGER", "destination device for peer copies; else = device"},
                 {"graph_id", "INTEGER", "CUDA graph id, 0 when not from a graph"}},
                {"memcpy_correlation(correlation)"}});
@@ -99,7 +101,7 @@ std::vector<TableDef> BuildTables() {
                 {"bytes", "INTEGER", "bytes set"},
                 {"value", "INTEGER", "value written"},
                 {"memory_kind", "INTEGER", "enum_memory_kind.id"},
-                {"is_async", "INTEGER", "1 when issued by an async API"},
+                {"is_async", "INTEGER", "1 async API, 0 synchronous; NULL unknown (as memcpy)"},
                 {"graph_id", "INTEGER", "CUDA graph id, 0 when not from a graph"}},
                {"memset_correlation(correlation)"}});
   t.push_back(

@@ -158,7 +158,7 @@ StatusOr<std::vector<MemcpyRecord>> TraceReader::Memcpys(RowOrder order) const {
         r.copy_kind = static_cast<CopyKind>(s.Int(7));
         r.src_kind = static_cast<MemoryKind>(s.Int(8));
         r.dst_kind = static_cast<MemoryKind>(s.Int(9));
-        r.is_async = static_cast<uint8_t>(s.Int(10));
+        r.is_async = s.IsNull(10) ? kAsyncUnknown : static_cast<uint8_t>(s.Int(10));
         r.dst_device = static_cast<uint32_t>(s.Int(11));
         r.graph_id = static_cast<uint32_t>(s.Int(12));
       });
@@ -180,7 +180,7 @@ StatusOr<std::vector<MemsetRecord>> TraceReader::Memsets(RowOrder order) const {
         r.bytes = static_cast<uint64_t>(s.Int(6));
         r.value = static_cast<uint32_t>(s.Int(7));
         r.memory_kind = static_cast<MemoryKind>(s.Int(8));
-        r.is_async = static_cast<uint8_t>(s.Int(9));
+        r.is_async = s.IsNull(9) ? kAsyncUnknown : static_cast<uint8_t>(s.Int(9));
         r.graph_id = static_cast<uint32_t>(s.Int(10));
       });
 }
