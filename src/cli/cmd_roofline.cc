@@ -8,6 +8,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/launcher.h"
 #include "common/file_util.h"
 #include "common/strings.h"
 #include "roofline/ceilings.h"
@@ -217,12 +218,13 @@ int RunRoofline(int argc, char** argv) {
     if (text)
       std::printf("roofline: survey run (kernels, launches, NVTX) -> %s\n", trace_path.c_str());
     std::fflush(stdout);
-    auto rc = RunWithEnv(
+    auto run = RunProgram(
         command, InjectEnv("survey", {{"STEPSCOPE_ROOFLINE_TRACE", Absolute(out.temp_path())}}));
-    if (!rc.ok()) return ReportError(kCmd, rc.status());
-    if (*rc != 0) {
-      return ReportError(kCmd, Unavailable("the command exited with code " + std::to_string(*rc) +
-                                           " during the survey run; fix it and retry"));
+    if (!run.ok()) return ReportError(kCmd, run.status());
+    if (run->ExitCode() != 0) {
+      return ReportError(
+          kCmd, Unavailable("the command exited with code " + std::to_string(run->ExitCode()) +
+                            " during the survey run; fix it and retry"));
     }
     if (!FileExists(out.temp_path())) {
       return ReportError(kCmd, Unavailable("the survey run wrote no trace: the program never "
@@ -276,7 +278,7 @@ int RunRoofline(int argc, char** argv) {
   const std::vector<std::string> groups = p.Has("--one-run")
                                               ? std::vector<std::string>{"all"}
                                               : std::vector<std::string>{"all", "memory"};
-  StatusOr<int> rc = 0;
+  int rc = 0;
   std::string failed_run;  // the run after which the loop stopped on a nonzero exit
   for (const std::string& group : groups) {
     if (text) {
@@ -288,14 +290,15 @@ int RunRoofline(int argc, char** argv) {
                   targets.instances);
     }
     std::fflush(stdout);
-    rc = RunWithEnv(
+    auto run = RunProgram(
         command,
         InjectEnv("profile", {{"STEPSCOPE_ROOFLINE_TARGETS", Absolute(targets_file.temp_path())},
                               {"STEPSCOPE_ROOFLINE_RESULTS", Absolute(results_path)},
                               {"STEPSCOPE_ROOFLINE_GROUP", group},
                               {"STEPSCOPE_ROOFLINE_CACHE", p.Get("--cache-control")}}));
-    if (!rc.ok()) return ReportError(kCmd, rc.status());
-    if (*rc != 0) {
+    if (!run.ok()) return ReportError(kCmd, run.status());
+    rc = run->ExitCode();
+    if (rc != 0) {
       failed_run = group == "all" ? "counter run (the time-and-bytes run was skipped)"
                                   : "time-and-bytes run";
       break;
@@ -310,9 +313,9 @@ int RunRoofline(int argc, char** argv) {
   for (const ProfileMessage& m : results.messages) {
     if (m.error) return ReportError(kCmd, Unavailable(m.message));
   }
-  if (*rc != 0) {
+  if (rc != 0) {
     std::fprintf(stderr, "stepscope roofline: warning: the command exited with code %d in the %s\n",
-                 *rc, failed_run.c_str());
+                 rc, failed_run.c_str());
   }
   if (results.bad_lines > 0) {
     std::fprintf(stderr, "stepscope roofline: warning: %d unreadable result line(s) skipped\n",

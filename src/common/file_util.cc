@@ -1,5 +1,6 @@
 #include "common/file_util.h"
 
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -68,6 +69,17 @@ std::string ExecutableDir() {
   std::string p(buf);
   size_t slash = p.rfind('/');
   return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+std::string FindLibraryBesideExecutable(const std::string& file_name) {
+  const std::string dir = ExecutableDir();
+  for (const char* rel : {"/../lib/", "/../lib64/"}) {
+    std::string p = dir + rel + file_name;
+    if (!FileExists(p)) continue;
+    char real[4096];
+    return ::realpath(p.c_str(), real) ? std::string(real) : p;
+  }
+  return "";
 }
 
 }  // namespace stepscope

@@ -33,5 +33,9 @@ StatusOr<std::string> ReadFile(const std::string& path);
 Status WriteFileAtomic(const std::string& path, const std::string& data);
 // Directory of the running executable (from /proc/self/exe).
 std::string ExecutableDir();
+// A library installed beside the executable: <exe dir>/../lib/NAME or
+// ../lib64/NAME, resolved with realpath; "" when neither exists. The one
+// lookup of the injected libraries (profile, roofline, host-mem).
+std::string FindLibraryBesideExecutable(const std::string& file_name);
 
 }  // namespace stepscope
