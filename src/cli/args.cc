@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "common/file_util.h"
+
 namespace stepscope {
 
 ArgParser::ArgParser(std::string command, std::string usage, std::string description)
@@ -97,6 +99,19 @@ int ArgParser::ParseOrExit(int argc, char** argv) {
     return 0;
   }
   if (!st.ok()) return ReportError(command_name_, st);
+  // Every command: an output that is one of the inputs would be replaced
+  // (report -o x.sqlite x.sqlite) before or while it is read.
+  if (Has("--output")) {
+    const std::string out = Get("--output");
+    for (const std::string& in : positionals_) {
+      if (SameFile(out, in)) {
+        return ReportError(command_name_,
+                           InvalidInput("-o " + out + " is the input " + in +
+                                        "; writing it would destroy the input: choose another "
+                                        "output name"));
+      }
+    }
+  }
   return -1;
 }
 

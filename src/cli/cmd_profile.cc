@@ -162,6 +162,7 @@ int RunProfile(int argc, char** argv) {
         "profile",
         InvalidInput("--capture-range: use cudaProfilerApi or nvtx:NAME, not '" + range + "'"));
   }
+  if (Status st = CheckOutputPattern(pattern); !st.ok()) return ReportError("profile", st);
   const bool force = p.Has("--force-overwrite");
   // A fixed name (no per-process token) that already exists: refuse up front
   // rather than write next to it under another name.

@@ -1,6 +1,7 @@
 // stepscope roofline: counters of a step's top kernels against this GPU's
 // measured ceilings. The work is in src/roofline/; this file runs the steps:
 // survey (or --from) -> select -> profile -> evaluate -> print, chart, store.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -226,7 +227,8 @@ int RunRoofline(int argc, char** argv) {
           kCmd, Unavailable("the command exited with code " + std::to_string(run->ExitCode()) +
                             " during the survey run; fix it and retry"));
     }
-    if (!FileExists(out.temp_path())) {
+    struct stat written;  // the temporary file exists from the start, empty
+    if (::stat(out.temp_path().c_str(), &written) != 0 || written.st_size == 0) {
       return ReportError(kCmd, Unavailable("the survey run wrote no trace: the program never "
                                            "initialized CUDA, or the injected library " +
                                            InjectLibraryPath() + " could not load"));

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -12,7 +13,10 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+
+#include "capture/output_path.h"
 
 extern char** environ;
 
@@ -231,6 +235,40 @@ StatusOr<ProgramExit> RunProgram(const std::vector<std::string>& command,
     return InvalidInput("cannot run '" + command[0] + "': " + std::strerror(exec_errno));
   }
   return result;
+}
+
+Status CheckOutputPattern(const std::string& pattern) {
+  PatternContext ctx;
+  ctx.pid = ::getpid();
+  char host[256] = {0};
+  ::gethostname(host, sizeof(host) - 1);
+  ctx.host = host;
+  ctx.getenv = [](const std::string& v) {
+    return static_cast<const char*>(std::getenv(v.c_str()));
+  };
+  auto path = ExpandOutputPattern(pattern, ctx, 1);
+  if (!path.ok()) {
+    return InvalidInput(
+        "-o " + pattern + ": " + path.status().message() +
+        (pattern.find("%q{") != std::string::npos ? " (an unset %q{VAR} expands to nothing)" : ""));
+  }
+  const size_t slash = pattern.rfind('/');
+  if (slash != std::string::npos && PatternIsPerProcess(pattern.substr(0, slash))) {
+    return OkStatus();  // the directory differs per process: checked by each one
+  }
+  const size_t pslash = path->rfind('/');
+  const std::string dir =
+      pslash == std::string::npos ? "." : (pslash == 0 ? "/" : path->substr(0, pslash));
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return InvalidInput("-o " + pattern + ": directory " + dir +
+                        " does not exist; create it first");
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return InvalidInput("-o " + pattern + ": directory " + dir +
+                        " is not writable: " + std::strerror(errno));
+  }
+  return OkStatus();
 }
 
 int FinishLikeProgram(const ProgramExit& exit) {

@@ -49,6 +49,13 @@ struct ProgramExit {
 StatusOr<ProgramExit> RunProgram(const std::vector<std::string>& command,
                                  const std::vector<std::pair<std::string, std::string>>& env);
 
+// Checks a `profile -o` pattern before the program starts (else the whole
+// job would run untraced): its syntax (capture/output_path.h), that it names
+// a file with this process's environment (an unset %q{VAR} expands to ""),
+// and that its directory, when no per-process token is in it, exists and is
+// writable. kInvalidInput saying what to fix.
+Status CheckOutputPattern(const std::string& pattern);
+
 // Ends the launcher the way the program ended: returns its exit code, or
 // dies of its signal (with core dumps of the launcher itself disabled).
 // Flushes stdout and stderr first.

@@ -60,14 +60,23 @@ Status TraceReader::Init(const std::string& path) {
                         std::to_string(kSchemaVersion) + "; use a matching stepscope version");
   }
   {
+    // Ids index a vector: writers number strings densely from 1, so an id far
+    // past the row count is damage; refuse it before allocating for it.
+    auto range =
+        Prepare(db_, "SELECT COUNT(*), COALESCE(MAX(id), 0), COALESCE(MIN(id), 0) FROM strings");
+    if (!range.ok()) return InvalidInput(path + ": " + range.status().message());
+    if (!range->Step()) return InvalidInput(path + ": strings table: " + range->status().message());
+    const int64_t rows = range->Int(0), max_id = range->Int(1), min_id = range->Int(2);
+    if (min_id < 0 || max_id > 2 * rows + 1024) {
+      return InvalidInput(path + ": strings table: id " +
+                          std::to_string(min_id < 0 ? min_id : max_id) + " is out of range for " +
+                          std::to_string(rows) + " rows; the trace is damaged");
+    }
+    strings_.resize(static_cast<size_t>(max_id) + 1);
     auto st = Prepare(db_, "SELECT id, value FROM strings ORDER BY id");
     if (!st.ok()) return InvalidInput(path + ": " + st.status().message());
-    while (st->Step()) {
-      int64_t id = st->Int(0);
-      if (id < 0 || id > (1 << 30)) continue;
-      if (static_cast<size_t>(id) >= strings_.size()) strings_.resize(static_cast<size_t>(id) + 1);
-      strings_[static_cast<size_t>(id)] = std::string(st->Text(1));
-    }
+    while (st->Step()) strings_[static_cast<size_t>(st->Int(0))] = std::string(st->Text(1));
+    if (!st->ok()) return InvalidInput(path + ": strings table: " + st->status().message());
   }
   if (strings_.empty()) strings_.emplace_back();
   return OkStatus();
