@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
+#include "common/strings.h"
 #include "store/schema.h"
 
 namespace stepscope {
@@ -50,15 +52,11 @@ Status TraceReader::Init(const std::string& path) {
   {
     auto st = Prepare(db_, "SELECT key, value FROM meta");
     if (!st.ok()) return InvalidInput(path + ": unreadable meta table: " + st.status().message());
-    while (st->Step()) meta_[std::string(st->Text(0))] = std::string(st->Text(1));
+    while (st->Step()) meta_[std::string(st->Text(0))] = PrintableText(st->Text(1));
     if (!st->ok()) return InvalidInput(path + ": " + st->status().message());
   }
-  auto it = meta_.find("schema_version");
-  if (it == meta_.end()) return InvalidInput(path + ": not a stepscope trace (no schema_version)");
-  if (it->second != std::to_string(kSchemaVersion)) {
-    return InvalidInput(path + ": trace schema version " + it->second + ", this stepscope reads " +
-                        std::to_string(kSchemaVersion) + "; use a matching stepscope version");
-  }
+  RETURN_IF_ERROR(CheckSchemaVersion());
+  RETURN_IF_ERROR(AdaptOlderLayout());
   {
     // Ids index a vector: writers number strings densely from 1, so an id far
     // past the row count is damage; refuse it before allocating for it.
@@ -75,10 +73,78 @@ Status TraceReader::Init(const std::string& path) {
     strings_.resize(static_cast<size_t>(max_id) + 1);
     auto st = Prepare(db_, "SELECT id, value FROM strings ORDER BY id");
     if (!st.ok()) return InvalidInput(path + ": " + st.status().message());
-    while (st->Step()) strings_[static_cast<size_t>(st->Int(0))] = std::string(st->Text(1));
+    // Names reach terminals, JSON and HTML: valid UTF-8 without control
+    // characters from here on (an escape sequence in a kernel name is noise).
+    while (st->Step()) strings_[static_cast<size_t>(st->Int(0))] = PrintableText(st->Text(1));
     if (!st->ok()) return InvalidInput(path + ": strings table: " + st->status().message());
   }
   if (strings_.empty()) strings_.emplace_back();
+  return OkStatus();
+}
+
+// Major versions change meaning: refuse a newer one (and a damaged number).
+// Minor versions only add (schema.h), so any trace of our major is read;
+// AdaptOlderLayout() fills in what an older minor lacks.
+Status TraceReader::CheckSchemaVersion() const {
+  auto it = meta_.find("schema_version");
+  if (it == meta_.end()) return InvalidInput(path_ + ": not a stepscope trace (no schema_version)");
+  int64_t major = 0, minor = 0;
+  const std::string minor_text = Meta("schema_minor", "0");
+  if (!ParseInt64(it->second, &major) || major < 1 || !ParseInt64(minor_text, &minor) ||
+      minor < 0) {
+    return InvalidInput(path_ + ": schema version '" + it->second + "." + minor_text +
+                        "' is not a version; the trace's meta table is damaged");
+  }
+  if (major != kSchemaVersion) {
+    return InvalidInput(path_ + ": trace schema version " + it->second + "." + minor_text +
+                        " is newer than this stepscope reads (" + std::to_string(kSchemaVersion) +
+                        ".x); use a newer stepscope");
+  }
+  return OkStatus();
+}
+
+// A trace of an older minor version lacks the tables and columns added since.
+// Temporary objects on this connection stand in for them, so readers query
+// one layout and the file is never modified: an empty TEMP table for a
+// missing table, a TEMP view with NULL for missing columns over an existing
+// one (temp objects shadow main ones of the same name).
+Status TraceReader::AdaptOlderLayout() {
+  for (const TableDef& t : SchemaTables()) {
+    std::vector<std::string> have;
+    {
+      ASSIGN_OR_RETURN(Statement st, Prepare(db_, "SELECT name FROM pragma_table_info(?, 'main')"));
+      st.BindText(1, t.name);
+      while (st.Step()) have.emplace_back(st.Text(0));
+      RETURN_IF_ERROR(st.status());
+    }
+    std::string sql;
+    if (have.empty()) {
+      sql = CreateTableSql(t);
+      sql.replace(0, std::strlen("CREATE TABLE IF NOT EXISTS"), "CREATE TEMP TABLE");
+    } else {
+      std::vector<std::string> cols;
+      if (t.has_integer_pk) cols.emplace_back("id");
+      for (const ColumnDef& c : t.columns) cols.emplace_back(c.name);
+      std::string select;
+      bool missing = false;
+      for (const std::string& c : cols) {
+        const bool present = std::find(have.begin(), have.end(), c) != have.end();
+        missing |= !present;
+        select += std::string(select.empty() ? "" : ", ") + (present ? c : "NULL AS " + c);
+      }
+      if (!missing) continue;
+      sql = "CREATE TEMP VIEW " + std::string(t.name) + " AS SELECT " + select + " FROM main." +
+            t.name;
+    }
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : "unknown error";
+      sqlite3_free(err);
+      return InvalidInput(path_ + ": cannot adapt the table layout of schema " +
+                          Meta("schema_version") + "." + Meta("schema_minor", "0") + " (" + t.name +
+                          "): " + msg);
+    }
+  }
   return OkStatus();
 }
 
