@@ -82,7 +82,9 @@ class CliSafetyTest(unittest.TestCase):
         os.link(trace, os.path.join(self.tmp, "hard.sqlite"))
         os.symlink(trace, os.path.join(self.tmp, "soft.json"))
         for args in (["export", "t.sqlite", "-o", "hard.sqlite"], ["summarize", "t.sqlite", "-o", "soft.json"],
-                     ["report", "soft.json", "-o", "t.sqlite"], ["memory", "t.sqlite", "-o", "hard.sqlite"]):
+                     ["report", "soft.json", "-o", "t.sqlite"], ["memory", "t.sqlite", "-o", "hard.sqlite"],
+                     ["roofline", "--from", "t.sqlite", "--svg", "soft.json"],
+                     ["memory", "t.sqlite", "--torch-memory", "soft.json", "-o", "hard.sqlite"]):
             self.one_line_error(run(args, self.tmp), "is the input")
         self.assertEqual(read(trace), before)
         p = run(["export", "t.sqlite", "-o", "other.pftrace"], self.tmp)  # a different name is fine
