@@ -156,6 +156,27 @@ class LauncherSignalsTest(unittest.TestCase):
         self.assertIn(b"count 1", out)
 
 
+    def test_ctrl_c_stops_a_script_looping_over_runs(self):
+        # The terminal's Ctrl-C reaches the program; the launcher passes it on
+        # to its own group (the script), as the terminal would have bare.
+        script = os.path.join(self.tmp, "loop.sh")
+        with open(script, "w") as f:
+            f.write(f"for i in 1 2 3; do echo iter $i; {STEPSCOPE} profile -q -- {COUNTER} sleep 5; done\n"
+                    "echo after-loop\n")
+        pid, master = pty.fork()
+        if pid == 0:
+            os.execve("/bin/sh", ["sh", script], ENV)
+        out = read_until(master, b"ready")
+        time.sleep(0.2)
+        os.write(master, b"\x03")
+        out += read_until(master, b"after-loop", timeout=3)
+        _, status = os.waitpid(pid, 0)
+        self.assertIn(b"iter 1", out)
+        self.assertNotIn(b"iter 2", out)
+        self.assertNotIn(b"after-loop", out)
+        self.assertEqual(os.waitstatus_to_exitcode(status), -signal.SIGINT)
+
+
 def read_until(fd, token, timeout=20):
     buf = b""
     end = time.time() + timeout
