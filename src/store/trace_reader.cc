@@ -168,6 +168,11 @@ const std::string& TraceReader::String(StringId id) const {
 
 namespace {
 
+// Times from a trace are clamped to [0, 2^62] ns (146 years), so that the
+// difference of any two fits in an int64: a damaged INT64_MIN becomes 0 (the
+// same bounds as TraceModel's sanitizing).
+int64_t TimeNs(int64_t v) { return std::clamp<int64_t>(v, 0, int64_t{1} << 62); }
+
 template <typename T, typename Fill>
 StatusOr<std::vector<T>> LoadAll(sqlite3* db, const std::string& sql, Fill fill) {
   ASSIGN_OR_RETURN(Statement st, Prepare(db, sql));
@@ -195,8 +200,8 @@ StatusOr<std::vector<KernelRecord>> TraceReader::Kernels(RowOrder order) const {
       "graph_id,graph_node_id FROM kernels" +
           OrderBy(order),
       [](const Statement& s, KernelRecord& r) {
-        r.start_ns = s.Int(0);
-        r.end_ns = s.Int(1);
+        r.start_ns = TimeNs(s.Int(0));
+        r.end_ns = TimeNs(s.Int(1));
         r.device = static_cast<uint32_t>(s.Int(2));
         r.context = static_cast<uint32_t>(s.Int(3));
         r.stream = static_cast<uint32_t>(s.Int(4));
@@ -224,8 +229,8 @@ StatusOr<std::vector<MemcpyRecord>> TraceReader::Memcpys(RowOrder order) const {
       "is_async,dst_device,graph_id FROM memcpy" +
           OrderBy(order),
       [](const Statement& s, MemcpyRecord& r) {
-        r.start_ns = s.Int(0);
-        r.end_ns = s.Int(1);
+        r.start_ns = TimeNs(s.Int(0));
+        r.end_ns = TimeNs(s.Int(1));
         r.device = static_cast<uint32_t>(s.Int(2));
         r.context = static_cast<uint32_t>(s.Int(3));
         r.stream = static_cast<uint32_t>(s.Int(4));
@@ -247,8 +252,8 @@ StatusOr<std::vector<MemsetRecord>> TraceReader::Memsets(RowOrder order) const {
       "graph_id FROM memset" +
           OrderBy(order),
       [](const Statement& s, MemsetRecord& r) {
-        r.start_ns = s.Int(0);
-        r.end_ns = s.Int(1);
+        r.start_ns = TimeNs(s.Int(0));
+        r.end_ns = TimeNs(s.Int(1));
         r.device = static_cast<uint32_t>(s.Int(2));
         r.context = static_cast<uint32_t>(s.Int(3));
         r.stream = static_cast<uint32_t>(s.Int(4));
@@ -268,8 +273,8 @@ StatusOr<std::vector<ApiRecord>> TraceReader::Apis(RowOrder order) const {
           "SELECT start_ns,end_ns,tid,correlation,domain,cbid,name_id,return_code FROM api") +
           OrderBy(order),
       [](const Statement& s, ApiRecord& r) {
-        r.start_ns = s.Int(0);
-        r.end_ns = s.Int(1);
+        r.start_ns = TimeNs(s.Int(0));
+        r.end_ns = TimeNs(s.Int(1));
         r.tid = static_cast<uint32_t>(s.Int(2));
         r.correlation = static_cast<uint32_t>(s.Int(3));
         r.domain = static_cast<ApiDomain>(s.Int(4));
@@ -285,8 +290,8 @@ StatusOr<std::vector<SyncRecord>> TraceReader::Syncs(RowOrder order) const {
       std::string("SELECT start_ns,end_ns,tid,correlation,type,context,stream,event FROM sync") +
           OrderBy(order),
       [](const Statement& s, SyncRecord& r) {
-        r.start_ns = s.Int(0);
-        r.end_ns = s.Int(1);
+        r.start_ns = TimeNs(s.Int(0));
+        r.end_ns = TimeNs(s.Int(1));
         r.tid = static_cast<uint32_t>(s.Int(2));
         r.correlation = static_cast<uint32_t>(s.Int(3));
         r.type = static_cast<SyncType>(s.Int(4));
@@ -302,7 +307,7 @@ StatusOr<std::vector<MemoryRecord>> TraceReader::MemoryEvents() const {
       "SELECT ts_ns,op,address,bytes,memory_kind,device,context,stream,correlation,is_async,"
       "pool_address FROM memory ORDER BY ts_ns, id",
       [](const Statement& s, MemoryRecord& r) {
-        r.ts_ns = s.Int(0);
+        r.ts_ns = TimeNs(s.Int(0));
         r.op = static_cast<MemoryOp>(s.Int(1));
         r.address = static_cast<uint64_t>(s.Int(2));
         r.bytes = static_cast<uint64_t>(s.Int(3));
@@ -322,7 +327,7 @@ StatusOr<std::vector<MemoryPoolRecord>> TraceReader::MemoryPoolEvents() const {
       "SELECT ts_ns,op,address,size,utilized_bytes,release_threshold,device,is_managed "
       "FROM memory_pool ORDER BY ts_ns, id",
       [](const Statement& s, MemoryPoolRecord& r) {
-        r.ts_ns = s.Int(0);
+        r.ts_ns = TimeNs(s.Int(0));
         r.op = static_cast<MemoryPoolOp>(s.Int(1));
         r.address = static_cast<uint64_t>(s.Int(2));
         r.size = static_cast<uint64_t>(s.Int(3));
@@ -339,8 +344,8 @@ StatusOr<std::vector<NvtxRecord>> TraceReader::Nvtx() const {
       "SELECT start_ns,end_ns,tid,end_tid,kind,depth,domain_id,name_id,category,color FROM nvtx "
       "ORDER BY start_ns, id",
       [](const Statement& s, NvtxRecord& r) {
-        r.start_ns = s.Int(0);
-        r.end_ns = s.Int(1);
+        r.start_ns = TimeNs(s.Int(0));
+        r.end_ns = s.Int(1) == -1 ? -1 : TimeNs(s.Int(1));  // -1: not ended
         r.tid = static_cast<uint32_t>(s.Int(2));
         r.end_tid = static_cast<uint32_t>(s.Int(3));
         r.kind = static_cast<NvtxKind>(s.Int(4));
@@ -356,8 +361,8 @@ StatusOr<std::vector<OverheadRecord>> TraceReader::Overheads() const {
   return LoadAll<OverheadRecord>(
       db_, "SELECT start_ns,end_ns,tid,kind_id FROM overhead ORDER BY start_ns, id",
       [](const Statement& s, OverheadRecord& r) {
-        r.start_ns = s.Int(0);
-        r.end_ns = s.Int(1);
+        r.start_ns = TimeNs(s.Int(0));
+        r.end_ns = TimeNs(s.Int(1));
         r.tid = static_cast<uint32_t>(s.Int(2));
         r.kind = static_cast<StringId>(s.Int(3));
       });
