@@ -29,6 +29,16 @@ TESTS = [
     refused("int64_min_time_export", ["export", "{trace}", "-o", "{tmp}/out.pftrace"], "int64_min_time.sql"),
     refused("int64_min_time_export_chrome",
             ["export", "--format", "chrome", "{trace}", "-o", "{tmp}/out.json"], "int64_min_time.sql"),
+    # The commands that do not need the span read the times clamped to
+    # [0, 2^62] ns (no signed overflow: the ASan+UBSan suite aborts on one).
+    DiffTest(name="int64_min_time_summarize", cmd=["summarize", "{trace}", "-o", "-"],
+             trace="safety/int64_min_time.sql", out="safety/int64_min_time_summarize.json"),
+    DiffTest(name="int64_min_time_steps", cmd=["steps", "{trace}"],
+             trace="safety/int64_min_time.sql", out="safety/int64_min_time_steps.txt"),
+    DiffTest(name="int64_min_time_memory", cmd=["memory", "{trace}"],
+             trace="safety/int64_min_time.sql", out="safety/int64_min_time_memory.txt"),
+    DiffTest(name="int64_min_time_stats", cmd=["stats", "-r", "cuda_gpu_kern_sum", "{trace}"],
+             trace="safety/int64_min_time.sql", out="safety/int64_min_time_stats.txt"),
     # Rank 2^31-1 (was: a list of two billion missing ranks, abort).
     refused("rank_max_ranks", ["ranks", "{traces}"], ["safety/rank_max.sql", "safety/base.sql"]),
     # An output that is the input (was: the input silently replaced).
