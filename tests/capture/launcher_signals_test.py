@@ -48,6 +48,16 @@ class Run:
         return self.p.returncode, out.decode(), err.decode()
 
 
+def have_pty():
+    try:
+        a, b = os.openpty()
+        os.close(a)
+        os.close(b)
+        return True
+    except OSError:
+        return False
+
+
 class LauncherSignalsTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="stepscope-signals-")
@@ -130,6 +140,7 @@ class LauncherSignalsTest(unittest.TestCase):
         self.assertEqual(len(found), 1, found)
         self.assertEqual(core_program_name(os.path.join(self.tmp, found[0])), "signal_counter")
 
+    @unittest.skipUnless(have_pty(), "no pseudo-terminals here")
     def test_terminal_belongs_to_program(self):
         # A pty as controlling terminal: the program gets the foreground (it can
         # read the terminal), Ctrl-C reaches it once, and the launcher gets the
@@ -156,6 +167,7 @@ class LauncherSignalsTest(unittest.TestCase):
         self.assertIn(b"count 1", out)
 
 
+    @unittest.skipUnless(have_pty(), "no pseudo-terminals here")
     def test_ctrl_c_stops_a_script_looping_over_runs(self):
         # The terminal's Ctrl-C reaches the program; the launcher passes it on
         # to its own group (the script), as the terminal would have bare.
