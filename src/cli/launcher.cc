@@ -99,26 +99,28 @@ std::vector<char*> CStrings(const std::vector<std::string>& v) {
 // `has_terminal`: whether the program's group holds the terminal (updated).
 void FollowStop(int stop_sig, pid_t program, int tty, pid_t own_pgrp, bool* has_terminal) {
   const bool had_terminal = *has_terminal && IsForeground(tty, program);
-  if (!had_terminal && (stop_sig == SIGTTIN || stop_sig == SIGTTOU) &&
-      IsForeground(tty, own_pgrp)) {
-    // Our job came to the foreground (fg) after starting in the background,
+  const bool wants_terminal = stop_sig == SIGTTIN || stop_sig == SIGTTOU;
+  if (!had_terminal && wants_terminal && IsForeground(tty, own_pgrp)) {
+    // Our job came to the foreground (fg after starting in the background),
     // and the program wants the terminal: it gets it, as it would bare.
     SetForeground(tty, program);
     *has_terminal = true;
     ::kill(-program, SIGCONT);
     return;
   }
-  // A program stopped while in the background is left to whoever stopped it
-  // (kill -CONT resumes it); the launcher keeps waiting.
-  if (!had_terminal) return;
-  // It held the terminal: take it back and stop too, so that the shell sees
-  // the job stopped. Ctrl-Z also reaches the rest of our group (a script that
-  // runs us), as the terminal would have done.
-  SetForeground(tty, own_pgrp);
-  *has_terminal = false;
-  if (stop_sig == SIGTSTP) ::kill(0, SIGTSTP);
+  // Stopped by someone else while in the background: left to whoever stopped
+  // it (kill -CONT resumes it); the launcher keeps waiting.
+  if (!had_terminal && !wants_terminal) return;
+  // Ctrl-Z, or a background program reading the terminal: stop too, so that
+  // the shell sees the job stopped. Ctrl-Z also reaches the rest of our group
+  // (a script that runs us), as the terminal would have done.
+  if (had_terminal) {
+    SetForeground(tty, own_pgrp);
+    *has_terminal = false;
+    if (stop_sig == SIGTSTP) ::kill(0, SIGTSTP);
+  }
   ::kill(::getpid(), SIGSTOP);
-  // Continued by fg or bg.
+  // Continued by fg (the terminal is ours again: the program's) or bg.
   if (IsForeground(tty, own_pgrp)) {
     SetForeground(tty, program);
     *has_terminal = true;

@@ -17,7 +17,9 @@
 //     reach the program (and its children) directly, and it can read the
 //     terminal (pdb). When the program stops (Ctrl-Z) the launcher takes the
 //     terminal back and stops too, so that the shell sees the job stopped;
-//     `fg`/`bg` continue both.
+//     `fg`/`bg` continue both. A program started in the background that
+//     reads the terminal stops the launcher likewise; `fg` gives it the
+//     terminal.
 //   - Terminal signals that stop or kill the program are replayed on the
 //     launcher's own process group, which the terminal would have signalled
 //     bare: a shell script running `stepscope profile` in a loop stops on

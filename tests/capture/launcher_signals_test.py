@@ -189,6 +189,39 @@ class LauncherSignalsTest(unittest.TestCase):
         self.assertEqual(os.waitstatus_to_exitcode(status), -signal.SIGINT)
 
 
+    @unittest.skipUnless(have_pty() and os.path.exists("/bin/bash"), "no pseudo-terminals or bash here")
+    def test_job_control_in_an_interactive_shell(self):
+        # Ctrl-Z stops the job (launcher and program), fg resumes it; a job
+        # started in the background that reads the terminal stops, and fg
+        # hands it the terminal.
+        pid, master = pty.fork()
+        if pid == 0:
+            os.execve("/bin/bash", ["bash", "--norc", "--noprofile", "-i"], dict(ENV, PS1="$ "))
+        time.sleep(0.5)
+        prog = f"{STEPSCOPE} profile -q -- {COUNTER}"
+        os.write(master, f"{prog} sleep 2\n".encode())
+        read_until(master, b"ready")
+        os.write(master, b"\x1a")  # Ctrl-Z
+        out = read_until(master, b"Stopped")
+        self.assertIn(b"Stopped", out)
+        os.write(master, b"fg\n")
+        out = read_until(master, b"alive")
+        self.assertIn(b"alive", out)
+        os.write(master, f"{prog} tty &\n".encode())
+        read_until(master, b"ready")
+        time.sleep(0.5)
+        os.write(master, b"jobs\n")
+        self.assertIn(b"Stopped", read_until(master, b"Stopped", timeout=5))
+        os.write(master, b"fg\n")
+        time.sleep(0.5)
+        os.write(master, b"hello\n")
+        out = read_until(master, b"got hello")
+        self.assertIn(b"got hello", out)
+        os.write(master, b"exit\n")
+        read_until(master, b"\0", timeout=2)
+        os.waitpid(pid, 0)
+
+
 def read_until(fd, token, timeout=20):
     buf = b""
     end = time.time() + timeout
