@@ -4,12 +4,12 @@ tests in tests/capture/launcher_signals_test.py check the same without a GPU).
 
 How to run (GPU machine, from the repository root, stepscope built in build/):
     python3 tests/gpu/launcher_signals_check.py --stepscope build/bin/stepscope --out /tmp/sig
-Takes about 40 s. Each part runs the same PyTorch job bare and under the
+Takes about 80 s. Each part runs the same PyTorch job bare and under the
 launcher and compares; a summary table is printed last and written to
 OUT/summary.json.
 
 Parts:
-  timeout     `timeout -s TERM 8 [stepscope profile --] job`: the job's SIGTERM
+  timeout     `timeout -s TERM 15 [stepscope profile --] job`: the job's SIGTERM
               handler must run exactly once (graceful stop: exit 0), trace finalized
   killpg      SIGTERM to the launcher's process group: once, exit 0, finalized
   nohup       `nohup [stepscope profile --] job` + SIGHUP to the group: the job
@@ -26,7 +26,6 @@ import time
 
 JOB = r'''
 import os, signal, sys, time
-import torch
 count = 0
 def on_term(sig, frame):
     global count
@@ -34,7 +33,8 @@ def on_term(sig, frame):
     if count > 1:           # the "second signal is forceful" convention
         print(f"count {count} forceful", flush=True)
         os._exit(3)
-signal.signal(signal.SIGTERM, on_term)
+signal.signal(signal.SIGTERM, on_term)  # before the slow torch import
+import torch
 x = torch.randn(2048, 2048, device="cuda")
 torch.cuda.synchronize()
 print("ready", flush=True)
@@ -134,8 +134,8 @@ def main():
 
     rows = []
     try:
-        rows += part("timeout", ["timeout", "--preserve-status", "-s", "TERM", "8", py, job, "60"],
-                     ["timeout", "--preserve-status", "-s", "TERM", "8"] + profiled("timeout", 60),
+        rows += part("timeout", ["timeout", "--preserve-status", "-s", "TERM", "15", py, job, "60"],
+                     ["timeout", "--preserve-status", "-s", "TERM", "15"] + profiled("timeout", 60),
                      None, a.out, once)
     except Exception as e:  # noqa: BLE001
         rows.append({"part": "timeout", "ok": False, "error": str(e)})
