@@ -1,10 +1,13 @@
 // stepscope roofline: counters of a step's top kernels against this GPU's
 // measured ceilings. The work is in src/roofline/; this file runs the steps:
 // survey (or --from) -> select -> profile -> evaluate -> print, chart, store.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 #include "cli/args.h"
@@ -274,7 +277,16 @@ int RunRoofline(int argc, char** argv) {
   Status st = WriteFileAtomic(targets_file.temp_path(), TargetsJson(targets));
   if (!st.ok()) return ReportError(kCmd, st);
   std::string results_path = p.Has("--results") ? p.Get("--results") : tmp + ".results.jsonl";
+  // The profiled program appends to it: created here, exclusively (a name
+  // planted by someone else, or a symlink, is an error, not followed).
   std::remove(results_path.c_str());
+  if (int fd =
+          ::open(results_path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+      fd >= 0) {
+    ::close(fd);
+  } else {
+    return ReportError(kCmd, IoError(results_path + ": cannot create: " + std::strerror(errno)));
+  }
   // Run 1: every metric, by kernel replay; run 2: time and memory traffic in
   // one pass (range_profiler.cc says why). Both append to the results file.
   const std::vector<std::string> groups = p.Has("--one-run")
