@@ -401,7 +401,10 @@ std::string SchemaMarkdown() {
   md += "A stepscope trace is one SQLite file per traced process. Schema version " +
         std::to_string(kSchemaVersion) + "." + std::to_string(kSchemaMinor) +
         " (`meta.schema_version`, `meta.schema_minor`). Readers accept any trace of the same "
-        "major version; minor versions only add tables, columns at the end, or indices.\n\n";
+        "major version; minor versions only add tables, columns at the end, or indices. A trace "
+        "of an older minor version is read as if it had the tables and columns added since, "
+        "empty and NULL (the file is not modified); a trace of another major version is refused "
+        "with one line (exit code 2). tests/fixtures/schema/ keeps traces of each layout.\n\n";
   md +=
       "Conventions: every `*_ns` column is an integer count of nanoseconds on the trace clock "
       "(`meta.clock`); every `*_id` column that names a string refers to `strings.id`; enum "
