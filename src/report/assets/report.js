@@ -282,7 +282,7 @@
   function kernels() {
     var k = data.top_kernels.slice().reverse();  // largest on top
     chart('chart-kernels', k.length, 'No kernels in this trace.', {
-      grid: { left: 250, right: 40, top: 10, bottom: 30 },
+      grid: { left: 330, right: 40, top: 10, bottom: 30 },
       tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, formatter: function (p) {
         var r = k[p[0].dataIndex];
         return tip([r.name, 'total ' + fmtNs(r.total_ns) + ' (' + r.percent.toFixed(1) + '% of kernel time)',
@@ -291,7 +291,7 @@
       } },
       xAxis: { type: 'value', name: 'ms' },
       yAxis: { type: 'category', data: k.map(function (r) { return shortName(r.name); }),
-               axisLabel: { width: 240, overflow: 'truncate' } },
+               axisLabel: { width: 320, overflow: 'truncate' } },
       series: [{ type: 'bar', color: COLORS.compute, data: k.map(function (r) { return ms(r.total_ns); }) }]
     });
   }

@@ -242,7 +242,7 @@ var stepscopeViews = (function () {
       var nameCol = t.columns.indexOf('name');
       box.appendChild(table(ctx, t.columns, t.rows.slice(0, 15).map(function (r) {
         return r.map(function (cell, i) { return i === nameCol ? [shortName(cell), 'kname', cell] : [cell, /^[-+0-9.]/.test(cell) ? 'num' : '']; });
-      }), 'compare ' + t.name));
+      }), 'compare t-' + t.name));
     });
     var rules = {};
     c.before_findings.forEach(function (f) { rules[f.rule] = { before: f }; });
