@@ -36,8 +36,8 @@ StatusOr<ReportData> CollectReportData(const TraceReader& reader, const TraceMod
 // median; without steady steps the longest complete step) as lanes of
 // recorded events: GPU ops per stream, the NVTX ranges and CUDA API calls of
 // the launching threads (report_timeline.cc). Leaves data->timeline.step at
-// -1 when the trace has no steps.
-Status CollectStepTimeline(const TraceModel& model, ReportData* data);
+// -1 when the trace has no steps. Steps as chosen by options.step_regex.
+Status CollectStepTimeline(const TraceModel& model, const ReportOptions& options, ReportData* data);
 
 // `report BEFORE AFTER`: `stepscope diff BEFORE AFTER` (analysis/diff.h) and
 // the before trace's own steps and findings, into data->compare

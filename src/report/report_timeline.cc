@@ -40,8 +40,10 @@ int PickStep(const StepSet& set) {
 
 }  // namespace
 
-Status CollectStepTimeline(const TraceModel& m, ReportData* d) {
-  ASSIGN_OR_RETURN(StepSet set, DetectSteps(m, StepOptions{}));
+Status CollectStepTimeline(const TraceModel& m, const ReportOptions& o, ReportData* d) {
+  StepOptions so;
+  so.range_regex = o.step_regex;
+  ASSIGN_OR_RETURN(StepSet set, DetectSteps(m, so));
   const int k = PickStep(set);
   if (k < 0) return OkStatus();
   const Step& step = set.steps[k];
