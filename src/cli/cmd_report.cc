@@ -19,6 +19,8 @@ int RunReport(int argc, char** argv) {
       "(stepscope stats), and device memory in use over time with its peak and what was live at "
       "the peak (stepscope memory): the same numbers as those commands. When `stepscope "
       "roofline` has stored its rows in the trace, a roofline chart and table of them too. "
+      "Given BEFORE and AFTER traces, AFTER's report with a before/after section on top (stepscope "
+      "diff's tables and both traces' findings). "
       "The file has the charting library inside: it opens from disk (file://), offline, and makes "
       "no network request.");
   p.Flag("--output", "FILE", "the HTML file to write (required)", "", "-o");
