@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_set>
 #include <variant>
 
 #include "analysis/gaps.h"
@@ -280,27 +281,35 @@ Status Memory(const TraceReader& reader, const TraceModel& m, const ReportOption
 
 // Each step's idle time on the analyzed device by cause: the gaps `analyze`
 // found in its windows (every cause kept), split among the steady steps they
-// overlap, so the steady steps' sums are analyze's idle-by-cause totals; a
-// warm-up or open step gets the gaps of its own window.
+// overlap, so the steady steps' sums are analyze's idle-by-cause totals; the
+// warm-up and open steps get the gaps of their own windows, found the same way.
 void StepIdleCauses(const TraceModel& m, const Analysis& a, GapOptions gaps, ReportData* d) {
   gaps.keep_kernel_wait = true;
   const uint32_t dev = static_cast<uint32_t>(a.device);
   const FlatTimeline& tl = m.Timeline(a.device);
-  const std::vector<GpuGap> analyzed = FindGpuGaps(m, tl, dev, gaps, &a.windows, nullptr);
   const int64_t origin = m.origin_ns();
+  std::unordered_set<int64_t> steady_numbers;
+  for (const Step& s : a.steps.steps)
+    if (s.steady()) steady_numbers.insert(s.number);
+  auto steady = [&](const StepRow& r) { return steady_numbers.count(r.number) > 0; };
+  std::vector<Interval> others;  // the other steps' windows: in time order, disjoint
+  for (const StepRow& r : d->steps) {
+    if (!steady(r) && r.end_ns > r.start_ns)
+      others.push_back({r.start_ns + origin, r.end_ns + origin});
+  }
+  const std::vector<GpuGap> in_steady = FindGpuGaps(m, tl, dev, gaps, &a.windows, nullptr);
+  const std::vector<GpuGap> in_others =
+      others.empty() ? std::vector<GpuGap>{} : FindGpuGaps(m, tl, dev, gaps, &others, nullptr);
   for (StepRow& r : d->steps) {
     const int64_t lo = r.start_ns + origin, hi = r.end_ns + origin;
     for (int64_t& c : r.idle_by_cause_ns) c = 0;
-    const int k = a.steps.Find(r.number);
-    const bool steady = k >= 0 && a.steps.steps[k].steady();
-    std::vector<GpuGap> own;
-    if (!steady && hi > lo) {
-      std::vector<Interval> w{{lo, hi}};
-      own = FindGpuGaps(m, tl, dev, gaps, &w, nullptr);
-    }
-    for (const GpuGap& g : steady ? analyzed : own) {
-      const int64_t ov = std::min(g.end_ns, hi) - std::max(g.start_ns, lo);
-      if (ov > 0) r.idle_by_cause_ns[static_cast<int>(g.cause)] += ov;
+    // Gaps are in time order and disjoint: start at the first ending after lo.
+    const std::vector<GpuGap>& gs = steady(r) ? in_steady : in_others;
+    auto it = std::partition_point(gs.begin(), gs.end(),
+                                   [lo](const GpuGap& g) { return g.end_ns <= lo; });
+    for (; it != gs.end() && it->start_ns < hi; ++it) {
+      const int64_t ov = std::min(it->end_ns, hi) - std::max(it->start_ns, lo);
+      if (ov > 0) r.idle_by_cause_ns[static_cast<int>(it->cause)] += ov;
     }
   }
 }

@@ -314,8 +314,10 @@
     return [{ type: 'inside', filterMode: 'none', startValue: Math.max(0, a - pad), endValue: b + pad },
             { type: 'slider', filterMode: 'none', height: 18, bottom: 4, startValue: Math.max(0, a - pad), endValue: b + pad }];
   }
+  // Dashed step boundaries; none past 200 steps (they would only be ink).
   function stepLines() {
     var st = data.steps;
+    if (st.length > 200) return undefined;
     var show = st.length <= 16;
     var lines = st.map(function (s) {
       return { xAxis: ms(s.start_ns), name: 'step ' + s.number + (s.status === 'ok' ? '' : ' (' + s.status + ')') };
@@ -333,7 +335,7 @@
         'memset, per GPU, over the GPU work ' + (data.utilization_range
           ? 'launched in the steady steps (stepscope stats --report gpu_time_util --buckets 500 --time-range ' +
             data.utilization_range + ')' : 'of the trace (the gpu_time_util recipe of stepscope stats)') +
-        '. Dashed lines: step starts.'
+        (data.steps.length && data.steps.length <= 200 ? '. Dashed lines: step starts.' : '.')
       : '';
     var useries = lineSeries(data.utilization, 1);
     if (useries.length) useries[0].markLine = stepLines();
