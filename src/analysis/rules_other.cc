@@ -317,7 +317,9 @@ void MemoryCapacityRule(const RuleContext& c, std::vector<Finding>* out) {
     const double pct = 100.0 * p.peak / static_cast<double>(d->global_memory_bytes);
     Finding f;
     f.rule = "memory_capacity";
-    f.title = "Device memory close to capacity on device " + std::to_string(dev) + ": " +
+    const bool close = pct >= c.opt.memory_capacity_pct;  // else a listing (--all), not a warning
+    f.title = std::string(close ? "Device memory close to capacity" : "Device memory use") +
+              " on device " + std::to_string(dev) + ": " +
               FormatBytes(static_cast<uint64_t>(p.peak)) + " of " +
               FormatBytes(d->global_memory_bytes) + " (" + FormatFixed(pct, 1) +
               "%) allocated at the peak";
@@ -338,7 +340,7 @@ void MemoryCapacityRule(const RuleContext& c, std::vector<Finding>* out) {
     f.cost_ns = alloc_time;
     f.count = 1;
     f.examples.push_back({st >= 0 ? c.steps.steps[st].number : -1, p.peak_ts, p.peak_ts, "", 0});
-    c.Finish(&f, pct >= c.opt.memory_capacity_pct);
+    c.Finish(&f, close);
     out->push_back(f);
   }
 }

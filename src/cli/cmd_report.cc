@@ -12,13 +12,15 @@ namespace stepscope {
 
 int RunReport(int argc, char** argv) {
   ArgParser p(
-      "report", "TRACE.sqlite -o report.html",
+      "report", "TRACE.sqlite -o report.html | BEFORE.sqlite AFTER.sqlite -o report.html",
       "Write one self-contained HTML file about the trace: the findings of the expert rules with "
       "their fixes (stepscope analyze), step time split into compute / communication / memcpy / "
       "idle (stepscope steps), where GPU time goes, the top kernels and GPU utilization "
       "(stepscope stats), and device memory in use over time with its peak and what was live at "
       "the peak (stepscope memory): the same numbers as those commands. When `stepscope "
       "roofline` has stored its rows in the trace, a roofline chart and table of them too. "
+      "Given BEFORE and AFTER traces, AFTER's report with a before/after section on top (stepscope "
+      "diff's tables and both traces' findings). "
       "The file has the charting library inside: it opens from disk (file://), offline, and makes "
       "no network request.");
   p.Flag("--output", "FILE", "the HTML file to write (required)", "", "-o");
@@ -29,15 +31,17 @@ int RunReport(int argc, char** argv) {
       "examples:\n"
       "  stepscope report trace.sqlite -o report.html && xdg-open report.html\n"
       "  stepscope report --top 25 imported.sqlite -o report.html\n"
+      "  stepscope report before.sqlite after.sqlite -o compare.html   (AFTER's report with a "
+      "before/after section: stepscope diff's tables)\n"
       "  stepscope roofline --from trace.sqlite -- python train.py   (GPU: stores roofline rows)\n"
       "  stepscope report trace.sqlite -o report.html                (now with a Roofline "
       "section)\n"
       "\nNames from the trace (kernels, NVTX ranges) are shown as text, never run as HTML.\n"
       "See docs/report.md for what each chart shows.\n");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
-  if (p.positionals().size() != 1) {
-    return ReportError(
-        "report", InvalidInput("expected exactly one TRACE.sqlite; see 'stepscope report --help'"));
+  if (p.positionals().size() != 1 && p.positionals().size() != 2) {
+    return ReportError("report", InvalidInput("expected TRACE.sqlite or BEFORE.sqlite "
+                                              "AFTER.sqlite; see 'stepscope report --help'"));
   }
   if (!p.Has("--output"))
     return ReportError("report", InvalidInput("missing -o FILE; see 'stepscope report --help'"));
@@ -54,12 +58,23 @@ int RunReport(int argc, char** argv) {
                        Unavailable("this stepscope was built without the charting library "
                                    "(node_modules/echarts): run scripts/bootstrap.sh and rebuild"));
   }
-  auto reader = TraceReader::Open(p.positionals()[0]);
+  // Two traces: the page is AFTER's, with a before/after section on top.
+  const std::string& trace = p.positionals().back();
+  auto reader = TraceReader::Open(trace);
   if (!reader.ok()) return ReportError("report", reader.status());
-  auto model = TraceModel::Load(p.positionals()[0]);
+  auto model = TraceModel::Load(trace);
   if (!model.ok()) return ReportError("report", model.status());
   auto data = CollectReportData(**reader, **model, options);
-  if (!data.ok()) return ReportError("report", data.status().WithContext(p.positionals()[0]));
+  if (!data.ok()) return ReportError("report", data.status().WithContext(trace));
+  if (p.positionals().size() == 2) {
+    const std::string& before = p.positionals()[0];
+    auto before_reader = TraceReader::Open(before);
+    if (!before_reader.ok()) return ReportError("report", before_reader.status());
+    auto before_model = TraceModel::Load(before);
+    if (!before_model.ok()) return ReportError("report", before_model.status());
+    Status st = CollectReportCompare(**before_reader, **before_model, **model, options, &*data);
+    if (!st.ok()) return ReportError("report", st.WithContext(before));
+  }
   std::string out = p.Get("--output");
   Status st = WriteHtmlReport(*data, out);
   if (!st.ok()) return ReportError("report", st);

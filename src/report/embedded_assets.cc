@@ -19,6 +19,7 @@
   extern "C" __attribute__((visibility("hidden"))) const char sym##_end[];
 
 STEPSCOPE_EMBED(stepscope_report_js, STEPSCOPE_REPORT_JS)
+STEPSCOPE_EMBED(stepscope_report_views_js, STEPSCOPE_REPORT_VIEWS_JS)
 STEPSCOPE_EMBED(stepscope_report_css, STEPSCOPE_REPORT_CSS)
 #ifdef STEPSCOPE_ECHARTS_JS
 STEPSCOPE_EMBED(stepscope_echarts_js, STEPSCOPE_ECHARTS_JS)
@@ -39,6 +40,12 @@ std::string_view EmbeddedChartLibrary() {
 std::string_view EmbeddedReportScript() {
   return std::string_view(stepscope_report_js_begin,
                           static_cast<size_t>(stepscope_report_js_end - stepscope_report_js_begin));
+}
+
+std::string_view EmbeddedReportViews() {
+  return std::string_view(
+      stepscope_report_views_js_begin,
+      static_cast<size_t>(stepscope_report_views_js_end - stepscope_report_views_js_begin));
 }
 
 std::string_view EmbeddedReportStyle() {

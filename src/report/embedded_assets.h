@@ -9,6 +9,7 @@ namespace stepscope {
 
 std::string_view EmbeddedChartLibrary();  // empty when built without node_modules/echarts
 std::string_view EmbeddedReportScript();
+std::string_view EmbeddedReportViews();  // assets/report_views.js: tables, timeline, compare
 std::string_view EmbeddedReportStyle();
 
 }  // namespace stepscope

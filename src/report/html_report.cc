@@ -147,6 +147,9 @@ void WriteSteps(Json& j, const ReportData& d) {
     j.Key("start_ns").Int(r.start_ns).Key("end_ns").Int(r.end_ns).Key("status").Str(r.status);
     j.Key("gpu_ops").Int(r.gpu_ops).Key("breakdown");
     WriteBreakdown(j, r.breakdown);
+    j.Key("idle_by_cause_ns").Begin('[');
+    for (int64_t v : r.idle_by_cause_ns) j.Int(v);
+    j.End(']');
     j.Key("top_kernels").Begin('[');
     for (const StepRow::Kernel& k : r.top_kernels) {
       j.Begin('{').Key("name").Str(k.name).Key("total_ns").Int(k.total_ns);
@@ -160,6 +163,79 @@ void WriteSteps(Json& j, const ReportData& d) {
   j.Key("breakdown_window").Str(d.breakdown_window);
 }
 
+void WriteFinding(Json& j, const FindingRow& f) {
+  j.Begin('{').Key("rule").Str(f.rule).Key("title").Str(f.title).Key("where").Str(f.where);
+  j.Key("detail").Str(f.detail).Key("fix").Str(f.fix).Key("cost_ns").Int(f.cost_ns);
+  j.Key("cost_per_step_ns").Int(f.cost_per_step_ns).Key("cost_pct").Num(f.cost_pct);
+  j.Key("predicted_step_ns").Int(f.predicted_step_ns);
+  j.Key("count").Int(f.count).Key("examples").Begin('[');
+  for (const FindingRow::Example& e : f.examples) {
+    j.Begin('{').Key("step").Int(e.step).Key("start_ns").Int(e.start_ns);
+    j.Key("end_ns").Int(e.end_ns).Key("nvtx").Str(e.nvtx).End('}');
+  }
+  j.End(']').End('}');
+}
+
+void WriteKernelRows(Json& j, const std::vector<KernelRow>& rows) {
+  j.Begin('[');
+  for (const KernelRow& k : rows) {
+    j.Begin('{').Key("name").Str(k.name).Key("total_ns").Int(k.total_ns).Key("count").Int(k.count);
+    j.Key("min_ns").Int(k.min_ns).Key("max_ns").Int(k.max_ns).Key("avg_ns").Num(k.avg_ns);
+    j.Key("median_ns").Num(k.median_ns).Key("percent").Num(k.percent).End('}');
+  }
+  j.End(']');
+}
+
+void WriteTimeline(Json& j, const StepTimeline& t) {
+  j.Key("timeline").Begin('{').Key("step").Int(t.step);
+  j.Key("start_ns").Int(t.start_ns).Key("end_ns").Int(t.end_ns);
+  j.Key("gpu_start_ns").Int(t.gpu_start_ns).Key("gpu_end_ns").Int(t.gpu_end_ns);
+  j.Key("dropped").Int(t.dropped).Key("lanes").Begin('[');
+  for (const StepTimeline::Lane& l : t.lanes)
+    j.Begin('{').Key("name").Str(l.name).Key("kind").Str(l.kind).End('}');
+  j.End(']').Key("names").Begin('[');
+  for (const std::string& n : t.names) j.Str(n);
+  // Events as flat arrays: [lane, start, end, name, depth, cat] (thousands of them).
+  j.End(']').Key("events").Begin('[');
+  for (const StepTimeline::Event& e : t.events) {
+    j.Begin('[').Int(e.lane).Int(e.start_ns).Int(e.end_ns).Int(e.name).Int(e.depth).Str(e.cat);
+    j.End(']');
+  }
+  j.End(']').End('}');
+}
+
+// `null` unless the page compares two traces.
+void WriteCompare(Json& j, const ReportData& d) {
+  j.Key("compare");
+  if (!d.has_compare) {
+    j.Null();
+    return;
+  }
+  const ReportCompare& c = d.compare;
+  j.Begin('{').Key("before_path").Str(c.before_path).Key("basis").Str(c.basis);
+  j.Key("before_ns").Num(c.before_ns).Key("after_ns").Num(c.after_ns);
+  j.Key("speedup").Real(c.speedup).Key("tables").Begin('[');
+  for (const ReportCompare::TextTable& t : c.tables) {
+    j.Begin('{').Key("name").Str(t.name).Key("columns").Begin('[');
+    for (const std::string& col : t.columns) j.Str(col);
+    j.End(']').Key("rows").Begin('[');
+    for (const auto& row : t.rows) {
+      j.Begin('[');
+      for (const std::string& cell : row) j.Str(cell);
+      j.End(']');
+    }
+    j.End(']').End('}');
+  }
+  const ReportStepSummary& s = c.before_steps;
+  j.End(']').Key("before_steps").Begin('{').Key("steady").Int(s.steady);
+  j.Key("median_ns").Num(s.median_ns).Key("mean_ns").Num(s.mean_ns).End('}');
+  j.Key("before_breakdown");
+  WriteBreakdown(j, c.before_breakdown);
+  j.Key("before_findings").Begin('[');
+  for (const FindingRow& f : c.before_findings) WriteFinding(j, f);
+  j.End(']').End('}');
+}
+
 void WriteFindings(Json& j, const ReportData& d) {
   const AnalyzedSummary& a = d.analyzed;
   j.Key("analyzed").Begin('{');
@@ -169,17 +245,7 @@ void WriteFindings(Json& j, const ReportData& d) {
   j.Key("kernel_wait_ns").Int(a.kernel_wait_ns).Key("other_idle_ns").Int(a.other_idle_ns);
   j.End('}');
   j.Key("findings").Begin('[');
-  for (const FindingRow& f : d.findings) {
-    j.Begin('{').Key("rule").Str(f.rule).Key("title").Str(f.title).Key("where").Str(f.where);
-    j.Key("detail").Str(f.detail).Key("fix").Str(f.fix).Key("cost_ns").Int(f.cost_ns);
-    j.Key("cost_per_step_ns").Int(f.cost_per_step_ns).Key("cost_pct").Num(f.cost_pct);
-    j.Key("count").Int(f.count).Key("examples").Begin('[');
-    for (const FindingRow::Example& e : f.examples) {
-      j.Begin('{').Key("step").Int(e.step).Key("start_ns").Int(e.start_ns);
-      j.Key("end_ns").Int(e.end_ns).Key("nvtx").Str(e.nvtx).End('}');
-    }
-    j.End(']').End('}');
-  }
+  for (const FindingRow& f : d.findings) WriteFinding(j, f);
   j.End(']').Key("findings_note").Str(d.findings_note);
 }
 
@@ -308,18 +374,19 @@ std::string ReportDataJson(const ReportData& d) {
   j.End('}');
 
   WriteSteps(j, d);
+  j.Key("focus_start_ns").Int(d.focus_start_ns).Key("focus_end_ns").Int(d.focus_end_ns);
+  j.Key("utilization_range").Str(d.utilization_range);
   j.Key("utilization_bucket_ns").Int(d.utilization_bucket_ns).Key("utilization");
   WriteSeries(j, d.utilization);
   WriteMemory(j, d);
 
-  j.Key("top_kernels").Begin('[');
-  for (const KernelRow& k : d.top_kernels) {
-    j.Begin('{').Key("name").Str(k.name).Key("total_ns").Int(k.total_ns).Key("count").Int(k.count);
-    j.Key("min_ns").Int(k.min_ns).Key("max_ns").Int(k.max_ns).Key("avg_ns").Num(k.avg_ns);
-    j.Key("median_ns").Num(k.median_ns).Key("percent").Num(k.percent).End('}');
-  }
-  j.End(']');
+  j.Key("top_kernels");
+  WriteKernelRows(j, d.top_kernels);
+  j.Key("kernels");
+  WriteKernelRows(j, d.kernels);
+  WriteTimeline(j, d.timeline);
   WriteFindings(j, d);
+  WriteCompare(j, d);
   WriteRoofline(j, d);
 
   j.Key("stats").Begin('[');
@@ -340,7 +407,8 @@ StatusOr<std::string> RenderHtmlReport(const ReportData& data) {
         "configure time): run scripts/bootstrap.sh, then reconfigure and rebuild");
   }
   std::string_view script = EmbeddedReportScript(), style = EmbeddedReportStyle();
-  if (ClosesScript(charts) || ClosesScript(script))
+  std::string_view views = EmbeddedReportViews();
+  if (ClosesScript(charts) || ClosesScript(script) || ClosesScript(views))
     return Internal("an embedded script contains </script");
   std::string json = ReportDataJson(data);
   // By construction the JSON holds no '<': a string cannot close the block.
@@ -362,18 +430,31 @@ StatusOr<std::string> RenderHtmlReport(const ReportData& data) {
   html +=
       "</style>\n</head>\n<body>\n"
       "<header><h1>stepscope report</h1><div id=\"summary\" class=\"summary\"></div></header>\n"
-      "<main>\n"
+      "<main>\n";
+  // Only `report BEFORE AFTER` gets the comparison (docs/report.md).
+  if (data.has_compare) {
+    html +=
+        "<section id=\"compare-section\"><h2>Before / after</h2><p class=\"note\" "
+        "id=\"compare-note\"></p><div id=\"compare\"></div></section>\n";
+  }
+  html +=
       "<section id=\"findings-section\"><h2>Findings</h2><p class=\"note\" "
       "id=\"findings-note\"></p>"
       "<div id=\"findings\"></div></section>\n"
       "<section><h2>Step time</h2><p class=\"note\" id=\"steps-note\"></p>"
-      "<div class=\"chart\" id=\"chart-steps\"></div></section>\n"
+      "<div class=\"chart\" id=\"chart-steps\"></div>"
+      "<div id=\"step-detail\" class=\"step-detail\"></div></section>\n"
       "<div class=\"row\">\n"
       "<section><h2>Where GPU time goes</h2><p class=\"note\" id=\"breakdown-note\"></p>"
       "<div class=\"chart\" id=\"chart-breakdown\"></div></section>\n"
       "<section><h2>Top kernels</h2><p class=\"note\">by total GPU time</p>"
       "<div class=\"chart tall\" id=\"chart-kernels\"></div></section>\n"
-      "</div>\n";
+      "</div>\n"
+      "<section id=\"kernel-table-section\"><h2>Kernels</h2><p class=\"note\" "
+      "id=\"kernel-table-note\"></p><div id=\"kernel-table\"></div></section>\n"
+      "<section id=\"timeline-section\"><h2>Timeline of the median step</h2><p class=\"note\" "
+      "id=\"timeline-note\"></p><div class=\"chart timeline\" id=\"chart-timeline\"></div>"
+      "</section>\n";
   // Only a trace with roofline rows gets the section (docs/report.md).
   if (data.has_roofline) {
     html +=
@@ -396,6 +477,8 @@ StatusOr<std::string> RenderHtmlReport(const ReportData& data) {
   html += "</script>\n<script nonce=\"" + nonce + "\">\n";
   html += charts;
   html += "\n</script>\n<script nonce=\"" + nonce + "\">\n";
+  html += views;  // defines stepscopeViews, used by the page script below
+  html += "\n";
   html += script;
   html += "\n</script>\n</body>\n</html>\n";
   return html;

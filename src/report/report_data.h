@@ -81,6 +81,11 @@ struct StepRow {
   std::string status;                // "ok", "warm-up", "open"
   int64_t gpu_ops = 0;
   Breakdown breakdown;  // analysis/summary.h: span = compute + communication + memory + idle
+  // The idle part of the window on the analyzed device by cause (gaps.h:
+  // FindGpuGaps over this window alone, the gaps `analyze` counts), indexed
+  // by GapCause: host-wait, sync-wait, kernel-wait, other. All -1 when the
+  // trace has no GPU activity.
+  int64_t idle_by_cause_ns[4] = {-1, -1, -1, -1};
   struct Kernel {
     std::string name;
     int64_t total_ns = 0, count = 0;
@@ -126,6 +131,10 @@ struct FindingRow {
     std::string nvtx;
   };
   std::vector<Example> examples;
+  // What-if hook: the step time the what-if engine predicts once this finding
+  // is fixed, ns; -1 while analysis::Finding carries no prediction (the page
+  // then shows none).
+  int64_t predicted_step_ns = -1;
 };
 
 // What `analyze` looked at: its header line.
@@ -150,6 +159,47 @@ struct MemoryPeak {
   std::vector<Group> live;  // what held the memory at the peak, largest first
 };
 
+// The median steady step as a timeline: its GPU work per stream, the NVTX
+// ranges and CUDA API calls of the threads that launched it, as recorded.
+struct StepTimeline {
+  int64_t step = -1;                 // -1: no step (no section content)
+  int64_t start_ns = 0, end_ns = 0;  // shown window: host range and GPU window together
+  int64_t gpu_start_ns = 0, gpu_end_ns = 0;
+  struct Lane {
+    std::string name;  // "GPU 0 stream 7", "thread 1234 NVTX", "thread 1234 CUDA API"
+    std::string kind;  // "gpu", "nvtx", "api"
+  };
+  struct Event {
+    int32_t lane = 0;
+    int64_t start_ns = 0, end_ns = 0;
+    int32_t name = 0;   // index into names
+    int32_t depth = 0;  // NVTX nesting depth
+    std::string cat;    // "compute", "communication", "memory", "nvtx", "api", "sync"
+  };
+  std::vector<Lane> lanes;
+  std::vector<std::string> names;
+  std::vector<Event> events;
+  int64_t dropped = 0;  // events left out past the cap (shortest first)
+};
+
+// `report BEFORE AFTER`: the comparison of analysis/diff.h (`stepscope diff`),
+// each table as header + rows of cell text, plus what the before trace's own
+// analysis says (step summary, breakdown, findings).
+struct ReportCompare {
+  std::string before_path;
+  std::string basis;
+  double before_ns = 0, after_ns = 0, speedup = 0;
+  struct TextTable {
+    std::string name;
+    std::vector<std::string> columns;
+    std::vector<std::vector<std::string>> rows;
+  };
+  std::vector<TextTable> tables;  // summary, kernels, nvtx, top5
+  ReportStepSummary before_steps;
+  Breakdown before_breakdown;
+  std::vector<FindingRow> before_findings;
+};
+
 struct StatRow {
   std::string name, doc;
   int64_t value = 0;
@@ -162,18 +212,28 @@ struct ReportData {
   Breakdown breakdown;
   std::string breakdown_window;  // "the 8 steady steps" or "the GPU span of the trace"
   int64_t utilization_bucket_ns = 0;
-  std::vector<SeriesData> utilization;  // percent per bucket
-  std::vector<SeriesData> memory;       // bytes in use
+  std::vector<SeriesData> utilization;  // percent per bucket, over the focus window
+  // The window the time charts open on: the steady steps (first start to last
+  // end, relative) or, without steady steps, the trace. utilization_range is
+  // the --time-range that reproduces the utilization series with
+  // `stepscope stats --report gpu_time_util` (empty: the whole trace).
+  int64_t focus_start_ns = 0, focus_end_ns = 0;
+  std::string utilization_range;
+  std::vector<SeriesData> memory;  // bytes in use
   std::vector<MemoryPeak> memory_peaks;
   std::vector<std::string> memory_notes;
   int64_t memory_unknown_frees = 0;
-  std::vector<KernelRow> top_kernels;
+  std::vector<KernelRow> top_kernels;  // the first --top rows of `kernels`
+  std::vector<KernelRow> kernels;      // every kernel name (up to 2000), the kernel table
+  StepTimeline timeline;
   AnalyzedSummary analyzed;
   std::vector<FindingRow> findings;  // ranked by cost, highest first
   std::string findings_note;         // shown when there are no findings (e.g. why)
   std::vector<StatRow> stats;
   bool has_roofline = false;  // the trace has roofline rows: `roofline` is filled
   ReportRoofline roofline;
+  bool has_compare = false;  // `report BEFORE AFTER`: this data is AFTER's
+  ReportCompare compare;
 };
 
 }  // namespace stepscope

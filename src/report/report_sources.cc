@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_set>
 #include <variant>
 
+#include "analysis/gaps.h"
 #include "analysis/memory/memory_analysis.h"
 #include "analysis/memory/memory_report.h"
 #include "analysis/recipes.h"
 #include "analysis/rules.h"
+#include "analysis/scope.h"
 #include "analysis/steps.h"
 #include "analysis/timeline.h"
 #include "common/strings.h"
@@ -119,6 +122,24 @@ Status Steps(const TraceModel& m, const ReportOptions& o, ReportData* d) {
       b.idle += s.breakdown.idle;
     }
   }
+  int64_t host_lo = INT64_MAX, host_hi = INT64_MIN;
+  d->focus_start_ns = 0;
+  d->focus_end_ns = m.end_ns() - origin;
+  bool first = true;
+  for (const Step& s : set.steps) {
+    if (!s.steady()) continue;
+    if (first) d->focus_start_ns = s.start_ns - origin;
+    d->focus_end_ns = first ? s.end_ns - origin : std::max(d->focus_end_ns, s.end_ns - origin);
+    first = false;
+    host_lo = std::min(host_lo, s.range_start_ns);
+    host_hi = std::max(host_hi, s.range_end_ns);
+  }
+  // The GPU work launched in the steady steps' host ranges: what `stats
+  // --time-range` selects (scope.h: ops by the start of their launching call).
+  if (!first && host_hi > host_lo) {
+    d->utilization_range =
+        std::to_string(host_lo - origin) + "ns:" + std::to_string(host_hi - origin + 1) + "ns";
+  }
   if (!steady.empty()) {
     d->breakdown_window = "the " + std::to_string(steady.size()) + " steady step" +
                           (steady.size() > 1 ? "s" : "") + " (complete, not warm-up)";
@@ -130,13 +151,15 @@ Status Steps(const TraceModel& m, const ReportOptions& o, ReportData* d) {
   return OkStatus();
 }
 
+constexpr size_t kMaxKernelRows = 2000;
+
 // The cuda_gpu_kern_sum recipe (`stepscope stats`).
 Status TopKernels(const TraceModel& m, const ReportOptions& o, ReportData* d) {
   ASSIGN_OR_RETURN(Table t, CudaGpuKernSum(m, RecipeOptions{}));
   TableView v(t);
   for (size_t i = 0; i < v.size(); ++i) {
     d->summary.kernel_time_ns += v.Int(i, "total_ns");
-    if (static_cast<int>(i) >= o.top_kernels) continue;
+    if (i >= kMaxKernelRows) continue;
     KernelRow k;
     k.name = v.Str(i, "name");
     k.total_ns = v.Int(i, "total_ns");
@@ -146,7 +169,8 @@ Status TopKernels(const TraceModel& m, const ReportOptions& o, ReportData* d) {
     k.avg_ns = v.Num(i, "avg_ns");
     k.median_ns = v.Num(i, "med_ns");
     k.percent = v.Num(i, "time_pct");
-    d->top_kernels.push_back(std::move(k));
+    if (static_cast<int>(i) < o.top_kernels) d->top_kernels.push_back(k);
+    d->kernels.push_back(std::move(k));
   }
   return OkStatus();
 }
@@ -155,6 +179,11 @@ Status TopKernels(const TraceModel& m, const ReportOptions& o, ReportData* d) {
 Status Utilization(const TraceModel& m, const ReportOptions& o, ReportData* d) {
   RecipeOptions ro;
   ro.buckets = o.utilization_buckets;
+  if (!d->utilization_range.empty()) {
+    ScopeSpec spec;
+    spec.time_range = d->utilization_range;
+    ASSIGN_OR_RETURN(ro.scope, Scope::Resolve(m, spec));
+  }
   ASSIGN_OR_RETURN(Table t, GpuTimeUtil(m, ro));
   TableView v(t);
   std::map<int64_t, SeriesData> by_device;
@@ -250,6 +279,41 @@ Status Memory(const TraceReader& reader, const TraceModel& m, const ReportOption
   return OkStatus();
 }
 
+// Each step's idle time on the analyzed device by cause: the gaps `analyze`
+// found in its windows (every cause kept), split among the steady steps they
+// overlap, so the steady steps' sums are analyze's idle-by-cause totals; the
+// warm-up and open steps get the gaps of their own windows, found the same way.
+void StepIdleCauses(const TraceModel& m, const Analysis& a, GapOptions gaps, ReportData* d) {
+  gaps.keep_kernel_wait = true;
+  const uint32_t dev = static_cast<uint32_t>(a.device);
+  const FlatTimeline& tl = m.Timeline(a.device);
+  const int64_t origin = m.origin_ns();
+  std::unordered_set<int64_t> steady_numbers;
+  for (const Step& s : a.steps.steps)
+    if (s.steady()) steady_numbers.insert(s.number);
+  auto steady = [&](const StepRow& r) { return steady_numbers.count(r.number) > 0; };
+  std::vector<Interval> others;  // the other steps' windows: in time order, disjoint
+  for (const StepRow& r : d->steps) {
+    if (!steady(r) && r.end_ns > r.start_ns)
+      others.push_back({r.start_ns + origin, r.end_ns + origin});
+  }
+  const std::vector<GpuGap> in_steady = FindGpuGaps(m, tl, dev, gaps, &a.windows, nullptr);
+  const std::vector<GpuGap> in_others =
+      others.empty() ? std::vector<GpuGap>{} : FindGpuGaps(m, tl, dev, gaps, &others, nullptr);
+  for (StepRow& r : d->steps) {
+    const int64_t lo = r.start_ns + origin, hi = r.end_ns + origin;
+    for (int64_t& c : r.idle_by_cause_ns) c = 0;
+    // Gaps are in time order and disjoint: start at the first ending after lo.
+    const std::vector<GpuGap>& gs = steady(r) ? in_steady : in_others;
+    auto it = std::partition_point(gs.begin(), gs.end(),
+                                   [lo](const GpuGap& g) { return g.end_ns <= lo; });
+    for (; it != gs.end() && it->start_ns < hi; ++it) {
+      const int64_t ov = std::min(it->end_ns, hi) - std::max(it->start_ns, lo);
+      if (ov > 0) r.idle_by_cause_ns[static_cast<int>(it->cause)] += ov;
+    }
+  }
+}
+
 // `stepscope analyze` with its default options.
 Status Findings(const TraceModel& m, const ReportOptions& o, ReportData* d) {
   AnalyzeOptions ao;
@@ -271,8 +335,11 @@ Status Findings(const TraceModel& m, const ReportOptions& o, ReportData* d) {
                  f.count, f.cost_pct, {}};
     for (const FindingExample& e : f.examples)
       r.examples.push_back({e.step, e.start_ns - origin, e.end_ns - origin, e.nvtx});
+    // Hook for the what-if engine: copy its per-finding predicted step time
+    // here once analysis::Finding carries one (FindingRow::predicted_step_ns).
     d->findings.push_back(std::move(r));
   }
+  if (a.device >= 0) StepIdleCauses(m, a, ao.gaps, d);
   if (d->findings.empty()) {
     d->findings_note = a.device < 0
                            ? "No GPU activity in this trace: the rules have nothing to look at."
@@ -301,6 +368,7 @@ StatusOr<ReportData> CollectReportData(const TraceReader& reader, const TraceMod
   RETURN_IF_ERROR(Memory(reader, model, options, &d));
   RETURN_IF_ERROR(Findings(model, options, &d));
   RETURN_IF_ERROR(Stats(reader, &d));
+  RETURN_IF_ERROR(CollectStepTimeline(model, options, &d));
   Status roofline = CollectRoofline(reader, &d);
   if (!roofline.ok()) return roofline.WithContext("the roofline table");
   return d;

@@ -32,4 +32,18 @@ struct ReportOptions {
 StatusOr<ReportData> CollectReportData(const TraceReader& reader, const TraceModel& model,
                                        const ReportOptions& options);
 
+// The median steady step (the steady step whose duration is nearest the
+// median; without steady steps the longest complete step) as lanes of
+// recorded events: GPU ops per stream, the NVTX ranges and CUDA API calls of
+// the launching threads (report_timeline.cc). Leaves data->timeline.step at
+// -1 when the trace has no steps. Steps as chosen by options.step_regex.
+Status CollectStepTimeline(const TraceModel& model, const ReportOptions& options, ReportData* data);
+
+// `report BEFORE AFTER`: `stepscope diff BEFORE AFTER` (analysis/diff.h) and
+// the before trace's own steps and findings, into data->compare
+// (report_compare.cc); `data` is AFTER's.
+Status CollectReportCompare(const TraceReader& before_reader, const TraceModel& before,
+                            const TraceModel& after, const ReportOptions& options,
+                            ReportData* data);
+
 }  // namespace stepscope

@@ -167,6 +167,66 @@ TEST_F(ReportTest, MemoryTimelinePeakAndLiveSet) {
   EXPECT_EQ(s.values[2], 2 << 20);
 }
 
+// The steady steps' idle by cause sums to analyze's totals, and no step has
+// more idle by cause than idle.
+TEST_F(ReportTest, IdleByCausePerStepSumsToAnalyze) {
+  int64_t sum[4] = {0, 0, 0, 0};
+  for (const StepRow& r : data_.steps) {
+    int64_t step_sum = 0;
+    for (int k = 0; k < 4; ++k) {
+      ASSERT_GE(r.idle_by_cause_ns[k], 0);
+      step_sum += r.idle_by_cause_ns[k];
+      if (r.status == "ok") sum[k] += r.idle_by_cause_ns[k];
+    }
+    EXPECT_LE(step_sum, r.breakdown.idle) << "step " << r.number;
+  }
+  EXPECT_EQ(sum[0], data_.analyzed.host_wait_ns);
+  EXPECT_EQ(sum[1], data_.analyzed.sync_wait_ns);
+  EXPECT_EQ(sum[2], data_.analyzed.kernel_wait_ns);
+  EXPECT_EQ(sum[3], data_.analyzed.other_idle_ns);
+}
+
+TEST_F(ReportTest, KernelTableTimelineAndFocus) {
+  // Every kernel name; the top list is its head.
+  ASSERT_GE(data_.kernels.size(), data_.top_kernels.size());
+  for (size_t i = 0; i < data_.top_kernels.size(); ++i)
+    EXPECT_EQ(data_.kernels[i].name, data_.top_kernels[i].name);
+  int64_t total = 0;
+  for (const KernelRow& k : data_.kernels) total += k.total_ns;
+  EXPECT_EQ(total, data_.summary.kernel_time_ns);
+  // The timeline shows a steady step, with GPU ops in a GPU lane.
+  ASSERT_GE(data_.timeline.step, 0);
+  bool gpu = false;
+  for (const StepTimeline::Event& e : data_.timeline.events) {
+    ASSERT_LT(static_cast<size_t>(e.lane), data_.timeline.lanes.size());
+    ASSERT_LT(static_cast<size_t>(e.name), data_.timeline.names.size());
+    EXPECT_LT(e.start_ns, data_.timeline.end_ns);
+    EXPECT_GT(e.end_ns, data_.timeline.start_ns);
+    gpu |= data_.timeline.lanes[e.lane].kind == "gpu";
+  }
+  EXPECT_TRUE(gpu);
+  EXPECT_LE(data_.focus_start_ns, data_.focus_end_ns);
+  // No finding carries a prediction yet: the hook stays -1.
+  for (const FindingRow& f : data_.findings) EXPECT_EQ(f.predicted_step_ns, -1);
+}
+
+TEST_F(ReportTest, CompareWithItselfIsNoChange) {
+  auto plain = RenderHtmlReport(data_);  // one trace: no before/after section
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->find("id=\"compare-section\""), std::string::npos);
+  auto r = TraceReader::Open(path_);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(CollectReportCompare(**r, *model_, *model_, ReportOptions{}, &data_).ok());
+  EXPECT_TRUE(data_.has_compare);
+  EXPECT_DOUBLE_EQ(data_.compare.before_ns, data_.compare.after_ns);
+  ASSERT_EQ(data_.compare.tables.size(), 4u);
+  EXPECT_EQ(data_.compare.tables[0].name, "summary");
+  EXPECT_EQ(data_.compare.before_findings.size(), data_.findings.size());
+  auto html = RenderHtmlReport(data_);
+  ASSERT_TRUE(html.ok());
+  EXPECT_NE(html->find("id=\"compare-section\""), std::string::npos);
+}
+
 TEST_F(ReportTest, HtmlKeepsTraceStringsInertAndMakesNoRequest) {
   if (!ReportHasChartLibrary()) GTEST_SKIP() << "built without node_modules/echarts";
   auto html = RenderHtmlReport(data_);

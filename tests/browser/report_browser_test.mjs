@@ -2,7 +2,7 @@
 // Browser test of the HTML report: Playwright (npm playwright-core) drives
 // Debian's Chromium headless, offline, over reports built by the real CLI.
 //
-//   node report_browser_test.mjs --stepscope BIN --make-trace BIN --out DIR
+//   node report_browser_test.mjs --stepscope BIN --make-trace BIN --out DIR [--docs-img docs/img]
 //
 // For each case it builds a trace from an SQL fixture, runs `stepscope report`,
 // opens report.html from file:// and checks: the page finished drawing; every
@@ -17,7 +17,13 @@
 // (fixtures/report/roofline.sql: 3 kernels, 2 with FLOPs): the Roofline
 // section draws exactly those 2 points, its roofs and ridge points, and a
 // table of all 3 rows; the traces without roofline rows have no such section.
-// A full-page screenshot lands in DIR/<case>.png.
+// The offload trace (1.5 s warm-up) checks that the step axis follows the
+// steady steps; `report BEFORE AFTER` on workers0_cpu4 -> workers4_cpu4 checks
+// the before/after section against `stepscope diff`. The kernel table filters
+// and sorts; kernel labels are short names; the timeline has stream, NVTX and
+// API lanes; utilization opens on the steady steps.
+// A full-page screenshot lands in DIR/<case>.png; with --docs-img DIR, small
+// section screenshots (each < 300 KB) for docs/report.md land there too.
 // Exits 77 (ctest: skipped) when chromium or node_modules is missing.
 import { spawnSync } from 'node:child_process';
 import zlib from 'node:zlib';
@@ -52,7 +58,10 @@ if (!args.stepscope || !args['make-trace']) {
 
 const HOSTILE_KERNEL = '<script>alert(1)</script>';
 const HOSTILE_COMMAND = '<img src=x onerror=alert(2)>';
-const CHARTS = ['chart-steps', 'chart-breakdown', 'chart-kernels', 'chart-utilization', 'chart-memory'];
+const CHARTS = ['chart-steps', 'chart-breakdown', 'chart-kernels', 'chart-utilization', 'chart-memory', 'chart-timeline'];
+// --docs-img DIR: also save small screenshots of sections for docs/report.md.
+const docsImg = args['docs-img'] ? path.resolve(args['docs-img']) : '';
+const DOC_IMG_MAX = 300 * 1024;
 
 let passed = 0;
 let failed = 0;
@@ -182,7 +191,19 @@ const fixtures = path.join(src, 'tests', 'diff', 'fixtures', 'report');
     });
     await page.waitForTimeout(200);
     rf.tooltipText = await page.evaluate(() => Array.from(document.querySelectorAll('.tip')).map((t) => t.textContent).join('|'));
-    return { charts, tooltip, dom, roof: roof['chart-roofline'], rf };
+    // The kernel table: filter by a piece of the hostile name, then sort by launches.
+    await page.fill('#kernel-filter', 'alert');
+    const filtered = await page.evaluate(() => Array.from(document.querySelectorAll('#kernel-table table tr')).slice(1)
+      .map((tr) => ({ text: tr.firstChild.textContent, title: tr.firstChild.title })));
+    await page.fill('#kernel-filter', '');
+    await page.click('#kernel-table th[data-key="count"]');
+    const byCount = await page.evaluate(() => ({
+      first: Number(document.querySelector('#kernel-table table tr:nth-child(2) td:nth-child(4)').textContent.replace(/,/g, '')),
+      max: Math.max(...window.stepscopeReport.data.kernels.map((k) => k.count)),
+      rows: document.querySelectorAll('#kernel-table table tr').length - 1,
+      all: window.stepscopeReport.data.kernels.length,
+    }));
+    return { charts, tooltip, dom, roof: roof['chart-roofline'], rf, filtered, byCount };
   });
   const r = seen.result;
   for (const id of CHARTS) {
@@ -205,6 +226,10 @@ const fixtures = path.join(src, 'tests', 'diff', 'fixtures', 'report');
     r.rf.tableText.includes('copy_kernel<img src=x onerror=alert(3)>'), r.rf.tableText.slice(0, 200));
   check('training: step chart has one bar per step',
     r.charts['chart-steps'].points === 6, `points ${r.charts['chart-steps'].points}`);
+  check('training: kernel table filter finds the hostile kernel, as text, full name on hover',
+    r.filtered.length === 1 && r.filtered[0].title === HOSTILE_KERNEL && !r.filtered[0].text.includes('script>'), JSON.stringify(r.filtered));
+  check('training: kernel table sorts by launches and lists every kernel',
+    r.byCount.first === r.byCount.max && r.byCount.rows === r.byCount.all, JSON.stringify(r.byCount));
   check('training: no console error', seen.consoleErrors.length === 0 && seen.pageErrors.length === 0,
     JSON.stringify([...seen.consoleErrors, ...seen.pageErrors]));
   check('training: no network request', seen.requests.length === 0, JSON.stringify(seen.requests));
@@ -238,12 +263,28 @@ const fixtures = path.join(src, 'tests', 'diff', 'fixtures', 'report');
   check('empty: no network request', seen.requests.length === 0, JSON.stringify(seen.requests));
 }
 
+// A GPU fixture trace (tests/fixtures/gpu/NAME.sqlite.gz), unpacked into outDir.
+function gpuTrace(name) {
+  const trace = path.join(outDir, `${name}.sqlite`);
+  fs.writeFileSync(trace, zlib.gunzipSync(fs.readFileSync(path.join(src, 'tests', 'fixtures', 'gpu', `${name}.sqlite.gz`))));
+  return trace;
+}
+
+// Saves a screenshot of `selector` as docs/img/NAME.png (with --docs-img) and
+// checks that it stays small.
+async function docShot(page, selector, name) {
+  if (!docsImg) return;
+  fs.mkdirSync(docsImg, { recursive: true });
+  const file = path.join(docsImg, `${name}.png`);
+  await page.locator(selector).first().screenshot({ path: file });
+  const size = fs.statSync(file).size;
+  check(`docs: ${name}.png under ${DOC_IMG_MAX / 1024} KB`, size > 5000 && size < DOC_IMG_MAX, `${size} bytes`);
+}
+
 // Case 3: a real GPU trace: the findings are `stepscope analyze`'s, in its
 // order (data_loading first), and device memory has a curve and a peak.
 {
-  const gz = path.join(src, 'tests', 'fixtures', 'gpu', 'workers0_cpu4.sqlite.gz');
-  const trace = path.join(outDir, 'workers0_cpu4.sqlite');
-  fs.writeFileSync(trace, zlib.gunzipSync(fs.readFileSync(gz)));
+  const trace = gpuTrace('workers0_cpu4');
   const html = path.join(outDir, 'workers0_cpu4.html');
   run(args.stepscope, ['report', '--quiet', trace, '-o', html]);
   const analyze = JSON.parse(run(args.stepscope, ['analyze', '--format', 'json', trace]).stdout);
@@ -257,6 +298,13 @@ const fixtures = path.join(src, 'tests', 'diff', 'fixtures', 'report');
       liveRows: document.querySelectorAll('#memory-peaks table tr').length - 1,
       memoryNote: document.getElementById('memory-note').textContent,
       roofline: !!document.getElementById('roofline-section') || /oofline/.test(document.body.innerText),
+      kernelLabels: window.stepscopeReport.charts['chart-kernels'].chart.getOption().yAxis[0].data,
+      stepDetailRows: document.querySelectorAll('#step-detail table tr').length - 1,
+      lanes: window.stepscopeReport.data.timeline.lanes.map((l) => l.kind),
+      zoom: window.stepscopeReport.charts['chart-utilization'].chart.getOption().dataZoom[0],
+      focus: [window.stepscopeReport.data.focus_start_ns / 1e6, window.stepscopeReport.data.focus_end_ns / 1e6],
+      predicted: document.querySelectorAll('#findings .predicted').length,
+      predictedInData: window.stepscopeReport.data.findings.filter((f) => f.predicted_step_ns >= 0).length,
     })),
   }));
   const r = seen.result;
@@ -273,11 +321,88 @@ const fixtures = path.join(src, 'tests', 'diff', 'fixtures', 'report');
   check('gpu: memory peak in the note', /peak/.test(r.dom.memoryNote), r.dom.memoryNote);
   check('gpu: live set at the peak listed', r.dom.liveRows > 0, `${r.dom.liveRows} rows`);
   check('gpu: no roofline rows, no roofline section', r.dom.roofline === false);
+  check('gpu: top-kernel labels are short names (no return type, no argument list)',
+    r.dom.kernelLabels.length > 0 && r.dom.kernelLabels.every((l) => !/^void |\(/.test(l) && l.length <= 64), JSON.stringify(r.dom.kernelLabels));
+  check('gpu: the step detail lists the step\'s top kernels', r.dom.stepDetailRows > 0, `${r.dom.stepDetailRows} rows`);
+  check('gpu: the timeline has GPU-stream, NVTX and CUDA API lanes',
+    ['gpu', 'nvtx', 'api'].every((k) => r.dom.lanes.includes(k)), JSON.stringify(r.dom.lanes));
+  const span = r.dom.focus[1] - r.dom.focus[0];
+  check('gpu: utilization opens on the steady steps',
+    r.dom.zoom.startValue <= r.dom.focus[0] && r.dom.zoom.endValue >= r.dom.focus[1] - 0.001 &&
+    r.dom.zoom.endValue - r.dom.zoom.startValue <= 1.1 * span,
+    JSON.stringify([r.dom.zoom.startValue, r.dom.zoom.endValue, r.dom.focus]));
+  check('gpu: a predicted step time is shown for each finding that has one (what-if)',
+    r.dom.predicted === r.dom.predictedInData, `${r.dom.predicted} shown, ${r.dom.predictedInData} in the data`);
   check('gpu: no console error', seen.consoleErrors.length === 0 && seen.pageErrors.length === 0,
     JSON.stringify([...seen.consoleErrors, ...seen.pageErrors]));
   check('gpu: no network request', seen.requests.length === 0, JSON.stringify(seen.requests));
 }
 
-console.log(`screenshots: ${outDir}/training.png ${outDir}/empty.png ${outDir}/workers0_cpu4.png`);
+// Case 4: the offload trace, whose warm-up step (1.5 s) is ~12x its steady
+// steps: the step axis follows the steady steps and the warm-up bar is cut
+// and labeled with its duration. Screenshots for docs/report.md.
+{
+  const trace = gpuTrace('offload');
+  const html = path.join(outDir, 'offload.html');
+  run(args.stepscope, ['report', '--quiet', trace, '-o', html]);
+  const shot = path.join(outDir, 'offload.png');
+  const seen = await openReport(html, shot, async (page) => {
+    const res = await page.evaluate(() => {
+      const st = window.stepscopeReport.data.steps;
+      const o = window.stepscopeReport.charts['chart-steps'].chart.getOption();
+      return { yMax: o.yAxis[0].max, labels: o.xAxis[0].data,
+               warm: Math.max(...st.filter((s) => s.status !== 'ok').map((s) => s.breakdown.span_ns / 1e6)),
+               steady: Math.max(...st.filter((s) => s.status === 'ok').map((s) => s.breakdown.span_ns / 1e6)) };
+    });
+    await docShot(page, 'header', 'report_header');
+    await docShot(page, '#findings-section', 'report_findings');
+    await docShot(page, 'section:has(#chart-steps)', 'report_steps');
+    await docShot(page, 'section:has(#chart-timeline)', 'report_timeline');
+    await docShot(page, 'section:has(#chart-utilization)', 'report_utilization');
+    await docShot(page, 'section:has(#chart-memory)', 'report_memory');
+    await docShot(page, '.row', 'report_breakdown_kernels');
+    await page.fill('#kernel-filter', 'elementwise');
+    await docShot(page, '#kernel-table-section', 'report_kernel_table');
+    return res;
+  });
+  const r = seen.result;
+  check('offload: the step axis is the steady steps\' scale, not the warm-up\'s',
+    r.yMax >= r.steady && r.yMax < 2 * r.steady && r.warm > r.yMax, JSON.stringify(r));
+  check('offload: the cut warm-up bar is labeled with its duration',
+    r.labels.some((l) => /warm-up 1\.\d\d s/.test(l)), JSON.stringify(r.labels));
+  check('offload: no console error', seen.consoleErrors.length === 0 && seen.pageErrors.length === 0,
+    JSON.stringify([...seen.consoleErrors, ...seen.pageErrors]));
+  check('offload: no network request', seen.requests.length === 0, JSON.stringify(seen.requests));
+}
+
+// Case 5: `report BEFORE AFTER` on the data-loading fix (0 -> 4 DataLoader
+// workers): the before/after section shows `stepscope diff`'s speedup and
+// tables, and the data_loading finding before and after.
+{
+  const before = gpuTrace('workers0_cpu4');
+  const after = gpuTrace('workers4_cpu4');
+  const html = path.join(outDir, 'compare.html');
+  run(args.stepscope, ['report', '--quiet', before, after, '-o', html]);
+  const diff = JSON.parse(run(args.stepscope, ['diff', '--format', 'json', before, after]).stdout);
+  const speedup = diff.diff_summary.filter((x) => /^speedup/.test(x.metric))[0].change;
+  const shot = path.join(outDir, 'compare.png');
+  const seen = await openReport(html, shot, async (page) => {
+    await docShot(page, '#compare-section', 'report_compare');
+    return page.evaluate(() => ({
+      big: (document.querySelector('#compare .speedup .big') || {}).textContent,
+      tables: document.querySelectorAll('#compare table').length,
+      text: document.getElementById('compare').textContent,
+    }));
+  });
+  const r = seen.result;
+  check('compare: the speedup is stepscope diff\'s', r.big === speedup.toFixed(2) + '\u00d7', `${r.big} vs ${speedup}`);
+  check('compare: summary, kernel, NVTX, top-5 and findings tables', r.tables === 5, `${r.tables} tables`);
+  check('compare: data_loading listed before and after', /data_loading/.test(r.text), r.text.slice(0, 200));
+  check('compare: no console error', seen.consoleErrors.length === 0 && seen.pageErrors.length === 0,
+    JSON.stringify([...seen.consoleErrors, ...seen.pageErrors]));
+  check('compare: no network request', seen.requests.length === 0, JSON.stringify(seen.requests));
+}
+
+console.log(`screenshots: ${outDir}/{training,empty,workers0_cpu4,offload,compare}.png` + (docsImg ? ` and ${docsImg}/report_*.png` : ''));
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

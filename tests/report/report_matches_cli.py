@@ -48,13 +48,31 @@ for t in traces:
         for k in ['cost_ns', 'cost_per_step_ns', 'count', 'title', 'where', 'detail', 'fix']: eq('finding ' + k, f[k], g[k])
     sm = a['summary'][0]
     for k in ['analyzed_ns', 'busy_ns', 'idle_ns', 'host_wait_ns', 'sync_wait_ns', 'kernel_wait_ns', 'other_idle_ns']: eq('analyzed ' + k, d['analyzed'][k], sm[k])
+    # Per-step idle by cause: over the steady steps it sums to analyze's totals,
+    # and no step's causes exceed its idle time.
+    steady = [r for r in d['steps'] if r['status'] == 'ok']
+    if sm.get('device', -1) >= 0 and steady:
+        for i, k in enumerate(['host_wait_ns', 'sync_wait_ns', 'kernel_wait_ns', 'other_idle_ns']):
+            eq('steady steps ' + k, sum(r['idle_by_cause_ns'][i] for r in steady), sm[k])
+        for r in d['steps']:
+            if sum(r['idle_by_cause_ns']) > r['breakdown']['idle_ns']:
+                eq(f'step {r["number"]} idle causes <= idle', sum(r['idle_by_cause_ns']), r['breakdown']['idle_ns'])
     k = cli('stats', '--report', 'cuda_gpu_kern_sum', t)
     kr = k if isinstance(k, list) else k[list(k.keys())[0]]
     for x, y in zip(d['top_kernels'], kr):
         eq('kernel name', x['name'], y['name']); eq('kernel total', x['total_ns'], y['total_ns']); eq('kernel n', x['count'], y['instances'])
         eq('kernel pct', x['percent'], y['time_pct'], 0.0011); eq('kernel min', x['min_ns'], y['min_ns']); eq('kernel max', x['max_ns'], y['max_ns'])
     eq('kernel time', d['summary']['kernel_time_ns'], sum(y['total_ns'] for y in kr))
-    u = cli('stats', '--report', 'gpu_time_util', '--buckets', '500', t)
+    # The kernel table: every row of cuda_gpu_kern_sum (up to 2000), in its order.
+    eq('kernel table rows', len(d['kernels']), min(2000, len(kr)))
+    for x, y in zip(d['kernels'], kr):
+        eq('table name', x['name'], y['name']); eq('table total', x['total_ns'], y['total_ns']); eq('table n', x['count'], y['instances'])
+        eq('table avg', x['avg_ns'], y['avg_ns'], 0.0011); eq('table median', x['median_ns'], y['med_ns'], 0.0011)
+    eq('top = head of table', d['top_kernels'], d['kernels'][:len(d['top_kernels'])])
+    # Utilization covers the GPU work launched in the steady steps: the same
+    # --time-range reproduces it.
+    rng = ['--time-range', d['utilization_range']] if d['utilization_range'] else []
+    u = cli('stats', '--report', 'gpu_time_util', '--buckets', '500', *rng, t)
     u = u if isinstance(u, list) else u[list(u.keys())[0]]
     ur = [r for r in u if r['stream'] == 'all']
     us = [(s['device'], tt, v) for s in d['utilization'] for tt, v in zip(s['t_ns'], s['values'])]
@@ -71,6 +89,18 @@ for t in traces:
         ser = [s for s in d['memory'] if s['name'] == p['place'] + ' total'][0]
         eq('series max = peak', max(ser['values']), p['peak_bytes'])
     eq('memory peaks', len(d['memory_peaks']), len([r for r in m['peaks'] if r['place'] != 'host' and r['series'] == 'total']))
+    # The timeline's step is the steady step nearest the median; its GPU
+    # window is that step's, and every event overlaps the shown window.
+    tl = d['timeline']
+    if steady:
+        med = d['step_summary']['median_ns']
+        best = min(abs((r['end_ns'] - r['start_ns']) - med) for r in steady)
+        pick = [r for r in steady if r['number'] == tl['step']]
+        eq('timeline step is a median step', len(pick) == 1 and abs((pick[0]['end_ns'] - pick[0]['start_ns']) - med) == best, True)
+        if pick: eq('timeline gpu window', (tl['gpu_start_ns'], tl['gpu_end_ns']), (pick[0]['start_ns'], pick[0]['end_ns']))
+        eq('timeline events overlap the window', all(e[1] < tl['end_ns'] and e[2] > tl['start_ns'] for e in tl['events']), True)
+        gpu_lanes = {i for i, l in enumerate(tl['lanes']) if l['kind'] == 'gpu'}
+        eq('timeline has GPU ops', any(e[0] in gpu_lanes for e in tl['events']), True)
     print(t, 'steps', len(rows), 'findings', [f['rule'] for f in d['findings']], 'kernels', len(d['top_kernels']),
           'util', len(us), 'mem series', [(s['name'], len(s['t_ns'])) for s in d['memory']], 'peaks', [(p['place'], p['peak_bytes'], len(p['live'])) for p in d['memory_peaks']])
 shutil.rmtree(tmp, ignore_errors=True)

@@ -10,7 +10,12 @@
   var report = { data: data, charts: {} };
   window.stepscopeReport = report;
 
-  var COLORS = { compute: '#2f6fdf', communication: '#9b59b6', memory: '#e6a23c', idle: '#c7ccd6' };
+  var COLORS = { compute: '#2f6fdf', communication: '#9b59b6', memory: '#e6a23c', idle: '#c7ccd6',
+                 host_wait: '#e05d5d', sync_wait: '#f2b84b', kernel_wait: '#9aa5b8', other_idle: '#c7ccd6',
+                 edge_idle: '#e3e6eb' };
+  // Idle by cause (gaps.h), in the order of StepRow::idle_by_cause_ns.
+  var CAUSES = [['host_wait', 'idle: waiting for the host'], ['sync_wait', 'idle: after a sync'],
+                ['kernel_wait', 'idle: launch latency'], ['other_idle', 'idle: other']];
 
   function el(tag, text, cls) {
     var e = document.createElement(tag);
@@ -40,6 +45,7 @@
     return box;
   }
   function short(name, n) { return name.length > n ? name.slice(0, n - 1) + '\u2026' : name; }
+  var shortName = stepscopeViews.shortName;
 
   // Draws a chart into #id, or an explanation when there is nothing to draw.
   function chart(id, points, emptyText, option) {
@@ -122,6 +128,12 @@
       cost.appendChild(el('span', (f.cost_per_step_ns > 0 ? fmtNs(f.cost_per_step_ns) + ' per step, ' : '') +
         fmtNs(f.cost_ns) + ' in all (' + f.cost_pct.toFixed(1) + '% of the analyzed time)'));
       li.appendChild(cost);
+      // What-if hook: shown once analyze's findings carry a predicted step time.
+      if (f.predicted_step_ns >= 0) {
+        var ss = data.step_summary;
+        li.appendChild(el('div', 'predicted step time once fixed: ' + fmtNs(f.predicted_step_ns) +
+          (ss.median_ns > 0 ? ' (now ' + fmtNs(ss.median_ns) + ')' : ''), 'predicted'));
+      }
       var dl = el('dl');
       function row(k, v, cls) {
         if (!v) return;
@@ -144,20 +156,55 @@
     box.appendChild(list);
   }
 
-  var CATS = [['compute', 'compute'], ['communication', 'communication'], ['memory', 'memcpy/memset'], ['idle', 'idle']];
+
+  // Per step: the breakdown's busy parts and its idle split by cause; an idle
+  // remainder the gaps do not cover (before the first or after the last op of
+  // the device) is drawn apart. -1 causes: no GPU activity, idle undivided.
+  function stepParts(s) {
+    var b = s.breakdown;
+    var parts = { compute: b.compute_ns, communication: b.communication_ns, memory: b.memory_ns };
+    if (s.idle_by_cause_ns[0] < 0) { parts.edge_idle = b.idle_ns; return parts; }
+    var sum = 0;
+    CAUSES.forEach(function (c, i) { parts[c[0]] = s.idle_by_cause_ns[i]; sum += s.idle_by_cause_ns[i]; });
+    parts.edge_idle = Math.max(0, b.idle_ns - sum);
+    return parts;
+  }
+  var STEP_SERIES = [['compute', 'compute'], ['communication', 'communication'], ['memory', 'memcpy/memset']]
+    .concat(CAUSES).concat([['edge_idle', 'idle: other (outside gaps)']]);
 
   function steps() {
     var st = data.steps;
     var ss = data.step_summary;
     var cv = ss.mean_ns > 0 ? (100 * ss.stddev_ns / ss.mean_ns).toFixed(1) : '0';
+    // The axis is the steady steps' scale: a warm-up step many times longer
+    // is cut at the top and labeled with its duration instead of flattening them.
+    var steadyMax = 0, clipped = [];
+    st.forEach(function (s) { if (s.status === 'ok') steadyMax = Math.max(steadyMax, s.breakdown.span_ns); });
+    var yMax = null;
+    if (steadyMax > 0) {  // 1.3x the longest steady step, rounded up to a half decade
+      var half = Math.pow(10, Math.floor(Math.log10(ms(steadyMax) * 1.3))) / 2;
+      yMax = Math.ceil(ms(steadyMax) * 1.3 / half) * half;
+    }
+    st.forEach(function (s, i) { if (yMax !== null && ms(s.breakdown.span_ns) > yMax) clipped.push(i); });
     document.getElementById('steps-note').textContent = st.length
       ? st.length + ' steps (' + ss.steady + ' steady) found by ' + ss.method + ' \u2018' + short(ss.pattern, 60) +
         '\u2019; median ' + fmtNs(ss.median_ns) + ', CV ' + cv + '%. Each bar is the step\u2019s window on the GPU ' +
         'timeline (from the end of the previous step\u2019s GPU work to the end of its own), split by what the GPU ' +
-        'did; faded bars are warm-up or unfinished steps, left out of the statistics. Same numbers as stepscope steps.'
+        'did and, when idle, why (the gap causes of stepscope analyze); faded bars are warm-up or unfinished steps, ' +
+        'left out of the statistics' + (clipped.length ? ', and cut at the top of the steady steps\u2019 scale' : '') +
+        '. Click a bar for the step\u2019s top kernels. Same numbers as stepscope steps.'
       : 'No steps found: no \u2018step N\u2019 or \u2018ProfilerStep#N\u2019 NVTX ranges and no repeating kernel sequence.';
+    var parts = st.map(stepParts);
+    var used = STEP_SERIES.filter(function (c) { return parts.some(function (p) { return p[c[0]] > 0; }); });
+    var series = used.map(function (c) {
+      return { name: c[1], type: 'bar', stack: 'step', color: COLORS[c[0]], barMaxWidth: 48,
+               data: st.map(function (s, i) {
+                 var v = ms(parts[i][c[0]] || 0);
+                 return s.status === 'ok' ? v : { value: v, itemStyle: { opacity: 0.4 } };
+               }) };
+    });
     chart('chart-steps', st.length, 'No training steps were found in this trace.', {
-      grid: { left: 60, right: 20, top: 36, bottom: 40 },
+      grid: { left: 60, right: 20, top: 56, bottom: clipped.length ? 56 : 40 },
       legend: { top: 0 },
       tooltip: {
         trigger: 'axis',
@@ -166,47 +213,76 @@
           var span = s.breakdown.span_ns;
           var lines = [s.name + (s.status === 'ok' ? '' : ' (' + s.status + ')'),
                        'duration ' + fmtNs(span) + ', ' + fmtCount(s.gpu_ops) + ' GPU ops'];
-          CATS.forEach(function (c) {
-            lines.push(c[1] + ' ' + fmtNs(s.breakdown[c[0] + '_ns']) + ' (' + pct(s.breakdown[c[0] + '_ns'], span) + ')');
+          var pp = parts[p[0].dataIndex];
+          STEP_SERIES.forEach(function (c) {
+            if (pp[c[0]] > 0) lines.push(c[1] + ' ' + fmtNs(pp[c[0]]) + ' (' + pct(pp[c[0]], span) + ')');
           });
-          if (s.top_kernels.length) lines.push('top kernel: ' + short(s.top_kernels[0].name, 80));
+          if (s.top_kernels.length) lines.push('top kernel: ' + shortName(s.top_kernels[0].name));
           return tip(lines);
         }
       },
-      xAxis: { type: 'category', name: 'step', nameLocation: 'middle', nameGap: 26,
-               data: st.map(function (s) { return String(s.number); }) },
-      yAxis: { type: 'value', name: 'ms' },
-      series: CATS.map(function (c) {
-        return { name: c[1], type: 'bar', stack: 'step', color: COLORS[c[0]],
-                 data: st.map(function (s) {
-                   var v = ms(s.breakdown[c[0] + '_ns']);
-                   return s.status === 'ok' ? v : { value: v, itemStyle: { opacity: 0.4 } };
-                 }) };
-      })
+      // A step cut at the top says so, with its duration, under its bar.
+      xAxis: { type: 'category', name: 'step', nameLocation: 'middle', nameGap: clipped.length ? 40 : 26,
+               data: st.map(function (s, i) {
+                 return String(s.number) + (clipped.indexOf(i) >= 0 ? '\n\u2191 ' + s.status + ' ' + fmtNs(s.breakdown.span_ns) : '');
+               }), axisLabel: { interval: 0, hideOverlap: true } },
+      yAxis: { type: 'value', name: 'ms', max: yMax === null ? undefined : yMax },
+      series: series
     });
+    var c = report.charts['chart-steps'].chart;
+    var firstSteady = st.findIndex(function (s) { return s.status === 'ok'; });
+    stepscopeViews.stepDetail(ctx, firstSteady >= 0 ? medianStepIndex() : 0);
+    if (c) c.on('click', function (p) { stepscopeViews.stepDetail(ctx, p.dataIndex); });
+  }
+  // The steady step whose duration is nearest the median (the timeline's step).
+  function medianStepIndex() {
+    var st = data.steps;
+    if (data.timeline.step >= 0) {
+      var k = st.findIndex(function (s) { return s.number === data.timeline.step; });
+      if (k >= 0) return k;
+    }
+    return 0;
   }
 
   function breakdown() {
     var b = data.breakdown;
     document.getElementById('breakdown-note').textContent =
       'Over ' + data.breakdown_window + ' (' + fmtNs(b.span_ns) + '): at each instant the first of compute, ' +
-      'communication (NCCL), memcpy/memset that the GPU was doing, else idle.';
-    var items = CATS.map(function (c) { return { name: c[1], value: ms(b[c[0] + '_ns']), itemStyle: { color: COLORS[c[0]] } }; })
-      .filter(function (x) { return x.value > 0; });
+      'communication (NCCL), memcpy/memset that the GPU was doing, else idle, split by why (the steps\u2019 gap causes).';
+    // The steady steps' parts summed (their breakdowns sum to data.breakdown);
+    // without steady steps the undivided breakdown of the GPU span.
+    var sums = {};
+    var steady = data.steps.filter(function (s) { return s.status === 'ok'; });
+    if (steady.length) {
+      steady.forEach(function (s) {
+        var p = stepParts(s);
+        Object.keys(p).forEach(function (k) { sums[k] = (sums[k] || 0) + p[k]; });
+      });
+    } else {
+      sums = { compute: b.compute_ns, communication: b.communication_ns, memory: b.memory_ns, edge_idle: b.idle_ns };
+    }
+    var items = STEP_SERIES.map(function (c) {
+      return { name: steady.length || c[0] !== 'edge_idle' ? c[1] : 'idle', value: ms(sums[c[0]] || 0),
+               itemStyle: { color: COLORS[c[0]] } };
+    }).filter(function (x) { return x.value > 0; });
+    var total = items.reduce(function (n, x) { return n + x.value; }, 0);
+    var share = {};
+    items.forEach(function (x) { share[x.name] = total > 0 ? 100 * x.value / total : 0; });
+    // Shares in the legend, none on the ring: small slices never overlap.
     chart('chart-breakdown', items.length, 'No GPU activity in this trace.', {
       tooltip: { trigger: 'item', formatter: function (p) {
         return tip([p.name, fmtNs(p.value * 1e6) + ' (' + p.percent.toFixed(1) + '%)']);
       } },
-      legend: { bottom: 0 },
-      series: [{ type: 'pie', radius: ['38%', '68%'], center: ['50%', '45%'], data: items,
-                 label: { formatter: '{b}\n{d}%' } }]
+      legend: { orient: 'vertical', right: 0, top: 'middle', itemGap: 6,
+                formatter: function (n) { return n + '  ' + (share[n] || 0).toFixed(1) + '%'; } },
+      series: [{ type: 'pie', radius: ['42%', '72%'], center: ['28%', '50%'], data: items, label: { show: false } }]
     });
   }
 
   function kernels() {
     var k = data.top_kernels.slice().reverse();  // largest on top
     chart('chart-kernels', k.length, 'No kernels in this trace.', {
-      grid: { left: 250, right: 40, top: 10, bottom: 30 },
+      grid: { left: 330, right: 40, top: 10, bottom: 30 },
       tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, formatter: function (p) {
         var r = k[p[0].dataIndex];
         return tip([r.name, 'total ' + fmtNs(r.total_ns) + ' (' + r.percent.toFixed(1) + '% of kernel time)',
@@ -214,8 +290,8 @@
                     'min ' + fmtNs(r.min_ns) + ', max ' + fmtNs(r.max_ns)]);
       } },
       xAxis: { type: 'value', name: 'ms' },
-      yAxis: { type: 'category', data: k.map(function (r) { return short(r.name, 40); }),
-               axisLabel: { width: 240, overflow: 'truncate' } },
+      yAxis: { type: 'category', data: k.map(function (r) { return shortName(r.name); }),
+               axisLabel: { width: 320, overflow: 'truncate' } },
       series: [{ type: 'bar', color: COLORS.compute, data: k.map(function (r) { return ms(r.total_ns); }) }]
     });
   }
@@ -226,20 +302,45 @@
                data: s.t_ns.map(function (t, i) { return [ms(t), s.values[i] * scale]; }) };
     });
   }
-  // Utilization and memory share one time axis: the whole trace.
+  // Utilization and memory open on the analyzed steps (the focus window),
+  // with the step boundaries drawn; the slider zooms out to the whole trace.
   function timeAxis() {
-    return { type: 'value', name: 'ms since the trace start', nameLocation: 'middle', nameGap: 26, min: 0,
-             max: Math.max(1e-6, ms(data.summary.duration_ns)) };
+    return { type: 'value', name: 'ms since the trace start', nameLocation: 'middle', nameGap: 26,
+             min: 0, max: Math.max(1e-6, ms(data.summary.duration_ns)),
+             axisLabel: { formatter: function (v) { return String(Number(v.toPrecision(6))); } } };
+  }
+  function focusZoom() {
+    var a = ms(data.focus_start_ns), b = ms(data.focus_end_ns), pad = (b - a) * 0.02;
+    return [{ type: 'inside', filterMode: 'none', startValue: Math.max(0, a - pad), endValue: b + pad },
+            { type: 'slider', filterMode: 'none', height: 18, bottom: 4, startValue: Math.max(0, a - pad), endValue: b + pad }];
+  }
+  // Dashed step boundaries; none past 200 steps (they would only be ink).
+  function stepLines() {
+    var st = data.steps;
+    if (st.length > 200) return undefined;
+    var show = st.length <= 16;
+    var lines = st.map(function (s) {
+      return { xAxis: ms(s.start_ns), name: 'step ' + s.number + (s.status === 'ok' ? '' : ' (' + s.status + ')') };
+    });
+    if (st.length) lines.push({ xAxis: ms(st[st.length - 1].end_ns), name: 'end' });
+    return { silent: true, symbol: 'none', animation: false, lineStyle: { color: '#8a93a6', type: 'dashed', width: 1 },
+             label: { show: show, position: 'insideEndTop', fontSize: 10, color: '#5b6476', formatter: '{b}' },
+             data: lines };
   }
   function countPoints(list) { return list.reduce(function (n, s) { return n + s.t_ns.length; }, 0); }
 
   function utilization() {
     document.getElementById('util-note').textContent = data.utilization.length
       ? 'Share of each ' + fmtNs(data.utilization_bucket_ns) + ' bucket in which the GPU ran a kernel, memcpy or ' +
-        'memset, per GPU (the gpu_time_util recipe of stepscope stats).'
+        'memset, per GPU, over the GPU work ' + (data.utilization_range
+          ? 'launched in the steady steps (stepscope stats --report gpu_time_util --buckets 500 --time-range ' +
+            data.utilization_range + ')' : 'of the trace (the gpu_time_util recipe of stepscope stats)') +
+        (data.steps.length && data.steps.length <= 200 ? '. Dashed lines: step starts.' : '.')
       : '';
+    var useries = lineSeries(data.utilization, 1);
+    if (useries.length) useries[0].markLine = stepLines();
     chart('chart-utilization', countPoints(data.utilization), 'No kernels in this trace.', {
-      grid: { left: 60, right: 20, top: 30, bottom: 40 },
+      grid: { left: 60, right: 20, top: 30, bottom: 62 },
       legend: { top: 0 },
       tooltip: { trigger: 'axis', formatter: function (p) {
         return tip(['t = ' + fmtNs(p[0].value[0] * 1e6)].concat(p.map(function (x) {
@@ -248,8 +349,8 @@
       } },
       xAxis: timeAxis(),
       yAxis: { type: 'value', name: '%', min: 0, max: 100 },
-      dataZoom: [{ type: 'inside' }],
-      series: lineSeries(data.utilization, 1)
+      dataZoom: focusZoom(),
+      series: useries
     });
   }
 
@@ -266,13 +367,14 @@
         ' at ' + fmtNs(p.peak_t_ns) + (p.step >= 0 ? ' in step ' + p.step : '') + (p.range ? ' (' + p.range + ')' : '');
     }).join('; ');
     if (data.memory_unknown_frees) note += ' (' + data.memory_unknown_frees + ' frees of memory allocated before the trace ignored)';
-    if (m.length) note += '. Same numbers as stepscope memory.';
+    if (m.length) note += '. Same numbers as stepscope memory. Opens on the steady steps (dashed lines: step starts); drag the slider to see the whole trace.';
     document.getElementById('memory-note').textContent = note;
     var series = lineSeries(m, scale);
     series.forEach(function (s) {  // bytes stay in use until the next event: hold the last value to the end
       var last = s.data[s.data.length - 1];
       if (last && last[0] < ms(data.summary.duration_ns)) s.data.push([ms(data.summary.duration_ns), last[1]]);
     });
+    if (series.length) series[0].markLine = stepLines();
     series.forEach(function (s, i) {
       var p = peaks.filter(function (x) { return s.name === x.place + ' total'; })[0];
       if (!p) return;
@@ -280,7 +382,7 @@
                       data: [{ coord: [ms(p.peak_t_ns), p.peak_bytes * scale] }] };
     });
     chart('chart-memory', countPoints(m), 'No device memory allocations were recorded.', {
-      grid: { left: 70, right: 30, top: 44, bottom: 40 },
+      grid: { left: 70, right: 30, top: 44, bottom: 62 },
       legend: { top: 0 },
       tooltip: { trigger: 'axis', formatter: function (p) {
         return tip(['t = ' + fmtNs(p[0].value[0] * 1e6)].concat(p.map(function (x) {
@@ -289,7 +391,7 @@
       } },
       xAxis: timeAxis(),
       yAxis: { type: 'value', name: unit, min: 0 },
-      dataZoom: [{ type: 'inside' }],
+      dataZoom: focusZoom(),
       series: series
     });
     var box = document.getElementById('memory-peaks');
@@ -428,12 +530,17 @@
     document.getElementById('stats').appendChild(t);
   }
 
+  var ctx = { data: data, report: report, el: el, fmtNs: fmtNs, fmtBytes: fmtBytes, fmtCount: fmtCount, tip: tip,
+              chart: chart, pct: pct, ms: ms, COLORS: COLORS, STEP_SERIES: STEP_SERIES, stepParts: stepParts };
   summary();
+  if (data.compare) stepscopeViews.compare(ctx);
   findings();
   steps();
   breakdown();
   kernels();
   utilization();
+  stepscopeViews.kernelTable(ctx);
+  stepscopeViews.timeline(ctx);
   memory();
   roofline();
   stats();

@@ -1,0 +1,262 @@
+// The report's interactive views, loaded before report.js in the same script
+// block: short kernel names, the per-step detail, the sortable and filterable
+// kernel table, the timeline of the median step and the before/after
+// comparison. Same contract as report.js: strings from the trace reach the
+// DOM only through textContent and the title property (el() of the context),
+// or canvas text; nothing here computes a number the CLI does not print.
+var stepscopeViews = (function () {
+  'use strict';
+
+  // Splits `s` at top level: the text outside <...>, (...) and {...}, and the
+  // template arguments of the last top-level <...>.
+  function topLevel(s) {
+    var out = '', tmpl = '', depth = 0, open = '';
+    for (var i = 0; i < s.length; i++) {
+      var ch = s[i];
+      if (ch === '<' || ch === '(' || ch === '{') {
+        if (depth === 0) { open = ch; if (ch === '<') tmpl = ''; }
+        else if (open === '<') tmpl += ch;
+        depth++;
+      } else if ((ch === '>' || ch === ')' || ch === '}') && depth > 0) {
+        depth--;
+        if (depth > 0 && open === '<') tmpl += ch;
+        if (depth === 0 && open === '<') out += '<\u2026>';
+      } else if (depth === 0) {
+        out += ch;
+      } else if (open === '<') {
+        tmpl += ch;
+      }
+    }
+    return { out: out, tmpl: tmpl };
+  }
+
+  // What a generic kernel was instantiated for, most telling first: the
+  // PyTorch op (direct_copy_kernel_cuda -> direct_copy), a functor, an epilogue.
+  var WHAT = [/\b(\w+?)_kernel_cuda\b/, /\b(\w+(?:_functor|Functor))\b/, /\b(\w+Epilogue)\b/,
+              /\b((?!ReduceOp\b)\w+Op)\b/];
+
+  // "void at::native::(anonymous namespace)::vectorized_elementwise_kernel<4,
+  // at::native::FillFunctor<float>, ...>(int, ...)" ->
+  // "vectorized_elementwise_kernel<…> · FillFunctor": no return type, scope,
+  // argument list or template arguments, but the functor or op a generic
+  // kernel was instantiated for, when its template arguments name one.
+  // Names in brackets ("[CUDA memcpy HtoD]") stay as they are.
+  function shortName(name) {
+    if (!name || name[0] === '[') return name;
+    var s = name.replace(/\(anonymous namespace\)::/g, '');
+    var t = topLevel(s);
+    var words = t.out.trim().split(/\s+/);
+    var base = words[words.length - 1] || s;
+    if (base === '<\u2026>' && words.length > 1) base = words[words.length - 2] + base;
+    var parts = base.split('::');
+    var shortBase = parts[parts.length - 1] || base;
+    if (/^operator/.test(shortBase) && parts.length > 1) shortBase = parts[parts.length - 2] + '::' + shortBase;
+    var what = '';
+    for (var k = 0; k < WHAT.length && !what; k++) {
+      var m = t.tmpl.match(WHAT[k]);
+      if (m && shortBase.indexOf(m[1]) < 0) what = m[1];
+    }
+    var r = shortBase + (what ? ' \u00b7 ' + what : '');
+    return r.length > 64 ? r.slice(0, 63) + '\u2026' : r;
+  }
+
+  // A table from rows of cells; a cell is text or [text, class, title].
+  function table(ctx, headers, rows, cls) {
+    var t = ctx.el('table', null, cls);
+    var head = ctx.el('tr');
+    headers.forEach(function (h) { head.appendChild(ctx.el('th', h)); });
+    t.appendChild(head);
+    rows.forEach(function (r) {
+      var tr = ctx.el('tr');
+      r.forEach(function (c) {
+        var td = Array.isArray(c) ? ctx.el('td', c[0], c[1]) : ctx.el('td', c);
+        if (Array.isArray(c) && c[2]) td.title = c[2];
+        tr.appendChild(td);
+      });
+      t.appendChild(tr);
+    });
+    return t;
+  }
+
+  // The step at index i of data.steps: its split and top kernels.
+  function stepDetail(ctx, i) {
+    var box = document.getElementById('step-detail');
+    var s = ctx.data.steps[i];
+    box.textContent = '';
+    if (!s) return;
+    box.dataset.step = String(s.number);
+    var span = s.breakdown.span_ns;
+    box.appendChild(ctx.el('h3', s.name + (s.status === 'ok' ? '' : ' (' + s.status + ')') + ': ' +
+      ctx.fmtNs(span) + ', ' + ctx.fmtCount(s.gpu_ops) + ' GPU ops'));
+    var p = ctx.stepParts(s);
+    var split = ctx.el('div', null, 'split');
+    ctx.STEP_SERIES.forEach(function (c) {
+      if (!(p[c[0]] > 0)) return;
+      var item = ctx.el('span', null, 'splititem');
+      var dot = ctx.el('span', null, 'dot');
+      dot.style.background = ctx.COLORS[c[0]];
+      item.appendChild(dot);
+      item.appendChild(ctx.el('span', c[1] + ' ' + ctx.fmtNs(p[c[0]]) + ' (' + ctx.pct(p[c[0]], span) + ')'));
+      split.appendChild(item);
+    });
+    box.appendChild(split);
+    if (!s.top_kernels.length) return;
+    box.appendChild(table(ctx, ['top kernels of this step', 'time', 'share of the step', 'launches'],
+      s.top_kernels.map(function (k) {
+        return [[shortName(k.name), 'kname', k.name], [ctx.fmtNs(k.total_ns), 'num'], [ctx.pct(k.total_ns, span), 'num'],
+                [ctx.fmtCount(k.count), 'num']];
+      }), 'steptop'));
+  }
+
+  var KCOLS = [
+    ['kernel', 'name', false], ['total', 'total_ns', true], ['% of kernel time', 'percent', true],
+    ['launches', 'count', true], ['avg', 'avg_ns', true], ['median', 'median_ns', true],
+    ['min', 'min_ns', true], ['max', 'max_ns', true]];
+  var KMAX_ROWS = 300;
+
+  // Every kernel name of cuda_gpu_kern_sum: filter by a substring of the full
+  // name, sort by any column (click its header twice to reverse).
+  function kernelTable(ctx) {
+    var rows = ctx.data.kernels;
+    var box = document.getElementById('kernel-table');
+    var note = document.getElementById('kernel-table-note');
+    if (!rows.length) { box.appendChild(ctx.el('p', 'No kernels in this trace.', 'note')); return; }
+    var state = { key: 'total_ns', desc: true, filter: '' };
+    var input = ctx.el('input', null, 'filter');
+    input.type = 'search';
+    input.placeholder = 'filter kernels by name';
+    input.id = 'kernel-filter';
+    box.appendChild(input);
+    var holder = ctx.el('div', null, 'tablebox');
+    box.appendChild(holder);
+    function draw() {
+      var f = state.filter.toLowerCase();
+      var shown = rows.filter(function (r) { return !f || r.name.toLowerCase().indexOf(f) >= 0; });
+      shown.sort(function (a, b) {
+        var x = a[state.key], y = b[state.key];
+        var c = typeof x === 'string' ? x.localeCompare(y) : x - y;
+        return state.desc ? -c : c;
+      });
+      note.textContent = 'Every kernel by name (the cuda_gpu_kern_sum recipe of stepscope stats, over the whole ' +
+        'trace): ' + shown.length + ' of ' + rows.length + ' shown' + (shown.length > KMAX_ROWS ? ' (first ' + KMAX_ROWS + ')' : '') +
+        '. Click a column to sort; hover a name for the full one.';
+      var t = table(ctx, [], shown.slice(0, KMAX_ROWS).map(function (r) {
+        return [[shortName(r.name), 'kname', r.name], [ctx.fmtNs(r.total_ns), 'num'], [r.percent.toFixed(2) + '%', 'num'],
+                [ctx.fmtCount(r.count), 'num'], [ctx.fmtNs(r.avg_ns), 'num'], [ctx.fmtNs(r.median_ns), 'num'],
+                [ctx.fmtNs(r.min_ns), 'num'], [ctx.fmtNs(r.max_ns), 'num']];
+      }), 'kernels');
+      var head = t.firstChild;
+      KCOLS.forEach(function (c) {
+        var th = ctx.el('th', c[0] + (state.key === c[1] ? (state.desc ? ' \u25bc' : ' \u25b2') : ''), 'sortable');
+        th.dataset.key = c[1];
+        th.addEventListener('click', function () {
+          state.desc = state.key === c[1] ? !state.desc : c[2];
+          state.key = c[1];
+          draw();
+        });
+        head.appendChild(th);
+      });
+      holder.textContent = '';
+      holder.appendChild(t);
+    }
+    input.addEventListener('input', function () { state.filter = input.value; draw(); });
+    draw();
+  }
+
+  var LANE_H = 26;
+  var CAT_COLOR = { compute: '#2f6fdf', communication: '#9b59b6', memory: '#e6a23c', nvtx: '#26a269',
+                    api: '#8a93a6', sync: '#e05d5d' };
+
+  // The median step as lanes of recorded events (report_timeline.cc): GPU
+  // streams, then per launching thread its NVTX ranges (nested by depth)
+  // and CUDA API calls (blocking ones red). Wheel/drag zooms, hover names.
+  function timeline(ctx) {
+    var tl = ctx.data.timeline;
+    var box = document.getElementById('chart-timeline');
+    var note = document.getElementById('timeline-note');
+    if (tl.step < 0 || !tl.events.length) {
+      ctx.chart('chart-timeline', 0, 'No step to show: no steps were found in this trace.', {});
+      return;
+    }
+    note.textContent = 'Step ' + tl.step + ' (the steady step nearest the median), ' + ctx.fmtNs(tl.end_ns - tl.start_ns) +
+      ' from its first host call to its last GPU op; the shaded band is its window on the GPU. ' + tl.events.length +
+      ' events' + (tl.dropped ? ' (' + tl.dropped + ' shortest left out)' : '') + ' as recorded: GPU ops per stream ' +
+      '(blue compute, purple NCCL, orange memcpy/memset), NVTX ranges (green) and CUDA API calls (grey; red: ' +
+      'blocking) of the threads that launched them. Scroll to zoom, drag to pan, hover for names.';
+    var depth = {};
+    tl.events.forEach(function (e) { depth[e[0]] = Math.max(depth[e[0]] || 0, e[4]); });
+    box.style.height = (tl.lanes.length * LANE_H + 110) + 'px';
+    var cats = Object.keys(CAT_COLOR);
+    var t0 = tl.start_ns;
+    var rows = tl.events.map(function (e) {
+      return [e[0], ctx.ms(e[1] - t0), ctx.ms(e[2] - t0), e[3], e[4], cats.indexOf(e[5])];
+    });
+    function render(params, api) {
+      var lane = api.value(0);
+      var a = api.coord([api.value(1), lane]), b = api.coord([api.value(2), lane]);
+      var band = api.size([0, 1])[1] * 0.8;
+      var levels = (depth[lane] || 0) + 1;
+      var h = band / levels;
+      var y = a[1] - band / 2 + api.value(4) * h;
+      var rect = echarts.graphic.clipRectByRect(
+        { x: a[0], y: y, width: Math.max(1, b[0] - a[0]), height: Math.max(2, h - 1) },
+        { x: params.coordSys.x, y: params.coordSys.y, width: params.coordSys.width, height: params.coordSys.height });
+      return rect && { type: 'rect', shape: rect, style: { fill: CAT_COLOR[cats[api.value(5)]] || '#999' } };
+    }
+    ctx.chart('chart-timeline', rows.length, '', {
+      grid: { left: 190, right: 20, top: 10, bottom: 70 },
+      tooltip: { trigger: 'item', formatter: function (p) {
+        var r = rows[p.dataIndex];
+        return ctx.tip([tl.names[r[3]], tl.lanes[r[0]].name, 'at ' + ctx.fmtNs(tl.events[p.dataIndex][1]) +
+          ' for ' + ctx.fmtNs(tl.events[p.dataIndex][2] - tl.events[p.dataIndex][1])]);
+      } },
+      xAxis: { type: 'value', name: 'ms since the step\u2019s first host call', nameLocation: 'middle', nameGap: 26,
+               min: 0, max: ctx.ms(tl.end_ns - t0), axisLabel: { formatter: function (v) { return String(Number(v.toPrecision(4))); } } },
+      yAxis: { type: 'category', inverse: true, data: tl.lanes.map(function (l) { return l.name; }),
+               axisLabel: { width: 180, overflow: 'truncate' } },
+      dataZoom: [{ type: 'inside', filterMode: 'weakFilter' },
+                 { type: 'slider', filterMode: 'weakFilter', height: 18, bottom: 6 }],
+      series: [{ type: 'custom', renderItem: render, encode: { x: [1, 2], y: 0 }, data: rows,
+                 markArea: { silent: true, itemStyle: { color: 'rgba(47,111,223,0.06)' },
+                             data: [[{ xAxis: ctx.ms(tl.gpu_start_ns - t0) }, { xAxis: ctx.ms(tl.gpu_end_ns - t0) }]] } }]
+    });
+  }
+
+  // `report BEFORE AFTER`: stepscope diff's tables and the findings of both.
+  function compare(ctx) {
+    var c = ctx.data.compare;
+    var box = document.getElementById('compare');
+    document.getElementById('compare-note').textContent = 'Before: ' + c.before_path + '. After: this report (' +
+      ctx.data.summary.trace_path + '). ' + c.basis + ' ' + ctx.fmtNs(c.before_ns) + ' \u2192 ' + ctx.fmtNs(c.after_ns) +
+      (c.speedup > 0 ? ': ' + c.speedup.toFixed(2) + '\u00d7 ' + (c.speedup >= 1 ? 'faster' : 'slower') : '') +
+      '. Same tables as stepscope diff BEFORE AFTER.';
+    var head = ctx.el('div', null, 'speedup');
+    head.appendChild(ctx.el('span', c.speedup > 0 ? c.speedup.toFixed(2) + '\u00d7' : '?', 'big'));
+    head.appendChild(ctx.el('span', c.basis + ': ' + ctx.fmtNs(c.before_ns) + ' before, ' + ctx.fmtNs(c.after_ns) + ' after'));
+    box.appendChild(head);
+    var titles = { summary: 'Summary', kernels: 'Kernels that changed (per step)', nvtx: 'NVTX ranges that changed (per step)',
+                   top5: 'Top 5 kernels after, and their rank before' };
+    c.tables.forEach(function (t) {
+      if (!t.rows.length) return;
+      box.appendChild(ctx.el('h3', titles[t.name] || t.name));
+      var nameCol = t.columns.indexOf('name');
+      box.appendChild(table(ctx, t.columns, t.rows.slice(0, 15).map(function (r) {
+        return r.map(function (cell, i) { return i === nameCol ? [shortName(cell), 'kname', cell] : [cell, /^[-+0-9.]/.test(cell) ? 'num' : '']; });
+      }), 'compare t-' + t.name));
+    });
+    var rules = {};
+    c.before_findings.forEach(function (f) { rules[f.rule] = { before: f }; });
+    ctx.data.findings.forEach(function (f) { (rules[f.rule] = rules[f.rule] || {}).after = f; });
+    var names = Object.keys(rules);
+    if (!names.length) return;
+    box.appendChild(ctx.el('h3', 'Findings before and after (cost per step)'));
+    function cost(f) { return f ? (f.cost_per_step_ns > 0 ? ctx.fmtNs(f.cost_per_step_ns) : ctx.fmtNs(f.cost_ns)) + ' (' + f.cost_pct.toFixed(1) + '%)' : 'gone'; }
+    box.appendChild(table(ctx, ['rule', 'before', 'after', 'title (after, else before)'], names.map(function (n) {
+      var r = rules[n];
+      return [n, [r.before ? cost(r.before) : 'not found', 'num'], [r.after ? cost(r.after) : 'gone', 'num'],
+              (r.after || r.before).title];
+    }), 'compare findings'));
+  }
+
+  return { shortName: shortName, stepDetail: stepDetail, kernelTable: kernelTable, timeline: timeline, compare: compare };
+})();
