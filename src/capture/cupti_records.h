@@ -19,5 +19,6 @@ using MemoryPool = CUpti_ActivityMemoryPool3;  // MEMORY_POOL
 using Device = CUpti_ActivityDevice5;          // DEVICE
 using Overhead = CUpti_ActivityOverhead3;      // OVERHEAD
 using Name = CUpti_ActivityName;               // NAME
+using UnifiedMemory = CUpti_ActivityUnifiedMemoryCounter3;  // UNIFIED_MEMORY_COUNTER
 
 }  // namespace stepscope::cupti

@@ -208,7 +208,8 @@ int RunProfile(int argc, char** argv) {
          "stepscope_%p", "-o");
   p.Flag("--trace", "LIST",
          "categories to record: cuda, nvtx, memory (device allocations), host-mem (host "
-         "malloc/mmap of 1 MiB or more, via an LD_PRELOAD interposer)",
+         "malloc/mmap of 1 MiB or more, via an LD_PRELOAD interposer), um-gpu-faults and "
+         "um-cpu-faults (unified-memory page faults; migrations come with cuda)",
          "cuda,nvtx,memory");
   p.Switch("--pytorch-memory",
            "also record PyTorch's caching-allocator events (tensor allocations with their Python "
@@ -242,9 +243,11 @@ int RunProfile(int argc, char** argv) {
   std::string pattern = p.Get("--output");
   if (EndsWith(pattern, "/")) pattern += "stepscope_%p";
   for (const std::string& cat : Split(p.Get("--trace"), ',')) {
-    if (cat != "cuda" && cat != "nvtx" && cat != "memory" && cat != "host-mem") {
+    if (cat != "cuda" && cat != "nvtx" && cat != "memory" && cat != "host-mem" &&
+        cat != "um-gpu-faults" && cat != "um-cpu-faults") {
       return ReportError("profile", InvalidInput("unknown --trace category '" + cat +
-                                                 "' (use cuda, nvtx, memory, host-mem)"));
+                                                 "' (use cuda, nvtx, memory, host-mem, "
+                                                 "um-gpu-faults, um-cpu-faults)"));
     }
   }
   int64_t delay_ns = 0, duration_ns = 0;
