@@ -311,8 +311,7 @@ void ActivityDecoder::Decode(const CUpti_Activity* rec) {
       // CUPTI leaves `end` undefined for point events (CPU faults, thrashing,
       // remote maps); ranges with end < start are clamped the same way.
       const bool point = r.kind == UmCounterKind::kCpuPageFault ||
-                         r.kind == UmCounterKind::kThrashing ||
-                         r.kind == UmCounterKind::kRemoteMap;
+                         r.kind == UmCounterKind::kThrashing || r.kind == UmCounterKind::kRemoteMap;
       r.end_ns = point || u->end < u->start ? r.start_ns : static_cast<int64_t>(u->end);
       r.value = u->value;
       r.address = u->address;

@@ -192,8 +192,8 @@ void ConfigureUnifiedMemory(const CaptureConfig& c) {
   wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THROTTLING));
   wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_REMOTE_MAP));
   wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD));
-  CUptiResult r =
-      cuptiActivityConfigureUnifiedMemoryCounter(wanted.data(), static_cast<uint32_t>(wanted.size()));
+  CUptiResult r = cuptiActivityConfigureUnifiedMemoryCounter(wanted.data(),
+                                                             static_cast<uint32_t>(wanted.size()));
   if (r != CUPTI_SUCCESS) {  // retry with the migrations (and faults asked for) only
     r = cuptiActivityConfigureUnifiedMemoryCounter(wanted.data(), static_cast<uint32_t>(essential));
   }

@@ -279,10 +279,9 @@ std::vector<TableDef> BuildTables() {
          "every collected counter, summed over the instances, as a JSON object"}},
        {}});
   // Enum tables: id -> name, filled when the trace is created.
-  for (const char* e :
-       {"enum_memory_kind", "enum_copy_kind", "enum_sync_type", "enum_memory_op",
-        "enum_memory_pool_op", "enum_nvtx_kind", "enum_api_domain", "enum_host_alloc_kind",
-        "enum_um_counter_kind"}) {
+  for (const char* e : {"enum_memory_kind", "enum_copy_kind", "enum_sync_type", "enum_memory_op",
+                        "enum_memory_pool_op", "enum_nvtx_kind", "enum_api_domain",
+                        "enum_host_alloc_kind", "enum_um_counter_kind"}) {
     t.push_back({e,
                  "Names of the enumeration values used by the columns that reference it.",
                  {{"id", "INTEGER PRIMARY KEY", "value"}, {"name", "TEXT", "name"}},

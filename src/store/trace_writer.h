@@ -74,7 +74,8 @@ class TraceWriter {
   StringId next_string_ = 1;
   std::unordered_map<std::string, StringId> strings_;
   Statement ins_string_, ins_kernel_, ins_memcpy_, ins_memset_, ins_api_, ins_sync_, ins_memory_,
-      ins_pool_, ins_nvtx_, ins_overhead_, ins_device_, ins_thread_, ins_meta_, ins_stat_, ins_oom_, ins_um_;
+      ins_pool_, ins_nvtx_, ins_overhead_, ins_device_, ins_thread_, ins_meta_, ins_stat_, ins_oom_,
+      ins_um_;
 };
 
 }  // namespace stepscope
