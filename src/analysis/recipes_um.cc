@@ -40,8 +40,8 @@ struct Allocation {
 std::vector<Allocation> ManagedAllocations(const TraceModel& m) {
   std::vector<Allocation> v;
   for (const MemoryRecord& r : m.memory()) {
-    if (r.op == MemoryOp::kAlloc && (r.memory_kind == MemoryKind::kManaged ||
-                                     r.memory_kind == MemoryKind::kManagedStatic))
+    if (r.op == MemoryOp::kAlloc &&
+        (r.memory_kind == MemoryKind::kManaged || r.memory_kind == MemoryKind::kManagedStatic))
       v.push_back({r.address, r.bytes});
   }
   std::sort(v.begin(), v.end(),
@@ -233,9 +233,8 @@ StatusOr<Table> UmStepShare(const TraceModel& m, const RecipeOptions& o) {
   auto pct = [](double a, double b) { return a + b > 0 ? Cell(100.0 * a / (a + b), 1) : Cell(""); };
   for (size_t k = 0; k < rows.size(); ++k) {
     const Row& r = rows[k];
-    t.AddRow({by_step ? Cell(std::to_string(steps.steps[k].number)) : Cell("all"),
-              Cell(r.copies), Cell(r.copy_bytes / 1e6, 3), Cell(r.migrations),
-              Cell(r.um_bytes / 1e6, 3),
+    t.AddRow({by_step ? Cell(std::to_string(steps.steps[k].number)) : Cell("all"), Cell(r.copies),
+              Cell(r.copy_bytes / 1e6, 3), Cell(r.migrations), Cell(r.um_bytes / 1e6, 3),
               pct(static_cast<double>(r.migrations), static_cast<double>(r.copies)),
               pct(static_cast<double>(r.um_bytes), static_cast<double>(r.copy_bytes))});
   }

@@ -51,8 +51,8 @@ void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
   uint64_t dtoh = 0;
   for (const UmCpuBurst& b : a.cpu_bursts) {
     if (!c.InWindows(b.start_ns)) continue;
-    const int64_t saving = UmPrefetchSaving(b.end_ns - b.start_ns, b.dtoh_bytes,
-                                            a.dtoh_bytes_per_ns);
+    const int64_t saving =
+        UmPrefetchSaving(b.end_ns - b.start_ns, b.dtoh_bytes, a.dtoh_bytes_per_ns);
     cpu_span += b.end_ns - b.start_ns;
     cpu_saving += saving;
     dtoh += b.dtoh_bytes;
@@ -78,11 +78,10 @@ void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
   if (nkernels > 0) {
     d += std::to_string(nkernels) + " kernels (" + FormatDuration(kernel_ns) + ") spent " +
          FormatDuration(stalled) + " under " +
-         (a.has_gpu_faults ? std::to_string(groups) + " GPU fault groups (" +
-                                 std::to_string(faults) + " faults)"
-                           : std::string("fault-driven host->device migrations")) +
-         ", pulling in " + FormatBytes(htod) + "; as one prefetch at " +
-         gbps(a.htod_bytes_per_ns) +
+         (a.has_gpu_faults
+              ? std::to_string(groups) + " GPU fault groups (" + std::to_string(faults) + " faults)"
+              : std::string("fault-driven host->device migrations")) +
+         ", pulling in " + FormatBytes(htod) + "; as one prefetch at " + gbps(a.htod_bytes_per_ns) +
          (a.htod_bw_from_prefetch ? " (measured on the trace's prefetches)"
                                   : " (the migrations' own copy speed)") +
          " the kernels would run " + FormatDuration(stalled) + " shorter for " +
@@ -90,8 +89,8 @@ void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
          FormatDuration(gpu_saving);
   }
   if (bursts > 0) {
-    d += std::string(d.empty() ? "" : "; ") + "the CPU faulted " + FormatBytes(dtoh) +
-         " back in " + std::to_string(bursts) + " bursts over " + FormatDuration(cpu_span) +
+    d += std::string(d.empty() ? "" : "; ") + "the CPU faulted " + FormatBytes(dtoh) + " back in " +
+         std::to_string(bursts) + " bursts over " + FormatDuration(cpu_span) +
          " while the GPU was idle (saving " + FormatDuration(cpu_saving) +
          " as a device->host prefetch)";
   }

@@ -38,9 +38,11 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device) {
   if (um.empty()) return a;
   a.htod_bytes_per_ns = Bandwidth(um, UmCounterKind::kBytesHtoD, true);
   a.htod_bw_from_prefetch = a.htod_bytes_per_ns > 0;
-  if (!a.htod_bw_from_prefetch) a.htod_bytes_per_ns = Bandwidth(um, UmCounterKind::kBytesHtoD, false);
+  if (!a.htod_bw_from_prefetch)
+    a.htod_bytes_per_ns = Bandwidth(um, UmCounterKind::kBytesHtoD, false);
   a.dtoh_bytes_per_ns = Bandwidth(um, UmCounterKind::kBytesDtoH, true);
-  if (a.dtoh_bytes_per_ns <= 0) a.dtoh_bytes_per_ns = Bandwidth(um, UmCounterKind::kBytesDtoH, false);
+  if (a.dtoh_bytes_per_ns <= 0)
+    a.dtoh_bytes_per_ns = Bandwidth(um, UmCounterKind::kBytesDtoH, false);
   for (const UmRecord& u : um) a.has_gpu_faults |= u.kind == UmCounterKind::kGpuPageFault;
 
   // Evidence intervals, sorted by start (um() is start-ordered).

@@ -29,11 +29,11 @@
 namespace stepscope {
 
 struct UmKernelStall {
-  uint32_t op = kNone;          // index into gpu_ops()
-  int64_t stalled_ns = 0;       // kernel time overlapped by fault groups / fault migrations
-  uint64_t htod_bytes = 0;      // fault-driven host->device bytes during the kernel
-  int64_t fault_groups = 0;     // GPU fault groups overlapping the kernel
-  int64_t faults = 0;           // faults in those groups
+  uint32_t op = kNone;       // index into gpu_ops()
+  int64_t stalled_ns = 0;    // kernel time overlapped by fault groups / fault migrations
+  uint64_t htod_bytes = 0;   // fault-driven host->device bytes during the kernel
+  int64_t fault_groups = 0;  // GPU fault groups overlapping the kernel
+  int64_t faults = 0;        // faults in those groups
 };
 
 struct UmCpuBurst {
@@ -43,7 +43,7 @@ struct UmCpuBurst {
 };
 
 struct UmAnalysis {
-  bool has_gpu_faults = false;  // the trace holds GPU fault-group records
+  bool has_gpu_faults = false;         // the trace holds GPU fault-group records
   std::vector<UmKernelStall> kernels;  // kernels with stalled_ns > 0, in gpu_ops() order
   std::vector<UmCpuBurst> cpu_bursts;  // fault-driven D->H bursts while no kernel ran
   double htod_bytes_per_ns = 0;        // measured migration bandwidth (0: unknown)

@@ -13,3 +13,11 @@ TESTS = [
     DiffTest(name="um_total_sum_none", cmd=["stats", "-r", "um_total_sum", "{trace}"],
              trace="analysis/sync_memcpy.sql", out="um/total_sum_none.txt"),
 ]
+TESTS += [
+    # nsys exports: the UNIFIED_MEMORY_COUNTER table and the two page-fault tables -> um.
+    DiffTest(name="um_nsys_import", cmd=["import", "{trace}", "-o", "{tmp}/out.sqlite"],
+             trace="um/nsys_um.db.sql", out="um/nsys_import.out",
+             post=["sqlite3", "{tmp}/out.sqlite",
+                   "SELECT start_ns, end_ns, kind, value, address, src_id, dst_id, flags FROM um ORDER BY start_ns;"
+                   " SELECT name, value FROM stats WHERE name LIKE 'um_%' ORDER BY name;"]),
+]
