@@ -159,9 +159,9 @@ def main():
             t1 = sum(e - s for s, e in k1)
             measured = t0 - t1
             prefetch_ns = sum(e - s for s, e, k, v, f in um1 if k == 1 and f == 1)
-            m = re.search(r"would run (\S+ \S+) shorter", finding["detail"]) if finding else None
+            m = re.search(r"would run ([0-9.]+ (?:ns|us|ms|s)) shorter", finding["detail"]) if finding else None
             predicted = parse_duration(m.group(1)) if m else float("nan")
-            m2 = re.search(r"saving (\S+ \S+)", finding["detail"]) if finding else None
+            m2 = re.search(r"saving ([0-9.]+ (?:ns|us|ms|s))", finding["detail"]) if finding else None
             net_pred = parse_duration(m2.group(1)) if m2 else float("nan")
             err = abs(predicted - measured) / measured if measured > 0 else float("inf")
             summary["prefetch"] = {"kernel_ns_fault": t0, "kernel_ns_prefetch": t1, "measured_drop_ns": measured,
