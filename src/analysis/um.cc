@@ -81,6 +81,15 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device) {
         k.faults += static_cast<int64_t>(u.value);
       }
     }
+    // Without fault groups, the kernel is taken as stalled from its first to
+    // its last fault-driven migration: the copies themselves are short, the
+    // fault handling between them is what the kernel waits for.
+    if (!a.has_gpu_faults && cover.size() > 1) {
+      Interval span = cover.front();
+      for (const Interval& iv : cover)
+        span = {std::min(span.start, iv.start), std::max(span.end, iv.end)};
+      cover.assign(1, span);
+    }
     std::sort(cover.begin(), cover.end(),
               [](const Interval& x, const Interval& y) { return x.start < y.start; });
     int64_t cur_s = -1, cur_e = -1;

@@ -7,8 +7,9 @@
 // (um.kind = gpu_page_fault, recorded with --trace um-gpu-faults) whose
 // [start, end] overlaps the kernel, else the host->device migrations caused by
 // coherence (faults) that overlap it (recorded by default). The union of
-// those intervals clipped to the kernel is the kernel's **fault-stalled
-// time**: what a prefetch before the kernel would remove from it.
+// the fault groups clipped to the kernel (without them: the span from the
+// first to the last fault-driven migration in it) is the kernel's
+// **fault-stalled time**: what a prefetch before the kernel would remove.
 //
 // Pricing (the what-if of a bulk cudaMemPrefetchAsync): the same bytes moved
 // as one prefetch at the measured migration bandwidth. saving = stalled time

@@ -76,7 +76,8 @@ Status ImportNsysUnifiedMemory(sqlite3* src, TraceWriter* w, ImportStats* stats)
       w->AddUm(r);
       stats->Bump(rows_idx);
     }
-    if (!st.ok()) return InvalidInput(std::string("table ") + s.table + ": " + st.status().message());
+    if (!st.ok())
+      return InvalidInput(std::string("table ") + s.table + ": " + st.status().message());
   }
   return w->status();
 }

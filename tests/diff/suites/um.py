@@ -21,3 +21,9 @@ TESTS += [
                    "SELECT start_ns, end_ns, kind, value, address, src_id, dst_id, flags FROM um ORDER BY start_ns;"
                    " SELECT name, value FROM stats WHERE name LIKE 'um_%' ORDER BY name;"]),
 ]
+TESTS += [
+    # Default categories (no um-gpu-faults): stalled time from the fault-driven migrations
+    # (gen_um.py --no-gpu-faults: 18.2 ms per kernel; um_faults 52.2 ms GPU + 10.8 ms CPU).
+    DiffTest(name="um_analyze_no_fault_groups", cmd=["analyze", "{trace}"], trace="um/managed_no_faults.sql",
+             out="um/analyze_no_faults.txt"),
+]
