@@ -1,6 +1,7 @@
 #include "analysis/um.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "analysis/summary.h"
 
@@ -11,6 +12,11 @@ namespace {
 // burst (the CPU touching one buffer page by page, with its own work between
 // the faults).
 constexpr int64_t kBurstGapNs = 5'000'000;
+
+// Fault groups closer than this are one stall: between two groups the kernel
+// waits for the replay of the first and the driver's pickup of the next
+// batch (tens of microseconds in UVM), it does not run.
+constexpr int64_t kReplayGapNs = 200'000;
 
 double Bandwidth(const std::vector<UmRecord>& um, UmCounterKind kind, bool user_only) {
   uint64_t bytes = 0;
@@ -29,7 +35,7 @@ double Bandwidth(const std::vector<UmRecord>& um, UmCounterKind kind, bool user_
 int64_t UmPrefetchSaving(int64_t stalled_ns, uint64_t bytes, double bytes_per_ns) {
   if (bytes_per_ns <= 0) return 0;
   const double t = static_cast<double>(bytes) / bytes_per_ns;
-  return std::max<int64_t>(0, stalled_ns - static_cast<int64_t>(t));
+  return std::max<int64_t>(0, stalled_ns - std::llround(t));
 }
 
 UmAnalysis AnalyzeUm(const TraceModel& m, int device) {
@@ -94,7 +100,7 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device) {
               [](const Interval& x, const Interval& y) { return x.start < y.start; });
     int64_t cur_s = -1, cur_e = -1;
     for (const Interval& iv : cover) {
-      if (iv.start > cur_e) {
+      if (iv.start > cur_e + kReplayGapNs) {
         if (cur_e > cur_s) k.stalled_ns += cur_e - cur_s;
         cur_s = iv.start;
         cur_e = iv.end;

@@ -7,7 +7,8 @@
 // (um.kind = gpu_page_fault, recorded with --trace um-gpu-faults) whose
 // [start, end] overlaps the kernel, else the host->device migrations caused by
 // coherence (faults) that overlap it (recorded by default). The union of
-// the fault groups clipped to the kernel (without them: the span from the
+// the fault groups clipped to the kernel, groups less than 200 us apart
+// merged (the replay latency between batches; without them: the span from the
 // first to the last fault-driven migration in it) is the kernel's
 // **fault-stalled time**: what a prefetch before the kernel would remove.
 //
