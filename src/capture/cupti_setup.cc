@@ -198,7 +198,10 @@ void ConfigureUnifiedMemory(const CaptureConfig& c) {
     r = cuptiActivityConfigureUnifiedMemoryCounter(wanted.data(), static_cast<uint32_t>(essential));
   }
   g_um_configured = r == CUPTI_SUCCESS;
-  if (!g_um_configured && (c.um_gpu_faults || c.um_cpu_faults)) {
+  if (g_um_configured) {
+    LogVerbose("unified-memory counters on (gpu faults %s, cpu faults %s)",
+               c.um_gpu_faults ? "on" : "off", c.um_cpu_faults ? "on" : "off");
+  } else if (c.um_gpu_faults || c.um_cpu_faults) {
     LogWarn("unified-memory page faults cannot be recorded here (%s)", ResultString(r).c_str());
   } else if (!g_um_configured) {
     LogVerbose("unified-memory counters unavailable (%s)", ResultString(r).c_str());

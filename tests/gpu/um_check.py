@@ -54,7 +54,8 @@ def parse_duration(s):
 def profile(a, binary, name, extra_args, trace_cats):
     out = os.path.join(a.out, name)
     p, wall = run([a.stepscope, "profile", "--trace", trace_cats, "-f", "-o", out, "--", binary,
-                   "--mib", str(a.mib), "--rounds", str(a.rounds)] + extra_args)
+                   "--mib", str(a.mib), "--rounds", str(a.rounds)] + extra_args,
+                  env={"STEPSCOPE_VERBOSE": "1"})
     with open(os.path.join(a.out, name + ".log"), "wb") as f:
         f.write(p.stdout + b"\n--- stderr\n" + p.stderr)
     if p.returncode != 0:
