@@ -33,11 +33,12 @@ std::unique_ptr<TraceModel> Model(std::vector<UmRecord> um) {
 TEST(UnifiedMemory, FaultGroupsCloseTogetherAreOneStall) {
   // Groups [2, 3] ms and [3.1, 4] ms (100 us apart: merged), then [5, 6] ms
   // (1 ms later: separate); one group starts before the kernel (clipped).
-  auto m = Model({Um(UmCounterKind::kGpuPageFault, 500 * kUs, 1500 * kUs, 10, 2),
-                  Um(UmCounterKind::kGpuPageFault, 2000 * kUs, 3000 * kUs, 10, 2),
-                  Um(UmCounterKind::kGpuPageFault, 3100 * kUs, 4000 * kUs, 10, 2),
-                  Um(UmCounterKind::kGpuPageFault, 5000 * kUs, 6000 * kUs, 10, 2),
-                  Um(UmCounterKind::kBytesHtoD, 2500 * kUs, 2600 * kUs, 1 << 20, kUmCauseCoherence)});
+  auto m =
+      Model({Um(UmCounterKind::kGpuPageFault, 500 * kUs, 1500 * kUs, 10, 2),
+             Um(UmCounterKind::kGpuPageFault, 2000 * kUs, 3000 * kUs, 10, 2),
+             Um(UmCounterKind::kGpuPageFault, 3100 * kUs, 4000 * kUs, 10, 2),
+             Um(UmCounterKind::kGpuPageFault, 5000 * kUs, 6000 * kUs, 10, 2),
+             Um(UmCounterKind::kBytesHtoD, 2500 * kUs, 2600 * kUs, 1 << 20, kUmCauseCoherence)});
   UmAnalysis a = AnalyzeUm(*m, -1);
   ASSERT_TRUE(a.has_gpu_faults);
   ASSERT_EQ(a.kernels.size(), 1u);
@@ -62,18 +63,18 @@ TEST(UnifiedMemory, WithoutFaultGroupsTheMigrationSpanIsTheStall) {
   EXPECT_TRUE(a.htod_bw_from_prefetch);
   EXPECT_DOUBLE_EQ(a.htod_bytes_per_ns, (8 << 20) / 400000.0);
   // saving = 6.1 ms - 4 MiB at 8 MiB / 0.4 ms (0.2 ms)
-  EXPECT_EQ(UmPrefetchSaving(a.kernels[0].stalled_ns, a.kernels[0].htod_bytes,
-                             a.htod_bytes_per_ns),
+  EXPECT_EQ(UmPrefetchSaving(a.kernels[0].stalled_ns, a.kernels[0].htod_bytes, a.htod_bytes_per_ns),
             5900 * kUs);
 }
 
 TEST(UnifiedMemory, CpuBurstsOutsideKernelsOnly) {
-  auto m = Model({Um(UmCounterKind::kBytesDtoH, 200 * kUs, 300 * kUs, 1 << 20, kUmCauseCoherence),
-                  Um(UmCounterKind::kBytesDtoH, 600 * kUs, 700 * kUs, 1 << 20, kUmCauseCoherence),
-                  // during the kernel: not a CPU burst
-                  Um(UmCounterKind::kBytesDtoH, 5000 * kUs, 5100 * kUs, 1 << 20, kUmCauseCoherence),
-                  // 9 ms after the kernel: a burst of its own
-                  Um(UmCounterKind::kBytesDtoH, 20000 * kUs, 20100 * kUs, 1 << 20, kUmCauseCoherence)});
+  auto m =
+      Model({Um(UmCounterKind::kBytesDtoH, 200 * kUs, 300 * kUs, 1 << 20, kUmCauseCoherence),
+             Um(UmCounterKind::kBytesDtoH, 600 * kUs, 700 * kUs, 1 << 20, kUmCauseCoherence),
+             // during the kernel: not a CPU burst
+             Um(UmCounterKind::kBytesDtoH, 5000 * kUs, 5100 * kUs, 1 << 20, kUmCauseCoherence),
+             // 9 ms after the kernel: a burst of its own
+             Um(UmCounterKind::kBytesDtoH, 20000 * kUs, 20100 * kUs, 1 << 20, kUmCauseCoherence)});
   UmAnalysis a = AnalyzeUm(*m, -1);
   ASSERT_EQ(a.cpu_bursts.size(), 2u);
   EXPECT_EQ(a.cpu_bursts[0].start_ns, 200 * kUs);
