@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -109,7 +110,9 @@ def main():
     binary = a.binary
     if not binary:
         binary = os.path.join(a.out, "um_touch")
-        p, _ = run(["nvcc", "-O2", "-o", binary, os.path.join(HERE, "um_touch.cu")])
+        nvcc = shutil.which("nvcc") or next(
+            (c for c in ("/usr/local/cuda/bin/nvcc", "/usr/local/cuda-13.0/bin/nvcc") if os.path.exists(c)), "nvcc")
+        p, _ = run([nvcc, "-O2", "-o", binary, os.path.join(HERE, "um_touch.cu")])
         report("build", p.returncode == 0, p.stderr.decode()[-400:] or "nvcc ok")
         if p.returncode != 0:
             return finish(a, summary)
