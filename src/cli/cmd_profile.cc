@@ -120,6 +120,18 @@ void PrintTraceSummary(const std::string& path) {
                FormatCount(kernels).c_str(), FormatDuration(gpu_ns).c_str(),
                FormatCount(nvtx).c_str(), FormatCount(dropped).c_str(),
                per_kind.empty() ? "" : " (", per_kind.c_str(), per_kind.empty() ? "" : ")");
+  // Unified memory, when the program used it (docs/um.md).
+  if (auto q = t.Query("SELECT COALESCE(SUM(CASE kind WHEN 1 THEN value END), 0), "
+                       "COALESCE(SUM(CASE kind WHEN 2 THEN value END), 0), "
+                       "COALESCE(SUM(kind = 4), 0), COUNT(*) FROM um");
+      q.ok() && q->Step() && q->Int(3) > 0) {
+    std::fprintf(stderr,
+                 "    unified memory: %s host->device, %s device->host migrated, %s GPU fault "
+                 "groups ('stepscope analyze' prices them)\n",
+                 FormatBytes(static_cast<uint64_t>(q->Int(0))).c_str(),
+                 FormatBytes(static_cast<uint64_t>(q->Int(1))).c_str(),
+                 FormatCount(q->Int(2)).c_str());
+  }
   if (kernels == 0) return;
   auto q = t.Query(
       "SELECT name_id, SUM(end_ns - start_ns) AS total, COUNT(*) FROM kernels GROUP BY name_id "
