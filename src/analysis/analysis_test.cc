@@ -3,6 +3,7 @@
 
 #include "analysis/gaps.h"
 #include "analysis/kernel_names.h"
+#include "analysis/rules.h"
 #include "analysis/steps.h"
 #include "analysis/summary.h"
 #include "analysis/timeline.h"
@@ -212,6 +213,163 @@ TEST(Gaps, SyncWait) {
   ASSERT_EQ(gaps.size(), 1u);
   EXPECT_EQ(gaps[0].cause, GapCause::kSyncWait);
   EXPECT_EQ(gaps[0].blocking_api, 1u);
+}
+
+// CUPTI records cudaEventQuery as an event sync, but a query never blocks:
+// the gap after it is host-wait, not sync-wait.
+TEST(Gaps, EventQueryIsNoSync) {
+  TraceModel::Records r;
+  r.strings = {"", "gemm", "cudaLaunchKernel", "cudaEventQuery"};
+  r.apis.push_back({0, 5, 7, 1, 0, 2, 0, ApiDomain::kRuntime, {}});
+  r.apis.push_back({100, 105, 7, 2, 0, 3, 0, ApiDomain::kRuntime, {}});
+  r.apis.push_back({300, 305, 7, 3, 0, 2, 0, ApiDomain::kRuntime, {}});
+  r.syncs.push_back({101, 104, 7, 2, 1, 7, 0, SyncType::kEventSynchronize, {}});
+  KernelRecord a{}, b{};
+  a.start_ns = 5;
+  a.end_ns = 100;
+  a.correlation = 1;
+  a.name = 1;
+  b.start_ns = 310;
+  b.end_ns = 400;
+  b.correlation = 3;
+  b.name = 1;
+  r.kernels = {a, b};
+  auto m = TraceModel::FromRecords(std::move(r));
+  auto gaps = FindGpuGaps(*m, m->Timeline(0), 0, {}, nullptr, nullptr);
+  ASSERT_EQ(gaps.size(), 1u);
+  EXPECT_EQ(gaps[0].cause, GapCause::kHostWait);
+  EXPECT_TRUE(IsQueryApiName("cudaEventQuery"));
+  EXPECT_FALSE(IsQueryApiName("cudaEventSynchronize"));
+}
+
+// GPU-side copies of step annotations (Kineto's gpu_user_annotation) and
+// zero-length step ranges are never steps.
+TEST(Steps, GpuSideAndZeroLengthRangesAreNoSteps) {
+  auto base = TwoSteps(500);
+  TraceModel::Records r;
+  r.strings = {"",
+               "gemm",
+               "add",
+               "cudaLaunchKernel",
+               "step 1",
+               "step 2",
+               "nccl_AllReduce",
+               "cudaStreamSynchronize",
+               "gpu_user_annotation",
+               "step 3"};
+  for (const KernelRecord& k : base->kernels()) r.kernels.push_back(k);
+  for (const ApiRecord& a : base->apis()) r.apis.push_back(a);
+  for (const NvtxRecord& n : base->nvtx()) r.nvtx.push_back(n);
+  r.nvtx.push_back({1010, 1212, 7, 7, 8, 4, 0, 0, NvtxKind::kPushPop, 0, 0, 0});  // GPU-side
+  r.nvtx.push_back({1600, 1600, 7, 7, 0, 9, 0, 0, NvtxKind::kPushPop, 0, 0, 0});  // zero-length
+  auto m = TraceModel::FromRecords(std::move(r));
+  auto set = DetectSteps(*m, {});
+  ASSERT_TRUE(set.ok());
+  ASSERT_EQ(set->steps.size(), 2u);
+  EXPECT_EQ(set->dropped.gpu_side, 1);
+  EXPECT_EQ(set->dropped.zero_length, 1);
+  EXPECT_EQ(set->stats.count, 2);
+}
+
+TEST(Rules, DataLoadingRangeNamesAreWholeWords) {
+  for (const char* yes : {"data", "DataLoader", "load_batch", "get_batch", "prefetch next",
+                          "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"}) {
+    EXPECT_TRUE(IsDataLoadingRangeName(yes)) << yes;
+  }
+  for (const char* no :
+       {"DistributedDataParallel.forward", "aten::batch_norm", "cudnn_convolution_backward_data",
+        "forward", "input_layernorm", "batch_isend_irecv", "metadata"}) {
+    EXPECT_FALSE(IsDataLoadingRangeName(no)) << no;
+  }
+}
+
+// A copy without its issuing call (imported traces) is not called
+// synchronous: sync_memcpy says it could not decide.
+TEST(Rules, SyncMemcpyNeedsTheIssuingCall) {
+  for (uint8_t is_async : {uint8_t{0}, uint8_t{1}, kAsyncUnknown}) {
+    TraceModel::Records r;
+    r.strings = {"", "gemm", "cudaLaunchKernel", "cudaMemcpy"};
+    r.apis.push_back({0, 5, 7, 1, 0, 2, 0, ApiDomain::kRuntime, {}});
+    r.apis.push_back({10, 200, 7, 2, 0, 3, 0, ApiDomain::kRuntime, {}});
+    r.apis.push_back({300, 305, 7, 3, 0, 2, 0, ApiDomain::kRuntime, {}});
+    KernelRecord a{}, b{};
+    a.start_ns = 5;
+    a.end_ns = 100;
+    a.correlation = 1;
+    a.name = 1;
+    b.start_ns = 310;
+    b.end_ns = 400;
+    b.correlation = 3;
+    b.name = 1;
+    r.kernels = {a, b};
+    MemcpyRecord c{};
+    c.start_ns = 110;
+    c.end_ns = 190;
+    c.correlation = 2;
+    c.copy_kind = CopyKind::kDeviceToHost;
+    c.src_kind = MemoryKind::kDevice;
+    c.dst_kind = MemoryKind::kPinned;
+    c.is_async = is_async;
+    r.memcpys = {c};
+    auto m = TraceModel::FromRecords(std::move(r));
+    AnalyzeOptions opt;
+    opt.all = true;
+    auto a_or = Analyze(*m, opt);
+    ASSERT_TRUE(a_or.ok());
+    bool sync_memcpy = false;
+    for (const Finding& f : a_or->findings) sync_memcpy |= f.rule == "sync_memcpy";
+    EXPECT_EQ(sync_memcpy, is_async == 0) << int(is_async);
+    EXPECT_EQ(a_or->undecided.size(), is_async == kAsyncUnknown ? 1u : 0u) << int(is_async);
+  }
+}
+
+// A kernel that repeats at a uniform spacing is a step anchor, unless every
+// repetition was launched inside one and the same forward range (the layers
+// of one forward call; a "train" range around a loop is no such evidence).
+// An input copy right before an anchor belongs to its step.
+TEST(Steps, KernelSequenceNotInsideOneCall) {
+  for (StringId enclosing : {StringId{0}, StringId{4}, StringId{6}}) {
+    const bool one_call = enclosing == 4;
+    TraceModel::Records r;
+    r.strings = {"",     "attn", "mlp", "cudaLaunchKernel", "LlamaModel.forward", "cudaMemcpyAsync",
+                 "train"};
+    uint32_t corr = 1;
+    int64_t t = 0;
+    for (int layer = 0; layer < 4; ++layer) {
+      r.apis.push_back({t, t + 2, 7, corr, 0, 5, 0, ApiDomain::kRuntime, {}});
+      MemcpyRecord c{};
+      c.start_ns = t + 5;
+      c.end_ns = t + 8;
+      c.correlation = corr++;
+      c.is_async = 1;
+      r.memcpys.push_back(c);
+      for (StringId name : {StringId{1}, StringId{2}}) {
+        r.apis.push_back({t + 10, t + 12, 7, corr, 0, 3, 0, ApiDomain::kRuntime, {}});
+        KernelRecord k{};
+        k.start_ns = t + 20;
+        k.end_ns = t + 60;
+        k.correlation = corr++;
+        k.name = name;
+        r.kernels.push_back(k);
+        t += 100;
+      }
+    }
+    if (enclosing != 0) {
+      r.nvtx.push_back({-1, t + 10, 7, 7, 0, enclosing, 0, 0, NvtxKind::kPushPop, 0, 0, 0});
+    }
+    auto m = TraceModel::FromRecords(std::move(r));
+    auto set = DetectSteps(*m, {});
+    ASSERT_TRUE(set.ok());
+    if (one_call) {
+      EXPECT_TRUE(set->steps.empty());
+      EXPECT_NE(set->note.find("'LlamaModel.forward'"), std::string::npos) << set->note;
+    } else {
+      ASSERT_EQ(set->method, "kernel-sequence");
+      ASSERT_EQ(set->steps.size(), 4u);
+      EXPECT_EQ(set->steps[1].range_start_ns, 205);  // the copy before the anchor
+      EXPECT_EQ(set->steps[0].range_end_ns, 205);
+    }
+  }
 }
 
 }  // namespace

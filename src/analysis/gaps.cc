@@ -15,6 +15,11 @@ struct Block {
 
 }  // namespace
 
+bool IsQueryApiName(std::string_view n) {
+  return n == "cudaEventQuery" || n == "cudaStreamQuery" || n == "cuEventQuery" ||
+         n == "cuStreamQuery";
+}
+
 const char* GapCauseName(GapCause c) {
   switch (c) {
     case GapCause::kHostWait:
@@ -42,6 +47,10 @@ std::vector<GpuGap> FindGpuGaps(const TraceModel& m, const FlatTimeline& tl, uin
     const SyncRecord& s = m.syncs()[i];
     if (s.type == SyncType::kStreamWaitEvent) continue;
     uint32_t api = s.correlation ? m.ApiByCorrelation(s.correlation) : kNone;
+    // CUPTI records cudaEventQuery/cudaStreamQuery as an event/stream sync,
+    // but a query returns at once whether or not the work is done: it never
+    // makes the host wait for the GPU.
+    if (api != kNone && IsQueryApiName(m.ApiName(api))) continue;
     uint32_t tid = api != kNone ? m.apis()[api].tid : s.tid;
     int64_t start = s.start_ns, end = s.end_ns;
     if (api != kNone) {
@@ -58,10 +67,12 @@ std::vector<GpuGap> FindGpuGaps(const TraceModel& m, const FlatTimeline& tl, uin
     blocks[a.tid].push_back({a.start_ns, a.end_ns, api, kNone});
   };
   for (const MemcpyRecord& c : m.memcpys()) {
-    copy_blocks(c.correlation, !c.is_async || c.src_kind == MemoryKind::kPageable ||
+    // A pageable copy blocks the host whichever call issued it; an unknown
+    // is_async (imported, no issuing call) is not taken as blocking.
+    copy_blocks(c.correlation, c.is_async == 0 || c.src_kind == MemoryKind::kPageable ||
                                    c.dst_kind == MemoryKind::kPageable);
   }
-  for (const MemsetRecord& s : m.memsets()) copy_blocks(s.correlation, !s.is_async);
+  for (const MemsetRecord& s : m.memsets()) copy_blocks(s.correlation, s.is_async == 0);
   for (size_t i = 0; i < m.apis().size(); ++i) {
     // Explicit synchronizing calls that produced no sync record.
     const ApiRecord& a = m.apis()[i];

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "analysis/timeline.h"
@@ -29,6 +30,10 @@ namespace stepscope {
 
 enum class GapCause : uint8_t { kHostWait = 0, kSyncWait = 1, kKernelWait = 2, kOther = 3 };
 const char* GapCauseName(GapCause c);
+
+// cudaEventQuery / cudaStreamQuery (and the driver forms): CUPTI records them
+// as event/stream syncs, but they never block; gap classification skips them.
+bool IsQueryApiName(std::string_view name);
 
 struct GpuGap {
   int64_t start_ns;

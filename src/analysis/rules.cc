@@ -126,19 +126,20 @@ StatusOr<Analysis> Analyze(const TraceModel& m, const AnalyzeOptions& opt) {
   RuleContext c{
       m,  opt, a.steps, OpSteps(m, a.steps), a.device, windows, a.analyzed_ns, a.complete_steps,
       {}, {},  {}};
+  c.undecided = &a.undecided;
   c.blocking_copy.assign(m.apis().size(), 0);
   for (const MemcpyRecord& r : m.memcpys()) {
     const uint32_t api = r.correlation ? m.ApiByCorrelation(r.correlation) : kNone;
     if (api == kNone) continue;
-    if (!r.is_async) {
+    if (r.is_async == 0) {
       c.blocking_copy[api] = 1;
     } else if (r.src_kind == MemoryKind::kPageable || r.dst_kind == MemoryKind::kPageable) {
-      c.blocking_copy[api] = 2;
+      c.blocking_copy[api] = 2;  // blocks the host whichever call issued it
     }
   }
   for (const MemsetRecord& r : m.memsets()) {
     const uint32_t api = r.correlation ? m.ApiByCorrelation(r.correlation) : kNone;
-    if (api != kNone && !r.is_async) c.blocking_copy[api] = 1;
+    if (api != kNone && r.is_async == 0) c.blocking_copy[api] = 1;
   }
   c.is_step_range.assign(m.nvtx().size(), 0);
   for (const Step& s : a.steps.steps) {

@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/gaps.h"
@@ -85,6 +86,9 @@ struct Analysis {
   int64_t complete_steps = 0;  // steady steps analyzed
   IdleSummary idle;
   std::vector<Finding> findings;  // ranked by cost, highest first
+  // Rules that could not decide for lack of evidence in the trace, one line
+  // each: "<rule>: <what is missing>" (docs/rules.md lists each rule's evidence).
+  std::vector<std::string> undecided;
 };
 
 struct RuleInfo {
@@ -110,6 +114,9 @@ struct RuleContext {
   // pageable memory (both block the host), 0 otherwise.
   std::vector<uint8_t> blocking_copy;
   std::vector<char> is_step_range;  // per NVTX range: it is a detected step
+  // Where a rule lacked the evidence to decide: one line each ("sync_memcpy:
+  // 12 copies without their issuing call ...").
+  std::vector<std::string>* undecided = nullptr;
 
   bool InWindows(int64_t t) const;
   // Step index whose window contains t, or -1.
@@ -122,6 +129,11 @@ struct RuleContext {
   // Fills cost_pct / cost_per_step_ns and the reported flag from cost_ns.
   void Finish(Finding* f, bool significant) const;
 };
+
+// An NVTX range of data loading: "data", "DataLoader", "__next__",
+// "prefetch", "load_batch"; whole words, never a C++ operator (aten::...) or a
+// forward/backward range (DistributedDataParallel.forward, *_backward_data).
+bool IsDataLoadingRangeName(std::string_view name);
 
 void GapRules(const RuleContext& c, std::vector<Finding>* out);
 void CopyRules(const RuleContext& c, std::vector<Finding>* out);

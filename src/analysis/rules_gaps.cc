@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
-#include <regex>
 
 #include "analysis/rules.h"
 #include "common/strings.h"
@@ -12,11 +11,6 @@ namespace stepscope {
 namespace {
 
 constexpr int kMinLaunchBoundStretch = 16;  // kernels in a row
-
-bool IsDataRangeName(const std::string& name) {
-  static const std::regex kData(R"(data|loader|batch|input|prefetch|__next__)", std::regex::icase);
-  return std::regex_search(name, kData);
-}
 
 // Accumulates gaps into one finding; keeps the costliest examples.
 struct Group {
@@ -80,6 +74,39 @@ std::vector<int32_t> LaunchBoundStretches(const RuleContext& c, std::vector<int6
 
 }  // namespace
 
+bool IsDataLoadingRangeName(std::string_view name) {
+  std::string lower(name.substr(0, 4096));
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  // C++ operators (aten::batch_norm, c10d::broadcast_) are never data loading.
+  if (lower.find("::") != std::string::npos) return false;
+  for (const char* k : {"dataloader", "data_loader", "__next__", "_next_data", "prefetch"}) {
+    if (lower.find(k) != std::string::npos) return true;
+  }
+  // Whole words only: "DistributedDataParallel.forward" is one word and a
+  // forward; "convolution_backward_data" is a backward.
+  std::vector<std::string_view> words;
+  std::string_view v = lower;
+  for (size_t i = 0; i < v.size();) {
+    while (i < v.size() && !std::isalnum(static_cast<unsigned char>(v[i]))) ++i;
+    size_t j = i;
+    while (j < v.size() && std::isalnum(static_cast<unsigned char>(v[j]))) ++j;
+    if (j > i) words.push_back(v.substr(i, j - i));
+    i = j;
+  }
+  auto has = [&](std::initializer_list<std::string_view> ks) {
+    for (std::string_view w : words) {
+      for (std::string_view k : ks) {
+        if (w == k) return true;
+      }
+    }
+    return false;
+  };
+  if (has({"forward", "backward"})) return false;
+  if (has({"data", "loader", "loading"})) return true;
+  return has({"batch", "input", "inputs"}) &&
+         has({"load", "get", "next", "fetch", "read", "prepare"});
+}
+
 void GapRules(const RuleContext& c, std::vector<Finding>* out) {
   const TraceModel& m = c.m;
   const auto& ops = m.gpu_ops();
@@ -87,7 +114,7 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
   const std::vector<int32_t> stretch =
       c.device >= 0 ? LaunchBoundStretches(c, &stretch_len) : std::vector<int32_t>();
   Group data;
-  int64_t data_first = 0, host_between = 0, host_in_data = 0;
+  int64_t data_first = 0, host_between = 0, host_in_data = 0, undecided_data = 0;
   // Groups by key; std::map keeps the output order deterministic.
   std::map<std::string, Group> groups;
   std::map<std::string, int64_t> knock_on;  // group key -> later host-wait gaps it caused
@@ -152,11 +179,18 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
     const int64_t mid = g.start_ns + (std::max(g.launch_ns, g.start_ns) - g.start_ns) / 2;
     uint32_t host_range = m.RangeAt(tid, mid);
     if (host_range == kNone && tid != m.main_tid()) host_range = m.RangeAt(m.main_tid(), mid);
-    const bool first_of_step = step >= 0 && c.steps.steps[step].first_op == g.next_op;
-    const bool between_steps = !c.steps.steps.empty() && c.steps.AtHostTime(mid) < 0;
+    // Step starts and "between steps" are evidence of a wait for the next
+    // batch only when the steps are host-side ranges: kernel-sequence steps
+    // (no step ranges) start where a repeating kernel does, which in a single
+    // forward pass is a layer, not a batch.
+    const bool host_steps = c.steps.method == "nvtx";
+    const bool at_step_start = step >= 0 && c.steps.steps[step].first_op == g.next_op;
+    const bool first_of_step = host_steps && at_step_start;
+    const bool between_steps = host_steps && !c.steps.steps.empty() && c.steps.AtHostTime(mid) < 0;
+    if (!host_steps && at_step_start) undecided_data += g.length();
     const bool in_data =
-        (host_range != kNone && IsDataRangeName(m.String(m.nvtx()[host_range].name))) ||
-        (launch_range != kNone && IsDataRangeName(m.String(m.nvtx()[launch_range].name)));
+        (host_range != kNone && IsDataLoadingRangeName(m.String(m.nvtx()[host_range].name))) ||
+        (launch_range != kNone && IsDataLoadingRangeName(m.String(m.nvtx()[launch_range].name)));
     if (first_of_step || between_steps || in_data) {
       data_first += g.length();
       if (between_steps) {
@@ -197,6 +231,13 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
     grp.Add(c, g, host_range);
   }
 
+  if (undecided_data > 0 && c.undecided) {
+    c.undecided->push_back(
+        "data_loading: " + Ms(undecided_data) +
+        " of host-wait gaps at the starts of kernel-sequence steps: without step ranges (NVTX "
+        "'step N' / ProfilerStep#N) or a data-loading range there is no evidence they waited for "
+        "a batch; left to host_wait / launch_bound");
+  }
   const double min_pct = c.opt.min_cost_pct;
   auto later = [&](const std::string& key) {
     auto it = knock_on.find(key);

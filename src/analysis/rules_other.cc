@@ -91,7 +91,7 @@ void CopyRules(const RuleContext& c, std::vector<Finding>* out) {
   };
   Acc pageable, sync_copy, offload;
   uint64_t pageable_bytes = 0, offload_bytes = 0, offload_h2d = 0, offload_d2h = 0;
-  int64_t offload_total = 0;
+  int64_t offload_total = 0, undecided_copies = 0;
   for (const GpuOp& o : m.gpu_ops()) {
     if (o.kind == GpuOpKind::kKernel) continue;
     const int64_t t = OpTime(m, o);
@@ -101,10 +101,11 @@ void CopyRules(const RuleContext& c, std::vector<Finding>* out) {
     bool is_async;
     if (o.kind == GpuOpKind::kMemcpy) {
       const MemcpyRecord& r = m.memcpys()[o.index];
-      is_async = r.is_async != 0;
+      is_async = r.is_async != 0;  // unknown: not taken as synchronous
+      if (r.is_async == kAsyncUnknown) ++undecided_copies;
       const bool host_side =
           r.copy_kind == CopyKind::kHostToDevice || r.copy_kind == CopyKind::kDeviceToHost;
-      if (is_async &&
+      if (r.is_async == 1 &&
           (r.src_kind == MemoryKind::kPageable || r.dst_kind == MemoryKind::kPageable)) {
         pageable.Add(c, t, o.start_ns, o.end_ns, dur, range);
         pageable_bytes += r.bytes;
@@ -122,6 +123,7 @@ void CopyRules(const RuleContext& c, std::vector<Finding>* out) {
       }
     } else {
       is_async = m.memsets()[o.index].is_async != 0;
+      if (m.memsets()[o.index].is_async == kAsyncUnknown) ++undecided_copies;
     }
     if (!is_async) {
       // The host is blocked for the whole call.
@@ -180,6 +182,12 @@ void CopyRules(const RuleContext& c, std::vector<Finding>* out) {
     f.reported = f.cost_pct >= min_pct;
     out->push_back(f);
   }
+  if (undecided_copies > 0 && c.undecided) {
+    c.undecided->push_back(
+        "sync_memcpy: " + std::to_string(undecided_copies) +
+        " copies/memsets in the analyzed steps have no issuing API call in the trace, so "
+        "whether they blocked the host is unknown; they are not classified");
+  }
   if (offload.f.count > 0) {
     Finding& f = offload.f;
     f.rule = "offload_copies";
@@ -210,14 +218,16 @@ void Fp32GemmRule(const RuleContext& c, std::vector<Finding>* out) {
   std::unordered_map<StringId, int64_t> by_name;
   std::string device_name;
   uint32_t cc = 0;
+  int64_t no_device = 0;
   for (const GpuOp& o : m.gpu_ops()) {
     if (o.kind != GpuOpKind::kKernel) continue;
     const KernelRecord& k = m.kernels()[o.index];
     const GemmPrecision p = m.NameInfo(k.name).gemm;
     if (p != GemmPrecision::kFp32 && p != GemmPrecision::kTf32) continue;
     const DeviceRecord* d = m.Device(o.device);
-    if (!d || d->cc_major < 8) continue;
     const int64_t t = OpTime(m, o);
+    if (!d && c.InWindows(t)) ++no_device;
+    if (!d || d->cc_major < 8) continue;
     if (!c.InWindows(t)) continue;
     const int64_t dur = o.end_ns - o.start_ns;
     (p == GemmPrecision::kFp32 ? fp32 : tf32) += dur;
@@ -226,6 +236,11 @@ void Fp32GemmRule(const RuleContext& c, std::vector<Finding>* out) {
     cc = d->cc_major * 10 + d->cc_minor;
     acc.Add(c, t, o.start_ns, o.end_ns, p == GemmPrecision::kFp32 ? dur / 2 : dur / 4,
             RangeOf(m, o));
+  }
+  if (no_device > 0 && c.undecided) {
+    c.undecided->push_back("fp32_gemm: " + std::to_string(no_device) +
+                           " fp32/TF32 GEMM kernels on a device the trace does not describe "
+                           "(no devices row: compute capability unknown)");
   }
   if (acc.f.count == 0) return;
   Finding& f = acc.f;

@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "analysis/timeline.h"
+#include "common/step_names.h"
 
 namespace stepscope {
 namespace {
@@ -22,36 +23,58 @@ int64_t NumberIn(const std::string& s) {
   return v;
 }
 
-// Push/pop (or start/end) ranges whose name matches; outermost only.
-std::vector<uint32_t> MatchingRanges(const TraceModel& m, const std::regex& re) {
-  std::vector<int8_t> match(m.strings().size(), -1);
-  std::vector<uint32_t> out;
+// Names longer than this never match --step-range: std::regex recurses per
+// character and overflows the stack on names of tens of thousands of characters.
+constexpr size_t kMaxRegexName = 1024;
+
+// The step ranges by the one definition (common/step_names.h); with a
+// --step-range regex, the ranges whose name matches it.
+std::vector<NvtxStepRange> StepRanges(const TraceModel& m, const std::regex* re, StepNameKind* kind,
+                                      StepRangeDrops* drops) {
+  std::vector<int8_t> match(re ? m.strings().size() : 0, -1);
+  StepRangeFinder finder;
   const auto& nvtx = m.nvtx();
   for (size_t i = 0; i < nvtx.size(); ++i) {
     const NvtxRecord& r = nvtx[i];
-    if (r.kind == NvtxKind::kMark || r.name >= match.size()) continue;
-    if (match[r.name] < 0) match[r.name] = std::regex_search(m.String(r.name), re) ? 1 : 0;
-    if (match[r.name]) out.push_back(static_cast<uint32_t>(i));
-  }
-  // Drop ranges nested inside another match.
-  std::vector<char> is_match(nvtx.size(), 0);
-  for (uint32_t i : out) is_match[i] = 1;
-  std::vector<uint32_t> outer;
-  for (uint32_t i : out) {
-    bool nested = false;
-    for (uint32_t p = m.nvtx_parent()[i]; p != kNone; p = m.nvtx_parent()[p]) {
-      if (is_match[p]) {
-        nested = true;
-        break;
-      }
+    if (r.kind == NvtxKind::kMark || r.name >= m.strings().size()) continue;
+    NvtxStepRange x;
+    x.start_ns = r.start_ns;
+    x.end_ns = m.RangeEnd(static_cast<uint32_t>(i));
+    x.open = m.IsOpen(static_cast<uint32_t>(i));
+    x.tid = r.tid;
+    x.index = static_cast<uint32_t>(i);
+    const std::string& name = m.String(r.name);
+    const std::string_view domain =
+        r.domain < m.strings().size() ? std::string_view(m.String(r.domain)) : std::string_view();
+    if (re == nullptr) {
+      finder.Add(name, domain, x);
+      continue;
     }
-    if (!nested) outer.push_back(i);
+    if (match[r.name] < 0) {
+      match[r.name] = name.size() <= kMaxRegexName && std::regex_search(name, *re) ? 1 : 0;
+    }
+    if (match[r.name]) finder.AddMatched(domain, x);
   }
-  return outer;
+  return finder.Finish(kind, drops);
+}
+
+// "LlamaModel.forward", "## forward ##", "nn.Module: GPT": a module's forward call.
+bool IsForwardRangeName(std::string_view name) {
+  if (name.substr(0, 10) == "nn.Module:") return true;
+  for (size_t i = name.find("orward"); i != std::string_view::npos;
+       i = name.find("orward", i + 1)) {
+    if (i == 0 || (name[i - 1] != 'f' && name[i - 1] != 'F')) continue;
+    const size_t b = i - 1, e = i + 6;
+    const bool left = b == 0 || !std::isalnum(static_cast<unsigned char>(name[b - 1]));
+    const bool right = e == name.size() || !std::isalnum(static_cast<unsigned char>(name[e]));
+    if (left && right) return true;
+  }
+  return false;
 }
 
 // The kernel-sequence fallback: see steps.h.
-std::vector<Step> KernelSequenceSteps(const TraceModel& m, int device, std::string* anchor_name) {
+std::vector<Step> KernelSequenceSteps(const TraceModel& m, int device, std::string* anchor_name,
+                                      uint32_t* inside_range) {
   // The device with the most kernels when none was chosen.
   int dev = device;
   if (dev < 0) {
@@ -105,6 +128,35 @@ std::vector<Step> KernelSequenceSteps(const TraceModel& m, int device, std::stri
       anchors.push_back(static_cast<int64_t>(k));
     }
   }
+  // Repetitions launched inside one and the same forward range (a model's
+  // forward call: its layers) are parts of one call, not steps of a loop.
+  std::vector<uint32_t> common;  // the first anchor's enclosing ranges, innermost first
+  for (size_t a = 0; a < anchors.size(); ++a) {
+    const GpuOp& o = m.gpu_ops()[seq[anchors[a]]];
+    std::vector<uint32_t> chain;
+    for (uint32_t r = o.api != kNone ? m.api_range()[o.api] : kNone; r != kNone;
+         r = m.nvtx_parent()[r]) {
+      chain.push_back(r);
+    }
+    if (a == 0) {
+      common = std::move(chain);
+    } else {
+      std::vector<uint32_t> keep;
+      for (uint32_t r : common) {
+        if (std::find(chain.begin(), chain.end(), r) != chain.end()) keep.push_back(r);
+      }
+      common = std::move(keep);
+    }
+    if (common.empty()) break;
+  }
+  // Only a forward call is evidence of layers: a "train" or "epoch" range
+  // around a loop encloses steps.
+  for (uint32_t r : common) {
+    if (IsForwardRangeName(m.String(m.nvtx()[r].name))) {
+      *inside_range = r;
+      return {};
+    }
+  }
   const int64_t period = st[best].max_gap;
   std::vector<Step> steps;
   for (size_t a = 0; a < anchors.size(); ++a) {
@@ -113,6 +165,16 @@ std::vector<Step> KernelSequenceSteps(const TraceModel& m, int device, std::stri
     s.name = "kernel sequence " + std::to_string(a);
     const GpuOp& first = m.gpu_ops()[seq[anchors[a]]];
     s.range_start_ns = first.start_ns;
+    // The copies/memsets on the device right before the anchor kernel (the
+    // step's input copy) belong to its step, not to the end of the previous one.
+    for (uint32_t j = seq[anchors[a]]; j > 0;) {
+      const GpuOp& o = m.gpu_ops()[--j];
+      if (a > 0 && o.start_ns <= m.gpu_ops()[seq[anchors[a - 1]]].start_ns) break;
+      if (o.device != first.device) continue;
+      if (o.kind == GpuOpKind::kKernel) break;
+      s.range_start_ns = o.start_ns;
+    }
+    if (a > 0) steps.back().range_end_ns = std::min(steps.back().range_end_ns, s.range_start_ns);
     if (a + 1 < anchors.size()) {
       s.range_end_ns = m.gpu_ops()[seq[anchors[a + 1]]].start_ns;
     } else {
@@ -164,7 +226,8 @@ std::vector<int32_t> OpSteps(const TraceModel& m, const StepSet& steps) {
 
 StatusOr<StepSet> DetectSteps(const TraceModel& m, const StepOptions& options) {
   StepSet set;
-  std::vector<uint32_t> ranges;
+  std::vector<NvtxStepRange> ranges;
+  StepNameKind kind = StepNameKind::kNone;
   if (!options.range_regex.empty()) {
     std::regex re;
     try {
@@ -173,46 +236,43 @@ StatusOr<StepSet> DetectSteps(const TraceModel& m, const StepOptions& options) {
       return InvalidInput("--step-range '" + options.range_regex + "': bad regular expression (" +
                           e.what() + ")");
     }
-    ranges = MatchingRanges(m, re);
+    ranges = StepRanges(m, &re, &kind, &set.dropped);
     set.pattern = options.range_regex;
   } else {
-    static const std::regex kStep(R"(^\s*step[ _#:-]*\d+\s*$)", std::regex::icase);
-    static const std::regex kProfilerStep(R"(^ProfilerStep#\d+$)");
-    ranges = MatchingRanges(m, kStep);
-    set.pattern = "step N";
-    if (ranges.empty()) {
-      ranges = MatchingRanges(m, kProfilerStep);
-      set.pattern = "ProfilerStep#N";
-    }
+    ranges = StepRanges(m, nullptr, &kind, &set.dropped);
+    set.pattern = StepNamePattern(kind);
   }
   if (!ranges.empty()) {
     set.method = "nvtx";
-    for (uint32_t i : ranges) {
-      const NvtxRecord& r = m.nvtx()[i];
+    for (const NvtxStepRange& x : ranges) {
+      const NvtxRecord& r = m.nvtx()[x.index];
       Step s;
-      s.nvtx = i;
+      s.nvtx = x.index;
       s.tid = r.tid;
       s.name = m.String(r.name);
-      s.number = NumberIn(s.name);
-      s.range_start_ns = r.start_ns;
-      s.range_end_ns = m.RangeEnd(i);
-      s.complete = !m.IsOpen(i);
+      s.number = x.number >= 0 ? x.number : NumberIn(s.name);
+      s.range_start_ns = x.start_ns;
+      s.range_end_ns = x.end_ns;
+      s.complete = !x.open;
       set.steps.push_back(std::move(s));
     }
-    std::stable_sort(set.steps.begin(), set.steps.end(), [](const Step& a, const Step& b) {
-      return a.range_start_ns < b.range_start_ns;
-    });
     for (size_t k = 0; k < set.steps.size(); ++k) {
       if (set.steps[k].number < 0) set.steps[k].number = static_cast<int64_t>(k);
     }
   } else if (options.range_regex.empty() && options.kernel_fallback) {
     std::string anchor;
-    set.steps = KernelSequenceSteps(m, options.device, &anchor);
+    uint32_t inside = kNone;
+    set.steps = KernelSequenceSteps(m, options.device, &anchor, &inside);
     if (!set.steps.empty()) {
       set.method = "kernel-sequence";
       set.pattern = anchor;
     } else {
       set.pattern.clear();
+      if (inside != kNone) {
+        set.note = "a kernel ('" + anchor.substr(0, 60) + "') repeats only inside one '" +
+                   m.String(m.nvtx()[inside].name).substr(0, 60) +
+                   "' range: parts of one call (layers), not steps";
+      }
     }
   } else {
     set.pattern = options.range_regex;
@@ -278,14 +338,16 @@ StatusOr<StepSet> DetectSteps(const TraceModel& m, const StepOptions& options) {
     if (all.size() > 5) all.resize(5);
     s.top_kernels = std::move(all);
   }
+  // A window of zero length (the step's GPU work ended before the previous
+  // step's did) is no steady-state sample: not steady, not in the median.
   std::vector<int64_t> durations;
   for (const Step& s : set.steps) {
-    if (s.complete) durations.push_back(s.duration());
+    if (s.complete && s.duration() > 0) durations.push_back(s.duration());
   }
   const double median = Summarize(&durations).median;
   size_t steady = durations.size();
   for (Step& s : set.steps) {
-    if (!s.complete) continue;
+    if (!s.complete || s.duration() <= 0) continue;
     if (steady <= 1 || s.duration() * 4 <= median * 5) break;  // > 1.25x the median
     s.warmup = true;
     --steady;

@@ -3,15 +3,22 @@
 //
 // Detection, first match wins:
 //   1. --step-range REGEX: push/pop NVTX ranges whose name matches;
-//   2. NVTX ranges named "step N" (the reference workload), "step_N", "Step N";
-//   3. "ProfilerStep#N" (torch.profiler's step annotation);
-//   4. fallback: a repeating kernel sequence. The anchor is the kernel name that
+//   2. the step ranges of common/step_names.h (the one definition shared with
+//      memory, roofline and ranks): "step N" (any case, separators
+//      " _#:-"), else "ProfilerStep#N"; never GPU-side ranges (Kineto's
+//      gpu_user_annotation copies), never zero-length; one thread (the one
+//      with the most); nested or overlapping ranges keep the outermost.
+//      The same domain/length/thread/nesting rules apply to 1.;
+//   3. fallback: a repeating kernel sequence. The anchor is the kernel name that
 //      occurs most often at a uniform spacing (every occurrence the same
 //      number of kernels after the previous one, within 10%); each occurrence
 //      starts a step. Per-layer kernels are not uniform (the step boundary
-//      breaks the spacing), the once-per-step optimizer kernel is.
-// Nested matches keep the outermost range. The step number comes from the
-// first digit run in the name (else the ordinal).
+//      breaks the spacing), the once-per-step optimizer kernel is. When every
+//      anchor was launched inside one and the same forward range ("forward"
+//      as a word, or torch's "nn.Module: X": the layers of one forward call),
+//      there are no steps (StepSet::note says why).
+// The step number comes from the name (else the first digit run, else the
+// ordinal).
 //
 // Each step's *window* on the GPU timeline runs from the end of the previous
 // step's GPU work to the end of its own GPU work (the work launched while the
@@ -35,6 +42,7 @@
 #include "analysis/summary.h"
 #include "analysis/trace_model.h"
 #include "common/status.h"
+#include "common/step_names.h"
 
 namespace stepscope {
 
@@ -59,8 +67,9 @@ struct Step {
   int64_t range_end_ns = 0;
   bool complete = true;  // false: the range never closed (cut-off trace)
   bool warmup = false;   // a leading step much longer than the median
-  // Complete and not warm-up: counted in the statistics, the rules and diff.
-  bool steady() const { return complete && !warmup; }
+  // Complete, not warm-up, and a window of positive length: counted in the
+  // statistics, the rules and diff.
+  bool steady() const { return complete && !warmup && end_ns > start_ns; }
   int64_t start_ns = 0;  // window on the GPU timeline
   int64_t end_ns = 0;
   int64_t gpu_first_ns = -1;  // first start / last end of the GPU work launched in the step
@@ -76,7 +85,9 @@ struct StepSet {
   std::string method;   // "nvtx" or "kernel-sequence" or "" when no steps were found
   std::string pattern;  // the name pattern, or the anchor kernel name
   std::vector<Step> steps;
-  DurationStats stats;  // durations of the steady steps (complete, not warm-up)
+  StepRangeDrops dropped;  // step-named ranges that are not steps, by reason
+  std::string note;        // why no steps were found, when there is more to say
+  DurationStats stats;     // durations of the steady steps (complete, not warm-up)
   // Index of the step with this number, or -1.
   int Find(int64_t number) const;
   // Index of the step whose host range contains t (any thread), or -1.

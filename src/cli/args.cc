@@ -1,6 +1,9 @@
 #include "cli/args.h"
 
 #include <cstdio>
+#include <utility>
+
+#include "common/file_util.h"
 
 namespace stepscope {
 
@@ -97,6 +100,27 @@ int ArgParser::ParseOrExit(int argc, char** argv) {
     return 0;
   }
   if (!st.ok()) return ReportError(command_name_, st);
+  // Every command: an output that is one of the inputs would be replaced
+  // (report -o x.sqlite x.sqlite) before or while it is read.
+  std::vector<std::pair<std::string, std::string>> inputs;  // flag ("" positional), path
+  for (const std::string& in : positionals_) inputs.emplace_back("", in);
+  for (const char* flag : {"--torch-memory", "--from"}) {
+    if (Has(flag)) inputs.emplace_back(flag, Get(flag));
+  }
+  for (const char* out_flag : {"--output", "--svg", "--results"}) {
+    if (!Has(out_flag)) continue;
+    const std::string out = Get(out_flag);
+    for (const auto& [in_flag, in] : inputs) {
+      // roofline: --output names the survey trace, unused with --from.
+      if (std::string(out_flag) == "--output" && in_flag == "--from") continue;
+      if (!SameFile(out, in)) continue;
+      const std::string shown = std::string(out_flag) == "--output" ? "-o" : out_flag;
+      return ReportError(command_name_,
+                         InvalidInput(shown + " " + out + " is the input " + in +
+                                      "; writing it would destroy the input: choose another "
+                                      "output name"));
+    }
+  }
   return -1;
 }
 

@@ -16,12 +16,26 @@ std::string Text(const TraceModel& m, const Analysis& a, double min_pct) {
   const StepSet& st = a.steps;
   if (st.steps.empty()) {
     s += "steps: none found (no 'step N'/'ProfilerStep#N' NVTX ranges, no repeating kernel "
-         "sequence)\n";
+         "sequence" +
+         (st.note.empty() ? std::string() : "; " + st.note) + ")\n";
   } else {
     s += "steps: " + std::to_string(st.steps.size()) + " (" + std::to_string(a.complete_steps) +
          " steady) by " + st.method + " '" + std::string(KernelBaseName(st.pattern)).substr(0, 60) +
          "'; median " + FormatDuration(static_cast<int64_t>(st.stats.median)) + ", CV " +
          FormatFixed(st.stats.mean > 0 ? 100.0 * st.stats.stddev / st.stats.mean : 0.0, 1) + "%\n";
+  }
+  if (st.dropped.total() > 0) {
+    const StepRangeDrops& d = st.dropped;
+    std::string why;
+    auto part = [&](int64_t n, const char* what) {
+      if (n > 0) why += (why.empty() ? "" : ", ") + std::to_string(n) + " " + what;
+    };
+    part(d.gpu_side, "GPU-side (gpu_user_annotation)");
+    part(d.zero_length, "zero-length");
+    part(d.other_kind, "ProfilerStep#N beside 'step N'");
+    part(d.other_thread, "on another thread");
+    part(d.overlapping, "nested or overlapping");
+    s += "step-named ranges that are not steps: " + why + "\n";
   }
   if (a.device < 0) {
     s += "GPU: no GPU activity in the trace\n";
@@ -40,6 +54,7 @@ std::string Text(const TraceModel& m, const Analysis& a, double min_pct) {
     }
     s += "\n";
   }
+  for (const std::string& u : a.undecided) s += "undecided: " + u + "\n";
   if (a.findings.empty()) {
     s += "\nNo findings costing " + FormatFixed(min_pct, 1) + "% of the analyzed time or more.\n";
     return s;

@@ -62,6 +62,9 @@ int RunImport(int argc, char** argv) {
   Status st = ImportTrace(in, out, format, &r);
   if (!st.ok()) return ReportError("import", st);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const std::string& w : r.stats.warnings()) {
+    std::fprintf(stderr, "import: warning: %s: %s\n", in.c_str(), w.c_str());
+  }
   if (p.Has("--quiet")) return 0;
 
   Table t({{"counter"}, {"value", "", true}});

@@ -3,19 +3,18 @@
 // The launcher itself never touches CUDA. It checks that the tracer library
 // loads (else: one warning, run untraced), sets CUDA_INJECTION64_PATH /
 // NVTX_INJECTION64_PATH and the STEPSCOPE_* settings (capture/config.h), runs
-// the command as a child, forwards signals to it, and exits with the child's
-// status. The launcher is also the collector (src/collector/): each traced
-// process (ranks, children that exec) connects to it and gets its own trace
-// file, which the launcher finalizes after that process is gone and then
-// summarizes. `stepscope _collect` is the same collector for one process that
-// was started without the launcher.
+// the command as a child (cli/launcher.h: signals as if the launcher were not
+// there) and exits the way the child did. The launcher is also the collector
+// (src/collector/): each traced process (ranks, children that exec) connects
+// to it and gets its own trace file, which the launcher finalizes after that
+// process is gone and then summarizes. `stepscope _collect` is the same
+// collector for one process that was started without the launcher.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,6 +29,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/launcher.h"
 #ifdef STEPSCOPE_HAVE_COLLECTOR
 #include "collector/collector_server.h"
 #endif
@@ -40,27 +40,9 @@
 namespace stepscope {
 namespace {
 
-volatile sig_atomic_t g_child = 0;
-
-void ForwardSignal(int sig, siginfo_t* info, void*) {
-  // Terminal-generated signals (Ctrl-C) already reach the child through the
-  // process group; forward only those sent to the launcher itself.
-  if (info && info->si_code == SI_KERNEL) return;
-  if (g_child > 0) kill(g_child, sig);
-}
-
 std::string FindInjectLibrary() {
   if (const char* env = std::getenv("STEPSCOPE_INJECT_LIB")) return env;
-  std::string dir = ExecutableDir();
-  for (const char* rel : {"/../lib/libstepscope_inject.so", "/../lib64/libstepscope_inject.so"}) {
-    std::string p = dir + rel;
-    if (FileExists(p)) {
-      char real[4096];
-      if (realpath(p.c_str(), real)) return real;
-      return p;
-    }
-  }
-  return "";
+  return FindLibraryBesideExecutable("libstepscope_inject.so");
 }
 
 // The sitecustomize hook directory for --pytorch-memory: installed beside the
@@ -278,6 +260,7 @@ int RunProfile(int argc, char** argv) {
         "profile",
         InvalidInput("--capture-range: use cudaProfilerApi or nvtx:NAME, not '" + range + "'"));
   }
+  if (Status st = CheckOutputPattern(pattern); !st.ok()) return ReportError("profile", st);
   const bool force = p.Has("--force-overwrite");
   // A fixed name (no per-process token) that already exists: refuse up front
   // rather than write next to it under another name.
@@ -390,36 +373,14 @@ int RunProfile(int argc, char** argv) {
     }
   }
 
-  struct sigaction sa;
-  std::memset(&sa, 0, sizeof(sa));
-  sa.sa_sigaction = &ForwardSignal;
-  sa.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&sa.sa_mask);
-  const int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-  for (int s : kForwarded) sigaction(s, &sa, nullptr);
-
-  std::vector<char*> args;
-  for (const std::string& a : cmd) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t child = fork();
-  if (child < 0) {
-    return ReportError("profile", Internal(std::string("fork failed: ") + std::strerror(errno)));
+  // Spawn, signals, wait: cli/launcher.h.
+  ProgramExit exit;
+  if (auto run = RunProgram(cmd, {}); run.ok()) {
+    exit = *run;
+  } else {
+    std::fprintf(stderr, "stepscope profile: error: %s\n", run.status().message().c_str());
+    exit.wait_status = 127 << 8;  // as exit(127), a shell's 'cannot run'
   }
-  if (child == 0) {
-    struct sigaction dfl;
-    std::memset(&dfl, 0, sizeof(dfl));
-    dfl.sa_handler = SIG_DFL;
-    for (int s : kForwarded) sigaction(s, &dfl, nullptr);
-    execvp(args[0], args.data());
-    std::fprintf(stderr, "stepscope profile: error: cannot run '%s': %s\n", args[0],
-                 std::strerror(errno));
-    _exit(127);
-  }
-  g_child = child;
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  g_child = 0;
 
 #ifdef STEPSCOPE_HAVE_COLLECTOR
   if (collector) {
@@ -430,17 +391,7 @@ int RunProfile(int argc, char** argv) {
     if (!p.Has("--quiet")) PrintSummaries(results);
   }
 #endif
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) {
-    // Die the same way so the caller sees the same status.
-    int sig = WTERMSIG(status);
-    signal(sig, SIG_DFL);
-    fflush(stdout);
-    fflush(stderr);
-    kill(getpid(), sig);
-    return 128 + sig;
-  }
-  return 1;
+  return FinishLikeProgram(exit);
 }
 
 }  // namespace stepscope

@@ -1,13 +1,18 @@
 // stepscope roofline: counters of a step's top kernels against this GPU's
 // measured ceilings. The work is in src/roofline/; this file runs the steps:
 // survey (or --from) -> select -> profile -> evaluate -> print, chart, store.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/launcher.h"
 #include "common/file_util.h"
 #include "common/strings.h"
 #include "roofline/ceilings.h"
@@ -217,14 +222,16 @@ int RunRoofline(int argc, char** argv) {
     if (text)
       std::printf("roofline: survey run (kernels, launches, NVTX) -> %s\n", trace_path.c_str());
     std::fflush(stdout);
-    auto rc = RunWithEnv(
+    auto run = RunProgram(
         command, InjectEnv("survey", {{"STEPSCOPE_ROOFLINE_TRACE", Absolute(out.temp_path())}}));
-    if (!rc.ok()) return ReportError(kCmd, rc.status());
-    if (*rc != 0) {
-      return ReportError(kCmd, Unavailable("the command exited with code " + std::to_string(*rc) +
-                                           " during the survey run; fix it and retry"));
+    if (!run.ok()) return ReportError(kCmd, run.status());
+    if (run->ExitCode() != 0) {
+      return ReportError(
+          kCmd, Unavailable("the command exited with code " + std::to_string(run->ExitCode()) +
+                            " during the survey run; fix it and retry"));
     }
-    if (!FileExists(out.temp_path())) {
+    struct stat written;  // the temporary file exists from the start, empty
+    if (::stat(out.temp_path().c_str(), &written) != 0 || written.st_size == 0) {
       return ReportError(kCmd, Unavailable("the survey run wrote no trace: the program never "
                                            "initialized CUDA, or the injected library " +
                                            InjectLibraryPath() + " could not load"));
@@ -270,13 +277,22 @@ int RunRoofline(int argc, char** argv) {
   Status st = WriteFileAtomic(targets_file.temp_path(), TargetsJson(targets));
   if (!st.ok()) return ReportError(kCmd, st);
   std::string results_path = p.Has("--results") ? p.Get("--results") : tmp + ".results.jsonl";
+  // The profiled program appends to it: created here, exclusively (a name
+  // planted by someone else, or a symlink, is an error, not followed).
   std::remove(results_path.c_str());
+  if (int fd =
+          ::open(results_path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+      fd >= 0) {
+    ::close(fd);
+  } else {
+    return ReportError(kCmd, IoError(results_path + ": cannot create: " + std::strerror(errno)));
+  }
   // Run 1: every metric, by kernel replay; run 2: time and memory traffic in
   // one pass (range_profiler.cc says why). Both append to the results file.
   const std::vector<std::string> groups = p.Has("--one-run")
                                               ? std::vector<std::string>{"all"}
                                               : std::vector<std::string>{"all", "memory"};
-  StatusOr<int> rc = 0;
+  int rc = 0;
   std::string failed_run;  // the run after which the loop stopped on a nonzero exit
   for (const std::string& group : groups) {
     if (text) {
@@ -288,14 +304,15 @@ int RunRoofline(int argc, char** argv) {
                   targets.instances);
     }
     std::fflush(stdout);
-    rc = RunWithEnv(
+    auto run = RunProgram(
         command,
         InjectEnv("profile", {{"STEPSCOPE_ROOFLINE_TARGETS", Absolute(targets_file.temp_path())},
                               {"STEPSCOPE_ROOFLINE_RESULTS", Absolute(results_path)},
                               {"STEPSCOPE_ROOFLINE_GROUP", group},
                               {"STEPSCOPE_ROOFLINE_CACHE", p.Get("--cache-control")}}));
-    if (!rc.ok()) return ReportError(kCmd, rc.status());
-    if (*rc != 0) {
+    if (!run.ok()) return ReportError(kCmd, run.status());
+    rc = run->ExitCode();
+    if (rc != 0) {
       failed_run = group == "all" ? "counter run (the time-and-bytes run was skipped)"
                                   : "time-and-bytes run";
       break;
@@ -310,9 +327,9 @@ int RunRoofline(int argc, char** argv) {
   for (const ProfileMessage& m : results.messages) {
     if (m.error) return ReportError(kCmd, Unavailable(m.message));
   }
-  if (*rc != 0) {
+  if (rc != 0) {
     std::fprintf(stderr, "stepscope roofline: warning: the command exited with code %d in the %s\n",
-                 *rc, failed_run.c_str());
+                 rc, failed_run.c_str());
   }
   if (results.bad_lines > 0) {
     std::fprintf(stderr, "stepscope roofline: warning: %d unreadable result line(s) skipped\n",

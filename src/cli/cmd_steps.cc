@@ -81,9 +81,10 @@ int RunSteps(int argc, char** argv) {
                           Cell(Pct(b.busy, b.span), 1), Cell(Pct(b.compute, b.span), 1),
                           Cell(Pct(b.communication, b.span), 1), Cell(Pct(b.memory, b.span), 1),
                           Cell(Pct(b.idle, b.span), 1), Cell(s.gpu_ops),
-                          !s.complete ? "open"
-                          : s.warmup  ? "warm-up"
-                                      : "ok",
+                          !s.complete   ? "open"
+                          : s.warmup    ? "warm-up"
+                          : !s.steady() ? "empty"
+                                        : "ok",
                           s.top_kernels.empty() ? "" : ShortName(m.String(s.top_kernels[0].name))});
           if (kernels) {
             if (o.kernels.columns().empty()) {

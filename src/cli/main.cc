@@ -2,6 +2,8 @@
 // library: each subcommand lives in its own cmd_*.cc.
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <new>
 
 #include "cli/commands.h"
 #include "common/version.h"
@@ -53,7 +55,28 @@ int main(int argc, char** argv) {
     return 0;
   }
   for (const CommandInfo& c : kCommands) {
-    if (!std::strcmp(argv[1], c.name)) return c.run(argc - 2, argv + 2);
+    if (std::strcmp(argv[1], c.name) != 0) continue;
+    // Nothing is meant to throw (errors are Status values), but a damaged
+    // input can still reach an allocation or a library that does: one line
+    // and exit 2 instead of an abort. Catching here unwinds the stack, so
+    // temporary outputs (AtomicOutput, OutputFile) remove themselves.
+    try {
+      return c.run(argc - 2, argv + 2);
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr,
+                   "stepscope %s: error: out of memory; the input is damaged or too large for "
+                   "this machine\n",
+                   c.name);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr,
+                   "stepscope %s: error: internal error (%s); the input may be damaged; please "
+                   "report it with the input\n",
+                   c.name, e.what());
+    } catch (...) {
+      std::fprintf(stderr, "stepscope %s: error: internal error; please report it with the input\n",
+                   c.name);
+    }
+    return 2;
   }
   // Not listed: the collector a tracer starts for itself (docs/capture.md).
   if (!std::strcmp(argv[1], "_collect")) return RunCollect(argc - 2, argv + 2);

@@ -1,5 +1,7 @@
 #include "common/file_util.h"
 
+#include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,12 +14,22 @@
 namespace stepscope {
 
 AtomicOutput::AtomicOutput(std::string final_path) : final_path_(std::move(final_path)) {
-  temp_path_ = final_path_ + ".tmp-" + std::to_string(::getpid());
-  ::unlink(temp_path_.c_str());
+  const std::string base = final_path_ + ".tmp-" + std::to_string(::getpid());
+  temp_path_ = base;
+  for (int n = 1; n <= 100; ++n) {
+    int fd = ::open(temp_path_.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      ::close(fd);
+      return;
+    }
+    if (errno != EEXIST) break;
+    temp_path_ = base + "-" + std::to_string(n);
+  }
+  created_ = false;
 }
 
 AtomicOutput::~AtomicOutput() {
-  if (!committed_) {
+  if (!committed_ && created_) {
     ::unlink(temp_path_.c_str());
     // SQLite side files of a temporary database.
     ::unlink((temp_path_ + "-journal").c_str());
@@ -33,6 +45,12 @@ Status AtomicOutput::Commit() {
   }
   committed_ = true;
   return OkStatus();
+}
+
+bool SameFile(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 bool FileExists(const std::string& path) {
@@ -68,6 +86,17 @@ std::string ExecutableDir() {
   std::string p(buf);
   size_t slash = p.rfind('/');
   return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+std::string FindLibraryBesideExecutable(const std::string& file_name) {
+  const std::string dir = ExecutableDir();
+  for (const char* rel : {"/../lib/", "/../lib64/"}) {
+    std::string p = dir + rel + file_name;
+    if (!FileExists(p)) continue;
+    char real[4096];
+    return ::realpath(p.c_str(), real) ? std::string(real) : p;
+  }
+  return "";
 }
 
 }  // namespace stepscope

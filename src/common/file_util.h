@@ -11,7 +11,10 @@ namespace stepscope {
 class AtomicOutput {
  public:
   // `final_path` is where the file lands on Commit(); until then the data goes
-  // to temp_path() (same directory, so rename(2) is atomic).
+  // to temp_path() (same directory, so rename(2) is atomic). The temporary
+  // file is created here, empty, with O_EXCL (a name another process or a
+  // planted symlink holds is never opened: the next free name is taken); if it
+  // cannot be created the writer's own open reports why.
   explicit AtomicOutput(std::string final_path);
   ~AtomicOutput();  // removes the temporary file unless committed
   AtomicOutput(const AtomicOutput&) = delete;
@@ -25,13 +28,21 @@ class AtomicOutput {
   std::string final_path_;
   std::string temp_path_;
   bool committed_ = false;
+  bool created_ = true;  // false: the name was not ours; never remove it
 };
 
 bool FileExists(const std::string& path);
+// Whether both paths exist and are the same file (device and inode: links,
+// "./x" and "x" alike).
+bool SameFile(const std::string& a, const std::string& b);
 StatusOr<std::string> ReadFile(const std::string& path);
 // Writes `data` to `path` atomically (temp + rename).
 Status WriteFileAtomic(const std::string& path, const std::string& data);
 // Directory of the running executable (from /proc/self/exe).
 std::string ExecutableDir();
+// A library installed beside the executable: <exe dir>/../lib/NAME or
+// ../lib64/NAME, resolved with realpath; "" when neither exists. The one
+// lookup of the injected libraries (profile, roofline, host-mem).
+std::string FindLibraryBesideExecutable(const std::string& file_name);
 
 }  // namespace stepscope

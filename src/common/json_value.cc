@@ -1,9 +1,12 @@
 #include "common/json_value.h"
 
+#include "common/json_reader.h"
+
 #include <cstdio>
 #include "common/strings.h"
 #include "common/table.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
@@ -72,210 +75,69 @@ const JsonValue* JsonValue::Get(std::string_view key) const {
   return nullptr;
 }
 
-// Recursive descent over the text; `pos_` is the offset of the next byte.
-class JsonParser {
- public:
-  explicit JsonParser(std::string_view text) : s_(text) {}
-
-  Status Parse(JsonValue* out) {
-    RETURN_IF_ERROR(Value(out, 0));
-    SkipSpace();
-    if (pos_ != s_.size()) return Error("trailing characters after the JSON document");
-    return OkStatus();
-  }
-
- private:
-  Status Error(const std::string& what) const {
-    return InvalidInput("offset " + std::to_string(pos_) + ": " + what);
-  }
-
-  void SkipSpace() {
-    while (pos_ < s_.size()) {
-      char c = s_[pos_];
-      if (c != ' ' && c != '\n' && c != '\r' && c != '\t') break;
-      ++pos_;
+// The tree is built on the pull reader (common/json_reader.h): one JSON
+// reading layer, one error wording.
+namespace {
+Status BuildValue(JsonReader& r, JsonValue* out) {
+  switch (r.Peek()) {
+    case JsonReader::Type::kObject: {
+      *out = JsonValue::Object();
+      return r.Object([&](std::string_view key) -> Status {
+        JsonValue v;
+        RETURN_IF_ERROR(BuildValue(r, &v));
+        out->Set(std::string(key), std::move(v));
+        return OkStatus();
+      });
     }
-  }
-
-  bool Consume(std::string_view word) {
-    if (s_.substr(pos_, word.size()) != word) return false;
-    pos_ += word.size();
-    return true;
-  }
-
-  Status Value(JsonValue* out, int depth) {
-    if (depth > kMaxJsonDepth) return Error("nesting deeper than " + std::to_string(kMaxJsonDepth));
-    SkipSpace();
-    if (pos_ >= s_.size()) return Error("unexpected end of input, expected a value");
-    char c = s_[pos_];
-    switch (c) {
-      case '{':
-        return ObjectValue(out, depth);
-      case '[':
-        return ArrayValue(out, depth);
-      case '"':
-        out->type_ = JsonValue::Type::kString;
-        return StringValue(&out->string_);
-      case 't':
-        if (!Consume("true")) return Error("invalid literal, expected true");
-        *out = JsonValue::Bool(true);
+    case JsonReader::Type::kArray: {
+      *out = JsonValue::Array();
+      return r.Array([&]() -> Status {
+        JsonValue v;
+        RETURN_IF_ERROR(BuildValue(r, &v));
+        out->Append(std::move(v));
         return OkStatus();
-      case 'f':
-        if (!Consume("false")) return Error("invalid literal, expected false");
-        *out = JsonValue::Bool(false);
-        return OkStatus();
-      case 'n':
-        if (!Consume("null")) return Error("invalid literal, expected null");
-        *out = JsonValue();
-        return OkStatus();
-      default:
-        if (c == '-' || (c >= '0' && c <= '9')) return Number(out);
-        return Error(std::string("unexpected character '") + c + "', expected a value");
+      });
     }
-  }
-
-  Status ObjectValue(JsonValue* out, int depth) {
-    ++pos_;  // '{'
-    out->type_ = JsonValue::Type::kObject;
-    SkipSpace();
-    if (pos_ < s_.size() && s_[pos_] == '}') {
-      ++pos_;
+    case JsonReader::Type::kString: {
+      std::string str;
+      RETURN_IF_ERROR(r.String(&str));
+      *out = JsonValue::String(std::move(str));
       return OkStatus();
     }
-    while (true) {
-      SkipSpace();
-      if (pos_ >= s_.size() || s_[pos_] != '"') return Error("expected a member name in quotes");
-      std::string key;
-      RETURN_IF_ERROR(StringValue(&key));
-      SkipSpace();
-      if (pos_ >= s_.size() || s_[pos_] != ':') return Error("expected ':' after a member name");
-      ++pos_;
-      out->members_.emplace_back(std::move(key), JsonValue());
-      RETURN_IF_ERROR(Value(&out->members_.back().second, depth + 1));
-      SkipSpace();
-      if (pos_ >= s_.size()) return Error("unexpected end of input inside an object");
-      if (s_[pos_] == ',') {
-        ++pos_;
-        continue;
+    case JsonReader::Type::kNumber: {
+      std::string_view text;
+      RETURN_IF_ERROR(r.NumberText(&text));
+      const std::string num(text);
+      // Integers without a fraction or exponent stay exact (int64); others are doubles.
+      if (num.find_first_of(".eE") == std::string::npos) {
+        errno = 0;
+        char* end = nullptr;
+        const long long v = std::strtoll(num.c_str(), &end, 10);
+        if (errno == 0 && *end == '\0') {
+          *out = JsonValue::Int(v);
+          return OkStatus();
+        }
       }
-      if (s_[pos_] == '}') {
-        ++pos_;
-        return OkStatus();
-      }
-      return Error("expected ',' or '}' in an object");
-    }
-  }
-
-  Status ArrayValue(JsonValue* out, int depth) {
-    ++pos_;  // '['
-    out->type_ = JsonValue::Type::kArray;
-    SkipSpace();
-    if (pos_ < s_.size() && s_[pos_] == ']') {
-      ++pos_;
+      *out = JsonValue::Double(std::strtod(num.c_str(), nullptr));
       return OkStatus();
     }
-    while (true) {
-      out->items_.emplace_back();
-      RETURN_IF_ERROR(Value(&out->items_.back(), depth + 1));
-      SkipSpace();
-      if (pos_ >= s_.size()) return Error("unexpected end of input inside an array");
-      if (s_[pos_] == ',') {
-        ++pos_;
-        continue;
-      }
-      if (s_[pos_] == ']') {
-        ++pos_;
-        return OkStatus();
-      }
-      return Error("expected ',' or ']' in an array");
-    }
-  }
-
-  Status StringValue(std::string* out) {
-    ++pos_;  // opening quote
-    while (true) {
-      // Copy the run of plain characters in one go.
-      size_t run = pos_;
-      while (run < s_.size() && s_[run] != '"' && s_[run] != '\\' &&
-             static_cast<unsigned char>(s_[run]) >= 0x20) {
-        ++run;
-      }
-      out->append(s_.data() + pos_, run - pos_);
-      pos_ = run;
-      if (pos_ >= s_.size()) return Error("unterminated string");
-      char c = s_[pos_];
-      if (c == '"') {
-        ++pos_;
-        return OkStatus();
-      }
-      if (c != '\\') return Error("control character inside a string");
-      size_t used = 0;
-      const char* error = "";
-      switch (DecodeJsonEscape(s_.substr(pos_), out, &used, &error)) {
-        case JsonEscape::kOk:
-          pos_ += used;
-          break;
-        case JsonEscape::kIncomplete:
-          return Error("unterminated escape in a string");
-        case JsonEscape::kBad:
-          pos_ += used;
-          return Error(error);
-      }
-    }
-  }
-
-  Status Number(JsonValue* out) {
-    const size_t begin = pos_;
-    bool negative = false;
-    if (s_[pos_] == '-') {
-      negative = true;
-      ++pos_;
-    }
-    if (pos_ >= s_.size() || s_[pos_] < '0' || s_[pos_] > '9') return Error("expected a digit");
-    // Integer part, accumulated as a magnitude while it fits.
-    uint64_t mag = 0;
-    bool overflow = false;
-    if (s_[pos_] == '0') {
-      ++pos_;
-    } else {
-      while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') {
-        uint64_t d = static_cast<uint64_t>(s_[pos_] - '0');
-        if (mag > (UINT64_MAX - d) / 10) overflow = true;
-        mag = mag * 10 + d;
-        ++pos_;
-      }
-    }
-    bool is_double = false;
-    if (pos_ < s_.size() && s_[pos_] == '.') {
-      is_double = true;
-      ++pos_;
-      if (pos_ >= s_.size() || s_[pos_] < '0' || s_[pos_] > '9')
-        return Error("expected a digit after '.'");
-      while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
-    }
-    if (pos_ < s_.size() && (s_[pos_] == 'e' || s_[pos_] == 'E')) {
-      is_double = true;
-      ++pos_;
-      if (pos_ < s_.size() && (s_[pos_] == '+' || s_[pos_] == '-')) ++pos_;
-      if (pos_ >= s_.size() || s_[pos_] < '0' || s_[pos_] > '9')
-        return Error("expected a digit in the exponent");
-      while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
-    }
-    const uint64_t limit = negative ? (uint64_t{1} << 63) : (uint64_t{1} << 63) - 1;
-    if (!is_double && !overflow && mag <= limit) {
-      out->type_ = JsonValue::Type::kInt;
-      out->int_ = negative ? static_cast<int64_t>(0 - mag) : static_cast<int64_t>(mag);
+    case JsonReader::Type::kBool: {
+      bool b = false;
+      RETURN_IF_ERROR(r.Bool(&b));
+      *out = JsonValue::Bool(b);
       return OkStatus();
     }
-    std::string num(s_.substr(begin, pos_ - begin));
-    out->type_ = JsonValue::Type::kDouble;
-    out->double_ = std::strtod(num.c_str(), nullptr);
-    return OkStatus();
+    case JsonReader::Type::kNull:
+      *out = JsonValue();
+      return r.Null();
+    case JsonReader::Type::kEnd:
+      return r.Error("unexpected end of input, expected a value");
+    case JsonReader::Type::kBad:
+      break;
   }
-
-  std::string_view s_;
-  size_t pos_ = 0;
-};
+  return r.Error("unexpected character, expected a value");
+}
+}  // namespace
 
 namespace {
 
@@ -381,9 +243,9 @@ JsonEscape DecodeJsonEscape(std::string_view s, std::string* out, size_t* used,
 
 StatusOr<JsonValue> ParseJson(std::string_view text) {
   JsonValue v;
-  JsonParser p(text);
-  Status st = p.Parse(&v);
-  if (!st.ok()) return st;
+  JsonReader r(text, "");
+  RETURN_IF_ERROR(BuildValue(r, &v));
+  RETURN_IF_ERROR(r.End());
   return v;
 }
 

@@ -1,4 +1,4 @@
-// JsonValue: the small JSON document model and parser shared by the stages
+// JsonValue: the small JSON document tree shared by the stages
 // that read or write small JSON files (rank summaries, GPU ceilings, roofline
 // results). Not for traces: the Kineto importer has its own streaming
 // tokenizer, because those files reach gigabytes.
@@ -69,7 +69,6 @@ class JsonValue {
   std::string Dump() const;
 
  private:
-  friend class JsonParser;
   Type type_ = Type::kNull;
   bool bool_ = false;
   int64_t int_ = 0;
@@ -79,8 +78,8 @@ class JsonValue {
   std::vector<std::pair<std::string, JsonValue>> members_;
 };
 
-// Parses one JSON document (surrounding whitespace allowed). Errors read
-// "offset N: what was expected".
+// Parses one JSON document (surrounding whitespace allowed), on the pull
+// reader of common/json_reader.h. Errors read "byte N: what was expected".
 StatusOr<JsonValue> ParseJson(std::string_view text);
 
 // One escape sequence inside a JSON string, shared by the project's three

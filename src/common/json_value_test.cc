@@ -31,12 +31,10 @@ TEST(JsonValue, ExtremeIntegers) {
 TEST(JsonValue, ErrorsNameTheOffset) {
   auto v = ParseJson("{\"a\": [1, 2,, 3]}");
   ASSERT_FALSE(v.ok());
-  EXPECT_EQ(v.status().message(), "offset 12: unexpected character ',', expected a value");
-  EXPECT_EQ(ParseJson("").status().message(),
-            "offset 0: unexpected end of input, expected a value");
-  EXPECT_EQ(ParseJson("[1] x").status().message(),
-            "offset 4: trailing characters after the JSON document");
-  EXPECT_EQ(ParseJson("\"abc").status().message(), "offset 4: unterminated string");
+  EXPECT_EQ(v.status().message(), "byte 12: unexpected character, expected a value");
+  EXPECT_EQ(ParseJson("").status().message(), "byte 0: unexpected end of input, expected a value");
+  EXPECT_EQ(ParseJson("[1] x").status().message(), "byte 4: trailing data after the JSON value");
+  EXPECT_EQ(ParseJson("\"abc").status().message(), "byte 4: unterminated string");
   EXPECT_FALSE(ParseJson("01").ok());
   EXPECT_FALSE(ParseJson("-").ok());
   EXPECT_FALSE(ParseJson("1.").ok());

@@ -172,6 +172,90 @@ void AppendUtf8(std::string* out, uint32_t cp) {
   }
 }
 
+namespace {
+
+// Length of the well-formed UTF-8 sequence at s[i] and its code point; 0 when
+// ill-formed (Unicode 15, table 3-7).
+size_t DecodeUtf8(std::string_view s, size_t i, uint32_t* cp) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  const unsigned char c = b(0);
+  if (c < 0x80) {
+    *cp = c;
+    return 1;
+  }
+  size_t n;
+  unsigned char lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size() || b(1) < lo || b(1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k) {
+    if (b(k) < 0x80 || b(k) > 0xBF) return 0;
+  }
+  uint32_t v = c & (0xFF >> (n + 1));
+  for (size_t k = 1; k < n; ++k) v = (v << 6) | (b(k) & 0x3F);
+  *cp = v;
+  return n;
+}
+
+template <typename Map>
+std::string RewriteUtf8(std::string_view s, Map map) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    uint32_t cp = 0;
+    size_t n = DecodeUtf8(s, i, &cp);
+    if (n == 0) {
+      AppendUtf8(&out, 0xFFFD);
+      ++i;
+      continue;
+    }
+    if (!map(cp, &out)) out.append(s.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+bool PlainAscii(std::string_view s, bool allow_controls) {
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x7F || (!allow_controls && c < 0x20)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string ValidUtf8(std::string_view s) {
+  if (PlainAscii(s, true)) return std::string(s);
+  return RewriteUtf8(s, [](uint32_t, std::string*) { return false; });
+}
+
+std::string PrintableText(std::string_view s) {
+  if (PlainAscii(s, false)) return std::string(s);
+  return RewriteUtf8(s, [](uint32_t cp, std::string* out) {
+    if (cp == '\t' || cp == '\n' || cp == '\r') {
+      out->push_back(' ');
+      return true;
+    }
+    if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0)) {
+      AppendUtf8(out, 0xFFFD);
+      return true;
+    }
+    return false;
+  });
+}
+
 std::string Demangle(const std::string& mangled) {
   if (!StartsWith(mangled, "_Z")) return mangled;
   int status = 0;

@@ -33,6 +33,14 @@ int HexDigitValue(char c);
 // Appends the UTF-8 encoding of a Unicode code point (<= 0x10FFFF) to *out.
 void AppendUtf8(std::string* out, uint32_t code_point);
 
+// Valid UTF-8: every ill-formed sequence (RFC 3629: overlong, surrogate,
+// past U+10FFFF, cut short) becomes U+FFFD; everything else is kept.
+std::string ValidUtf8(std::string_view s);
+// Text safe for a terminal and for one table cell: ValidUtf8, and tab,
+// newline and CR become a space, other control characters (C0, DEL, C1,
+// so escape sequences) U+FFFD.
+std::string PrintableText(std::string_view s);
+
 // Demangles an Itanium C++ name; returns the input unchanged when it is not mangled.
 std::string Demangle(const std::string& mangled);
 

@@ -62,5 +62,27 @@ TEST(Strings, HexDigitAndUtf8) {
   EXPECT_EQ(s, "A\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80");
 }
 
+TEST(Strings, ValidUtf8ReplacesIllFormedSequences) {
+  const std::string ok = "A\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\x1b[31m";
+  EXPECT_EQ(ValidUtf8(ok), ok);  // valid, controls kept
+  const std::string fffd = "\xEF\xBF\xBD";
+  EXPECT_EQ(ValidUtf8("a\xFF"
+                      "b"),
+            "a" + fffd + "b");
+  EXPECT_EQ(ValidUtf8("\xC0\xAF"), fffd + fffd);                        // overlong '/'
+  EXPECT_EQ(ValidUtf8("\xED\xA0\x80"), fffd + fffd + fffd);             // surrogate D800
+  EXPECT_EQ(ValidUtf8("\xF4\x90\x80\x80"), fffd + fffd + fffd + fffd);  // > U+10FFFF
+  EXPECT_EQ(ValidUtf8("x\xE2\x82"), "x" + fffd + fffd);                 // cut short
+}
+
+TEST(Strings, PrintableTextHasNoControlCharacters) {
+  const std::string fffd = "\xEF\xBF\xBD";
+  EXPECT_EQ(PrintableText("gemm_kernel<float>"), "gemm_kernel<float>");
+  EXPECT_EQ(PrintableText("k\x1b]0;owned\x07"), "k" + fffd + "]0;owned" + fffd);
+  EXPECT_EQ(PrintableText("a\tb\nc\r"), "a b c ");
+  EXPECT_EQ(PrintableText("del\x7F c1\xC2\x9B"), "del" + fffd + " c1" + fffd);
+  EXPECT_EQ(PrintableText("\xC3\xA9t\xC3\xA9 \xFF"), "\xC3\xA9t\xC3\xA9 " + fffd);
+}
+
 }  // namespace
 }  // namespace stepscope

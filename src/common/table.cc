@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/strings.h"
+
 namespace stepscope {
 
 bool ParseOutputFormat(const std::string& s, OutputFormat* out) {
@@ -54,12 +56,13 @@ std::string Table::RenderText() const {
   cells.reserve(rows_.size());
   for (size_t c = 0; c < n; ++c) {
     const std::string& t = columns_[c].title.empty() ? columns_[c].name : columns_[c].title;
-    width[c] = t.size();
+    width[c] = PrintableText(t).size();
   }
   for (const auto& row : rows_) {
     std::vector<std::string> line;
     for (size_t c = 0; c < n; ++c) {
-      line.push_back(c < row.size() ? row[c].Text() : "");
+      // Names come from traces: no escape sequence reaches the terminal.
+      line.push_back(c < row.size() ? PrintableText(row[c].Text()) : "");
       width[c] = std::max(width[c], line.back().size());
     }
     cells.push_back(std::move(line));
@@ -87,7 +90,8 @@ std::string Table::RenderText() const {
   std::vector<std::string> header;
   std::vector<std::string> rule;
   for (size_t c = 0; c < n; ++c) {
-    header.push_back(columns_[c].title.empty() ? columns_[c].name : columns_[c].title);
+    header.push_back(
+        PrintableText(columns_[c].title.empty() ? columns_[c].name : columns_[c].title));
     rule.push_back(std::string(width[c], '-'));
   }
   emit_line(header, &out);
@@ -97,7 +101,13 @@ std::string Table::RenderText() const {
 }
 
 namespace {
-std::string CsvQuote(const std::string& s) {
+// Valid UTF-8 without control characters other than the quoted newlines.
+std::string CsvQuote(const std::string& raw) {
+  std::string s = ValidUtf8(raw);
+  for (char& ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\n' && c != '\r' && c != '\t') || c == 0x7F) ch = '?';
+  }
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string out = "\"";
   for (char ch : s) {
@@ -135,7 +145,8 @@ std::string Table::RenderCsv() const {
   return out;
 }
 
-std::string JsonQuote(const std::string& s) {
+std::string JsonQuote(const std::string& raw) {
+  const std::string s = ValidUtf8(raw);  // JSON text is UTF-8
   std::string out = "\"";
   for (unsigned char ch : s) {
     switch (ch) {
@@ -164,7 +175,7 @@ std::string JsonQuote(const std::string& s) {
         out.append("\\u0026");
         break;
       default:
-        if (ch < 0x20) {
+        if (ch < 0x20 || ch == 0x7F) {
           char buf[8];
           std::snprintf(buf, sizeof(buf), "\\u%04x", ch);
           out.append(buf);

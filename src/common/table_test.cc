@@ -34,6 +34,14 @@ TEST(Table, JsonEscapesHtml) {
   EXPECT_EQ(Table({{"k"}}).RenderJson(), "[]\n");
 }
 
+TEST(Table, HostileNamesAreSafeInEveryFormat) {
+  Table t({{"name"}});
+  t.AddRow({std::string("k\x1b[2J\xFF,x")});
+  EXPECT_EQ(t.RenderText(), "name\n" + std::string(12, '-') + "\nk\xEF\xBF\xBD[2J\xEF\xBF\xBD,x\n");
+  EXPECT_EQ(t.RenderCsv(), "name\n\"k?[2J\xEF\xBF\xBD,x\"\n");
+  EXPECT_EQ(t.RenderJson(), "[\n {\"name\": \"k\\u001b[2J\xEF\xBF\xBD,x\"}\n]\n");
+}
+
 TEST(Table, PrependColumn) {
   Table t = Sample();
   t.PrependColumn({"rank"}, int64_t{3});

@@ -1,6 +1,7 @@
 #include "export/counters.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -9,7 +10,8 @@
 namespace stepscope {
 
 int64_t AutoBucketNs(int64_t first_ns, int64_t last_ns, int target_buckets) {
-  int64_t span = std::max<int64_t>(last_ns - first_ns, 1);
+  int64_t span = 1;
+  if (__builtin_sub_overflow(last_ns, first_ns, &span) || span < 1) span = 1;
   int64_t raw = span / std::max(target_buckets, 1);
   // 1-2-5 steps of microseconds: 1us 2us 5us 10us ... 1s 2s 5s ...
   int64_t step = 1000;
@@ -17,6 +19,7 @@ int64_t AutoBucketNs(int64_t first_ns, int64_t last_ns, int target_buckets) {
     for (int64_t m : {1, 2, 5}) {
       if (step * m >= raw) return step * m;
     }
+    if (step > std::numeric_limits<int64_t>::max() / 100) return step;
     step *= 10;
   }
 }
@@ -53,7 +56,12 @@ StatusOr<std::vector<DeviceSeries>> GpuUtilizationSeries(const TraceReader& read
     t_last = st.Int(1);
   }
   if (bucket_ns <= 0) bucket_ns = AutoBucketNs(t0, t_last, 2000);
-  if ((t_last - t0) / bucket_ns > 50'000'000) {
+  int64_t span = 0;
+  if (__builtin_sub_overflow(t_last, t0, &span)) {
+    return InvalidInput("kernel times from " + std::to_string(t0) + " to " +
+                        std::to_string(t_last) + " ns overflow: the trace's times are damaged");
+  }
+  if (span / bucket_ns > 50'000'000) {
     return InvalidInput("GPU utilization bucket of " + std::to_string(bucket_ns) +
                         " ns gives more than 50 million buckets; choose a larger bucket");
   }

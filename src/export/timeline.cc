@@ -103,6 +103,7 @@ class Walker {
       RETURN_IF_ERROR(st.status());
     }
     stats_->time_origin_ns = origin == std::numeric_limits<int64_t>::max() ? 0 : origin;
+    RETURN_IF_ERROR(CheckTimeSpan(stats_->time_origin_ns));
     sink_->SetTimeOrigin(stats_->time_origin_ns);
     // The end of the trace closes NVTX ranges that never ended; only needed then.
     ASSIGN_OR_RETURN(Statement open, reader_.Query("SELECT 1 FROM nvtx WHERE end_ns < 0 LIMIT 1"));
@@ -120,6 +121,27 @@ class Walker {
         trace_end_ = std::max(trace_end_, meta_end);
     }
     return open.status();
+  }
+
+  // Every later computation subtracts timestamps (durations, buckets, the
+  // JSON's relative times): refuse a trace whose times do not fit in 2^62 ns
+  // (146 years) of the origin instead of overflowing.
+  Status CheckTimeSpan(int64_t origin) {
+    constexpr int64_t kMaxSpanNs = int64_t{1} << 62;
+    for (const char* sql :
+         {"SELECT MAX(end_ns) FROM kernels", "SELECT MAX(end_ns) FROM memcpy",
+          "SELECT MAX(end_ns) FROM memset", "SELECT MAX(end_ns) FROM api",
+          "SELECT MAX(MAX(end_ns), MAX(start_ns)) FROM nvtx", "SELECT MAX(ts_ns) FROM memory"}) {
+      ASSIGN_OR_RETURN(Statement st, reader_.Query(sql));
+      if (!st.Step() || st.IsNull(0)) continue;
+      int64_t span = 0;
+      if (__builtin_sub_overflow(st.Int(0), origin, &span) || span > kMaxSpanNs) {
+        return InvalidInput("timestamps from " + std::to_string(origin) + " to " +
+                            std::to_string(st.Int(0)) +
+                            " ns span more than 146 years: the trace's times are damaged");
+      }
+    }
+    return OkStatus();
   }
 
   uint64_t NewTrack(TrackInfo info) {

@@ -101,6 +101,11 @@ struct KernelRecord {
   uint64_t graph_node_id;  // 0: not launched from a CUDA graph
 };
 
+// MemcpyRecord/MemsetRecord.is_async: 1 issued by an async call, 0 by a
+// synchronous one, kAsyncUnknown when the trace does not say (an imported
+// copy without its issuing call; stored as NULL).
+constexpr uint8_t kAsyncUnknown = 2;
+
 struct MemcpyRecord {
   int64_t start_ns;
   int64_t end_ns;

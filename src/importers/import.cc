@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/file_util.h"
+#include "importers/import_util.h"
 #include "importers/input_stream.h"
 #include "importers/kineto_importer.h"
 #include "importers/nsys_importer.h"
@@ -96,6 +97,8 @@ Status ImportTrace(const std::string& in, const std::string& out, ImportFormat f
     return st.code() == StatusCode::kInvalidInput ? InvalidInput(in + ": " + st.message())
                                                   : st.WithContext(in);
   }
+  st = ResolveCopyAsync(w->db(), &result->stats);
+  if (!st.ok()) return st.WithContext(out);
   result->stats.WriteTo(w);
   result->rows = w->rows();
   auto t1 = std::chrono::steady_clock::now();

@@ -31,12 +31,19 @@ class ImportStats {
   };
   const std::vector<Counter>& counters() const { return counters_; }
 
+  // Import warnings: events dropped (how many, why: each names its counter),
+  // evidence missing, no GPU activity from a file that has events. `import`
+  // prints them to stderr; they are never silent.
+  void Warn(std::string message) { warnings_.push_back(std::move(message)); }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
   // Writes every counter (zeros included, so the table documents what was
   // checked) into the trace's stats table.
   void WriteTo(TraceWriter* w) const;
 
  private:
   std::vector<Counter> counters_;
+  std::vector<std::string> warnings_;
 };
 
 }  // namespace stepscope

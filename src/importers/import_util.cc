@@ -1,5 +1,6 @@
 #include "importers/import_util.h"
 
+#include "importers/import_stats.h"
 #include "store/sqlite_util.h"
 #include "store/trace_writer.h"
 
@@ -65,6 +66,57 @@ Status RecomputeNvtxDepth(sqlite3* db, uint32_t tid, const std::vector<StringId>
     }
   }
   return sel.status();
+}
+
+Status ResolveCopyAsync(sqlite3* db, ImportStats* stats) {
+  // The class of a call name: 1 async, 0 synchronous, NULL neither.
+  static const char kClass[] =
+      "(SELECT CASE WHEN s.value LIKE '%Async%' OR s.value LIKE 'cudaGraphLaunch%' OR "
+      "s.value LIKE 'cuGraphLaunch%' THEN 1 "
+      "WHEN s.value LIKE 'cudaMemcpy%' OR s.value LIKE 'cudaMemset%' OR "
+      "s.value LIKE 'cuMemcpy%' OR s.value LIKE 'cuMemset%' THEN 0 ELSE NULL END "
+      "FROM api a JOIN strings s ON s.id = a.name_id WHERE a.correlation = T.correlation "
+      "AND T.correlation != 0 LIMIT 1)";
+  std::string sql = "CREATE INDEX IF NOT EXISTS api_correlation ON api(correlation);";
+  for (const char* t : {"memcpy", "memset"}) {
+    std::string c = kClass;
+    for (size_t p = c.find("T."); p != std::string::npos; p = c.find("T.", p)) c.replace(p, 1, t);
+    sql += std::string("UPDATE ") + t + " SET is_async = " + c + ";";
+  }
+  RETURN_IF_ERROR(Exec(db, sql));
+  int64_t n[3] = {0, 0, 0};  // async, sync, unknown
+  ASSIGN_OR_RETURN(Statement q,
+                   Prepare(db,
+                           "SELECT coalesce(is_async, 2), count(*) FROM (SELECT is_async FROM "
+                           "memcpy UNION ALL SELECT is_async FROM memset) GROUP BY 1"));
+  while (q.Step()) {
+    const int64_t k = q.Int(0);
+    if (k == 1)
+      n[0] += q.Int(1);
+    else if (k == 0)
+      n[1] += q.Int(1);
+    else
+      n[2] += q.Int(1);
+  }
+  stats->Set(stats->Add("import_copies_async",
+                        "memcpy/memset rows issued by an async call (cudaMemcpyAsync, ...; "
+                        "found by correlation id): is_async = 1"),
+             n[0]);
+  stats->Set(stats->Add("import_copies_sync",
+                        "memcpy/memset rows issued by a synchronous call (cudaMemcpy, "
+                        "cudaMemset, ...): is_async = 0"),
+             n[1]);
+  stats->Set(stats->Add("import_copies_async_unknown",
+                        "memcpy/memset rows whose issuing call is not in the trace: is_async "
+                        "NULL (the sync_memcpy rule cannot decide on them)"),
+             n[2]);
+  if (n[2] > 0) {
+    stats->Warn(std::to_string(n[2]) + " of " + std::to_string(n[0] + n[1] + n[2]) +
+                " memcpy/memset rows have no issuing API call in the trace (by correlation "
+                "id): whether they were async is unknown (is_async NULL; stats "
+                "import_copies_async_unknown)");
+  }
+  return OkStatus();
 }
 
 }  // namespace stepscope

@@ -70,4 +70,15 @@ class RangeDepthTracker {
 Status RecomputeNvtxDepth(sqlite3* db, uint32_t tid, const std::vector<StringId>& domains,
                           uint64_t* partial);
 
+// memcpy/memset.is_async of an imported trace, from the API call that issued
+// each copy (same correlation id): a name with "Async" (cudaMemcpyAsync,
+// cuMemsetD32Async, ...) or a graph launch -> 1; a synchronous copy/memset
+// call (cudaMemcpy, cuMemcpyHtoD, cudaMemset, ...) -> 0; no such call, or a
+// call of another name -> NULL (unknown: rules that need it say so). Neither
+// Kineto's gpu_memcpy events nor nsys's CUPTI_ACTIVITY_KIND_MEMCPY table
+// carry the CUPTI async flag; the launching call is the evidence. Counts go
+// to import_copies_async / _sync / _async_unknown; unknowns are warned about.
+class ImportStats;
+Status ResolveCopyAsync(sqlite3* db, ImportStats* stats);
+
 }  // namespace stepscope

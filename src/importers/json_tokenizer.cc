@@ -8,6 +8,54 @@ inline const char* SkipWs(const char* p, const char* end) {
 }
 }  // namespace
 
+bool ChromeTraceTokenizer::Skipper::Feed(const char* p, const char* end, size_t* used) {
+  for (const char* q = p; q < end; ++q) {
+    const char c = *q;
+    if (!started) {
+      started = true;
+      if (c == '"') {
+        in_string = true;
+      } else if (c == '{' || c == '[') {
+        depth = 1;
+      } else {
+        scalar = true;
+      }
+      continue;
+    }
+    if (in_string) {
+      if (escape) {
+        escape = false;
+      } else if (c == '\\') {
+        escape = true;
+      } else if (c == '"') {
+        in_string = false;
+        if (depth == 0) {
+          *used = static_cast<size_t>(q + 1 - p);
+          return true;
+        }
+      }
+      continue;
+    }
+    if (scalar) {
+      if (c == ',' || c == ']' || c == '}' || c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+        *used = static_cast<size_t>(q - p);
+        return true;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      *used = static_cast<size_t>(q + 1 - p);
+      return true;
+    }
+  }
+  *used = static_cast<size_t>(end - p);
+  return false;
+}
+
 Status ChromeTraceTokenizer::SyntaxError(size_t pos, const std::string& what) const {
   return InvalidInput("byte " + std::to_string(base_offset_ + pos) + ": " + what);
 }
@@ -33,7 +81,8 @@ Status ChromeTraceTokenizer::Finish() {
                                      : "byte " + std::to_string(bytes()) +
                                            ": no JSON value (the file holds only whitespace)");
   }
-  const char* where = state_ == State::kFirstEvent || state_ == State::kEvent
+  const char* where = state_ == State::kFirstEvent || state_ == State::kEvent ||
+                              (state_ == State::kSkip && after_skip_ == State::kEvent)
                           ? "inside the traceEvents array"
                           : "inside the top-level object";
   return InvalidInput("byte " + std::to_string(bytes()) + ": unexpected end of data " + where +
@@ -46,6 +95,18 @@ Status ChromeTraceTokenizer::Process(bool final) {
   size_t consumed = 0;
   JsonParseOutcome r;
   while (true) {
+    if (state_ == State::kSkip) {
+      size_t used = 0;
+      const bool done = skip_.Feed(b + pos_, end, &used);
+      pos_ += used;
+      if (!done) {
+        retry_at_ = 0;  // the skipped bytes are dropped at the next Feed()
+        return OkStatus();
+      }
+      ++skipped_values_;
+      state_ = after_skip_;
+      continue;
+    }
     const char* p = SkipWs(b + pos_, end);
     pos_ = static_cast<size_t>(p - b);
     if (p == end) return OkStatus();
@@ -71,7 +132,12 @@ Status ChromeTraceTokenizer::Process(bool final) {
         }
         if (*p != '"') return SyntaxError(pos_, "expected a member name in double quotes");
         r = parser_.Parse(p, end, &consumed);
-        if (r == JsonParseOutcome::kIncomplete) goto need_more;
+        if (r == JsonParseOutcome::kIncomplete) {
+          if (static_cast<size_t>(end - p) <= max_value_bytes_) goto need_more;
+          return SyntaxError(pos_, "a member name longer than " +
+                                       std::to_string(max_value_bytes_ >> 20) +
+                                       " MiB: not a Chrome trace");
+        }
         if (r == JsonParseOutcome::kError)
           return SyntaxError(pos_ + parser_.error_offset(), parser_.error());
         key_.assign(parser_.root().text);
@@ -90,12 +156,23 @@ Status ChromeTraceTokenizer::Process(bool final) {
           continue;
         }
         r = parser_.Parse(q, end, &consumed);
-        if (r == JsonParseOutcome::kIncomplete) goto need_more;
+        if (r == JsonParseOutcome::kIncomplete) {
+          if (static_cast<size_t>(end - q) <= max_value_bytes_) goto need_more;
+          pos_ = static_cast<size_t>(q - b);
+          skip_ = Skipper();
+          after_skip_ = State::kAfterMember;
+          state_ = State::kSkip;
+          continue;
+        }
         if (r == JsonParseOutcome::kError) {
           return SyntaxError(static_cast<size_t>(q - b) + parser_.error_offset(), parser_.error());
         }
-        RETURN_IF_ERROR(
-            sink_->OnTopLevel(key_, parser_, base_offset_ + static_cast<uint64_t>(q - b)));
+        if (consumed > max_value_bytes_) {
+          ++skipped_values_;  // as if it had arrived in small chunks
+        } else {
+          RETURN_IF_ERROR(
+              sink_->OnTopLevel(key_, parser_, base_offset_ + static_cast<uint64_t>(q - b)));
+        }
         pos_ = static_cast<size_t>(q + consumed - b);
         state_ = State::kAfterMember;
         continue;
@@ -118,12 +195,23 @@ Status ChromeTraceTokenizer::Process(bool final) {
                                "trailing ',' before ']' in traceEvents");
         }
         r = parser_.Parse(q, end, &consumed);
-        if (r == JsonParseOutcome::kIncomplete) goto need_more;
+        if (r == JsonParseOutcome::kIncomplete) {
+          if (static_cast<size_t>(end - q) <= max_value_bytes_) goto need_more;
+          pos_ = static_cast<size_t>(q - b);
+          skip_ = Skipper();
+          after_skip_ = State::kEvent;
+          state_ = State::kSkip;
+          continue;
+        }
         if (r == JsonParseOutcome::kError) {
           return SyntaxError(static_cast<size_t>(q - b) + parser_.error_offset(), parser_.error());
         }
-        ++events_;
-        RETURN_IF_ERROR(sink_->OnEvent(parser_, base_offset_ + static_cast<uint64_t>(q - b)));
+        if (consumed > max_value_bytes_) {
+          ++skipped_values_;  // as if it had arrived in small chunks
+        } else {
+          ++events_;
+          RETURN_IF_ERROR(sink_->OnEvent(parser_, base_offset_ + static_cast<uint64_t>(q - b)));
+        }
         pos_ = static_cast<size_t>(q + consumed - b);
         state_ = State::kEvent;
         continue;
@@ -142,6 +230,8 @@ Status ChromeTraceTokenizer::Process(bool final) {
         return SyntaxError(pos_, "expected ',' or '}' after a top-level member");
       case State::kDone:
         return SyntaxError(pos_, "unexpected data after the end of the top-level JSON object");
+      case State::kSkip:
+        break;  // handled above the switch
     }
   }
 need_more:

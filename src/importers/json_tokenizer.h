@@ -11,7 +11,11 @@
 // A value cut by the chunk boundary stays in the window until the next chunk
 // completes it (re-parsing is retried only once the window has doubled, so a
 // huge value costs linear time). Memory is bounded by the largest single
-// value, never by the file.
+// value, never by the file, and a single value is bounded too: an event or
+// top-level member longer than kMaxValueBytes (a "string bomb": one 1 GB
+// string compresses to 1 MB of gzip) is skipped by a byte scanner that keeps
+// only its nesting state, and counted (skipped_values()); its bytes are not
+// validated.
 //
 // The whole document is validated as strict JSON; a syntax error, a top level
 // that is not an object, a "traceEvents" that is not an array, or data ending
@@ -42,7 +46,11 @@ class ChromeTraceTokenizer {
                               uint64_t offset) = 0;
   };
 
-  explicit ChromeTraceTokenizer(Sink* sink) : sink_(sink) {}
+  // The largest event or top-level value parsed; longer ones are skipped.
+  static constexpr size_t kDefaultMaxValueBytes = size_t{32} << 20;
+
+  explicit ChromeTraceTokenizer(Sink* sink, size_t max_value_bytes = kDefaultMaxValueBytes)
+      : sink_(sink), max_value_bytes_(max_value_bytes) {}
 
   Status Feed(const char* data, size_t size);
   // Call after the last Feed(): fails when the document is incomplete.
@@ -51,9 +59,18 @@ class ChromeTraceTokenizer {
   uint64_t events() const { return events_; }
   uint64_t bytes() const { return base_offset_ + buf_.size(); }
   bool saw_trace_events() const { return saw_trace_events_; }
+  // Events and top-level values skipped for being longer than the bound.
+  uint64_t skipped_values() const { return skipped_values_; }
 
  private:
-  enum class State { kStart, kFirstKey, kKey, kFirstEvent, kEvent, kAfterMember, kDone };
+  enum class State { kStart, kFirstKey, kKey, kFirstEvent, kEvent, kAfterMember, kSkip, kDone };
+  // Scans an oversized value without keeping it: true at its end (*used
+  // bytes of `p` belong to it).
+  struct Skipper {
+    bool started = false, in_string = false, escape = false, scalar = false;
+    int64_t depth = 0;
+    bool Feed(const char* p, const char* end, size_t* used);
+  };
   Status Process(bool final);
   Status SyntaxError(size_t pos, const std::string& what) const;
 
@@ -67,6 +84,10 @@ class ChromeTraceTokenizer {
   uint64_t events_ = 0;
   bool saw_trace_events_ = false;
   std::string key_;
+  size_t max_value_bytes_;
+  Skipper skip_;
+  State after_skip_ = State::kEvent;
+  uint64_t skipped_values_ = 0;
 };
 
 }  // namespace stepscope

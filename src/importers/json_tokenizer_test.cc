@@ -104,5 +104,37 @@ TEST(ChromeTraceTokenizer, AHugeValueCostsLinearTime) {
   EXPECT_EQ(seen[0], "Tbig=" + std::string(8 << 20, 'x'));
 }
 
+// A value longer than the bound is skipped (counted), whatever the chunking,
+// and the events around it still arrive; memory stays bounded by the bound.
+TEST(ChromeTraceTokenizer, OversizedValuesAreSkippedAndCounted) {
+  const std::string big(5000, 'x');
+  const std::string doc = "{\"traceEvents\": [{\"a\": 1}, {\"name\": \"" + big + "\\\"]}\"}, \"" +
+                          big + "\", " + std::string(3000, '7') + ", [[\"" + big +
+                          "\"]], {\"b\": 2}], \"meta\": \"" + big + "\", \"x\": 3}";
+  for (size_t chunk : {size_t{1}, size_t{7}, size_t{4096}, doc.size()}) {
+    Recorder r;
+    ChromeTraceTokenizer t(&r, 1024);
+    for (size_t i = 0; i < doc.size(); i += chunk) {
+      ASSERT_TRUE(t.Feed(doc.data() + i, std::min(chunk, doc.size() - i)).ok()) << chunk;
+    }
+    ASSERT_TRUE(t.Finish().ok());
+    EXPECT_EQ(t.skipped_values(), 5u) << chunk;
+    ASSERT_EQ(r.seen.size(), 3u) << chunk;
+    EXPECT_EQ(r.seen[0].substr(r.seen[0].find(':') + 1), R"({"a": 1})");
+    EXPECT_EQ(r.seen[1].substr(r.seen[1].find(':') + 1), R"({"b": 2})");
+    EXPECT_EQ(r.seen[2], "Tx=3");
+  }
+}
+
+TEST(ChromeTraceTokenizer, TruncatedInsideAnOversizedValueIsAnError) {
+  const std::string doc = "{\"traceEvents\": [\"" + std::string(5000, 'x');
+  Recorder r;
+  ChromeTraceTokenizer t(&r, 1024);
+  ASSERT_TRUE(t.Feed(doc.data(), doc.size()).ok());
+  Status st = t.Finish();
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("inside the traceEvents array"), std::string::npos) << st.message();
+}
+
 }  // namespace
 }  // namespace stepscope

@@ -18,21 +18,23 @@ struct CategoryInfo {
 };
 // Indexed by KinetoImporter::Category.
 constexpr CategoryInfo kCategories[] = {
-    {"kineto_kernel_events", "events with cat 'kernel' (stored in kernels)"},
-    {"kineto_gpu_memcpy_events", "events with cat 'gpu_memcpy' (stored in memcpy)"},
-    {"kineto_gpu_memset_events", "events with cat 'gpu_memset' (stored in memset)"},
+    {"kineto_kernel_events", "events with cat 'kernel' ('Kernel' before 1.10; stored in kernels)"},
+    {"kineto_gpu_memcpy_events", "events with cat 'gpu_memcpy' ('Memcpy'; stored in memcpy)"},
+    {"kineto_gpu_memset_events", "events with cat 'gpu_memset' ('Memset'; stored in memset)"},
     {"kineto_cuda_runtime_events",
-     "events with cat 'cuda_runtime' (stored in api, domain runtime)"},
+     "events with cat 'cuda_runtime' ('Runtime'; stored in api, domain runtime)"},
     {"kineto_cuda_driver_events", "events with cat 'cuda_driver' (stored in api, domain driver)"},
     {"kineto_cuda_sync_events", "events with cat 'cuda_sync' (stored in sync)"},
-    {"kineto_cpu_op_events", "events with cat 'cpu_op' (stored in nvtx, domain cpu_op)"},
+    {"kineto_cpu_op_events",
+     "events with cat 'cpu_op' ('Operator'; stored in nvtx, domain cpu_op)"},
     {"kineto_user_annotation_events", "events with cat 'user_annotation' (stored in nvtx)"},
     {"kineto_python_function_events", "events with cat 'python_function' (stored in nvtx)"},
     {"kineto_gpu_user_annotation_events",
      "events with cat 'gpu_user_annotation' (stored in nvtx, tid = stream)"},
     {"kineto_overhead_events", "events with cat 'overhead' (stored in overhead)"},
     {"kineto_ac2g_events",
-     "ac2g flow events ('s' and 'f': launch -> GPU work), counted and matched by id"},
+     "ac2g flow events ('s' and 'f': launch -> GPU work; 'async', 'async_gpu', "
+     "'async_cpu_to_gpu' in older traces), counted and matched by id"},
     {"kineto_fwdbwd_events",
      "fwdbwd flow events (forward -> backward op links), counted, not stored"},
     {"kineto_trace_span_events", "profiler span events (cat 'Trace'), counted, not stored"},
@@ -218,10 +220,25 @@ KinetoImporter::Category KinetoImporter::Classify(const Fields& f) const {
     if (cat == "cuda_sync") return kCudaSync;
     if (cat == "overhead") return kOverhead;
     if (cat == "Trace") return kTraceSpan;
+    // The names Kineto wrote before PyTorch 1.10 (HTA and the TensorBoard
+    // plugin read them too): Kernel, Runtime, Driver, Memcpy, Memset, Operator,
+    // Python, User annotation / GPU user annotation.
+    if (cat == "Kernel") return kKernel;
+    if (cat == "Runtime") return kCudaRuntime;
+    if (cat == "Operator") return kCpuOp;
+    if (cat == "Memcpy") return kGpuMemcpy;
+    if (cat == "Memset") return kGpuMemset;
+    if (cat == "Driver") return kCudaDriver;
+    if (cat == "Python") return kPythonFunction;
+    if (cat == "User annotation" || cat == "user annotation") return kUserAnnotation;
+    if (cat == "GPU user annotation" || cat == "gpu user annotation") return kGpuUserAnnotation;
     return kUnknown;
   }
   if (ph == "s" || ph == "f" || ph == "t") {
-    if (cat == "ac2g") return kAc2g;
+    // Launch -> GPU flows: "ac2g" since 1.10; "async", "async_gpu" and
+    // "async_cpu_to_gpu" in older traces.
+    if (cat == "ac2g" || cat == "async" || cat == "async_gpu" || cat == "async_cpu_to_gpu")
+      return kAc2g;
     if (cat == "fwdbwd") return kFwdbwd;
     return kUnknown;
   }
@@ -253,10 +270,13 @@ bool KinetoImporter::Times(const Fields& f, int64_t* start, int64_t* end) {
 
 bool KinetoImporter::CpuTid(const Fields& f, uint32_t* tid) {
   int64_t v = 0;
-  if (!TrailingInt(f.tid, &v) || v < 0) {
+  // Kineto writes thread ids above 2^31 as negative int32 (-549452224):
+  // the low 32 bits are the thread id.
+  if (!TrailingInt(f.tid, &v) || v < INT32_MIN) {
     Bad(kBadTid);
     return false;
   }
+  if (v < 0) v = static_cast<uint32_t>(static_cast<int32_t>(v));
   if (v > UINT32_MAX) stats_->Bump(tid_truncated_idx_);
   *tid = static_cast<uint32_t>(v);
   int64_t pid = 0;
@@ -338,6 +358,7 @@ Status KinetoImporter::OnEvent(const JsonValueParser& doc, uint64_t offset) {
       std::string_view cat = f.cat && f.cat->type == JsonType::kString ? f.cat->text : f.ph->text;
       std::string name = "kineto_unknown_" + SanitizeStatName(cat);
       if (unknown_cats_.size() < 32 || unknown_cats_.count(name)) {
+        if (!unknown_raw_.count(name)) unknown_raw_[name] = std::string(cat.substr(0, 40));
         auto it = unknown_cats_.find(name);
         if (it == unknown_cats_.end()) {
           it = unknown_cats_
@@ -559,6 +580,7 @@ void KinetoImporter::MapMetadata(const Fields& f) {
   if (f.Name() == "thread_name" && args != nullptr) {
     const JsonNode* n = doc_->Find(*args, "name");
     if (n && n->type == JsonType::kString && TrailingInt(f.pid, &pid) && TrailingInt(f.tid, &tid)) {
+      if (tid < 0 && tid >= INT32_MIN) tid = static_cast<uint32_t>(static_cast<int32_t>(tid));
       thread_names_[{pid, tid}] = std::string(n->text);
     }
   } else if (f.Name() == "process_labels" && args != nullptr) {
@@ -677,6 +699,7 @@ Status KinetoImporter::Finish() {
               static_cast<int64_t>(depth_.out_of_order()));
   stats_->Set(stats_->Add("import_nvtx_partial_overlaps", ""), static_cast<int64_t>(partial));
 
+  WarnDropped();
   w_->SetMeta("source", "kineto-json");
   w_->SetMeta("clock", "kineto");
   w_->SetMeta("wall_clock_offset_ns", std::to_string(base_time_ns_ < 0 ? 0 : base_time_ns_));
@@ -686,6 +709,53 @@ Status KinetoImporter::Finish() {
   }
   if (cpu_pid_ >= 0) w_->SetMeta("pid", std::to_string(cpu_pid_));
   return w_->status();
+}
+
+// Every dropped event is counted; this turns the counts into warnings, and a
+// file with events but no GPU activity into a loud one.
+void KinetoImporter::NoteOversized(uint64_t n, size_t bound) {
+  const size_t idx = stats_->Add(
+      "import_json_value_too_large",
+      "events or top-level members longer than the JSON value bound (32 MiB), skipped unparsed");
+  stats_->Set(idx, static_cast<int64_t>(n));
+  if (n > 0) {
+    stats_->Warn("skipped " + std::to_string(n) + " events/values longer than " +
+                 std::to_string(bound >> 20) + " MiB each (stats import_json_value_too_large)");
+  }
+}
+
+void KinetoImporter::WarnDropped() {
+  for (const auto& [name, idx] : unknown_cats_) {
+    const int64_t n = stats_->value(idx);
+    if (n > 0) {
+      stats_->Warn("skipped " + std::to_string(n) + " events of an unmapped category or phase ('" +
+                   unknown_raw_[name] + "'; stats " + name + ")");
+    }
+  }
+  const int64_t bad = stats_->value(malformed_idx_);
+  if (bad > 0) {
+    std::string why;
+    for (int m = 0; m < kNumMalformed; ++m) {
+      const int64_t n = stats_->value(bad_idx_[m]);
+      if (n > 0)
+        why +=
+            (why.empty() ? "" : ", ") + std::string(kMalformed[m].stat) + " " + std::to_string(n);
+    }
+    stats_->Warn("skipped " + std::to_string(bad) + " malformed events (" + why + ")");
+  }
+  const int64_t gpu = stats_->value(cat_idx_[kKernel]) + stats_->value(cat_idx_[kGpuMemcpy]) +
+                      stats_->value(cat_idx_[kGpuMemset]);
+  const int64_t total = stats_->value(total_idx_);
+  if (gpu == 0 && total > 0) {
+    stats_->Warn("no GPU activity imported (no kernel, gpu_memcpy or gpu_memset event among " +
+                 std::to_string(total) + " events" +
+                 (stats_->value(unknown_idx_) > 0
+                      ? "; " + std::to_string(stats_->value(unknown_idx_)) +
+                            " events of unmapped categories were skipped: if they are GPU work, "
+                            "this Kineto version's category names are not supported"
+                      : std::string("; the trace was recorded without CUDA activities")) +
+                 ")");
+  }
 }
 
 Status ImportKinetoJson(InputStream* in, TraceWriter* w, ImportStats* stats) {
@@ -698,6 +768,7 @@ Status ImportKinetoJson(InputStream* in, TraceWriter* w, ImportStats* stats) {
     RETURN_IF_ERROR(tokenizer.Feed(chunk.data(), chunk.size()));
   }
   RETURN_IF_ERROR(tokenizer.Finish());
+  importer.NoteOversized(tokenizer.skipped_values(), ChromeTraceTokenizer::kDefaultMaxValueBytes);
   if (!tokenizer.saw_trace_events()) {
     return InvalidInput("byte " + std::to_string(tokenizer.bytes()) +
                         ": the JSON object has no \"traceEvents\" array: not a torch.profiler / "

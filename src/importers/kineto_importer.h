@@ -41,6 +41,8 @@ class KinetoImporter : public ChromeTraceTokenizer::Sink {
   Status OnTopLevel(std::string_view key, const JsonValueParser& doc, uint64_t offset) override;
   // After the last event: flow matching, thread names, depth fix-ups, meta.
   Status Finish();
+  // The tokenizer skipped `n` values longer than `bound` bytes.
+  void NoteOversized(uint64_t n, size_t bound);
 
  private:
   enum Category : int {
@@ -87,6 +89,7 @@ class KinetoImporter : public ChromeTraceTokenizer::Sink {
   Status MapOther(Category c, const Fields& f);
   void MapMetadata(const Fields& f);
   void MapDevices(const JsonValueParser& doc);
+  void WarnDropped();
 
   TraceWriter* w_;
   ImportStats* stats_;
@@ -104,6 +107,7 @@ class KinetoImporter : public ChromeTraceTokenizer::Sink {
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names_;  // (pid, tid) -> name
   std::set<uint32_t> cpu_tids_;
   std::map<std::string, size_t> unknown_cats_;
+  std::map<std::string, std::string> unknown_raw_;  // stat name -> the category as written
   int64_t cpu_pid_ = -1;
   int64_t base_time_ns_ = -1;
   int64_t min_ns_ = INT64_MAX, max_ns_ = INT64_MIN;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -164,6 +165,74 @@ TEST_F(KinetoSample, TokenizerIsChunkBoundaryInvariant) {
     digests.push_back(d.h);
   }
   for (uint64_t h : digests) EXPECT_EQ(h, digests[0]);
+}
+
+// Kineto before PyTorch 1.10: Kernel/Runtime/Memcpy/Memset/Operator and
+// "async" flows; negative (int32-wrapped) thread ids; is_async from the
+// issuing call: async, synchronous, and no call (unknown).
+TEST(KinetoImport, OldCategoryNamesAsyncFromTheIssuingCall) {
+  const std::string in = "/tmp/stepscope_kineto_old_" + std::to_string(getpid()) + ".json";
+  const std::string out = in + ".sqlite";
+  {
+    FILE* f = std::fopen(in.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(R"J({"traceEvents": [
+ {"ph": "X", "cat": "Operator", "name": "ProfilerStep#1", "pid": 5, "tid": "5", "ts": 100, "dur": 50},
+ {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 5, "tid": -549452224, "ts": 101, "dur": 2, "args": {"correlation": 1, "cbid": 211}},
+ {"ph": "X", "cat": "Kernel", "name": "k", "pid": 0, "tid": "stream 7", "ts": 110, "dur": 5, "args": {"device": 0, "stream": 7, "correlation": 1}},
+ {"ph": "s", "id": 1, "pid": 5, "tid": 5, "ts": 101, "cat": "async", "name": "launch"},
+ {"ph": "f", "id": 1, "pid": 0, "tid": "stream 7", "ts": 110, "cat": "async", "name": "launch", "bp": "e"},
+ {"ph": "X", "cat": "Runtime", "name": "cudaMemcpyAsync", "pid": 5, "tid": "5", "ts": 103, "dur": 2, "args": {"correlation": 2}},
+ {"ph": "X", "cat": "Memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0, "tid": "stream 7", "ts": 116, "dur": 3, "args": {"device": 0, "stream": 7, "correlation": 2, "bytes": 64}},
+ {"ph": "X", "cat": "Runtime", "name": "cudaMemset", "pid": 5, "tid": "5", "ts": 105, "dur": 20, "args": {"correlation": 3}},
+ {"ph": "X", "cat": "Memset", "name": "Memset (Device)", "pid": 0, "tid": "stream 7", "ts": 120, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 3}},
+ {"ph": "X", "cat": "Memcpy", "name": "Memcpy DtoH (Device -> Pinned)", "pid": 0, "tid": "stream 7", "ts": 122, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 4}},
+ {"ph": "X", "cat": "Mystery", "name": "m", "pid": 0, "tid": 1, "ts": 1, "dur": 1}
+]})J",
+               f);
+    std::fclose(f);
+  }
+  ImportResult r;
+  Status st = ImportTrace(in, out, ImportFormat::kAuto, &r);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(r.stats.Get("kineto_kernel_events"), 1);
+  EXPECT_EQ(r.stats.Get("kineto_cuda_runtime_events"), 3);
+  EXPECT_EQ(r.stats.Get("kineto_cpu_op_events"), 1);
+  EXPECT_EQ(r.stats.Get("kineto_ac2g_linked_gpu"), 1);
+  EXPECT_EQ(r.stats.Get("import_malformed_events"), 0);
+  EXPECT_EQ(r.stats.Get("import_copies_async"), 1);
+  EXPECT_EQ(r.stats.Get("import_copies_sync"), 1);
+  EXPECT_EQ(r.stats.Get("import_copies_async_unknown"), 1);
+  // Warnings: the unknown category and the copy without its call.
+  ASSERT_EQ(r.stats.warnings().size(), 2u);
+  EXPECT_NE(r.stats.warnings()[0].find("'Mystery'"), std::string::npos) << r.stats.warnings()[0];
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(out.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  EXPECT_EQ(Query(db, "SELECT is_async FROM memcpy WHERE correlation = 2"), 1);
+  EXPECT_EQ(Query(db, "SELECT is_async IS NULL FROM memcpy WHERE correlation = 4"), 1);
+  EXPECT_EQ(Query(db, "SELECT is_async FROM memset"), 0);
+  EXPECT_EQ(Query(db, "SELECT tid FROM api WHERE correlation = 1"), 3745515072);
+  sqlite3_close(db);
+  unlink(in.c_str());
+  unlink(out.c_str());
+}
+
+// A file with events but no GPU activity imports, with a loud warning.
+TEST(KinetoImport, NoGpuActivityIsAWarning) {
+  const std::string in = "/tmp/stepscope_kineto_nogpu_" + std::to_string(getpid()) + ".json";
+  const std::string out = in + ".sqlite";
+  FILE* f = std::fopen(in.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs(
+      R"({"traceEvents": [{"ph": "X", "cat": "GpuKernel", "name": "k", "pid": 0, "tid": 1, "ts": 1, "dur": 1}]})",
+      f);
+  std::fclose(f);
+  ImportResult r;
+  ASSERT_TRUE(ImportTrace(in, out, ImportFormat::kAuto, &r).ok());
+  ASSERT_EQ(r.stats.warnings().size(), 2u);
+  EXPECT_NE(r.stats.warnings()[1].find("no GPU activity imported"), std::string::npos);
+  unlink(in.c_str());
+  unlink(out.c_str());
 }
 
 }  // namespace

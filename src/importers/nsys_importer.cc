@@ -48,6 +48,7 @@ class NsysImporter {
   void Count(const std::string& table, int64_t rows);
   void Malformed(const char* reason, const char* doc);
   void Track(int64_t start, int64_t end);
+  void WarnDropped();
   Status MaybeCommit();
   void NotePid(int64_t global_id) { pids_.insert(NsysPid(global_id)); }
   // Calls `row(st, start, end)` for every row of table `t` whose first two
@@ -590,6 +591,39 @@ Status NsysImporter::Meta() {
   return OkStatus();
 }
 
+// Every skipped row is counted; this turns the counts into warnings, and an
+// export without GPU activity into a loud one.
+void NsysImporter::WarnDropped() {
+  std::string why;
+  int64_t rows = 0, gpu = 0;
+  for (const ImportStats::Counter& c : stats_->counters()) {
+    if (c.name.rfind("import_malformed_", 0) == 0 && c.name != "import_malformed_events" &&
+        c.value > 0) {
+      why += (why.empty() ? "" : ", ") + c.name + " " + std::to_string(c.value);
+    }
+    if (c.name.rfind("nsys_rows_", 0) == 0) rows += c.value;
+    if (c.name == "nsys_rows_CUPTI_ACTIVITY_KIND_KERNEL" ||
+        c.name == "nsys_rows_CUPTI_ACTIVITY_KIND_MEMCPY" ||
+        c.name == "nsys_rows_CUPTI_ACTIVITY_KIND_MEMSET") {
+      gpu += c.value;
+    }
+  }
+  if (!why.empty()) {
+    stats_->Warn("skipped " + std::to_string(stats_->Get("import_malformed_events")) +
+                 " malformed rows (" + why + ")");
+  }
+  if (const int64_t n = stats_->Get("nsys_missing_strings"); n > 0) {
+    stats_->Warn(std::to_string(n) +
+                 " string ids not in StringIds, stored as '' (stats "
+                 "nsys_missing_strings)");
+  }
+  if (gpu == 0 && rows > 0) {
+    stats_->Warn(
+        "no GPU activity imported: the export has no CUPTI_ACTIVITY_KIND_KERNEL, "
+        "MEMCPY or MEMSET rows (was it recorded with --trace cuda?)");
+  }
+}
+
 Status NsysImporter::Run() {
   {
     StatusOr<Statement> st = Prepare(src_, "SELECT name FROM sqlite_master WHERE type = 'table'");
@@ -623,6 +657,7 @@ Status NsysImporter::Run() {
   RETURN_IF_ERROR(Nvtx());
   RETURN_IF_ERROR(Threads());
   RETURN_IF_ERROR(Meta());
+  WarnDropped();
   return w_->status();
 }
 

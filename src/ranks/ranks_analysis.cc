@@ -36,6 +36,16 @@ Status NumberRanks(RanksAnalysis* a) {
     kept.push_back(std::move(s));
   }
   a->summaries = std::move(kept);
+  // Larger numbers are damage, not a job: refused before anything is sized
+  // by them (the missing-rank list below).
+  constexpr int64_t kMaxRanks = int64_t{1} << 20;
+  for (const RankSummary& s : a->summaries) {
+    if (s.rank >= kMaxRanks || s.world_size > kMaxRanks) {
+      return InvalidInput(s.trace + ": rank " + std::to_string(s.rank) + ", world size " +
+                          std::to_string(s.world_size) + ": out of range (at most " +
+                          std::to_string(kMaxRanks) + " ranks); the trace's meta is damaged");
+    }
+  }
   std::map<int64_t, std::string> taken;
   for (const RankSummary& s : a->summaries) {
     if (s.rank < 0) continue;

@@ -286,6 +286,45 @@ std::string HeaderText(const RanksAnalysis& a) {
   return out;
 }
 
+namespace {
+// When the verdict rests on collective waits, the NVRx scores can point at
+// another rank: a rank that waits inside a collective runs its NCCL kernels
+// longer, and kernel time is what the scores compare. Say so, so that the
+// per-rank table, the threshold list and the verdict do not silently disagree.
+std::string ScoresDisagreeText(const RanksAnalysis& a, const Straggler& s) {
+  if (s.by_scores) return "";
+  const RankResult& me = a.ranks[static_cast<size_t>(s.rank_index)];
+  int worst = -1;
+  for (size_t i = 0; i < a.ranks.size(); ++i) {
+    const double v = a.ranks[i].gpu_rel;
+    if (static_cast<int>(i) == s.rank_index || std::isnan(v)) continue;
+    if (!std::isnan(me.gpu_rel) && v >= me.gpu_rel) continue;
+    if (worst < 0 || v < a.ranks[static_cast<size_t>(worst)].gpu_rel) worst = static_cast<int>(i);
+  }
+  std::vector<int64_t> flagged;
+  for (const ScoreFlag& f : a.score_flags) {
+    if (f.rank_index != s.rank_index) flagged.push_back(a.ranks[f.rank_index].rank);
+  }
+  std::sort(flagged.begin(), flagged.end());
+  flagged.erase(std::unique(flagged.begin(), flagged.end()), flagged.end());
+  if (worst < 0 && flagged.empty()) return "";
+  std::string who = worst >= 0 ? "rank " + std::to_string(a.ranks[worst].rank) +
+                                     " has a lower "
+                                     "relative GPU score (" +
+                                     FormatFixed(a.ranks[worst].gpu_rel, 2) + " vs " +
+                                     FormatFixed(me.gpu_rel, 2) + ")"
+                               : "";
+  if (!flagged.empty()) {
+    who += (who.empty() ? "" : " and ") + std::string("the score threshold list flags rank") +
+           (flagged.size() > 1 ? "s " : " ") + CompactRanks(flagged);
+  }
+  return "  Scores: " + who +
+         " because a rank that waits inside NCCL collectives runs its "
+         "collective kernels longer, and the NVRx scores compare kernel time; the verdict "
+         "follows the measured waits (the 'wait ms' and 'caused ms' columns), not the scores.\n";
+}
+}  // namespace
+
 std::string VerdictText(const RanksAnalysis& a) {
   std::string out;
   if (a.stragglers.empty()) {
@@ -386,6 +425,7 @@ std::string VerdictText(const RanksAnalysis& a) {
       out += "  Only on this rank: section" + std::string(q.size() > 1 ? "s " : " ") +
              Join(q, ", ") + ".\n";
     }
+    out += ScoresDisagreeText(a, s);
   }
   return out;
 }

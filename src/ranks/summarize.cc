@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "common/file_util.h"
+#include "common/step_names.h"
 #include "common/strings.h"
 
 namespace stepscope {
@@ -16,26 +17,6 @@ bool IsNcclKernelName(std::string_view name) {
 }
 
 namespace {
-
-// Parses "step N" / "ProfilerStep#N"; returns the pattern (1 nvtx, 2 profiler) or 0.
-int ParseStepName(std::string_view name, int64_t* n) {
-  std::string_view digits;
-  int kind = 0;
-  if (StartsWith(name, "step ")) {
-    digits = name.substr(5);
-    kind = 1;
-  } else if (StartsWith(name, "ProfilerStep#")) {
-    digits = name.substr(13);
-    kind = 2;
-  } else {
-    return 0;
-  }
-  if (digits.empty() || digits.size() > 12) return 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9') return 0;
-  }
-  return ParseInt64(digits, n) ? kind : 0;
-}
 
 struct Interval {
   int64_t start, end;
@@ -166,41 +147,30 @@ StatusOr<RankSummary> BuildSummary(const TraceReader& trace) {
   ASSIGN_OR_RETURN(std::vector<ApiRecord> apis, trace.Apis());
   ASSIGN_OR_RETURN(std::vector<NvtxRecord> nvtx, trace.Nvtx());
 
-  // --- Steps: the pattern with more ranges wins; then the busiest thread.
-  struct StepRange {
-    int64_t n, start, end;
-    uint32_t tid;
-  };
-  std::vector<StepRange> by_kind[3];
+  // --- Steps: the one definition (common/step_names.h), as `steps`; a rank
+  // summary also needs the numbers to rise (steps are matched across ranks by
+  // number), so a repeated or lower number is dropped.
+  StepRangeFinder finder;
   for (const NvtxRecord& r : nvtx) {
     if (r.kind == NvtxKind::kMark || r.end_ns < r.start_ns) continue;
-    int64_t n = 0;
-    int kind = ParseStepName(trace.String(r.name), &n);
-    if (kind) by_kind[kind].push_back({n, r.start_ns, r.end_ns, r.tid});
+    NvtxStepRange x;
+    x.start_ns = r.start_ns;
+    x.end_ns = r.end_ns;
+    x.tid = r.tid;
+    finder.Add(trace.String(r.name), trace.String(r.domain), x);
   }
-  int kind = by_kind[2].size() > by_kind[1].size() ? 2 : 1;
-  std::vector<StepRange>& ranges = by_kind[kind];
+  StepNameKind kind = StepNameKind::kNone;
+  const std::vector<NvtxStepRange> ranges = finder.Finish(&kind, nullptr);
   if (!ranges.empty()) {
-    std::map<uint32_t, size_t> per_tid;
-    for (const StepRange& r : ranges) ++per_tid[r.tid];
-    uint32_t tid =
-        std::max_element(per_tid.begin(), per_tid.end(), [](const auto& a, const auto& b) {
-          return a.second < b.second;
-        })->first;
-    std::stable_sort(ranges.begin(), ranges.end(),
-                     [](const StepRange& a, const StepRange& b) { return a.start < b.start; });
-    for (const StepRange& r : ranges) {
-      if (r.tid != tid) continue;
-      // Steps must be disjoint and numbered upwards; a repeat or a nested range is dropped.
-      if (!s.steps.empty() && (r.n <= s.steps.back().step || r.start < s.steps.back().end_ns))
-        continue;
+    for (const NvtxStepRange& r : ranges) {
+      if (!s.steps.empty() && r.number <= s.steps.back().step) continue;
       StepSummary st;
-      st.step = r.n;
-      st.start_ns = r.start;
-      st.end_ns = r.end;
+      st.step = r.number;
+      st.start_ns = r.start_ns;
+      st.end_ns = r.end_ns;
       s.steps.push_back(st);
     }
-    s.step_source = kind == 2 ? "profiler" : "nvtx";
+    s.step_source = kind == StepNameKind::kProfilerStep ? "profiler" : "nvtx";
   } else {
     // No step markers: the whole trace is step 0.
     int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
@@ -346,7 +316,7 @@ StatusOr<RankSummary> BuildSummary(const TraceReader& trace) {
       if (st < 0) continue;
       int64_t n = 0;
       const std::string& name = trace.String(r.name);
-      if (ParseStepName(name, &n)) continue;  // added below, once per step
+      if (ParseStepName(name, &n) != StepNameKind::kNone) continue;  // added below, once per step
       auto [it, inserted] = index.emplace(r.name, static_cast<uint32_t>(names.size()));
       if (inserted) names.push_back(name);
       samples.push_back({it->second, static_cast<uint32_t>(st), r.end_ns - r.start_ns});

@@ -61,7 +61,7 @@ TEST(Ceilings, MissingFileIsAnEmptyStoreAndBadFilesSayWhere) {
   EXPECT_EQ(bad2.status().message(),
             "y.json: gpus[\"k\"]: ceiling \"dram_bw\" has no numeric \"value\"");
   auto bad3 = ParseCeilingsStore("{", "z.json");
-  EXPECT_EQ(bad3.status().message(), "z.json: offset 1: expected a member name in quotes");
+  EXPECT_EQ(bad3.status().message(), "z.json: byte 1: expected a member name in quotes");
 }
 
 TEST(Ceilings, OneGpuJsonRoundTrip) {

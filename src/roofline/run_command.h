@@ -1,22 +1,17 @@
-// Runs the profiled program with the injected profiler: fork + exec with
-// extra environment variables, stdin/stdout/stderr inherited.
+// The environment that loads the roofline profiler into the program; the
+// program itself is run by the CLI's launcher (cli/launcher.h).
 #pragma once
 
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "common/status.h"
-
 namespace stepscope {
 
 using EnvVars = std::vector<std::pair<std::string, std::string>>;
 
-// The program's exit code (128 + signal number when killed by a signal).
-// kInvalidInput when the command cannot be started (not found, not executable).
-StatusOr<int> RunWithEnv(const std::vector<std::string>& command, const EnvVars& env);
-
-// $STEPSCOPE_ROOFLINE_INJECT, else <dir of stepscope>/../lib/libstepscope_roofline_inject.so.
+// $STEPSCOPE_ROOFLINE_INJECT, else libstepscope_roofline_inject.so beside stepscope
+// (FindLibraryBesideExecutable), else the ../lib path it would have.
 std::string InjectLibraryPath();
 
 // The environment that loads the injected profiler in `mode` ("survey" or

@@ -7,32 +7,32 @@
 #include <regex>
 #include <tuple>
 
+#include "common/step_names.h"
 #include "common/strings.h"
 
 namespace stepscope {
 
-int64_t ParseStepName(const std::string& name) {
-  std::string s = Trim(name);
-  if (s.size() < 6) return -1;
-  std::string head = s.substr(0, 4);
-  for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (head != "step" || (s[4] != ' ' && s[4] != '_')) return -1;
-  int64_t n = 0;
-  if (!ParseInt64(s.substr(5), &n) || n < 0) return -1;
-  return n;
-}
-
 StatusOr<std::vector<StepRange>> FindSteps(const TraceReader& trace) {
+  // The one step definition (common/step_names.h), as `steps` and the rules.
   ASSIGN_OR_RETURN(Statement st,
-                   trace.Query("SELECT name_id, start_ns, end_ns FROM nvtx WHERE end_ns > start_ns "
-                               "ORDER BY start_ns"));
-  std::vector<StepRange> steps;
+                   trace.Query("SELECT name_id, start_ns, end_ns, tid, domain_id FROM nvtx "
+                               "WHERE kind != 3 ORDER BY start_ns"));
+  StepRangeFinder finder;
   while (st.Step()) {
-    int64_t n = ParseStepName(trace.String(static_cast<StringId>(st.Int(0))));
-    if (n < 0) continue;
-    steps.push_back({n, st.Int(1), st.Int(2)});
+    NvtxStepRange x;
+    x.start_ns = st.Int(1);
+    x.end_ns = st.Int(2);
+    x.open = x.end_ns < x.start_ns;
+    if (x.open) x.end_ns = INT64_MAX;
+    x.tid = static_cast<uint32_t>(st.Int(3));
+    finder.Add(trace.String(static_cast<StringId>(st.Int(0))),
+               trace.String(static_cast<StringId>(st.Int(4))), x);
   }
   if (!st.ok()) return st.status();
+  std::vector<StepRange> steps;
+  for (const NvtxStepRange& x : finder.Finish(nullptr, nullptr)) {
+    if (!x.open) steps.push_back({x.number, x.start_ns, x.end_ns});  // a cut-off step: no
+  }
   return steps;
 }
 

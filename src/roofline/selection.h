@@ -55,8 +55,7 @@ struct Selection {
   std::vector<KernelTarget> targets;
 };
 
-// "step 12" -> 12; -1 when the name is not a step range.
-int64_t ParseStepName(const std::string& name);
+// The trace's complete step ranges (common/step_names.h), sorted by start.
 StatusOr<std::vector<StepRange>> FindSteps(const TraceReader& trace);
 StatusOr<Selection> SelectKernels(const TraceReader& trace, const SelectionOptions& opt);
 

@@ -64,16 +64,6 @@ std::string MakeTrace(bool with_api, bool with_steps) {
   return path;
 }
 
-TEST(Selection, StepNames) {
-  EXPECT_EQ(ParseStepName("step 12"), 12);
-  EXPECT_EQ(ParseStepName("Step_3"), 3);
-  EXPECT_EQ(ParseStepName(" step 0 "), 0);
-  EXPECT_EQ(ParseStepName("step"), -1);
-  EXPECT_EQ(ParseStepName("steps 1"), -1);
-  EXPECT_EQ(ParseStepName("step x"), -1);
-  EXPECT_EQ(ParseStepName("step -1"), -1);
-}
-
 TEST(Selection, TopKernelsOfTheMedianStepByLaunchTime) {
   auto trace = TraceReader::Open(MakeTrace(true, true));
   ASSERT_TRUE(trace.ok());

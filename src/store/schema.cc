@@ -84,7 +84,9 @@ std::vector<TableDef> BuildTables() {
                 {"src_kind", "INTEGER",
                  "enum_memory_kind.id of the source (pageable, pinned, device, ...)"},
                 {"dst_kind", "INTEGER", "enum_memory_kind.id of the destination"},
-                {"is_async", "INTEGER", "1 when issued by an async API (cudaMemcpyAsync)"},
+                {"is_async", "INTEGER",
+                 "1 issued by an async API (cudaMemcpyAsync), 0 by a synchronous one; NULL "
+                 "unknown (imported, no issuing call in the trace)"},
                 {"dst_device", "INTEGER", "destination device for peer copies; else = device"},
                 {"graph_id", "INTEGER", "CUDA graph id, 0 when not from a graph"}},
                {"memcpy_correlation(correlation)"}});
@@ -99,7 +101,7 @@ std::vector<TableDef> BuildTables() {
                 {"bytes", "INTEGER", "bytes set"},
                 {"value", "INTEGER", "value written"},
                 {"memory_kind", "INTEGER", "enum_memory_kind.id"},
-                {"is_async", "INTEGER", "1 when issued by an async API"},
+                {"is_async", "INTEGER", "1 async API, 0 synchronous; NULL unknown (as memcpy)"},
                 {"graph_id", "INTEGER", "CUDA graph id, 0 when not from a graph"}},
                {"memset_correlation(correlation)"}});
   t.push_back(
@@ -420,7 +422,10 @@ std::string SchemaMarkdown() {
   md += "A stepscope trace is one SQLite file per traced process. Schema version " +
         std::to_string(kSchemaVersion) + "." + std::to_string(kSchemaMinor) +
         " (`meta.schema_version`, `meta.schema_minor`). Readers accept any trace of the same "
-        "major version; minor versions only add tables, columns at the end, or indices.\n\n";
+        "major version; minor versions only add tables, columns at the end, or indices. A trace "
+        "of an older minor version is read as if it had the tables and columns added since, "
+        "empty and NULL (the file is not modified); a trace of another major version is refused "
+        "with one line (exit code 2). tests/fixtures/schema/ keeps traces of each layout.\n\n";
   md +=
       "Conventions: every `*_ns` column is an integer count of nanoseconds on the trace clock "
       "(`meta.clock`); every `*_id` column that names a string refers to `strings.id`; enum "

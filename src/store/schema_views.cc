@@ -13,11 +13,13 @@
 // nvtx_gpu_proj_sum recipe credits each op to this range and all ranges
 // enclosing it on the same thread.
 //
-// Steps follow the NVTX rule of src/analysis/steps.h: outermost ranges named
-// "step N" (case-insensitive; "step_N", "Step N", ...), else torch.profiler's
-// "ProfilerStep#N". SQLite has no regular expressions, so the name test is
-// spelled with TRIM/LTRIM/GLOB; it accepts exactly what the C++ regex
-// `^\s*step[ _#:-]*\d+\s*$` (icase) does. The kernel-sequence fallback, the
+// Steps follow the one step definition of src/common/step_names.h: ranges
+// named "step N" (case-insensitive; "step_N", "Step N", ...; N of 1 to 18
+// digits), else torch.profiler's "ProfilerStep#N"; never in the GPU-side
+// domain gpu_user_annotation; of positive length; on the thread with the most
+// of them; in start order, a range starting inside one already taken is left
+// out (a recursive walk carries the last taken end). SQLite has no regular
+// expressions, so the name test is spelled with TRIM/LTRIM/GLOB. The kernel-sequence fallback, the
 // --step-range option, warm-up status and the breakdown are not expressed
 // here: `stepscope steps` (and Python's Trace.steps()) has them.
 //
@@ -34,27 +36,42 @@ constexpr const char* kStepRangesSql = R"(
     SELECT n.id, n.tid, n.kind, n.depth, n.start_ns, n.end_ns, s.value AS name,
            CASE WHEN n.end_ns < 0 THEN 9223372036854775807 ELSE n.end_ns END AS end_key,
            TRIM(s.value, ' ' || char(9) || char(10) || char(11) || char(12) || char(13)) AS t
-    FROM nvtx n JOIN strings s ON s.id = n.name_id WHERE n.kind IN (1, 2)),
+    FROM nvtx n JOIN strings s ON s.id = n.name_id
+    WHERE n.kind IN (1, 2)
+      AND COALESCE((SELECT value FROM strings WHERE id = n.domain_id), '') <> 'gpu_user_annotation'),
   named AS (
     SELECT r.*, CAST(LTRIM(SUBSTR(t, 5), ' _#:-') AS INTEGER) AS number FROM r
     WHERE LOWER(SUBSTR(t, 1, 4)) = 'step' AND LTRIM(SUBSTR(t, 5), ' _#:-') <> ''
-      AND LTRIM(SUBSTR(t, 5), ' _#:-') NOT GLOB '*[^0-9]*'),
+      AND LTRIM(SUBSTR(t, 5), ' _#:-') NOT GLOB '*[^0-9]*'
+      AND LENGTH(LTRIM(SUBSTR(t, 5), ' _#:-')) <= 18),
   profiler AS (
     SELECT r.*, CAST(SUBSTR(name, 14) AS INTEGER) AS number FROM r
-    WHERE name GLOB 'ProfilerStep#[0-9]*' AND SUBSTR(name, 14) NOT GLOB '*[^0-9]*'),
-  matched AS (
-    SELECT * FROM named UNION ALL SELECT * FROM profiler WHERE NOT EXISTS (SELECT 1 FROM named)),
+    WHERE name GLOB 'ProfilerStep#[0-9]*' AND SUBSTR(name, 14) NOT GLOB '*[^0-9]*'
+      AND LENGTH(SUBSTR(name, 14)) <= 18),
+  matched_any AS (
+    SELECT * FROM named WHERE end_key > start_ns
+    UNION ALL
+    SELECT * FROM profiler WHERE end_key > start_ns
+      AND NOT EXISTS (SELECT 1 FROM named WHERE end_key > start_ns)),
+  ordered AS (
+    SELECT m.*, ROW_NUMBER() OVER (ORDER BY start_ns, end_key DESC, id) AS rn FROM matched_any m),
+  step_tid AS (
+    SELECT o.tid FROM ordered o
+    GROUP BY o.tid ORDER BY COUNT(*) DESC, MIN(o.rn) LIMIT 1),
+  on_thread AS (
+    SELECT o.*, ROW_NUMBER() OVER (ORDER BY o.rn) AS k FROM ordered o
+    WHERE o.tid = (SELECT tid FROM step_tid)),
+  walk(k, taken, last_end) AS (
+    SELECT 0, 0, -9223372036854775807
+    UNION ALL
+    SELECT o.k, o.start_ns >= w.last_end,
+           CASE WHEN o.start_ns >= w.last_end THEN o.end_key ELSE w.last_end END
+    FROM walk w JOIN on_thread o ON o.k = w.k + 1),
   step_ranges AS (
     SELECT m.number AS step, m.name, m.id AS nvtx_id, m.tid, m.start_ns AS range_start_ns,
            CASE WHEN m.end_ns < 0 THEN NULL ELSE m.end_ns END AS range_end_ns,
            m.end_ns >= 0 AS complete
-    FROM matched m
-    WHERE NOT EXISTS (
-      SELECT 1 FROM matched o
-      WHERE m.kind = 1 AND o.kind = 1 AND o.tid = m.tid AND o.id <> m.id
-        AND o.start_ns <= m.start_ns AND o.end_key >= m.end_key
-        AND (o.start_ns < m.start_ns OR o.end_key > m.end_key OR o.depth < m.depth
-             OR (o.depth = m.depth AND o.id < m.id))))
+    FROM on_thread m JOIN walk w ON w.k = m.k AND w.taken)
 )";
 
 // Innermost push/pop range open on thread $TID at time $T (placeholders). The

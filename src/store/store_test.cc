@@ -195,6 +195,69 @@ TEST(Store, OpenRejectsNonTraces) {
   ::unlink(other.c_str());
 }
 
+// An older minor version lacks tables and trailing columns added since: the
+// reader shows them empty / NULL (0) and leaves the file as it was.
+TEST(Store, OlderLayoutReadsAsTheCurrentOne) {
+  std::string path = TempPath("older");
+  {
+    auto w = TraceWriter::Create(path);
+    ASSERT_TRUE(w.ok());
+    KernelRecord k{};
+    k.start_ns = 10;
+    k.end_ns = 20;
+    k.graph_node_id = 99;
+    k.name = (*w)->Intern("gemm");
+    (*w)->AddKernel(k);
+    ASSERT_TRUE((*w)->Finalize().ok());
+  }
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "DROP TABLE oom; ALTER TABLE kernels DROP COLUMN graph_node_id; "
+                           "UPDATE meta SET value = '0' WHERE key = 'schema_minor'",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto r = TraceReader::Open(path);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto kernels = (*r)->Kernels();
+  ASSERT_TRUE(kernels.ok()) << kernels.status().message();
+  ASSERT_EQ(kernels->size(), 1u);
+  EXPECT_EQ((*kernels)[0].graph_node_id, 0u);
+  EXPECT_EQ((*r)->String((*kernels)[0].name), "gemm");
+  auto oom = (*r)->Query("SELECT COUNT(*) FROM oom");
+  ASSERT_TRUE(oom.ok());
+  ASSERT_TRUE(oom->Step());
+  EXPECT_EQ(oom->Int(0), 0);
+  r->reset();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  {
+    auto still = Prepare(db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'oom'");
+    ASSERT_TRUE(still.ok());
+    ASSERT_TRUE(still->Step());
+    EXPECT_EQ(still->Int(0), 0);  // the file was not modified
+  }
+  sqlite3_close(db);
+}
+
+TEST(Store, NewerMajorVersionIsRefused) {
+  std::string path = TempPath("major");
+  {
+    auto w = TraceWriter::Create(path);
+    ASSERT_TRUE(w.ok());
+    (*w)->SetMeta("schema_version", "2");
+    ASSERT_TRUE((*w)->Finalize().ok());
+  }
+  auto r = TraceReader::Open(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(r.status().message().find("schema version 2." + std::to_string(kSchemaMinor) + " is newer"), std::string::npos)
+      << r.status().message();
+}
+
 TEST(Store, SchemaDocsMentionEveryTable) {
   std::string md = SchemaMarkdown();
   for (const TableDef& t : SchemaTables()) {

@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
+#include "common/strings.h"
 #include "store/schema.h"
 
 namespace stepscope {
@@ -50,26 +52,100 @@ Status TraceReader::Init(const std::string& path) {
   {
     auto st = Prepare(db_, "SELECT key, value FROM meta");
     if (!st.ok()) return InvalidInput(path + ": unreadable meta table: " + st.status().message());
-    while (st->Step()) meta_[std::string(st->Text(0))] = std::string(st->Text(1));
+    while (st->Step()) meta_[std::string(st->Text(0))] = PrintableText(st->Text(1));
     if (!st->ok()) return InvalidInput(path + ": " + st->status().message());
   }
-  auto it = meta_.find("schema_version");
-  if (it == meta_.end()) return InvalidInput(path + ": not a stepscope trace (no schema_version)");
-  if (it->second != std::to_string(kSchemaVersion)) {
-    return InvalidInput(path + ": trace schema version " + it->second + ", this stepscope reads " +
-                        std::to_string(kSchemaVersion) + "; use a matching stepscope version");
-  }
+  RETURN_IF_ERROR(CheckSchemaVersion());
+  RETURN_IF_ERROR(AdaptOlderLayout());
   {
+    // Ids index a vector: writers number strings densely from 1, so an id far
+    // past the row count (hand-written fixtures leave gaps: 64 Ki slack, at
+    // most 2 MB) is damage; refuse it before allocating for it.
+    auto range =
+        Prepare(db_, "SELECT COUNT(*), COALESCE(MAX(id), 0), COALESCE(MIN(id), 0) FROM strings");
+    if (!range.ok()) return InvalidInput(path + ": " + range.status().message());
+    if (!range->Step()) return InvalidInput(path + ": strings table: " + range->status().message());
+    const int64_t rows = range->Int(0), max_id = range->Int(1), min_id = range->Int(2);
+    if (min_id < 0 || max_id > 2 * rows + 65536) {
+      return InvalidInput(path + ": strings table: id " +
+                          std::to_string(min_id < 0 ? min_id : max_id) + " is out of range for " +
+                          std::to_string(rows) + " rows; the trace is damaged");
+    }
+    strings_.resize(static_cast<size_t>(max_id) + 1);
     auto st = Prepare(db_, "SELECT id, value FROM strings ORDER BY id");
     if (!st.ok()) return InvalidInput(path + ": " + st.status().message());
-    while (st->Step()) {
-      int64_t id = st->Int(0);
-      if (id < 0 || id > (1 << 30)) continue;
-      if (static_cast<size_t>(id) >= strings_.size()) strings_.resize(static_cast<size_t>(id) + 1);
-      strings_[static_cast<size_t>(id)] = std::string(st->Text(1));
-    }
+    // Names reach terminals, JSON and HTML: valid UTF-8 without control
+    // characters from here on (an escape sequence in a kernel name is noise).
+    while (st->Step()) strings_[static_cast<size_t>(st->Int(0))] = PrintableText(st->Text(1));
+    if (!st->ok()) return InvalidInput(path + ": strings table: " + st->status().message());
   }
   if (strings_.empty()) strings_.emplace_back();
+  return OkStatus();
+}
+
+// Major versions change meaning: refuse a newer one (and a damaged number).
+// Minor versions only add (schema.h), so any trace of our major is read;
+// AdaptOlderLayout() fills in what an older minor lacks.
+Status TraceReader::CheckSchemaVersion() const {
+  auto it = meta_.find("schema_version");
+  if (it == meta_.end()) return InvalidInput(path_ + ": not a stepscope trace (no schema_version)");
+  int64_t major = 0, minor = 0;
+  const std::string minor_text = Meta("schema_minor", "0");
+  if (!ParseInt64(it->second, &major) || major < 1 || !ParseInt64(minor_text, &minor) ||
+      minor < 0) {
+    return InvalidInput(path_ + ": schema version '" + it->second + "." + minor_text +
+                        "' is not a version; the trace's meta table is damaged");
+  }
+  if (major != kSchemaVersion) {
+    return InvalidInput(path_ + ": trace schema version " + it->second + "." + minor_text +
+                        " is newer than this stepscope reads (" + std::to_string(kSchemaVersion) +
+                        ".x); use a newer stepscope");
+  }
+  return OkStatus();
+}
+
+// A trace of an older minor version lacks the tables and columns added since.
+// Temporary objects on this connection stand in for them, so readers query
+// one layout and the file is never modified: an empty TEMP table for a
+// missing table, a TEMP view with NULL for missing columns over an existing
+// one (temp objects shadow main ones of the same name).
+Status TraceReader::AdaptOlderLayout() {
+  for (const TableDef& t : SchemaTables()) {
+    std::vector<std::string> have;
+    {
+      ASSIGN_OR_RETURN(Statement st, Prepare(db_, "SELECT name FROM pragma_table_info(?, 'main')"));
+      st.BindText(1, t.name);
+      while (st.Step()) have.emplace_back(st.Text(0));
+      RETURN_IF_ERROR(st.status());
+    }
+    std::string sql;
+    if (have.empty()) {
+      sql = CreateTableSql(t);
+      sql.replace(0, std::strlen("CREATE TABLE IF NOT EXISTS"), "CREATE TEMP TABLE");
+    } else {
+      std::vector<std::string> cols;
+      if (t.has_integer_pk) cols.emplace_back("id");
+      for (const ColumnDef& c : t.columns) cols.emplace_back(c.name);
+      std::string select;
+      bool missing = false;
+      for (const std::string& c : cols) {
+        const bool present = std::find(have.begin(), have.end(), c) != have.end();
+        missing |= !present;
+        select += std::string(select.empty() ? "" : ", ") + (present ? c : "NULL AS " + c);
+      }
+      if (!missing) continue;
+      sql = "CREATE TEMP VIEW " + std::string(t.name) + " AS SELECT " + select + " FROM main." +
+            t.name;
+    }
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : "unknown error";
+      sqlite3_free(err);
+      return InvalidInput(path_ + ": cannot adapt the table layout of schema " +
+                          Meta("schema_version") + "." + Meta("schema_minor", "0") + " (" + t.name +
+                          "): " + msg);
+    }
+  }
   return OkStatus();
 }
 
@@ -91,6 +167,11 @@ const std::string& TraceReader::String(StringId id) const {
 }
 
 namespace {
+
+// Times from a trace are clamped to [0, 2^62] ns (146 years), so that the
+// difference of any two fits in an int64: a damaged INT64_MIN becomes 0 (the
+// same bounds as TraceModel's sanitizing).
+int64_t TimeNs(int64_t v) { return std::clamp<int64_t>(v, 0, int64_t{1} << 62); }
 
 template <typename T, typename Fill>
 StatusOr<std::vector<T>> LoadAll(sqlite3* db, const std::string& sql, Fill fill) {
@@ -119,8 +200,8 @@ StatusOr<std::vector<KernelRecord>> TraceReader::Kernels(RowOrder order) const {
       "graph_id,graph_node_id FROM kernels" +
           OrderBy(order),
       [](const Statement& s, KernelRecord& r) {
-        r.start_ns = s.Int(0);
-        r.end_ns = s.Int(1);
+        r.start_ns = TimeNs(s.Int(0));
+        r.end_ns = TimeNs(s.Int(1));
         r.device = static_cast<uint32_t>(s.Int(2));
         r.context = static_cast<uint32_t>(s.Int(3));
         r.stream = static_cast<uint32_t>(s.Int(4));
@@ -148,8 +229,8 @@ StatusOr<std::vector<MemcpyRecord>> TraceReader::Memcpys(RowOrder order) const {
       "is_async,dst_device,graph_id FROM memcpy" +
           OrderBy(order),
       [](const Statement& s, MemcpyRecord& r) {
-        r.start_ns = s.Int(0);
-        r.end_ns = s.Int(1);
+        r.start_ns = TimeNs(s.Int(0));
+        r.end_ns = TimeNs(s.Int(1));
         r.device = static_cast<uint32_t>(s.Int(2));
         r.context = static_cast<uint32_t>(s.Int(3));
         r.stream = static_cast<uint32_t>(s.Int(4));
@@ -158,7 +239,7 @@ StatusOr<std::vector<MemcpyRecord>> TraceReader::Memcpys(RowOrder order) const {
         r.copy_kind = static_cast<CopyKind>(s.Int(7));
         r.src_kind = static_cast<MemoryKind>(s.Int(8));
         r.dst_kind = static_cast<MemoryKind>(s.Int(9));
-        r.is_async = static_cast<uint8_t>(s.Int(10));
+        r.is_async = s.IsNull(10) ? kAsyncUnknown : static_cast<uint8_t>(s.Int(10));
         r.dst_device = static_cast<uint32_t>(s.Int(11));
         r.graph_id = static_cast<uint32_t>(s.Int(12));
       });
@@ -171,8 +252,8 @@ StatusOr<std::vector<MemsetRecord>> TraceReader::Memsets(RowOrder order) const {
       "graph_id FROM memset" +
           OrderBy(order),
       [](const Statement& s, MemsetRecord& r) {
-        r.start_ns = s.Int(0);
-        r.end_ns = s.Int(1);
+        r.start_ns = TimeNs(s.Int(0));
+        r.end_ns = TimeNs(s.Int(1));
         r.device = static_cast<uint32_t>(s.Int(2));
         r.context = static_cast<uint32_t>(s.Int(3));
         r.stream = static_cast<uint32_t>(s.Int(4));
@@ -180,7 +261,7 @@ StatusOr<std::vector<MemsetRecord>> TraceReader::Memsets(RowOrder order) const {
         r.bytes = static_cast<uint64_t>(s.Int(6));
         r.value = static_cast<uint32_t>(s.Int(7));
         r.memory_kind = static_cast<MemoryKind>(s.Int(8));
-        r.is_async = static_cast<uint8_t>(s.Int(9));
+        r.is_async = s.IsNull(9) ? kAsyncUnknown : static_cast<uint8_t>(s.Int(9));
         r.graph_id = static_cast<uint32_t>(s.Int(10));
       });
 }
@@ -192,8 +273,8 @@ StatusOr<std::vector<ApiRecord>> TraceReader::Apis(RowOrder order) const {
           "SELECT start_ns,end_ns,tid,correlation,domain,cbid,name_id,return_code FROM api") +
           OrderBy(order),
       [](const Statement& s, ApiRecord& r) {
-        r.start_ns = s.Int(0);
-        r.end_ns = s.Int(1);
+        r.start_ns = TimeNs(s.Int(0));
+        r.end_ns = TimeNs(s.Int(1));
         r.tid = static_cast<uint32_t>(s.Int(2));
         r.correlation = static_cast<uint32_t>(s.Int(3));
         r.domain = static_cast<ApiDomain>(s.Int(4));
@@ -209,8 +290,8 @@ StatusOr<std::vector<SyncRecord>> TraceReader::Syncs(RowOrder order) const {
       std::string("SELECT start_ns,end_ns,tid,correlation,type,context,stream,event FROM sync") +
           OrderBy(order),
       [](const Statement& s, SyncRecord& r) {
-        r.start_ns = s.Int(0);
-        r.end_ns = s.Int(1);
+        r.start_ns = TimeNs(s.Int(0));
+        r.end_ns = TimeNs(s.Int(1));
         r.tid = static_cast<uint32_t>(s.Int(2));
         r.correlation = static_cast<uint32_t>(s.Int(3));
         r.type = static_cast<SyncType>(s.Int(4));
@@ -226,7 +307,7 @@ StatusOr<std::vector<MemoryRecord>> TraceReader::MemoryEvents() const {
       "SELECT ts_ns,op,address,bytes,memory_kind,device,context,stream,correlation,is_async,"
       "pool_address FROM memory ORDER BY ts_ns, id",
       [](const Statement& s, MemoryRecord& r) {
-        r.ts_ns = s.Int(0);
+        r.ts_ns = TimeNs(s.Int(0));
         r.op = static_cast<MemoryOp>(s.Int(1));
         r.address = static_cast<uint64_t>(s.Int(2));
         r.bytes = static_cast<uint64_t>(s.Int(3));
@@ -246,7 +327,7 @@ StatusOr<std::vector<MemoryPoolRecord>> TraceReader::MemoryPoolEvents() const {
       "SELECT ts_ns,op,address,size,utilized_bytes,release_threshold,device,is_managed "
       "FROM memory_pool ORDER BY ts_ns, id",
       [](const Statement& s, MemoryPoolRecord& r) {
-        r.ts_ns = s.Int(0);
+        r.ts_ns = TimeNs(s.Int(0));
         r.op = static_cast<MemoryPoolOp>(s.Int(1));
         r.address = static_cast<uint64_t>(s.Int(2));
         r.size = static_cast<uint64_t>(s.Int(3));
@@ -282,8 +363,8 @@ StatusOr<std::vector<NvtxRecord>> TraceReader::Nvtx() const {
       "SELECT start_ns,end_ns,tid,end_tid,kind,depth,domain_id,name_id,category,color FROM nvtx "
       "ORDER BY start_ns, id",
       [](const Statement& s, NvtxRecord& r) {
-        r.start_ns = s.Int(0);
-        r.end_ns = s.Int(1);
+        r.start_ns = TimeNs(s.Int(0));
+        r.end_ns = s.Int(1) == -1 ? -1 : TimeNs(s.Int(1));  // -1: not ended
         r.tid = static_cast<uint32_t>(s.Int(2));
         r.end_tid = static_cast<uint32_t>(s.Int(3));
         r.kind = static_cast<NvtxKind>(s.Int(4));
@@ -299,8 +380,8 @@ StatusOr<std::vector<OverheadRecord>> TraceReader::Overheads() const {
   return LoadAll<OverheadRecord>(
       db_, "SELECT start_ns,end_ns,tid,kind_id FROM overhead ORDER BY start_ns, id",
       [](const Statement& s, OverheadRecord& r) {
-        r.start_ns = s.Int(0);
-        r.end_ns = s.Int(1);
+        r.start_ns = TimeNs(s.Int(0));
+        r.end_ns = TimeNs(s.Int(1));
         r.tid = static_cast<uint32_t>(s.Int(2));
         r.kind = static_cast<StringId>(s.Int(3));
       });

@@ -66,6 +66,8 @@ class TraceReader {
  private:
   TraceReader() = default;
   Status Init(const std::string& path);
+  Status CheckSchemaVersion() const;
+  Status AdaptOlderLayout();
 
   std::string path_;
   sqlite3* db_ = nullptr;

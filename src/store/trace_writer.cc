@@ -167,7 +167,10 @@ void TraceWriter::AddMemcpy(const MemcpyRecord& r) {
   s.BindInt(8, static_cast<int>(r.copy_kind));
   s.BindInt(9, static_cast<int>(r.src_kind));
   s.BindInt(10, static_cast<int>(r.dst_kind));
-  s.BindInt(11, r.is_async);
+  if (r.is_async == kAsyncUnknown)
+    s.BindNull(11);
+  else
+    s.BindInt(11, r.is_async);
   s.BindInt(12, r.dst_device);
   s.BindInt(13, r.graph_id);
   Run(s);
@@ -184,7 +187,10 @@ void TraceWriter::AddMemset(const MemsetRecord& r) {
   s.BindInt(7, static_cast<int64_t>(r.bytes));
   s.BindInt(8, r.value);
   s.BindInt(9, static_cast<int>(r.memory_kind));
-  s.BindInt(10, r.is_async);
+  if (r.is_async == kAsyncUnknown)
+    s.BindNull(10);
+  else
+    s.BindInt(10, r.is_async);
   s.BindInt(11, r.graph_id);
   Run(s);
 }

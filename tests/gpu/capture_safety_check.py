@@ -8,7 +8,7 @@ About 7 minutes at the defaults. Each part runs in try/except and prints PASS/FA
 a summary table comes last; everything is also in OUT/summary.json.
 
 Parts:
-  kill      kill -9 of the traced python at random moments during `train_gpt.py --preset small` (10x):
+  kill      kill -9 of the traced python at random moments (0.2-5 s after the first step ended) during `train_gpt.py --preset small` (10x):
             the .sqlite copied ALONE to another directory passes integrity_check, is finalized,
             holds the step ranges contiguously, and the newest step ended at most one step + 0.1 s
             before the kill (every step that ended before the kill is there)
@@ -74,6 +74,26 @@ def wait_file(path, timeout=90):
     return False
 
 
+def wait_training(path, timeout=90):
+    """Waits until the live trace holds a committed step range: training has begun, so a kill
+    after this lands "during train_gpt.py", not during Python's imports."""
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        try:
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.2)
+            try:
+                n = db.execute("SELECT COUNT(*) FROM nvtx n JOIN strings s ON s.id = n.name_id "
+                               "WHERE s.value GLOB 'step [0-9]*' AND n.end_ns > n.start_ns").fetchone()[0]
+            finally:
+                db.close()
+            if n > 0:
+                return True
+        except sqlite3.Error:
+            pass
+        time.sleep(0.2)
+    return False
+
+
 def check_trace_after_kill(trace, out, tag, kill_ns, max_lag_s):
     a = alone(trace, out, tag)
     integ = q(a, "PRAGMA integrity_check")[0][0]
@@ -105,7 +125,8 @@ def part_kill(a, out):
             proc = subprocess.Popen([a.stepscope, "profile", "-q", "-f", "-o", trace, "--"] + train_cmd(a),
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             wait_file(trace)
-            delay = random.uniform(4, 9)
+            wait_training(trace)
+            delay = random.uniform(0.2, 5)
             time.sleep(delay)
             kids = subprocess.run(["pgrep", "-P", str(proc.pid)], stdout=subprocess.PIPE).stdout.split()
             kill_ns = time.time_ns()
@@ -134,10 +155,20 @@ def part_both(a, out):
             proc = subprocess.Popen([a.stepscope, "profile", "-q", "-o", trace, "--"] + train_cmd(a),
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
             wait_file(trace)
-            delay = random.uniform(4, 9)
+            wait_training(trace)
+            delay = random.uniform(0.2, 5)
             time.sleep(delay)
+            # The launcher runs the program in a process group of its own (signals as if the
+            # launcher were not there): kill both groups, as a scheduler killing the job does.
+            prog = [int(k) for k in subprocess.run(["pgrep", "-P", str(proc.pid)],
+                                                   stdout=subprocess.PIPE).stdout.split()]
             kill_ns = time.time_ns()
             os.killpg(proc.pid, signal.SIGKILL)
+            for k in prog:
+                try:
+                    os.killpg(k, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
             proc.wait(timeout=60)
             time.sleep(0.5)  # DataLoader workers die with the group
             ok, d = check_trace_after_kill(trace, out, f"both{i}", kill_ns, 0.5)

@@ -4,45 +4,37 @@
 #include <cctype>
 #include <limits>
 
+#include "common/step_names.h"
+
 namespace stepscope::memory {
 
 bool IsStepName(const std::string& name, int64_t* number) {
-  std::string s;
-  for (char c : name) s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  size_t i = 0;
-  if (s.rfind("profilerstep", 0) == 0) {
-    i = 12;
-  } else if (s.rfind("step", 0) == 0) {
-    i = 4;
-  } else {
-    return false;
-  }
-  if (i < s.size() && (s[i] == ' ' || s[i] == '_' || s[i] == '#' || s[i] == ':' || s[i] == '-'))
-    ++i;
-  if (i >= s.size() || s.size() - i > 18) return false;
-  int64_t n = 0;
-  for (; i < s.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
-    n = n * 10 + (s[i] - '0');
-  }
-  if (number) *number = n;
-  return true;
+  return ParseStepName(name, number) != StepNameKind::kNone;
 }
 
 NvtxContext::NvtxContext(const std::vector<NvtxRecord>& ranges,
                          const std::vector<std::string>& strings) {
   constexpr int64_t kOpen = std::numeric_limits<int64_t>::max();
+  StepRangeFinder finder;
   for (const NvtxRecord& r : ranges) {
     if (r.kind == NvtxKind::kMark) continue;
     int64_t end = r.end_ns < r.start_ns ? kOpen : r.end_ns;
-    int64_t step = 0;
-    if (r.name < strings.size() && IsStepName(strings[r.name], &step)) {
-      steps_.push_back({r.start_ns, end, step, r.tid});
+    if (r.name < strings.size()) {
+      NvtxStepRange x;
+      x.start_ns = r.start_ns;
+      x.end_ns = end;
+      x.open = end == kOpen;
+      x.tid = r.tid;
+      finder.Add(
+          strings[r.name],
+          r.domain < strings.size() ? std::string_view(strings[r.domain]) : std::string_view(), x);
     }
     if (r.kind == NvtxKind::kPushPop) by_thread_[r.tid].push_back({r.start_ns, end, r.name, -1});
   }
-  std::stable_sort(steps_.begin(), steps_.end(),
-                   [](const Step& a, const Step& b) { return a.start < b.start; });
+  // The steps by the one definition (common/step_names.h).
+  for (const NvtxStepRange& x : finder.Finish(nullptr, nullptr)) {
+    steps_.push_back({x.start_ns, x.end_ns, x.number, x.tid});
+  }
   for (auto& [tid, v] : by_thread_) {
     // Outer ranges first when two start at the same time (longer first).
     std::stable_sort(v.begin(), v.end(), [](const Range& a, const Range& b) {

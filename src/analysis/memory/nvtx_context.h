@@ -3,8 +3,8 @@
 // Two questions, both asked for every allocation and every peak:
 //  * the innermost push/pop range open on thread `tid` at `t` (the range a
 //    cudaMalloc or malloc was called from);
-//  * the training step running at `t`: a range (push/pop or start/end, any
-//    thread) whose name is a step name (IsStepName below).
+//  * the training step running at `t`: a step range by the one definition
+//    of common/step_names.h (as `steps`, roofline and ranks).
 //
 // Algorithm: ranges are grouped per thread and sorted by start; a stack sweep
 // at construction gives each range its enclosing range (parent). A query
@@ -24,8 +24,8 @@
 
 namespace stepscope::memory {
 
-// True for "step 12", "step_12", "Step#12", "step12", "ProfilerStep#12" (case
-// insensitive); *number receives the step number.
+// True for a step name of common/step_names.h ("step 12", "step_12",
+// "Step#12", "step12", "ProfilerStep#12"); *number receives the step number.
 bool IsStepName(const std::string& name, int64_t* number);
 
 struct NvtxAt {

@@ -1,7 +1,7 @@
 #include "analysis/memory/torch_memory_file.h"
 
-#include "analysis/memory/json_reader.h"
 #include "common/file_util.h"
+#include "common/json_reader.h"
 
 namespace stepscope::memory {
 

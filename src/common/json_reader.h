@@ -1,7 +1,14 @@
-// JsonReader: a small pull parser over an in-memory JSON text, for files whose
-// shape the caller knows (the PyTorch memory file of docs/memory.md). Values
-// are read where they stand (no document tree), so a file of a million trace
-// entries costs its entries' structs and nothing more.
+// JsonReader: the pull reader of the project's one JSON reading layer:
+//   * importers/json_tokenizer.h: the streaming tokenizer for traces of many
+//     GB (cuts events at any chunk boundary; parses each into a node array);
+//   * this pull reader, over an in-memory text, for files whose shape the
+//     caller knows (the PyTorch memory file of docs/memory.md). Values are
+//     read where they stand, so a file of a million trace entries costs its
+//     entries' structs and nothing more;
+//   * common/json_value.h: the small document tree (rank summaries, GPU
+//     ceilings, roofline results), built on top of this reader.
+// All three share the escape decoder (DecodeJsonEscape) and one error
+// wording: "[FILE: ]byte N: what".
 //
 //   JsonReader j(text, "x.json");
 //   RETURN_IF_ERROR(j.Object([&](std::string_view key) {
@@ -9,7 +16,7 @@
 //     return j.Skip();  // unknown keys are skipped: the format may grow
 //   }));
 //
-// Errors name the file and byte offset. Nesting deeper than kMaxDepth is an
+// Errors name the file (when given) and the byte offset. Nesting deeper than kMaxDepth is an
 // error (so hostile input cannot exhaust the stack). Numbers: integers up to
 // int64; Int() also accepts a number with a fraction or exponent and
 // truncates it; Double() accepts any number.
@@ -22,7 +29,7 @@
 
 #include "common/status.h"
 
-namespace stepscope::memory {
+namespace stepscope {
 
 class JsonReader {
  public:
@@ -40,6 +47,9 @@ class JsonReader {
   Status Bool(bool* out);
   // Int() that also accepts null (-> fallback).
   Status IntOrNull(int64_t* out, int64_t fallback);
+  Status Null();
+  // The literal text of a number (validated: JSON number syntax).
+  Status NumberText(std::string_view* text) { return Number(text); }
   Status Skip();
   // After the top-level value: only whitespace may follow.
   Status End();
@@ -59,4 +69,4 @@ class JsonReader {
   std::string key_;  // scratch buffer for object keys
 };
 
-}  // namespace stepscope::memory
+}  // namespace stepscope

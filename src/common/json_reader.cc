@@ -1,4 +1,4 @@
-#include "analysis/memory/json_reader.h"
+#include "common/json_reader.h"
 
 #include "common/json_value.h"
 #include "common/strings.h"
@@ -7,10 +7,11 @@
 #include <cmath>
 #include <cstdlib>
 
-namespace stepscope::memory {
+namespace stepscope {
 
 Status JsonReader::Error(const std::string& what) const {
-  return InvalidInput(name_ + ": offset " + std::to_string(pos_) + ": " + what);
+  return InvalidInput((name_.empty() ? "" : name_ + ": ") + "byte " + std::to_string(pos_) + ": " +
+                      what);
 }
 
 void JsonReader::Ws() {
@@ -49,7 +50,7 @@ JsonReader::Type JsonReader::Peek() {
 
 Status JsonReader::Object(const std::function<Status(std::string_view key)>& member) {
   if (Peek() != Type::kObject) return Error("expected an object");
-  if (++depth_ > kMaxDepth) return Error("nested deeper than " + std::to_string(kMaxDepth));
+  if (++depth_ > kMaxDepth) return Error("nesting deeper than " + std::to_string(kMaxDepth));
   ++pos_;
   Ws();
   if (pos_ < s_.size() && s_[pos_] == '}') {
@@ -58,7 +59,7 @@ Status JsonReader::Object(const std::function<Status(std::string_view key)>& mem
     return OkStatus();
   }
   for (;;) {
-    if (Peek() != Type::kString) return Error("expected a member name");
+    if (Peek() != Type::kString) return Error("expected a member name in quotes");
     std::string key;
     RETURN_IF_ERROR(String(&key));
     Ws();
@@ -75,13 +76,14 @@ Status JsonReader::Object(const std::function<Status(std::string_view key)>& mem
       --depth_;
       return OkStatus();
     }
-    return Error("expected ',' or '}'");
+    return Error(pos_ >= s_.size() ? "unexpected end of input inside an object"
+                                   : "expected ',' or '}'");
   }
 }
 
 Status JsonReader::Array(const std::function<Status()>& element) {
   if (Peek() != Type::kArray) return Error("expected an array");
-  if (++depth_ > kMaxDepth) return Error("nested deeper than " + std::to_string(kMaxDepth));
+  if (++depth_ > kMaxDepth) return Error("nesting deeper than " + std::to_string(kMaxDepth));
   ++pos_;
   Ws();
   if (pos_ < s_.size() && s_[pos_] == ']') {
@@ -103,7 +105,8 @@ Status JsonReader::Array(const std::function<Status()>& element) {
       --depth_;
       return OkStatus();
     }
-    return Error("expected ',' or ']'");
+    return Error(pos_ >= s_.size() ? "unexpected end of input inside an array"
+                                   : "expected ',' or ']'");
   }
 }
 
@@ -133,20 +136,32 @@ Status JsonReader::String(std::string* out) {
   return Error("unterminated string");
 }
 
+// JSON number syntax: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 Status JsonReader::Number(std::string_view* text) {
   if (Peek() != Type::kNumber) return Error("expected a number");
-  size_t start = pos_;
+  const size_t start = pos_;
+  auto digits = [&] {
+    const size_t b = pos_;
+    while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
+    return pos_ - b;
+  };
   if (s_[pos_] == '-') ++pos_;
-  while (pos_ < s_.size()) {
-    char c = s_[pos_];
-    if ((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
-      ++pos_;
-    } else {
-      break;
-    }
+  if (pos_ < s_.size() && s_[pos_] == '0') {
+    ++pos_;
+  } else if (digits() == 0) {
+    return Error("invalid number: expected a digit");
+  }
+  if (pos_ < s_.size() && s_[pos_] == '.') {
+    ++pos_;
+    if (digits() == 0) return Error("invalid number: expected a digit after '.'");
+  }
+  if (pos_ < s_.size() && (s_[pos_] == 'e' || s_[pos_] == 'E')) {
+    ++pos_;
+    if (pos_ < s_.size() && (s_[pos_] == '+' || s_[pos_] == '-')) ++pos_;
+    if (digits() == 0) return Error("invalid number: expected a digit in the exponent");
   }
   *text = s_.substr(start, pos_ - start);
-  if (text->size() > 64 || *text == "-") return Error("bad number");
+  if (text->size() > 64) return Error("number longer than 64 characters");
   return OkStatus();
 }
 
@@ -198,6 +213,12 @@ Status JsonReader::IntOrNull(int64_t* out, int64_t fallback) {
   return Int(out);
 }
 
+Status JsonReader::Null() {
+  Ws();
+  if (!Literal("null")) return Error("expected null");
+  return OkStatus();
+}
+
 Status JsonReader::Skip() {
   switch (Peek()) {
     case Type::kObject:
@@ -232,4 +253,4 @@ Status JsonReader::End() {
   return OkStatus();
 }
 
-}  // namespace stepscope::memory
+}  // namespace stepscope

@@ -1,10 +1,10 @@
-#include "analysis/memory/json_reader.h"
+#include "common/json_reader.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-namespace stepscope::memory {
+namespace stepscope {
 namespace {
 
 TEST(JsonReader, ReadsNestedValuesAndSkipsUnknown) {
@@ -44,9 +44,9 @@ TEST(JsonReader, ErrorsNameFileAndOffset) {
   JsonReader j(R"({"a": 1,, })", "bad.json");
   Status st = j.Skip();
   EXPECT_FALSE(st.ok());
-  EXPECT_EQ(st.message(), "bad.json: offset 8: expected a member name");
+  EXPECT_EQ(st.message(), "bad.json: byte 8: expected a member name in quotes");
   JsonReader k(R"("abc)", "u.json");
-  EXPECT_EQ(k.Skip().message(), "u.json: offset 4: unterminated string");
+  EXPECT_EQ(k.Skip().message(), "u.json: byte 4: unterminated string");
   JsonReader t("[1] x", "t.json");
   EXPECT_TRUE(t.Skip().ok());
   EXPECT_FALSE(t.End().ok());
@@ -57,8 +57,8 @@ TEST(JsonReader, DepthIsLimited) {
   JsonReader j(deep, "deep.json");
   Status st = j.Skip();
   EXPECT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("nested deeper than 64"), std::string::npos);
+  EXPECT_NE(st.message().find("nesting deeper than 64"), std::string::npos);
 }
 
 }  // namespace
-}  // namespace stepscope::memory
+}  // namespace stepscope

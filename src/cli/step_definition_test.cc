@@ -1,0 +1,139 @@
+// One step definition everywhere: the same NVTX ranges through `steps` (and
+// the rules), the memory view, roofline's step selection and the per-rank
+// summaries give the same steps (common/step_names.h).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "analysis/memory/nvtx_context.h"
+#include "analysis/steps.h"
+#include "analysis/trace_model.h"
+#include "common/step_names.h"
+#include "ranks/summarize.h"
+#include "roofline/selection.h"
+#include "store/trace_reader.h"
+#include "store/trace_writer.h"
+
+namespace stepscope {
+namespace {
+
+// Steps 1-3 on thread 1 (1000 ns each, a kernel in each), plus ranges that
+// are not steps: a GPU-side copy of step 1, a zero-length "step 9", "step 5"
+// nested in step 2, "step 6" on another thread, "ProfilerStep#7" (a "step N"
+// trace ignores them), a "step " + 50,000-digit name (no stack overflow), and
+// "stepping 8" / "optimizer step 4" (not step names).
+std::string MakeTrace() {
+  std::string path = ::testing::TempDir() + "/stepdef-" + std::to_string(::getpid()) + ".sqlite";
+  ::unlink(path.c_str());
+  auto w = TraceWriter::Create(path);
+  EXPECT_TRUE(w.ok());
+  TraceWriter& t = **w;
+  auto range = [&](int64_t s, int64_t e, uint32_t tid, const std::string& name,
+                   const char* domain = "") {
+    NvtxRecord n{};
+    n.start_ns = s;
+    n.end_ns = e;
+    n.tid = tid;
+    n.end_tid = tid;
+    n.kind = NvtxKind::kPushPop;
+    n.name = t.Intern(name);
+    n.domain = t.Intern(domain);
+    t.AddNvtx(n);
+  };
+  uint32_t corr = 1;
+  for (int s = 1; s <= 3; ++s) {
+    const int64_t b = s * 1000;
+    range(b, b + 900, 1, (s == 2 ? "Step_" : "step ") + std::to_string(s));
+    ApiRecord a{};
+    a.start_ns = b + 100;
+    a.end_ns = b + 110;
+    a.tid = 1;
+    a.correlation = corr;
+    a.name = t.Intern("cudaLaunchKernel");
+    t.AddApi(a);
+    KernelRecord k{};
+    k.start_ns = b + 200;
+    k.end_ns = b + 700;
+    k.correlation = corr++;
+    k.name = t.Intern("gemm");
+    k.grid_x = k.grid_y = k.grid_z = k.block_x = k.block_y = k.block_z = 1;
+    t.AddKernel(k);
+  }
+  range(1200, 1700, 7, "step 1", "gpu_user_annotation");
+  range(1950, 1950, 1, "step 9");
+  range(2100, 2200, 1, "step 5");
+  range(2300, 2400, 2, "step 6");
+  range(1000, 3900, 3, "ProfilerStep#7");
+  range(3950, 3960, 1, "step " + std::string(50000, '7'));
+  range(3961, 3962, 1, "stepping 8");
+  range(3963, 3964, 1, "optimizer step 4");
+  EXPECT_TRUE(t.Finalize().ok());
+  return path;
+}
+
+TEST(StepDefinition, SameStepsInAnalysisMemoryRooflineAndRanks) {
+  const std::string path = MakeTrace();
+  const std::vector<int64_t> want = {1, 2, 3};
+
+  auto model = TraceModel::Load(path);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  auto set = DetectSteps(**model, {});
+  ASSERT_TRUE(set.ok());
+  std::vector<int64_t> analysis;
+  for (const Step& s : set->steps) analysis.push_back(s.number);
+  EXPECT_EQ(analysis, want);
+  EXPECT_EQ(set->method, "nvtx");
+  EXPECT_EQ(set->dropped.gpu_side, 1);
+  EXPECT_EQ(set->dropped.zero_length, 1);
+  EXPECT_EQ(set->dropped.overlapping, 1);
+  EXPECT_EQ(set->dropped.other_thread, 1);
+  EXPECT_EQ(set->dropped.other_kind, 1);
+
+  auto reader = TraceReader::Open(path);
+  ASSERT_TRUE(reader.ok());
+  auto nvtx = (*reader)->Nvtx();
+  ASSERT_TRUE(nvtx.ok());
+  memory::NvtxContext ctx(*nvtx, (*reader)->strings());
+  std::vector<int64_t> mem;
+  for (int64_t t = 0; t < 4100; t += 50) {
+    const int64_t n = ctx.StepAt(t);
+    if (n >= 0 && (mem.empty() || mem.back() != n)) mem.push_back(n);
+  }
+  EXPECT_EQ(mem, want);
+
+  auto roof = FindSteps(**reader);
+  ASSERT_TRUE(roof.ok());
+  std::vector<int64_t> roofline;
+  for (const StepRange& s : *roof) roofline.push_back(s.number);
+  EXPECT_EQ(roofline, want);
+
+  auto summary = BuildSummary(**reader);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  std::vector<int64_t> ranks;
+  for (const StepSummary& s : summary->steps) ranks.push_back(s.step);
+  EXPECT_EQ(ranks, want);
+  EXPECT_EQ(summary->step_source, "nvtx");
+  ::unlink(path.c_str());
+}
+
+TEST(StepDefinition, Names) {
+  int64_t n = -1;
+  EXPECT_EQ(ParseStepName("step 12", &n), StepNameKind::kStep);
+  EXPECT_EQ(n, 12);
+  EXPECT_EQ(ParseStepName(" Step_3 ", &n), StepNameKind::kStep);
+  EXPECT_EQ(n, 3);
+  EXPECT_EQ(ParseStepName("step4", &n), StepNameKind::kStep);
+  EXPECT_EQ(ParseStepName("STEP#:5", &n), StepNameKind::kStep);
+  EXPECT_EQ(ParseStepName("ProfilerStep#7", &n), StepNameKind::kProfilerStep);
+  EXPECT_EQ(n, 7);
+  for (const char* no : {"step", "stepping 3", "optimizer step 3", "step 3a", "ProfilerStep#",
+                         "ProfilerStep#1 ", "step 1234567890123456789"}) {
+    EXPECT_EQ(ParseStepName(no, &n), StepNameKind::kNone) << no;
+  }
+  EXPECT_EQ(ParseStepName("step " + std::string(50000, '9'), &n), StepNameKind::kNone);
+}
+
+}  // namespace
+}  // namespace stepscope

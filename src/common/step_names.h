@@ -1,0 +1,73 @@
+// The one definition of a training step's NVTX range, shared by `steps` and
+// the rules (analysis/steps.h), the memory view (analysis/memory), `roofline`
+// step selection and the per-rank summaries (ranks/summarize.cc).
+//
+// A step is a push/pop (or start/end) range
+//   * named "step N" (any case; the separators ' ', '_', '#', ':', '-' or
+//     none: "step 3", "Step_3", "step#3", "step3"; spaces around the name are
+//     ignored), else, when the trace has none of those, "ProfilerStep#N"
+//     (torch.profiler); N is 1 to 18 decimal digits;
+//   * on the host: ranges of the GPU-side domain `gpu_user_annotation` (Kineto
+//     copies each ProfilerStep#N onto the GPU timeline) are never steps;
+//   * of positive length (zero-length ranges are not steps);
+//   * on the thread with the most step ranges (ties: the earliest);
+//   * not starting inside a step already taken: nested and overlapping
+//     ranges keep the outermost/earliest one.
+// Every range left out is counted by reason (StepRangeDrops). The
+// kernel-sequence fallback, for traces without step ranges, needs the GPU
+// timeline and lives in analysis/steps.cc.
+//
+// The matcher is hand-written and linear: NVTX names are untrusted input and
+// a recursive regex overflows the stack on a name of 50,000 digits.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace stepscope {
+
+enum class StepNameKind : uint8_t { kNone = 0, kStep = 1, kProfilerStep = 2 };
+
+// The kind of step name and its number; kNone when `name` is not one.
+StepNameKind ParseStepName(std::string_view name, int64_t* number);
+const char* StepNamePattern(StepNameKind kind);  // "step N" / "ProfilerStep#N" / ""
+
+// The NVTX domain of Kineto's GPU-side copies of host annotations.
+inline constexpr std::string_view kGpuSideDomain = "gpu_user_annotation";
+
+struct StepRangeDrops {
+  int64_t gpu_side = 0;      // step names in the GPU-side domain
+  int64_t zero_length = 0;   // end <= start
+  int64_t other_kind = 0;    // ProfilerStep#N when "step N" ranges exist
+  int64_t other_thread = 0;  // not on the steps' thread
+  int64_t overlapping = 0;   // nested in or overlapping a step already taken
+  int64_t total() const { return gpu_side + zero_length + other_kind + other_thread + overlapping; }
+};
+
+struct NvtxStepRange {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;  // for an open range: the caller's end (e.g. the trace end)
+  bool open = false;   // never closed (a cut-off trace)
+  uint32_t tid = 0;
+  int64_t number = -1;
+  uint32_t index = 0;  // the caller's index of the range (e.g. its nvtx row)
+};
+
+// Feed every push/pop range; Finish() applies the definition above.
+class StepRangeFinder {
+ public:
+  // Name-based detection. Marks are the caller's to skip.
+  void Add(std::string_view name, std::string_view domain, const NvtxStepRange& r);
+  // A range the caller matched itself (`--step-range REGEX`): the same
+  // domain, length, thread and nesting rules apply; number -1 when none.
+  void AddMatched(std::string_view domain, const NvtxStepRange& r);
+  // The steps sorted by start.
+  std::vector<NvtxStepRange> Finish(StepNameKind* kind, StepRangeDrops* drops);
+
+ private:
+  std::vector<NvtxStepRange> by_kind_[3];
+  StepRangeDrops drops_;
+};
+
+}  // namespace stepscope
