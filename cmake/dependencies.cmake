@@ -15,18 +15,35 @@ set_target_properties(sqlite3_static PROPERTIES
 find_package(ZLIB REQUIRED)
 
 # CUDA toolkit headers + CUPTI (the tracer and bench/roofline). Only headers
-# and libcupti are needed at build time; libcuda is the driver's.
+# and libcupti are needed at build time; libcuda is the driver's. Found through
+# CMake's FindCUDAToolkit (CUDA::cupti), so the same build works on x86_64
+# and on aarch64 / Grace Hopper (targets/sbsa-linux in the toolkit):
+# no architecture-specific path appears here (tests/check_portable_paths.py).
 set(STEPSCOPE_CUDA_ROOT "/usr/local/cuda" CACHE PATH "CUDA toolkit root")
-find_path(CUPTI_INCLUDE_DIR cupti.h
-  HINTS ${STEPSCOPE_CUDA_ROOT}/targets/x86_64-linux/include ${STEPSCOPE_CUDA_ROOT}/extras/CUPTI/include
-        ${STEPSCOPE_CUDA_ROOT}/include)
-find_library(CUPTI_LIB cupti
-  HINTS ${STEPSCOPE_CUDA_ROOT}/targets/x86_64-linux/lib ${STEPSCOPE_CUDA_ROOT}/extras/CUPTI/lib64
-        ${STEPSCOPE_CUDA_ROOT}/lib64)
+if(NOT DEFINED CUDAToolkit_ROOT AND EXISTS ${STEPSCOPE_CUDA_ROOT})
+  set(CUDAToolkit_ROOT ${STEPSCOPE_CUDA_ROOT})
+endif()
+find_package(CUDAToolkit QUIET)
+if(TARGET CUDA::cupti)
+  get_target_property(CUPTI_LIB CUDA::cupti IMPORTED_LOCATION)
+  find_path(CUPTI_INCLUDE_DIR cupti.h
+    HINTS ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_TARGET_DIR}/extras/CUPTI/include
+          ${CUDAToolkit_LIBRARY_ROOT}/extras/CUPTI/include)
+else()
+  find_path(CUPTI_INCLUDE_DIR cupti.h
+    HINTS ${STEPSCOPE_CUDA_ROOT}/include ${STEPSCOPE_CUDA_ROOT}/extras/CUPTI/include)
+  find_library(CUPTI_LIB cupti
+    HINTS ${STEPSCOPE_CUDA_ROOT}/lib64 ${STEPSCOPE_CUDA_ROOT}/extras/CUPTI/lib64)
+endif()
 if(CUPTI_INCLUDE_DIR AND CUPTI_LIB)
   set(STEPSCOPE_HAVE_CUPTI ON)
   get_filename_component(CUPTI_LIB_DIR ${CUPTI_LIB} DIRECTORY)
-  message(STATUS "CUPTI: ${CUPTI_LIB}")
+  # Run path of the injected library: where libcupti was found, the directory
+  # it resolves to (the toolkit's targets/<arch>/lib) and the toolkit's lib64.
+  get_filename_component(_cupti_real ${CUPTI_LIB} REALPATH)
+  get_filename_component(_cupti_real_dir ${_cupti_real} DIRECTORY)
+  set(CUPTI_RPATH "${CUPTI_LIB_DIR}:${_cupti_real_dir}:${STEPSCOPE_CUDA_ROOT}/lib64")
+  message(STATUS "CUPTI: ${CUPTI_LIB} (${CMAKE_SYSTEM_PROCESSOR})")
 else()
   set(STEPSCOPE_HAVE_CUPTI OFF)
   message(WARNING "CUPTI not found under ${STEPSCOPE_CUDA_ROOT}: the injected tracer is not built")

@@ -35,7 +35,7 @@ if [ -f package.json ]; then
   fi
 fi
 
-if [ ! -e /usr/local/cuda/targets/x86_64-linux/include/cupti.h ]; then
+if [ ! -e /usr/local/cuda/include/cupti.h ] && [ ! -e /usr/local/cuda/extras/CUPTI/include/cupti.h ]; then
   echo "bootstrap: note: CUDA/CUPTI not found at /usr/local/cuda; the injected tracer will not be built" >&2
 fi
 echo "bootstrap: ok"

@@ -24,6 +24,14 @@ const std::vector<RecipeInfo>& Recipes() {
        false, CudaGpuKernPace},
       {"nvtx_pace", "one NVTX range's instances over time (--name; default: the steps)", false,
        NvtxPace},
+      {"um_sum", "unified memory per managed allocation: migrations each way, faults", false,
+       UmSum},
+      {"um_total_sum", "unified memory totals per event kind: count, bytes/faults, throughput",
+       false, UmTotalSum},
+      {"um_cpu_page_faults_sum", "unified-memory CPU page faults per faulting instruction", false,
+       UmCpuPageFaultsSum},
+      {"um_step_share", "per step: UM migrations vs explicit copies, share of ops and bytes", false,
+       UmStepShare},
   };
   return kRecipes;
 }

@@ -48,6 +48,10 @@ StatusOr<Table> NvtxGpuProjSum(const TraceModel& m, const RecipeOptions& o);
 StatusOr<Table> CudaGpuKernPace(const TraceModel& m, const RecipeOptions& o);
 StatusOr<Table> NvtxPace(const TraceModel& m, const RecipeOptions& o);
 StatusOr<Table> GpuTimeUtil(const TraceModel& m, const RecipeOptions& o);
+StatusOr<Table> UmSum(const TraceModel& m, const RecipeOptions& o);
+StatusOr<Table> UmTotalSum(const TraceModel& m, const RecipeOptions& o);
+StatusOr<Table> UmCpuPageFaultsSum(const TraceModel& m, const RecipeOptions& o);
+StatusOr<Table> UmStepShare(const TraceModel& m, const RecipeOptions& o);
 
 // Shared by the recipes: the nsys-style statistic columns
 // (time_pct, total_ns, instances, avg_ns, med_ns, min_ns, max_ns, stddev_ns).

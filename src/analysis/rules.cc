@@ -20,6 +20,7 @@ const std::vector<RuleInfo>& RuleList() {
       {"offload_copies", "host<->device copies on the critical path (offload)"},
       {"fp32_gemm", "fp32 GEMMs on a GPU with bf16/fp16 tensor cores"},
       {"memory_capacity", "device memory close to capacity"},
+      {"um_faults", "kernels stalled by unified-memory page faults (prefetch instead)"},
   };
   return kRules;
 }
@@ -157,6 +158,7 @@ StatusOr<Analysis> Analyze(const TraceModel& m, const AnalyzeOptions& opt) {
   CopyRules(c, &a.findings);
   Fp32GemmRule(c, &a.findings);
   MemoryCapacityRule(c, &a.findings);
+  UmFaultsRule(c, &a.findings);
   std::vector<Finding> kept;
   for (Finding& f : a.findings) {
     if (f.count > 0 && (f.reported || opt.all)) kept.push_back(std::move(f));

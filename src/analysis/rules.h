@@ -139,5 +139,6 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out);
 void CopyRules(const RuleContext& c, std::vector<Finding>* out);
 void Fp32GemmRule(const RuleContext& c, std::vector<Finding>* out);
 void MemoryCapacityRule(const RuleContext& c, std::vector<Finding>* out);
+void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out);
 
 }  // namespace stepscope

@@ -47,6 +47,7 @@ StatusOr<std::unique_ptr<TraceModel>> TraceModel::Load(const std::string& path) 
     ASSIGN_OR_RETURN(r.syncs, reader->Syncs(TraceReader::RowOrder::kStored));
     ASSIGN_OR_RETURN(r.nvtx, reader->Nvtx());
     ASSIGN_OR_RETURN(r.memory, reader->MemoryEvents());
+    ASSIGN_OR_RETURN(r.um, reader->UmEvents());
     ASSIGN_OR_RETURN(r.devices, reader->Devices());
     return OkStatus();
   }();
@@ -97,6 +98,7 @@ void Sanitize(TraceModel::Records* r) {
     m.bytes = std::min(m.bytes, kMaxBytes);
   }
   for (auto& d : r->devices) id(&d.name);
+  for (auto& u : r->um) Clamp(&u.start_ns, &u.end_ns);
 }
 
 }  // namespace
@@ -117,6 +119,7 @@ std::unique_ptr<TraceModel> TraceModel::FromRecords(Records r) {
   order(&m->r_.apis);
   order(&m->r_.syncs);
   order(&m->r_.nvtx);
+  order(&m->r_.um);
   m->Derive();
   return m;
 }

@@ -67,6 +67,7 @@ class TraceModel {
     std::vector<NvtxRecord> nvtx;
     std::vector<MemoryRecord> memory;
     std::vector<DeviceRecord> devices;
+    std::vector<UmRecord> um;  // unified-memory events, by start
     std::string path = "memory";
     int rank = -1;
     bool finalized = true;
@@ -92,6 +93,7 @@ class TraceModel {
   const std::vector<NvtxRecord>& nvtx() const { return r_.nvtx; }
   const std::vector<MemoryRecord>& memory() const { return r_.memory; }
   const std::vector<DeviceRecord>& devices() const { return r_.devices; }
+  const std::vector<UmRecord>& um() const { return r_.um; }
   const DeviceRecord* Device(uint32_t id) const;
 
   const std::vector<GpuOp>& gpu_ops() const { return ops_; }

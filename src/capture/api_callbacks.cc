@@ -25,7 +25,9 @@ const char* const kRuntimePrefixes[] = {"cudaLaunch",
                                         "cudaHostAlloc",
                                         "cudaMallocHost",
                                         "cudaFreeHost",
-                                        "cudaMemPoolTrimTo"};
+                                        "cudaMemPoolTrimTo",
+                                        "cudaMemPrefetch",
+                                        "cudaMemAdvise"};
 const char* const kDriverPrefixes[] = {"cuLaunch",
                                        "cuGraphLaunch",
                                        "cuMemcpy",
@@ -40,7 +42,9 @@ const char* const kDriverPrefixes[] = {"cuLaunch",
                                        "cuMemCreate",
                                        "cuMemRelease",
                                        "cuMemMap",
-                                       "cuMemUnmap"};
+                                       "cuMemUnmap",
+                                       "cuMemPrefetch",
+                                       "cuMemAdvise"};
 
 uint32_t ThreadId() {
   static thread_local uint32_t tid = static_cast<uint32_t>(syscall(SYS_gettid));

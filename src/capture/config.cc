@@ -26,6 +26,10 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
         c.memory = true;
       } else if (t == "host-mem") {
         c.host_mem = true;
+      } else if (t == "um-gpu-faults") {
+        c.um_gpu_faults = true;
+      } else if (t == "um-cpu-faults") {
+        c.um_cpu_faults = true;
       } else if (!t.empty() && warning) {
         *warning += "unknown trace category '" + t + "' ignored; ";
       }
@@ -41,6 +45,7 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
   if (ParseInt64(env("STEPSCOPE_RING_MB"), &n) && n >= 1 && n <= 4096)
     c.ring_bytes = static_cast<size_t>(n) << 20;
   c.collector = env("STEPSCOPE_COLLECTOR");
+  if (env("STEPSCOPE_UM") == "off") c.um = c.um_gpu_faults = c.um_cpu_faults = false;
   if (env("STEPSCOPE_CUPTI_ZEROED") == "0") c.zeroed_buffers = false;
   if (ParseInt64(env("STEPSCOPE_DEVICE_BUFFER_MB"), &n) && n >= 1 && n <= 4096)
     c.device_buffer_bytes = static_cast<size_t>(n) << 20;

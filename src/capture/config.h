@@ -2,7 +2,9 @@
 // that `stepscope profile` sets up (the tracer has no other input).
 //
 //   STEPSCOPE_OUTPUT          output pattern (see output_path.h); default stepscope_%p
-//   STEPSCOPE_TRACE           categories: cuda,nvtx,memory (default) and host-mem
+//   STEPSCOPE_TRACE           categories: cuda,nvtx,memory (default), host-mem,
+//                             um-gpu-faults, um-cpu-faults
+//   STEPSCOPE_UM              off: no unified-memory migration records (default on with cuda)
 //   STEPSCOPE_DELAY_NS        start recording this long after the tracer starts
 //   STEPSCOPE_DURATION_NS     stop recording this long after recording started
 //   STEPSCOPE_CAPTURE_RANGE   cudaProfilerApi | nvtx:NAME (record only inside the range)
@@ -32,6 +34,13 @@ struct CaptureConfig {
   bool nvtx = true;
   bool memory = true;
   bool host_mem = false;  // host-mem: malloc/mmap above a threshold (LD_PRELOAD interposer)
+  // Unified memory (CUPTI UNIFIED_MEMORY_COUNTER, docs/um.md): migrations,
+  // thrashing, throttling and remote maps come with `cuda`; GPU fault groups
+  // and CPU page faults are their own categories (nsys documents both as
+  // costly and leaves them off by default; so do we).
+  bool um = true;
+  bool um_gpu_faults = false;
+  bool um_cpu_faults = false;
   int64_t delay_ns = 0;
   int64_t duration_ns = 0;
   Range range = Range::kNone;

@@ -17,6 +17,9 @@ MemoryKind ToMemoryKind(uint32_t v) {
 CopyKind ToCopyKind(uint32_t v) { return v <= 10 ? static_cast<CopyKind>(v) : CopyKind::kUnknown; }
 SyncType ToSyncType(uint32_t v) { return v <= 4 ? static_cast<SyncType>(v) : SyncType::kUnknown; }
 MemoryOp ToMemoryOp(uint32_t v) { return v <= 2 ? static_cast<MemoryOp>(v) : MemoryOp::kUnknown; }
+UmCounterKind ToUmKind(uint32_t v) {
+  return v <= 8 ? static_cast<UmCounterKind>(v) : UmCounterKind::kUnknown;
+}
 MemoryPoolOp ToPoolOp(uint32_t v) {
   return v <= 3 ? static_cast<MemoryPoolOp>(v) : MemoryPoolOp::kUnknown;
 }
@@ -297,6 +300,27 @@ void ActivityDecoder::Decode(const CUpti_Activity* rec) {
       r.kind = w_->Intern(OverheadName(o->overheadKind));
       w_->AddOverhead(r);
       ++counters_.overheads;
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER: {
+      // Plain values (no pointers into the traced process): decoded as is.
+      const auto* u = reinterpret_cast<const cupti::UnifiedMemory*>(rec);
+      UmRecord r{};
+      r.kind = ToUmKind(u->counterKind);
+      r.start_ns = static_cast<int64_t>(u->start);
+      // CUPTI leaves `end` undefined for point events (CPU faults, thrashing,
+      // remote maps); ranges with end < start are clamped the same way.
+      const bool point = r.kind == UmCounterKind::kCpuPageFault ||
+                         r.kind == UmCounterKind::kThrashing || r.kind == UmCounterKind::kRemoteMap;
+      r.end_ns = point || u->end < u->start ? r.start_ns : static_cast<int64_t>(u->end);
+      r.value = u->value;
+      r.address = u->address;
+      r.src_id = u->srcId;
+      r.dst_id = u->dstId;
+      r.flags = u->flags;
+      w_->AddUm(r);
+      Span(r.start_ns, r.end_ns);
+      ++counters_.um;
       break;
     }
     case CUPTI_ACTIVITY_KIND_CONTEXT:

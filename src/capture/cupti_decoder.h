@@ -33,11 +33,11 @@ using NextRecordFn = CUptiResult (*)(uint8_t* buffer, size_t valid, CUpti_Activi
 
 struct DecoderCounters {
   uint64_t kernels = 0, memcpys = 0, memsets = 0, api_calls = 0, syncs = 0, memory = 0,
-           memory_pools = 0, devices = 0, overheads = 0, other = 0, ooms = 0;
+           memory_pools = 0, devices = 0, overheads = 0, other = 0, ooms = 0, um = 0;
   uint64_t unknown_kind = 0;
   uint64_t total() const {
     return kernels + memcpys + memsets + api_calls + syncs + memory + memory_pools + devices +
-           overheads + other;
+           overheads + other + um;
   }
 };
 

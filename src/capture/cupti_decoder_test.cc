@@ -307,5 +307,75 @@ TEST_F(DecoderTest, DecodeBufferWalksEveryRecord) {
   EXPECT_EQ(r->Kernels()->size(), 50u);
 }
 
+cupti::UnifiedMemory MakeUm(CUpti_ActivityUnifiedMemoryCounterKind kind, uint64_t start,
+                            uint64_t end, uint64_t value, uint32_t flags) {
+  cupti::UnifiedMemory u;
+  std::memset(&u, 0, sizeof(u));
+  u.kind = CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER;
+  u.counterKind = kind;
+  u.start = start;
+  u.end = end;
+  u.value = value;
+  u.address = 0x7f1200000000ull;
+  u.srcId = 0;
+  u.dstId = 0;
+  u.flags = flags;
+  return u;
+}
+
+// Unified-memory counters: every kind, in one buffer walked with CUPTI's own
+// iterator (so the record size is CUPTI's), point events' undefined `end`
+// ignored, values and causes kept.
+TEST_F(DecoderTest, UnifiedMemoryCountersFromBuffer) {
+  alignas(8) static uint8_t buffer[1 << 14];
+  size_t used = 0;
+  auto append = [&](const cupti::UnifiedMemory& u) {
+    std::memcpy(buffer + used, &u, sizeof(u));
+    used += (sizeof(u) + 7) & ~size_t{7};
+  };
+  append(MakeUm(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD, 1000, 1400,
+                2u << 20, CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE));
+  append(MakeUm(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH, 2000, 2100,
+                64u << 10, CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_USER));
+  append(MakeUm(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT, 900, 1500, 37,
+                CUPTI_ACTIVITY_UNIFIED_MEMORY_ACCESS_TYPE_WRITE));
+  append(MakeUm(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT, 3000, 12, 0x401234,
+                0));  // end undefined for CPU faults
+  append(MakeUm(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING, 4000, 99999, 4096, 0));
+  append(MakeUm(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THROTTLING, 5000, 5600, 0, 0));
+  append(MakeUm(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_REMOTE_MAP, 6000, 0, 8192, 1));
+  append(MakeUm(static_cast<CUpti_ActivityUnifiedMemoryCounterKind>(42), 7000, 7000, 1, 0));
+  size_t n = decoder_->DecodeBuffer(buffer, used, &cuptiActivityGetNextRecord);
+  EXPECT_EQ(n, 8u);
+  EXPECT_EQ(decoder_->counters().um, 8u);
+  EXPECT_EQ(decoder_->counters().unknown_kind, 0u);
+  auto r = Finish();
+  auto um = r->UmEvents();
+  ASSERT_TRUE(um.ok());
+  ASSERT_EQ(um->size(), 8u);
+  const auto& v = *um;  // ordered by start
+  EXPECT_EQ(v[0].kind, UmCounterKind::kGpuPageFault);
+  EXPECT_EQ(v[0].value, 37u);
+  EXPECT_EQ(v[0].end_ns - v[0].start_ns, 600);
+  EXPECT_EQ(v[0].flags, 2u);
+  EXPECT_EQ(v[1].kind, UmCounterKind::kBytesHtoD);
+  EXPECT_EQ(v[1].value, 2u << 20);
+  EXPECT_EQ(v[1].end_ns, 1400);
+  EXPECT_EQ(v[1].flags, kUmCauseCoherence);
+  EXPECT_EQ(v[1].address, 0x7f1200000000ull);
+  EXPECT_EQ(v[2].kind, UmCounterKind::kBytesDtoH);
+  EXPECT_EQ(v[2].flags, kUmCauseUser);
+  EXPECT_EQ(v[3].kind, UmCounterKind::kCpuPageFault);
+  EXPECT_EQ(v[3].end_ns, 3000);  // point event
+  EXPECT_EQ(v[3].value, 0x401234u);
+  EXPECT_EQ(v[4].kind, UmCounterKind::kThrashing);
+  EXPECT_EQ(v[4].end_ns, 4000);
+  EXPECT_EQ(v[5].kind, UmCounterKind::kThrottling);
+  EXPECT_EQ(v[5].end_ns, 5600);
+  EXPECT_EQ(v[6].kind, UmCounterKind::kRemoteMap);
+  EXPECT_EQ(v[6].end_ns, 6000);
+  EXPECT_EQ(v[7].kind, UmCounterKind::kUnknown);
+}
+
 }  // namespace
 }  // namespace stepscope

@@ -22,6 +22,8 @@ namespace stepscope {
 namespace {
 
 CUpti_SubscriberHandle g_subscriber = nullptr;
+// True once CUPTI accepted the unified-memory counter configuration.
+bool g_um_configured = false;
 // Enables (or disables) API activity records for every callback id of the
 // chosen set (STEPSCOPE_API_MODE=activity); the first failure goes to *err.
 void ToggleApis(CUpti_CallbackDomain domain, uint32_t max_cbid, bool on, CUptiResult* err) {
@@ -41,6 +43,7 @@ std::vector<CUpti_ActivityKind> DataKinds(const CaptureConfig& c) {
   if (!c.diag_no_kernels) kinds.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (!c.diag_no_sync && !c.sync_from_api) kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
   if (!c.diag_no_overhead) kinds.push_back(CUPTI_ACTIVITY_KIND_OVERHEAD);
+  if (g_um_configured) kinds.push_back(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
   if (c.memory) {
     kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
     kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
@@ -56,7 +59,7 @@ void ToggleActivities(bool on) {
     CUptiResult r = on ? cuptiActivityEnable(k) : cuptiActivityDisable(k);
     // MEMORY_POOL and OVERHEAD are optional on some setups.
     if (r != CUPTI_SUCCESS && err == CUPTI_SUCCESS && k != CUPTI_ACTIVITY_KIND_MEMORY_POOL &&
-        k != CUPTI_ACTIVITY_KIND_OVERHEAD) {
+        k != CUPTI_ACTIVITY_KIND_OVERHEAD && k != CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) {
       err = r;
     }
   }
@@ -159,6 +162,52 @@ std::string ResultString(CUptiResult r) {
   return msg ? msg : ("CUPTI error " + std::to_string(static_cast<int>(r)));
 }
 
+// Unified-memory counters (docs/um.md). Configured once, before the kind is
+// enabled, as CUPTI requires. The driver emits these records only for
+// unified memory (managed allocations, and system-allocated memory where
+// CUPTI reports it): a program without it produces none, and nothing here
+// touches the launch path. Systems where CUPTI cannot profile unified memory
+// (CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED*: some virtualized GPUs, multi-GPU
+// without peer access) run on without these records; the warning is printed
+// only when page faults were asked for explicitly.
+void ConfigureUnifiedMemory(const CaptureConfig& c) {
+  if (!c.um && !c.um_gpu_faults && !c.um_cpu_faults) return;
+  auto config = [](CUpti_ActivityUnifiedMemoryCounterKind kind) {
+    CUpti_ActivityUnifiedMemoryCounterConfig u{};
+    u.scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE;
+    u.kind = kind;
+    u.deviceId = 0;
+    u.enable = 1;
+    return u;
+  };
+  std::vector<CUpti_ActivityUnifiedMemoryCounterConfig> wanted;
+  wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD));
+  wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH));
+  if (c.um_gpu_faults)
+    wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT));
+  if (c.um_cpu_faults)
+    wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT));
+  const size_t essential = wanted.size();
+  wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING));
+  wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THROTTLING));
+  wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_REMOTE_MAP));
+  wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD));
+  CUptiResult r = cuptiActivityConfigureUnifiedMemoryCounter(wanted.data(),
+                                                             static_cast<uint32_t>(wanted.size()));
+  if (r != CUPTI_SUCCESS) {  // retry with the migrations (and faults asked for) only
+    r = cuptiActivityConfigureUnifiedMemoryCounter(wanted.data(), static_cast<uint32_t>(essential));
+  }
+  g_um_configured = r == CUPTI_SUCCESS;
+  if (g_um_configured) {
+    LogVerbose("unified-memory counters on (gpu faults %s, cpu faults %s)",
+               c.um_gpu_faults ? "on" : "off", c.um_cpu_faults ? "on" : "off");
+  } else if (c.um_gpu_faults || c.um_cpu_faults) {
+    LogWarn("unified-memory page faults cannot be recorded here (%s)", ResultString(r).c_str());
+  } else if (!g_um_configured) {
+    LogVerbose("unified-memory counters unavailable (%s)", ResultString(r).c_str());
+  }
+}
+
 }  // namespace
 
 int InitializeCupti() {
@@ -199,6 +248,7 @@ int InitializeCupti() {
     cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
                         CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
   }
+  ConfigureUnifiedMemory(s.config());
   s.SetCuptiActive(true);
   s.SetActivityToggle(&ToggleActivities);
   if (s.recording()) ToggleActivities(true);

@@ -102,6 +102,18 @@ void PrintTraceSummary(const std::string& path) {
                FormatCount(kernels).c_str(), FormatDuration(gpu_ns).c_str(),
                FormatCount(nvtx).c_str(), FormatCount(dropped).c_str(),
                per_kind.empty() ? "" : " (", per_kind.c_str(), per_kind.empty() ? "" : ")");
+  // Unified memory, when the program used it (docs/um.md).
+  if (auto q = t.Query("SELECT COALESCE(SUM(CASE kind WHEN 1 THEN value END), 0), "
+                       "COALESCE(SUM(CASE kind WHEN 2 THEN value END), 0), "
+                       "COALESCE(SUM(kind = 4), 0), COUNT(*) FROM um");
+      q.ok() && q->Step() && q->Int(3) > 0) {
+    std::fprintf(stderr,
+                 "    unified memory: %s host->device, %s device->host migrated, %s GPU fault "
+                 "groups ('stepscope analyze' prices them)\n",
+                 FormatBytes(static_cast<uint64_t>(q->Int(0))).c_str(),
+                 FormatBytes(static_cast<uint64_t>(q->Int(1))).c_str(),
+                 FormatCount(q->Int(2)).c_str());
+  }
   if (kernels == 0) return;
   auto q = t.Query(
       "SELECT name_id, SUM(end_ns - start_ns) AS total, COUNT(*) FROM kernels GROUP BY name_id "
@@ -190,7 +202,8 @@ int RunProfile(int argc, char** argv) {
          "stepscope_%p", "-o");
   p.Flag("--trace", "LIST",
          "categories to record: cuda, nvtx, memory (device allocations), host-mem (host "
-         "malloc/mmap of 1 MiB or more, via an LD_PRELOAD interposer)",
+         "malloc/mmap of 1 MiB or more, via an LD_PRELOAD interposer), um-gpu-faults and "
+         "um-cpu-faults (unified-memory page faults; migrations come with cuda)",
          "cuda,nvtx,memory");
   p.Switch("--pytorch-memory",
            "also record PyTorch's caching-allocator events (tensor allocations with their Python "
@@ -224,9 +237,11 @@ int RunProfile(int argc, char** argv) {
   std::string pattern = p.Get("--output");
   if (EndsWith(pattern, "/")) pattern += "stepscope_%p";
   for (const std::string& cat : Split(p.Get("--trace"), ',')) {
-    if (cat != "cuda" && cat != "nvtx" && cat != "memory" && cat != "host-mem") {
+    if (cat != "cuda" && cat != "nvtx" && cat != "memory" && cat != "host-mem" &&
+        cat != "um-gpu-faults" && cat != "um-cpu-faults") {
       return ReportError("profile", InvalidInput("unknown --trace category '" + cat +
-                                                 "' (use cuda, nvtx, memory, host-mem)"));
+                                                 "' (use cuda, nvtx, memory, host-mem, "
+                                                 "um-gpu-faults, um-cpu-faults)"));
     }
   }
   int64_t delay_ns = 0, duration_ns = 0;

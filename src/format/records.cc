@@ -108,4 +108,28 @@ const char* NvtxKindName(NvtxKind k) {
 
 const char* ApiDomainName(ApiDomain d) { return d == ApiDomain::kDriver ? "driver" : "runtime"; }
 
+const char* UmCounterKindName(UmCounterKind k) {
+  switch (k) {
+    case UmCounterKind::kBytesHtoD:
+      return "bytes_htod";
+    case UmCounterKind::kBytesDtoH:
+      return "bytes_dtoh";
+    case UmCounterKind::kCpuPageFault:
+      return "cpu_page_fault";
+    case UmCounterKind::kGpuPageFault:
+      return "gpu_page_fault";
+    case UmCounterKind::kThrashing:
+      return "thrashing";
+    case UmCounterKind::kThrottling:
+      return "throttling";
+    case UmCounterKind::kRemoteMap:
+      return "remote_map";
+    case UmCounterKind::kBytesDtoD:
+      return "bytes_dtod";
+    case UmCounterKind::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
 }  // namespace stepscope

@@ -63,6 +63,20 @@ enum class MemoryOp : uint8_t { kUnknown = 0, kAlloc = 1, kFree = 2 };
 
 enum class MemoryPoolOp : uint8_t { kUnknown = 0, kCreated = 1, kDestroyed = 2, kTrimmed = 3 };
 
+// What a unified-memory counter record (CUPTI UNIFIED_MEMORY_COUNTER) counts.
+// Same numbering as CUPTI's CUpti_ActivityUnifiedMemoryCounterKind.
+enum class UmCounterKind : uint8_t {
+  kUnknown = 0,
+  kBytesHtoD = 1,     // migration host -> device: value = bytes
+  kBytesDtoH = 2,     // migration device -> host: value = bytes
+  kCpuPageFault = 3,  // one CPU page fault: value = faulting instruction's PC
+  kGpuPageFault = 4,  // one GPU fault group, [start, end]: value = faults in the group
+  kThrashing = 5,     // value = bytes of the thrashing region
+  kThrottling = 6,    // driver throttled a processor for [start, end]
+  kRemoteMap = 7,     // driver mapped the region remotely instead of migrating: value = bytes
+  kBytesDtoD = 8,     // migration device -> device: value = bytes
+};
+
 enum class NvtxKind : uint8_t {
   kPushPop = 1,   // nvtxRangePush/Pop: nested per thread
   kStartEnd = 2,  // nvtxRangeStart/End: may end on another thread
@@ -180,6 +194,28 @@ struct MemoryPoolRecord {
   uint16_t reserved;
 };
 
+// One unified-memory event (CUPTI UNIFIED_MEMORY_COUNTER; nsys
+// CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER). Point events (CPU faults,
+// thrashing, remote maps) have end_ns == start_ns.
+struct UmRecord {
+  int64_t start_ns;
+  int64_t end_ns;
+  uint64_t address;  // virtual address of the migrated / faulting page(s)
+  uint64_t value;    // meaning depends on kind (see UmCounterKind)
+  uint32_t src_id;   // source processor: device id, or CPU
+  uint32_t dst_id;   // destination processor (migrations, remote maps)
+  uint32_t flags;    // CUPTI's: access type (GPU faults), migration cause, remote-map cause
+  UmCounterKind kind;
+  uint8_t reserved[3];
+};
+
+// UmRecord.flags for migrations: why the driver moved the pages (CUPTI's
+// CUpti_ActivityUnifiedMemoryMigrationCause).
+inline constexpr uint32_t kUmCauseUser = 1;       // cudaMemPrefetchAsync
+inline constexpr uint32_t kUmCauseCoherence = 2;  // a page fault
+inline constexpr uint32_t kUmCausePrefetch = 3;   // driver's speculative prefetch
+inline constexpr uint32_t kUmCauseEviction = 4;   // evicted to make room on the GPU
+
 // An NVTX range or mark (or an imported CPU-side range: cpu_op, annotation).
 struct NvtxRecord {
   int64_t start_ns;
@@ -247,6 +283,7 @@ static_assert(sizeof(MemoryPoolRecord) == 48, "MemoryPoolRecord layout changed")
 static_assert(sizeof(NvtxRecord) == 48, "NvtxRecord layout changed: bump kRecordFormatVersion");
 static_assert(sizeof(OverheadRecord) == 24, "OverheadRecord layout changed");
 static_assert(sizeof(OomRecord) == 56, "OomRecord layout changed");
+static_assert(sizeof(UmRecord) == 48, "UmRecord layout changed");
 
 // Names for the enums above (used by the schema's enum tables and by text output).
 const char* MemoryKindName(MemoryKind k);
@@ -256,5 +293,6 @@ const char* MemoryOpName(MemoryOp op);
 const char* MemoryPoolOpName(MemoryPoolOp op);
 const char* NvtxKindName(NvtxKind k);
 const char* ApiDomainName(ApiDomain d);
+const char* UmCounterKindName(UmCounterKind k);
 
 }  // namespace stepscope

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "importers/import_util.h"
+#include "importers/nsys_um.h"
 #include "store/sqlite_util.h"
 #include "store/trace_writer.h"
 
@@ -649,6 +650,7 @@ Status NsysImporter::Run() {
   RETURN_IF_ERROR(Kernels());
   RETURN_IF_ERROR(Memcpy());
   RETURN_IF_ERROR(Memset());
+  RETURN_IF_ERROR(ImportNsysUnifiedMemory(src_, w_, stats_));
   RETURN_IF_ERROR(Api("CUPTI_ACTIVITY_KIND_RUNTIME", ApiDomain::kRuntime));
   RETURN_IF_ERROR(Api("CUPTI_ACTIVITY_KIND_DRIVER", ApiDomain::kDriver));
   RETURN_IF_ERROR(Sync());

@@ -157,6 +157,26 @@ std::vector<TableDef> BuildTables() {
                 {"is_managed", "INTEGER", "1 for a managed-memory pool"}},
                {}});
   t.push_back(
+      {"um",
+       "Unified-memory events (CUPTI UNIFIED_MEMORY_COUNTER; nsys "
+       "CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER): page migrations between host and device, "
+       "GPU fault groups, CPU page faults, thrashing, throttling, remote maps. See docs/um.md.",
+       {{"start_ns", "INTEGER", "start, ns (faults: when the driver started handling them)"},
+        {"end_ns", "INTEGER", "end, ns (= start_ns for CPU faults, thrashing, remote maps)"},
+        {"kind", "INTEGER",
+         "enum_um_counter_kind.id: 1 bytes_htod, 2 bytes_dtoh, 3 cpu_page_fault, "
+         "4 gpu_page_fault, 5 thrashing, 6 throttling, 7 remote_map, 8 bytes_dtod"},
+        {"value", "INTEGER",
+         "migrations, thrashing, remote maps: bytes; gpu_page_fault: faults in the group; "
+         "cpu_page_fault: program counter of the faulting instruction"},
+        {"address", "INTEGER", "virtual address of the page(s)"},
+        {"src_id", "INTEGER", "source processor (device id; for migrations from the host, CPU)"},
+        {"dst_id", "INTEGER", "destination processor (migrations, remote maps)"},
+        {"flags", "INTEGER",
+         "migrations: cause (1 user prefetch, 2 coherence = a fault, 3 driver prefetch, "
+         "4 eviction); gpu_page_fault: access type (1 read, 2 write, 3 atomic, 4 prefetch)"}},
+       {}});
+  t.push_back(
       {"oom",
        "Failed allocations (out of memory): an allocation API returned "
        "cudaErrorMemoryAllocation / CUDA_ERROR_OUT_OF_MEMORY. Written and committed at "
@@ -261,9 +281,9 @@ std::vector<TableDef> BuildTables() {
          "every collected counter, summed over the instances, as a JSON object"}},
        {}});
   // Enum tables: id -> name, filled when the trace is created.
-  for (const char* e :
-       {"enum_memory_kind", "enum_copy_kind", "enum_sync_type", "enum_memory_op",
-        "enum_memory_pool_op", "enum_nvtx_kind", "enum_api_domain", "enum_host_alloc_kind"}) {
+  for (const char* e : {"enum_memory_kind", "enum_copy_kind", "enum_sync_type", "enum_memory_op",
+                        "enum_memory_pool_op", "enum_nvtx_kind", "enum_api_domain",
+                        "enum_host_alloc_kind", "enum_um_counter_kind"}) {
     t.push_back({e,
                  "Names of the enumeration values used by the columns that reference it.",
                  {{"id", "INTEGER PRIMARY KEY", "value"}, {"name", "TEXT", "name"}},
@@ -362,6 +382,7 @@ std::string SchemaCreateSql() {
   AppendEnumRows<SyncType>(&sql, "enum_sync_type", 4, SyncTypeName);
   AppendEnumRows<MemoryOp>(&sql, "enum_memory_op", 2, MemoryOpName);
   AppendEnumRows<MemoryPoolOp>(&sql, "enum_memory_pool_op", 3, MemoryPoolOpName);
+  AppendEnumRows<UmCounterKind>(&sql, "enum_um_counter_kind", 8, UmCounterKindName);
   sql += "INSERT OR REPLACE INTO enum_nvtx_kind VALUES(1,'push_pop'),(2,'start_end'),(3,'mark');\n";
   sql += "INSERT OR REPLACE INTO enum_api_domain VALUES(0,'runtime'),(1,'driver');\n";
   sql +=

@@ -17,7 +17,7 @@
 namespace stepscope {
 
 inline constexpr int kSchemaVersion = 1;
-inline constexpr int kSchemaMinor = 3;
+inline constexpr int kSchemaMinor = 4;
 
 struct ColumnDef {
   const char* name;

@@ -338,6 +338,25 @@ StatusOr<std::vector<MemoryPoolRecord>> TraceReader::MemoryPoolEvents() const {
       });
 }
 
+StatusOr<std::vector<UmRecord>> TraceReader::UmEvents() const {
+  if (!TableExists(db_, "um")) return std::vector<UmRecord>{};  // traces before schema 1.4
+  return LoadAll<UmRecord>(db_,
+                           "SELECT start_ns,end_ns,kind,value,address,src_id,dst_id,flags FROM um "
+                           "ORDER BY start_ns, id",
+                           [](const Statement& s, UmRecord& r) {
+                             r.start_ns = s.Int(0);
+                             r.end_ns = s.Int(1);
+                             int64_t k = s.Int(2);
+                             r.kind = k >= 0 && k <= 8 ? static_cast<UmCounterKind>(k)
+                                                       : UmCounterKind::kUnknown;
+                             r.value = static_cast<uint64_t>(s.Int(3));
+                             r.address = static_cast<uint64_t>(s.Int(4));
+                             r.src_id = static_cast<uint32_t>(s.Int(5));
+                             r.dst_id = static_cast<uint32_t>(s.Int(6));
+                             r.flags = static_cast<uint32_t>(s.Int(7));
+                           });
+}
+
 StatusOr<std::vector<NvtxRecord>> TraceReader::Nvtx() const {
   return LoadAll<NvtxRecord>(
       db_,

@@ -56,6 +56,8 @@ class TraceReader {
   StatusOr<std::vector<MemoryRecord>> MemoryEvents() const;
   StatusOr<std::vector<MemoryPoolRecord>> MemoryPoolEvents() const;
   StatusOr<std::vector<NvtxRecord>> Nvtx() const;
+  // Unified-memory events, by start (empty for traces without the um table).
+  StatusOr<std::vector<UmRecord>> UmEvents() const;
   StatusOr<std::vector<OverheadRecord>> Overheads() const;
   StatusOr<std::vector<DeviceRecord>> Devices() const;
   // tid -> thread name

@@ -25,7 +25,7 @@ TraceWriter::~TraceWriter() {
 void TraceWriter::CloseStatements() {
   for (Statement* st : {&ins_string_, &ins_kernel_, &ins_memcpy_, &ins_memset_, &ins_api_,
                         &ins_sync_, &ins_memory_, &ins_pool_, &ins_nvtx_, &ins_overhead_,
-                        &ins_device_, &ins_thread_, &ins_meta_, &ins_stat_, &ins_oom_}) {
+                        &ins_device_, &ins_thread_, &ins_meta_, &ins_stat_, &ins_oom_, &ins_um_}) {
     *st = Statement();
   }
 }
@@ -78,6 +78,9 @@ Status TraceWriter::Init(const std::string& path, Journal journal) {
       {&ins_pool_,
        "INSERT INTO memory_pool(ts_ns,op,address,size,utilized_bytes,release_threshold,device,"
        "is_managed) VALUES(?,?,?,?,?,?,?,?)"},
+      {&ins_um_,
+       "INSERT INTO um(start_ns,end_ns,kind,value,address,src_id,dst_id,flags) "
+       "VALUES(?,?,?,?,?,?,?,?)"},
       {&ins_nvtx_,
        "INSERT INTO nvtx(start_ns,end_ns,tid,end_tid,kind,depth,domain_id,name_id,category,color,"
        "unclosed) VALUES(?,?,?,?,?,?,?,?,?,?,?)"},
@@ -244,6 +247,19 @@ void TraceWriter::AddMemoryPool(const MemoryPoolRecord& r) {
   s.BindInt(6, static_cast<int64_t>(r.release_threshold));
   s.BindInt(7, r.device);
   s.BindInt(8, r.is_managed);
+  Run(s);
+}
+
+void TraceWriter::AddUm(const UmRecord& r) {
+  Statement& s = ins_um_;
+  s.BindInt(1, r.start_ns);
+  s.BindInt(2, r.end_ns);
+  s.BindInt(3, static_cast<int>(r.kind));
+  s.BindInt(4, static_cast<int64_t>(r.value));
+  s.BindInt(5, static_cast<int64_t>(r.address));
+  s.BindInt(6, r.src_id);
+  s.BindInt(7, r.dst_id);
+  s.BindInt(8, r.flags);
   Run(s);
 }
 

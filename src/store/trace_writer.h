@@ -43,6 +43,7 @@ class TraceWriter {
   void AddSync(const SyncRecord& r);
   void AddMemory(const MemoryRecord& r);
   void AddMemoryPool(const MemoryPoolRecord& r);
+  void AddUm(const UmRecord& r);
   // `unclosed`: a range still open when the process ended (nvtx.unclosed).
   void AddNvtx(const NvtxRecord& r, bool unclosed = false);
   void AddOverhead(const OverheadRecord& r);
@@ -73,7 +74,8 @@ class TraceWriter {
   StringId next_string_ = 1;
   std::unordered_map<std::string, StringId> strings_;
   Statement ins_string_, ins_kernel_, ins_memcpy_, ins_memset_, ins_api_, ins_sync_, ins_memory_,
-      ins_pool_, ins_nvtx_, ins_overhead_, ins_device_, ins_thread_, ins_meta_, ins_stat_, ins_oom_;
+      ins_pool_, ins_nvtx_, ins_overhead_, ins_device_, ins_thread_, ins_meta_, ins_stat_, ins_oom_,
+      ins_um_;
 };
 
 }  // namespace stepscope

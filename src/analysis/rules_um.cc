@@ -1,0 +1,112 @@
+// um_faults: kernels stretched by unified-memory page faults, and the CPU
+// faulting the same pages back (docs/rules.md#um_faults, docs/um.md).
+//
+// Cost: for each kernel in the analyzed windows, its fault-stalled time
+// minus the time a bulk prefetch of the bytes it pulled in would take at the
+// measured migration bandwidth (analysis/um.h); plus, for each burst of
+// fault-driven device->host migrations while no kernel ran (the CPU touching
+// managed memory), the burst's span minus its bytes at the measured
+// device->host bandwidth. The CPU part overlaps the gap rules' cost of the
+// same idle time (host_sync / host_wait): those say where the host was, this
+// says why it was slow there.
+#include <algorithm>
+#include <map>
+
+#include "analysis/rules.h"
+#include "analysis/um.h"
+#include "common/strings.h"
+
+namespace stepscope {
+
+void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
+  const TraceModel& m = c.m;
+  if (m.um().empty()) return;
+  const UmAnalysis a = AnalyzeUm(m, c.device);
+  Finding f;
+  f.rule = "um_faults";
+  std::vector<int> steps;
+  int64_t stalled = 0, kernel_ns = 0, gpu_saving = 0, groups = 0, faults = 0, nkernels = 0;
+  uint64_t htod = 0;
+  std::map<StringId, int64_t> by_name;
+  auto example = [&](int64_t s, int64_t e, int64_t cost) {
+    const int st = c.steps.AtHostTime(s);
+    if (st >= 0) steps.push_back(st);
+    f.examples.push_back({st >= 0 ? c.steps.steps[st].number : -1, s, e, "", cost});
+  };
+  for (const UmKernelStall& k : a.kernels) {
+    const GpuOp& o = m.gpu_ops()[k.op];
+    if (!c.InWindows(o.start_ns)) continue;
+    const int64_t saving = UmPrefetchSaving(k.stalled_ns, k.htod_bytes, a.htod_bytes_per_ns);
+    stalled += k.stalled_ns;
+    kernel_ns += o.end_ns - o.start_ns;
+    gpu_saving += saving;
+    groups += k.fault_groups;
+    faults += k.faults;
+    htod += k.htod_bytes;
+    ++nkernels;
+    by_name[m.kernels()[o.index].name] += k.stalled_ns;
+    example(o.start_ns, o.end_ns, saving);
+  }
+  int64_t cpu_span = 0, cpu_saving = 0, bursts = 0;
+  uint64_t dtoh = 0;
+  for (const UmCpuBurst& b : a.cpu_bursts) {
+    if (!c.InWindows(b.start_ns)) continue;
+    const int64_t saving =
+        UmPrefetchSaving(b.end_ns - b.start_ns, b.dtoh_bytes, a.dtoh_bytes_per_ns);
+    cpu_span += b.end_ns - b.start_ns;
+    cpu_saving += saving;
+    dtoh += b.dtoh_bytes;
+    ++bursts;
+    example(b.start_ns, b.end_ns, saving);
+  }
+  f.count = nkernels + bursts;
+  if (f.count == 0) return;
+  std::sort(f.examples.begin(), f.examples.end(),
+            [](const FindingExample& x, const FindingExample& y) { return x.cost_ns > y.cost_ns; });
+  if (f.examples.size() > 3) f.examples.resize(3);
+  f.cost_ns = gpu_saving + cpu_saving;
+  std::string top;
+  int64_t top_ns = -1;
+  for (const auto& [name, t] : by_name) {
+    if (t > top_ns) top_ns = t, top = std::string(KernelBaseName(m.String(name))).substr(0, 60);
+  }
+  f.title = "kernels stall on unified-memory page faults (fault-driven migration)";
+  f.where = c.StepsText(steps);
+  if (!top.empty()) f.where += (f.where.empty() ? "" : "; ") + std::string("kernel `") + top + "`";
+  auto gbps = [](double bpn) { return FormatFixed(bpn, 1) + " GB/s"; };
+  std::string d;
+  if (nkernels > 0) {
+    d += std::to_string(nkernels) + " kernels (" + FormatDuration(kernel_ns) + ") spent " +
+         FormatDuration(stalled) + " under " +
+         (a.has_gpu_faults
+              ? std::to_string(groups) + " GPU fault groups (" + std::to_string(faults) + " faults)"
+              : std::string("fault-driven host->device migrations")) +
+         ", pulling in " + FormatBytes(htod) + "; as one prefetch at " + gbps(a.htod_bytes_per_ns) +
+         (a.htod_bw_from_prefetch ? " (measured on the trace's prefetches)"
+                                  : " (the migrations' own copy speed)") +
+         " the kernels would run " + FormatDuration(stalled) + " shorter for " +
+         FormatDuration(stalled - gpu_saving) + " of prefetch: saving " +
+         FormatDuration(gpu_saving);
+  }
+  if (bursts > 0) {
+    d += std::string(d.empty() ? "" : "; ") + "the CPU faulted " + FormatBytes(dtoh) + " back in " +
+         std::to_string(bursts) + " bursts over " + FormatDuration(cpu_span) +
+         " while the GPU was idle (saving " + FormatDuration(cpu_saving) +
+         " as a device->host prefetch)";
+  }
+  if (!a.has_gpu_faults) d += "; record the fault groups with --trace ...,um-gpu-faults";
+  f.detail = d;
+  f.fix =
+      "Prefetch the managed buffers to the GPU before the kernels that use them "
+      "(cudaMemPrefetchAsync(ptr, bytes, device, stream) on the kernel's stream; to the CPU, "
+      "cudaCpuDeviceId, before host code touches them), or set the placement: "
+      "cudaMemAdvise(ptr, bytes, cudaMemAdviseSetPreferredLocation, device) and "
+      "cudaMemAdviseSetAccessedBy for the other processor (on Grace Hopper the GPU then reads "
+      "host memory directly over NVLink-C2C instead of migrating). Or leave unified memory: "
+      "device buffers with explicit pinned copies (cudaMemcpyAsync from cudaMallocHost memory); "
+      "for PyTorch on managed memory, RMM's managed pool with prefetching.";
+  c.Finish(&f, true);
+  out->push_back(f);
+}
+
+}  // namespace stepscope

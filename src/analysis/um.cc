@@ -1,0 +1,146 @@
+#include "analysis/um.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/summary.h"
+
+namespace stepscope {
+namespace {
+
+// Gap between fault-driven device->host migrations that still counts as one
+// burst (the CPU touching one buffer page by page, with its own work between
+// the faults).
+constexpr int64_t kBurstGapNs = 5'000'000;
+
+// Fault groups closer than this are one stall: between two groups the kernel
+// waits for the replay of the first and the driver's pickup of the next
+// batch (tens of microseconds in UVM), it does not run.
+constexpr int64_t kReplayGapNs = 200'000;
+
+double Bandwidth(const std::vector<UmRecord>& um, UmCounterKind kind, bool user_only) {
+  uint64_t bytes = 0;
+  int64_t ns = 0;
+  for (const UmRecord& u : um) {
+    if (u.kind != kind || u.end_ns <= u.start_ns) continue;
+    if (user_only && u.flags != kUmCauseUser) continue;
+    bytes += u.value;
+    ns += u.end_ns - u.start_ns;
+  }
+  return ns > 0 ? static_cast<double>(bytes) / static_cast<double>(ns) : 0.0;
+}
+
+}  // namespace
+
+int64_t UmPrefetchSaving(int64_t stalled_ns, uint64_t bytes, double bytes_per_ns) {
+  if (bytes_per_ns <= 0) return 0;
+  const double t = static_cast<double>(bytes) / bytes_per_ns;
+  return std::max<int64_t>(0, stalled_ns - std::llround(t));
+}
+
+UmAnalysis AnalyzeUm(const TraceModel& m, int device) {
+  UmAnalysis a;
+  const std::vector<UmRecord>& um = m.um();
+  if (um.empty()) return a;
+  a.htod_bytes_per_ns = Bandwidth(um, UmCounterKind::kBytesHtoD, true);
+  a.htod_bw_from_prefetch = a.htod_bytes_per_ns > 0;
+  if (!a.htod_bw_from_prefetch)
+    a.htod_bytes_per_ns = Bandwidth(um, UmCounterKind::kBytesHtoD, false);
+  a.dtoh_bytes_per_ns = Bandwidth(um, UmCounterKind::kBytesDtoH, true);
+  if (a.dtoh_bytes_per_ns <= 0)
+    a.dtoh_bytes_per_ns = Bandwidth(um, UmCounterKind::kBytesDtoH, false);
+  for (const UmRecord& u : um) a.has_gpu_faults |= u.kind == UmCounterKind::kGpuPageFault;
+
+  // Evidence intervals, sorted by start (um() is start-ordered).
+  std::vector<const UmRecord*> ev, htod;
+  for (const UmRecord& u : um) {
+    const bool fault = u.kind == UmCounterKind::kGpuPageFault;
+    const bool mig = u.kind == UmCounterKind::kBytesHtoD && u.flags == kUmCauseCoherence;
+    if (mig) htod.push_back(&u);
+    if (a.has_gpu_faults ? fault : mig) ev.push_back(&u);
+  }
+  // Kernels of the device, by start; a sweep over the evidence (kernels of
+  // one device rarely overlap; each kernel scans from the first interval
+  // that can still reach it).
+  size_t first_ev = 0, first_mig = 0;
+  std::vector<int64_t> ev_max_end(ev.size());
+  for (size_t i = 0; i < ev.size(); ++i)
+    ev_max_end[i] = std::max(i ? ev_max_end[i - 1] : 0, ev[i]->end_ns);
+  const auto& ops = m.gpu_ops();
+  std::vector<Interval> cover;
+  for (uint32_t i = 0; i < ops.size(); ++i) {
+    const GpuOp& o = ops[i];
+    if (o.kind != GpuOpKind::kKernel || (device >= 0 && o.device != device)) continue;
+    while (first_ev < ev.size() && ev[first_ev]->end_ns < o.start_ns &&
+           ev_max_end[first_ev] < o.start_ns)
+      ++first_ev;
+    UmKernelStall k;
+    k.op = i;
+    cover.clear();
+    for (size_t j = first_ev; j < ev.size() && ev[j]->start_ns < o.end_ns; ++j) {
+      const UmRecord& u = *ev[j];
+      const int64_t s = std::max(u.start_ns, o.start_ns), e = std::min(u.end_ns, o.end_ns);
+      if (e <= s) continue;
+      cover.push_back({s, e});
+      if (u.kind == UmCounterKind::kGpuPageFault) {
+        ++k.fault_groups;
+        k.faults += static_cast<int64_t>(u.value);
+      }
+    }
+    // Without fault groups, the kernel is taken as stalled from its first to
+    // its last fault-driven migration: the copies themselves are short, the
+    // fault handling between them is what the kernel waits for.
+    if (!a.has_gpu_faults && cover.size() > 1) {
+      Interval span = cover.front();
+      for (const Interval& iv : cover)
+        span = {std::min(span.start, iv.start), std::max(span.end, iv.end)};
+      cover.assign(1, span);
+    }
+    std::sort(cover.begin(), cover.end(),
+              [](const Interval& x, const Interval& y) { return x.start < y.start; });
+    int64_t cur_s = -1, cur_e = -1;
+    for (const Interval& iv : cover) {
+      if (iv.start > cur_e + kReplayGapNs) {
+        if (cur_e > cur_s) k.stalled_ns += cur_e - cur_s;
+        cur_s = iv.start;
+        cur_e = iv.end;
+      } else {
+        cur_e = std::max(cur_e, iv.end);
+      }
+    }
+    if (cur_e > cur_s) k.stalled_ns += cur_e - cur_s;
+    while (first_mig < htod.size() && htod[first_mig]->start_ns < o.start_ns) ++first_mig;
+    for (size_t j = first_mig; j < htod.size() && htod[j]->start_ns < o.end_ns; ++j)
+      k.htod_bytes += htod[j]->value;
+    if (k.stalled_ns > 0) a.kernels.push_back(k);
+  }
+
+  // CPU side: fault-driven device->host migrations while no kernel of the
+  // device ran, grouped into bursts.
+  size_t op_i = 0;
+  UmCpuBurst cur;
+  auto flush = [&]() {
+    if (cur.migrations > 0) a.cpu_bursts.push_back(cur);
+    cur = UmCpuBurst{};
+  };
+  for (const UmRecord& u : um) {
+    if (u.kind != UmCounterKind::kBytesDtoH || u.flags != kUmCauseCoherence) continue;
+    while (op_i < ops.size() && ops[op_i].end_ns <= u.start_ns) ++op_i;
+    bool in_kernel = false;
+    for (size_t j = op_i; j < ops.size() && ops[j].start_ns <= u.start_ns; ++j) {
+      if (ops[j].kind == GpuOpKind::kKernel && ops[j].end_ns > u.start_ns &&
+          (device < 0 || ops[j].device == device))
+        in_kernel = true;
+    }
+    if (in_kernel) continue;
+    if (cur.migrations > 0 && u.start_ns - cur.end_ns > kBurstGapNs) flush();
+    if (cur.migrations == 0) cur.start_ns = u.start_ns;
+    cur.end_ns = std::max(cur.end_ns, u.end_ns);
+    cur.dtoh_bytes += u.value;
+    ++cur.migrations;
+  }
+  flush();
+  return a;
+}
+
+}  // namespace stepscope

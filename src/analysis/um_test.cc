@@ -1,0 +1,97 @@
+// The unified-memory stall model (analysis/um.h) on models built in memory.
+#include "analysis/um.h"
+
+#include <gtest/gtest.h>
+
+namespace stepscope {
+namespace {
+
+constexpr int64_t kUs = 1000;
+
+UmRecord Um(UmCounterKind kind, int64_t s, int64_t e, uint64_t value, uint32_t flags) {
+  UmRecord u{};
+  u.kind = kind;
+  u.start_ns = s;
+  u.end_ns = e;
+  u.value = value;
+  u.flags = flags;
+  return u;
+}
+
+std::unique_ptr<TraceModel> Model(std::vector<UmRecord> um) {
+  TraceModel::Records r;
+  r.strings = {"", "touch"};
+  KernelRecord k{};
+  k.start_ns = 1000 * kUs;
+  k.end_ns = 11000 * kUs;  // a 10 ms kernel
+  k.name = 1;
+  r.kernels.push_back(k);
+  r.um = std::move(um);
+  return TraceModel::FromRecords(std::move(r));
+}
+
+TEST(UnifiedMemory, FaultGroupsCloseTogetherAreOneStall) {
+  // Groups [2, 3] ms and [3.1, 4] ms (100 us apart: merged), then [5, 6] ms
+  // (1 ms later: separate); one group starts before the kernel (clipped).
+  auto m =
+      Model({Um(UmCounterKind::kGpuPageFault, 500 * kUs, 1500 * kUs, 10, 2),
+             Um(UmCounterKind::kGpuPageFault, 2000 * kUs, 3000 * kUs, 10, 2),
+             Um(UmCounterKind::kGpuPageFault, 3100 * kUs, 4000 * kUs, 10, 2),
+             Um(UmCounterKind::kGpuPageFault, 5000 * kUs, 6000 * kUs, 10, 2),
+             Um(UmCounterKind::kBytesHtoD, 2500 * kUs, 2600 * kUs, 1 << 20, kUmCauseCoherence)});
+  UmAnalysis a = AnalyzeUm(*m, -1);
+  ASSERT_TRUE(a.has_gpu_faults);
+  ASSERT_EQ(a.kernels.size(), 1u);
+  // [1, 1.5] + [2, 4] (merged across the 100 us gap) + [5, 6] = 0.5 + 2 + 1 ms
+  EXPECT_EQ(a.kernels[0].stalled_ns, 3500 * kUs);
+  EXPECT_EQ(a.kernels[0].fault_groups, 4);
+  EXPECT_EQ(a.kernels[0].faults, 40);
+  EXPECT_EQ(a.kernels[0].htod_bytes, 1u << 20);
+  EXPECT_DOUBLE_EQ(a.htod_bytes_per_ns, (1 << 20) / 100000.0);
+  EXPECT_FALSE(a.htod_bw_from_prefetch);
+}
+
+TEST(UnifiedMemory, WithoutFaultGroupsTheMigrationSpanIsTheStall) {
+  auto m = Model({Um(UmCounterKind::kBytesHtoD, 2000 * kUs, 2100 * kUs, 2 << 20, kUmCauseCoherence),
+                  Um(UmCounterKind::kBytesHtoD, 8000 * kUs, 8100 * kUs, 2 << 20, kUmCauseCoherence),
+                  // a user prefetch: sets the bandwidth, is not a stall
+                  Um(UmCounterKind::kBytesHtoD, 20000 * kUs, 20400 * kUs, 8 << 20, kUmCauseUser)});
+  UmAnalysis a = AnalyzeUm(*m, -1);
+  ASSERT_EQ(a.kernels.size(), 1u);
+  EXPECT_EQ(a.kernels[0].stalled_ns, 6100 * kUs);
+  EXPECT_EQ(a.kernels[0].htod_bytes, 4u << 20);
+  EXPECT_TRUE(a.htod_bw_from_prefetch);
+  EXPECT_DOUBLE_EQ(a.htod_bytes_per_ns, (8 << 20) / 400000.0);
+  // saving = 6.1 ms - 4 MiB at 8 MiB / 0.4 ms (0.2 ms)
+  EXPECT_EQ(UmPrefetchSaving(a.kernels[0].stalled_ns, a.kernels[0].htod_bytes, a.htod_bytes_per_ns),
+            5900 * kUs);
+}
+
+TEST(UnifiedMemory, CpuBurstsOutsideKernelsOnly) {
+  auto m =
+      Model({Um(UmCounterKind::kBytesDtoH, 200 * kUs, 300 * kUs, 1 << 20, kUmCauseCoherence),
+             Um(UmCounterKind::kBytesDtoH, 600 * kUs, 700 * kUs, 1 << 20, kUmCauseCoherence),
+             // during the kernel: not a CPU burst
+             Um(UmCounterKind::kBytesDtoH, 5000 * kUs, 5100 * kUs, 1 << 20, kUmCauseCoherence),
+             // 9 ms after the kernel: a burst of its own
+             Um(UmCounterKind::kBytesDtoH, 20000 * kUs, 20100 * kUs, 1 << 20, kUmCauseCoherence)});
+  UmAnalysis a = AnalyzeUm(*m, -1);
+  ASSERT_EQ(a.cpu_bursts.size(), 2u);
+  EXPECT_EQ(a.cpu_bursts[0].start_ns, 200 * kUs);
+  EXPECT_EQ(a.cpu_bursts[0].end_ns, 700 * kUs);
+  EXPECT_EQ(a.cpu_bursts[0].dtoh_bytes, 2u << 20);
+  EXPECT_EQ(a.cpu_bursts[1].migrations, 1);
+  EXPECT_TRUE(a.kernels.empty());  // no HtoD evidence
+}
+
+TEST(UnifiedMemory, NothingWithoutRecordsOrBandwidth) {
+  auto m = Model({});
+  UmAnalysis a = AnalyzeUm(*m, -1);
+  EXPECT_TRUE(a.kernels.empty());
+  EXPECT_TRUE(a.cpu_bursts.empty());
+  EXPECT_EQ(UmPrefetchSaving(1000, 1 << 20, 0.0), 0);
+  EXPECT_EQ(UmPrefetchSaving(1000, 1 << 30, 1.0), 0);  // never below 0
+}
+
+}  // namespace
+}  // namespace stepscope
