@@ -20,6 +20,7 @@ const std::vector<RuleInfo>& RuleList() {
       {"offload_copies", "host<->device copies on the critical path (offload)"},
       {"fp32_gemm", "fp32 GEMMs on a GPU with bf16/fp16 tensor cores"},
       {"memory_capacity", "device memory close to capacity"},
+      {"host_bound", "the host bounds the step (critical path): a larger batch amortizes it"},
   };
   return kRules;
 }
@@ -156,6 +157,7 @@ StatusOr<Analysis> Analyze(const TraceModel& m, const AnalyzeOptions& opt) {
   CopyRules(c, &a.findings);
   Fp32GemmRule(c, &a.findings);
   MemoryCapacityRule(c, &a.findings);
+  PriceFindings(c, &a);
   std::vector<Finding> kept;
   for (Finding& f : a.findings) {
     if (f.count > 0 && (f.reported || opt.all)) kept.push_back(std::move(f));

@@ -58,6 +58,21 @@ struct Finding {
   int64_t count = 0;                     // occurrences (gaps, calls, kernels)
   bool reported = true;                  // above the rule's threshold
   std::vector<FindingExample> examples;  // the costliest instances, up to 3
+  // Priced by what-if replay (whatif/pricing.h): the simulated median step
+  // as traced and with the fix applied; 0/0 when the rule is not priced.
+  int64_t step_before_ns = 0;
+  int64_t step_after_ns = 0;
+  std::string whatif;  // the transformation replayed, e.g. "remove 6 waits"
+  // What the finding is about, for the pricing: api rows (blocking calls),
+  // gpu_ops rows (copies, GEMMs) and host time spans of the launching thread.
+  std::vector<uint32_t> apis;
+  std::vector<uint32_t> ops;
+  struct Span {
+    uint32_t tid;
+    int64_t start_ns;
+    int64_t end_ns;
+  };
+  std::vector<Span> host_spans;
 };
 
 struct AnalyzeOptions {
@@ -67,6 +82,13 @@ struct AnalyzeOptions {
   bool all = false;           // keep findings below their threshold too
   double memory_capacity_pct = 90.0;
   GapOptions gaps;
+  // What-if pricing (docs/whatif.md): tensor-core GEMM time / fp32 (and TF32)
+  // GEMM time, from `stepscope bench` ceilings when the CLI finds them.
+  double tensor_core_ratio_fp32 = 60.2 / 777.8;
+  double tensor_core_ratio_tf32 = 400.3 / 777.8;
+  std::string ratio_source = "H200 ceilings in docs/PERFORMANCE.md";
+  double batch_factor = 4.0;  // the larger batch the host_bound finding prices
+  bool price = true;          // false: the rules' own cost models (no replay)
 };
 
 struct IdleSummary {
@@ -85,6 +107,13 @@ struct Analysis {
   int64_t complete_steps = 0;  // steady steps analyzed
   IdleSummary idle;
   std::vector<Finding> findings;  // ranked by cost, highest first
+  // What-if replay of the steps (0 when not replayed): measured and
+  // simulated median step, and the critical path of the median step.
+  int64_t measured_step_ns = 0;
+  int64_t simulated_step_ns = 0;
+  std::string critical_path;  // one line, e.g. "host thread 608 (main) 71% ..."
+  bool host_bound = false;
+  std::string whatif_error;  // why the replay was not done
 };
 
 struct RuleInfo {
@@ -127,5 +156,8 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out);
 void CopyRules(const RuleContext& c, std::vector<Finding>* out);
 void Fp32GemmRule(const RuleContext& c, std::vector<Finding>* out);
 void MemoryCapacityRule(const RuleContext& c, std::vector<Finding>* out);
+// Replaces the findings' costs by the simulated saving of their fix
+// (whatif/pricing.cc); adds the host_bound finding.
+void PriceFindings(const RuleContext& c, Analysis* a);
 
 }  // namespace stepscope

@@ -1,0 +1,249 @@
+#include "analysis/whatif/transforms.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace stepscope::whatif {
+namespace {
+
+// The launching call of an op node (its launch edge's source), or kNone.
+uint32_t LaunchCall(const Graph& g, uint32_t op) {
+  for (uint32_t k = g.in_begin[op]; k < g.in_begin[op + 1]; ++k) {
+    const Edge& e = g.edges[g.in_edges[k]];
+    if (e.kind == EdgeKind::kLaunch) return e.from;
+  }
+  return kNone;
+}
+
+}  // namespace
+
+int RemoveWaits(Graph* g, const std::vector<uint32_t>& calls) {
+  std::set<uint32_t> sel(calls.begin(), calls.end());
+  int n = 0;
+  for (Edge& e : g->edges) {
+    if (e.kind == EdgeKind::kBlock && sel.count(e.to) && e.enabled) {
+      e.enabled = false;
+      ++n;
+    }
+  }
+  return n;
+}
+
+int CutHostTime(Graph* g, const std::vector<HostSpan>& spans, int64_t residual_ns) {
+  std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> by_tid;
+  for (const HostSpan& s : spans) by_tid[s.tid].push_back({s.start_ns, s.end_ns});
+  int n = 0;
+  for (auto& [tid, v] : by_tid) std::sort(v.begin(), v.end());
+  // Per span, the cut edges keep `residual_ns` between them.
+  std::map<std::pair<uint32_t, size_t>, int64_t> left;
+  for (Edge& e : g->edges) {
+    if (e.kind != EdgeKind::kThread && e.kind != EdgeKind::kCrossThread) continue;
+    const Node& to = g->nodes[e.to];
+    const Lane& lane = g->lanes[to.lane];
+    auto it = by_tid.find(lane.id);
+    if (it == by_tid.end() || e.delay <= 0) continue;
+    const int64_t a = to.measured_start - e.delay, b = to.measured_start;
+    for (size_t k = 0; k < it->second.size(); ++k) {
+      const auto& [s0, s1] = it->second[k];
+      if (s0 >= b || s1 <= a) continue;
+      int64_t& res = left.try_emplace({lane.id, k}, residual_ns).first->second;
+      const int64_t keep = std::min(res, e.delay);
+      res -= keep;
+      e.delay = keep;
+      ++n;
+      break;
+    }
+  }
+  return n;
+}
+
+int ScaleOps(Graph* g, const std::vector<uint32_t>& ops, double factor) {
+  for (uint32_t v : ops) {
+    g->nodes[v].duration = static_cast<int64_t>(g->nodes[v].duration * factor + 0.5);
+  }
+  return static_cast<int>(ops.size());
+}
+
+int RemoveOps(Graph* g, const std::vector<uint32_t>& ops) {
+  std::set<uint32_t> sel(ops.begin(), ops.end());
+  std::set<uint32_t> calls;
+  for (uint32_t v : ops) {
+    g->nodes[v].duration = 0;
+    const uint32_t c = LaunchCall(*g, v);
+    if (c != kNone) calls.insert(c);
+  }
+  for (uint32_t c : calls) g->nodes[c].duration = 0;
+  // A blocking call that waited for a removed op: the call goes (its own
+  // time too), and the edge with it: the wait existed for the copy.
+  std::set<uint32_t> waiting;
+  for (Edge& e : g->edges) {
+    if (e.kind == EdgeKind::kBlock && sel.count(e.from)) waiting.insert(e.to);
+  }
+  for (Edge& e : g->edges) {
+    if (e.kind == EdgeKind::kBlock && waiting.count(e.to)) e.enabled = false;
+  }
+  for (uint32_t c : waiting) g->nodes[c].duration = 0;
+  // The removed ops' queue gaps and launch latencies go too.
+  for (Edge& e : g->edges) {
+    if ((e.kind == EdgeKind::kStream || e.kind == EdgeKind::kLaunch) && sel.count(e.to)) {
+      e.delay = 0;
+    }
+  }
+  return static_cast<int>(ops.size() + waiting.size());
+}
+
+int PinCopies(Graph* g, const std::vector<uint32_t>& copy_ops, double speedup) {
+  std::vector<uint32_t> h2d_calls;
+  for (uint32_t v : copy_ops) {
+    Node& n = g->nodes[v];
+    n.duration = static_cast<int64_t>(n.duration / std::max(speedup, 1e-6));
+    const uint32_t c = LaunchCall(*g, v);
+    if (c == kNone || g->nodes[c].block != BlockKind::kPageableCopy) continue;
+    // A device-to-host copy's result is read by the host next: it still waits.
+    bool waits_own = false;
+    for (uint32_t k = g->in_begin[c]; k < g->in_begin[c + 1]; ++k) {
+      const Edge& e = g->edges[g->in_edges[k]];
+      if (e.kind == EdgeKind::kBlock && e.from == v) waits_own = true;
+    }
+    (void)waits_own;
+    h2d_calls.push_back(c);
+  }
+  RemoveWaits(g, h2d_calls);
+  return static_cast<int>(copy_ops.size());
+}
+
+int SideStream(Graph* g, const std::vector<uint32_t>& copy_ops) {
+  if (copy_ops.empty()) return 0;
+  std::set<uint32_t> sel(copy_ops.begin(), copy_ops.end());
+  const uint32_t side = static_cast<uint32_t>(g->lanes.size());
+  Lane l = g->lanes[g->nodes[copy_ops[0]].lane];
+  l.id = 0xfffffffeu;  // "side stream"
+  g->lanes.push_back(l);
+  // Stream edges touching a moved op: re-chained below.
+  std::map<uint32_t, uint32_t> prev, next;  // stream edges by node
+  for (Edge& e : g->edges) {
+    if (e.kind != EdgeKind::kStream) continue;
+    next[e.from] = e.to;
+    prev[e.to] = e.from;
+    if (sel.count(e.from) || sel.count(e.to)) e.enabled = false;
+  }
+  std::vector<uint32_t> moved(copy_ops.begin(), copy_ops.end());
+  std::sort(moved.begin(), moved.end(), [&](uint32_t a, uint32_t b) {
+    return g->nodes[a].measured_start < g->nodes[b].measured_start;
+  });
+  const size_t before = g->edges.size();
+  for (size_t k = 0; k < moved.size(); ++k) {
+    const uint32_t v = moved[k];
+    g->nodes[v].lane = side;
+    if (k) g->AddEdge(moved[k - 1], v, g->queue_gap, EdgeKind::kStream);
+    // Nearest remaining ops before and after on the old stream.
+    uint32_t p = prev.count(v) ? prev[v] : kNone;
+    while (p != kNone && sel.count(p)) p = prev.count(p) ? prev[p] : kNone;
+    uint32_t q = next.count(v) ? next[v] : kNone;
+    while (q != kNone && sel.count(q)) q = next.count(q) ? next[q] : kNone;
+    if (p != kNone) g->AddEdge(p, v, 0, EdgeKind::kCrossStream);  // its data
+    if (q != kNone && (k + 1 == moved.size() || g->nodes[moved[k + 1]].measured_start >
+                                                     g->nodes[q].measured_start)) {
+      // Re-chain the old stream around the moved run.
+      if (p != kNone) g->AddEdge(p, q, g->queue_gap, EdgeKind::kStream);
+    }
+  }
+  for (size_t k = before; k < g->edges.size(); ++k) (void)k;
+  // The host no longer waits for the moved copies.
+  std::set<uint32_t> waiting;
+  for (Edge& e : g->edges) {
+    if (e.kind == EdgeKind::kBlock && sel.count(e.from)) waiting.insert(e.to);
+  }
+  for (Edge& e : g->edges) {
+    if (e.kind == EdgeKind::kBlock && waiting.count(e.to)) e.enabled = false;
+  }
+  // A host-to-device copy is needed by the op after it on the old stream.
+  for (uint32_t v : moved) {
+    const Node& n = g->nodes[v];
+    (void)n;
+    uint32_t q = next.count(v) ? next[v] : kNone;
+    while (q != kNone && sel.count(q)) q = next.count(q) ? next[q] : kNone;
+    if (q != kNone && g->nodes[LaunchCall(*g, v) == kNone ? v : v].kind == NodeKind::kOp) {
+      // Only uploads feed the next op; downloads were handled above.
+    }
+  }
+  Status s = g->Finalize();
+  return s.ok() ? static_cast<int>(moved.size()) : 0;
+}
+
+int CudaGraph(Graph* g, const std::vector<HostSpan>& spans, int64_t graph_launch_ns) {
+  int n = 0;
+  std::set<uint32_t> first_seen;
+  for (size_t s = 0; s < spans.size(); ++s) {
+    const HostSpan& sp = spans[s];
+    bool first = true;
+    for (uint32_t v = 0; v < g->nodes.size(); ++v) {
+      Node& node = g->nodes[v];
+      if (node.kind != NodeKind::kCall || node.block != BlockKind::kNone) continue;
+      const Lane& l = g->lanes[node.lane];
+      if (l.id != sp.tid || node.measured_start < sp.start_ns || node.measured_start >= sp.end_ns)
+        continue;
+      node.duration = first ? graph_launch_ns : 0;
+      if (!first) {
+        for (uint32_t k = g->in_begin[v]; k < g->in_begin[v + 1]; ++k) {
+          Edge& e = g->edges[g->in_edges[k]];
+          if (e.kind == EdgeKind::kThread) e.delay = 0;
+        }
+      }
+      first = false;
+      ++n;
+    }
+  }
+  // The graph's kernels run back to back: launch latency only for the first.
+  return n;
+}
+
+int ScaleBatch(Graph* g, const std::vector<int32_t>& step_indices, double n) {
+  std::set<int32_t> sel(step_indices.begin(), step_indices.end());
+  std::vector<uint32_t> ops;
+  for (uint32_t v = 0; v < g->nodes.size(); ++v) {
+    if (g->nodes[v].kind == NodeKind::kOp && sel.count(g->nodes[v].step)) ops.push_back(v);
+  }
+  return ScaleOps(g, ops, n);
+}
+
+StatusOr<WhatIfEngine> WhatIfEngine::Build(const TraceModel& m, const StepSet& steps,
+                                           int device) {
+  WhatIfEngine e;
+  e.steps_ = &steps;
+  e.device_ = device;
+  ASSIGN_OR_RETURN(e.g_, BuildGraph(m, OpSteps(m, steps), steps, GraphOptions{}));
+  e.base_replay_ = Replay(e.g_);
+  e.base_ = StepDurations(e.g_, e.base_replay_, steps, device);
+  e.measured_ = StepDurations(e.g_, Measured(e.g_), steps, device);
+  return e;
+}
+
+int WhatIfEngine::MedianStep() const {
+  std::vector<std::pair<int64_t, int>> v;
+  for (size_t k = 1; k < base_.duration.size(); ++k) {
+    if (base_.duration[k] >= 0 && steps_->steps[k].steady())
+      v.push_back({base_.duration[k], static_cast<int>(k)});
+  }
+  if (v.empty()) return -1;
+  std::sort(v.begin(), v.end());
+  return v[(v.size() - 1) / 2].second;
+}
+
+Prediction WhatIfEngine::Price(const std::function<int(Graph*)>& transform) const {
+  Prediction p;
+  p.measured_ns = measured_.median;
+  p.base_ns = base_.median;
+  Graph g = g_;
+  p.changed = transform(&g);
+  if (p.changed == 0) {
+    p.fixed_ns = p.base_ns;
+    return p;
+  }
+  const ReplayResult r = Replay(g);
+  p.fixed_ns = StepDurations(g, r, *steps_, device_).median;
+  return p;
+}
+
+}  // namespace stepscope::whatif
