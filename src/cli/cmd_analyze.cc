@@ -56,7 +56,8 @@ std::string Text(const TraceModel& m, const Analysis& a, double min_pct) {
     s += "   cost:  ";
     if (f.cost_per_step_ns > 0) s += FormatDuration(f.cost_per_step_ns) + " per step, ";
     s += FormatDuration(f.cost_ns) + " total (" + FormatFixed(f.cost_pct, 1) +
-         "% of the analyzed time)" + (f.reported ? "" : " [below threshold]") + "\n";
+         (f.step_before_ns > 0 ? "% of the step, by replay)" : "% of the analyzed time)") +
+         (f.reported ? "" : " [below threshold]") + "\n";
     if (f.step_before_ns > 0) {
       s += "   if fixed: step " + FormatFixed(f.step_before_ns / 1e6, 1) + " -> " +
            FormatFixed(f.step_after_ns / 1e6, 1) + " ms (" +

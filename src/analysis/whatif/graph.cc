@@ -279,6 +279,9 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
     if (launching_thread.count(apis[i].tid)) call_ends.push_back({g.nodes[g.call_node[i]].measured_end, g.call_node[i]});
   }
   std::sort(call_ends.begin(), call_ends.end());
+  std::vector<std::pair<int64_t, uint32_t>> call_starts;
+  for (const auto& [end, v] : call_ends) call_starts.push_back({g.nodes[v].measured_start, v});
+  std::sort(call_starts.begin(), call_starts.end());
   // Launch order on each stream, for "the last op launched before the sync".
   std::map<uint32_t, std::vector<std::pair<int64_t, uint32_t>>> launched;  // lane -> (launch start, node)
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -300,8 +303,9 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
       const uint32_t v = ln[k];
       Node& n = g.nodes[v];
       const int64_t prev_end = k ? g.nodes[ln[k - 1]].measured_end : INT64_MIN;
+      const size_t thread_edge = g.edges.size();
       if (k) g.AddEdge(ln[k - 1], v, std::max<int64_t>(0, n.measured_start - prev_end), EdgeKind::kThread);
-      if (launching) {
+      if (launching && k) {
         // The call of another launching thread that ended last while this
         // thread was idle.
         auto it = std::partition_point(call_ends.begin(), call_ends.end(), [&](const auto& e) {
@@ -312,6 +316,15 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
           if (it->first <= prev_end) break;
           if (g.nodes[it->second].lane == n.lane) continue;
           g.AddEdge(it->second, v, n.measured_start - it->first, EdgeKind::kCrossThread);
+          // The thread handed over: its own CPU time in the gap is what it
+          // did before the other thread's first call; the rest was waiting.
+          auto f = std::partition_point(call_starts.begin(), call_starts.end(),
+                                        [&](const auto& e) { return e.first <= prev_end; });
+          for (; f != call_starts.end() && f->first < n.measured_start; ++f) {
+            if (g.nodes[f->second].lane == n.lane) continue;
+            g.edges[thread_edge].delay = std::max<int64_t>(0, f->first - prev_end);
+            break;
+          }
           break;
         }
       }
@@ -364,6 +377,37 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
     // The call's own time is what it would take without waiting.
     if (waited) n.duration = std::min(n.duration, std::min<int64_t>(g.sync_return, 10'000));
     g.AddEdge(w.op, w.call, ret, EdgeKind::kBlock);
+  }
+  // A launch that took far longer than its kind usually does, and returned
+  // just as an op of the device ended, waited for room in the GPU's queue
+  // (the host was far ahead): it waits for that op, not for the CPU.
+  std::unordered_map<StringId, std::vector<int64_t>> by_name;
+  for (size_t i = 0; i < apis.size(); ++i) {
+    if (launches[i] && block[i] == BlockKind::kNone)
+      by_name[apis[i].name].push_back(apis[i].end_ns - apis[i].start_ns);
+  }
+  std::unordered_map<StringId, int64_t> typical;
+  for (auto& [name, v] : by_name) typical[name] = Median(v, 0);
+  for (size_t i = 0; i < apis.size(); ++i) {
+    if (!launches[i] || block[i] != BlockKind::kNone) continue;
+    Node& n = g.nodes[g.call_node[i]];
+    const int64_t t = typical[apis[i].name];
+    if (n.duration < std::max(opt.queue_full_min_ns, 8 * t)) continue;
+    bool found = false;
+    for (const auto& [d, ends] : ends_by_device) {
+      auto it = std::partition_point(ends.begin(), ends.end(),
+                                     [&](const auto& e) { return e.first <= n.measured_end; });
+      if (it == ends.begin()) continue;
+      --it;
+      if (n.measured_end - it->first > opt.queue_full_return_ns || it->first <= n.measured_start)
+        continue;
+      g.AddEdge(it->second, g.call_node[i], n.measured_end - it->first, EdgeKind::kBlock);
+      found = true;
+      break;
+    }
+    if (!found) continue;
+    n.block = BlockKind::kQueueFull;
+    n.duration = t;
   }
   RETURN_IF_ERROR(g.Finalize());
   return g;

@@ -47,7 +47,14 @@ enum class EdgeKind : uint8_t {
 const char* EdgeKindName(EdgeKind k);
 
 // What a blocking call waits for.
-enum class BlockKind : uint8_t { kNone = 0, kSync = 1, kSyncCopy = 2, kPageableCopy = 3 };
+// kQueueFull: a launch that waited for room in the GPU's launch queue.
+enum class BlockKind : uint8_t {
+  kNone = 0,
+  kSync = 1,
+  kSyncCopy = 2,
+  kPageableCopy = 3,
+  kQueueFull = 4
+};
 
 struct Node {
   NodeKind kind = NodeKind::kCall;
@@ -104,6 +111,10 @@ struct Graph {
 struct GraphOptions {
   int64_t queued_gap_max_ns = 2'000;     // an op this close to its predecessor was queued
   int64_t cross_stream_min_ns = 20'000;  // unexplained waits shorter than this are latency
+  // A launch at least this long (and 8x its kind's median) that returned this
+  // close after an op ended waited for a launch-queue slot.
+  int64_t queue_full_min_ns = 50'000;
+  int64_t queue_full_return_ns = 20'000;
 };
 
 // Builds the graph of the whole trace. `op_step` is OpSteps(model, steps).

@@ -106,7 +106,9 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
     f->cost_per_step_ns = std::max<int64_t>(0, p.saving_ns());
     f->cost_ns = f->cost_per_step_ns * std::max<int64_t>(c.nsteps, 1);
     f->cost_pct = p.base_ns > 0 ? 100.0 * f->cost_per_step_ns / p.base_ns : 0.0;
-    f->reported = f->cost_pct >= c.opt.min_cost_pct;
+    // Reported when the rule's own evidence was significant and the fix saves
+    // at least the threshold.
+    f->reported = f->reported && f->cost_pct >= c.opt.min_cost_pct;
   };
 
   for (Finding& f : a->findings) {
@@ -167,7 +169,13 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
     }
   }
 
-  // The host bounds the step: a larger batch amortizes it.
+  // The host bounds the step: a larger batch amortizes it. Not when a
+  // finding already explains most of the host's time (data loading: a larger
+  // batch loads more data too).
+  int64_t best = 0;
+  for (const Finding& f : a->findings) {
+    if (f.reported && f.step_before_ns > 0) best = std::max(best, f.cost_per_step_ns);
+  }
   if (path.duration > 0 && path.host_bound) {
     std::vector<int32_t> steady;
     for (size_t k = 0; k < c.steps.steps.size(); ++k) {
@@ -198,7 +206,7 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
     f.cost_per_step_ns = std::max<int64_t>(0, per.saving_ns());
     f.cost_ns = f.cost_per_step_ns * std::max<int64_t>(c.nsteps, 1);
     f.cost_pct = per.base_ns > 0 ? 100.0 * f.cost_per_step_ns / per.base_ns : 0.0;
-    f.reported = f.cost_pct >= c.opt.min_cost_pct;
+    f.reported = f.cost_pct >= c.opt.min_cost_pct && 2 * best < f.cost_per_step_ns;
     a->findings.push_back(f);
   }
 }

@@ -84,6 +84,13 @@ int RemoveOps(Graph* g, const std::vector<uint32_t>& ops) {
     if (e.kind == EdgeKind::kBlock && waiting.count(e.to)) e.enabled = false;
   }
   for (uint32_t c : waiting) g->nodes[c].duration = 0;
+  // The host work that prepared each removed copy (the Python of an offload
+  // hook: the CPU time just before the call, up to kPrepareMax) goes with it.
+  constexpr int64_t kPrepareMax = 200'000;
+  for (Edge& e : g->edges) {
+    if (e.kind == EdgeKind::kThread && (calls.count(e.to) || waiting.count(e.to)))
+      e.delay -= std::min(e.delay, kPrepareMax);
+  }
   // The removed ops' queue gaps and launch latencies go too.
   for (Edge& e : g->edges) {
     if ((e.kind == EdgeKind::kStream || e.kind == EdgeKind::kLaunch) && sel.count(e.to)) {
