@@ -41,18 +41,31 @@ std::vector<uint32_t> OpNodes(const Graph& g, const std::vector<uint32_t>& ops) 
   return v;
 }
 
-// Blocking calls like the finding's (same name, same innermost NVTX range),
-// in the analyzed windows: a fix removes the call from the loop, not only the
-// instances that happened to leave the GPU idle.
+// The blocking calls a fix takes out of the loop: every blocking call in the
+// NVTX ranges of the finding's calls (loss.item() is a device-to-host copy and
+// a stream synchronization; avoiding it removes both), or, outside every
+// range, the calls of the same name; in the analyzed windows.
 std::vector<uint32_t> LikeCalls(const RuleContext& c, const Graph& g,
                                 const std::vector<uint32_t>& apis) {
-  std::set<std::pair<StringId, uint32_t>> kinds;
-  for (uint32_t a : apis) kinds.insert({c.m.apis()[a].name, c.m.api_range()[a]});
+  std::set<uint32_t> ranges;
+  std::set<StringId> names;
+  for (uint32_t a : apis) {
+    const uint32_t r = c.m.api_range()[a];
+    if (r != kNone && !(r < c.is_step_range.size() && c.is_step_range[r])) {
+      ranges.insert(c.m.nvtx()[r].name);
+    } else {
+      names.insert(c.m.apis()[a].name);
+    }
+  }
   std::vector<uint32_t> v;
   for (uint32_t a = 0; a < c.m.apis().size(); ++a) {
     const ApiRecord& r = c.m.apis()[a];
-    if (!kinds.count({r.name, c.m.api_range()[a]}) || !c.InWindows(r.start_ns)) continue;
-    v.push_back(g.call_node[a]);
+    const whatif::Node& n = g.nodes[g.call_node[a]];
+    if (n.block == whatif::BlockKind::kNone || n.block == whatif::BlockKind::kQueueFull) continue;
+    if (!c.InWindows(r.start_ns)) continue;
+    const uint32_t range = c.m.api_range()[a];
+    const bool in_range = range != kNone && ranges.count(c.m.nvtx()[range].name);
+    if (in_range || names.count(r.name)) v.push_back(g.call_node[a]);
   }
   return v;
 }
@@ -161,6 +174,9 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
         }
       }
       const double r32 = c.opt.tensor_core_ratio_fp32, rtf = c.opt.tensor_core_ratio_tf32;
+      // The replay replaces the rule's fixed-fraction estimate.
+      const size_t est = f.detail.find("; estimated saving");
+      if (est != std::string::npos) f.detail.resize(est);
       apply(&f, e.Price([&](Graph* x) {
         return whatif::ScaleOps(x, ops32, r32) + whatif::ScaleOps(x, ops_tf32, rtf);
       }),
