@@ -47,7 +47,8 @@ int RunWhatif(int argc, char** argv) {
   p.Switch("--side-stream", "host<->device copies on a side stream (their data dependencies kept)");
   p.Switch("--no-copies", "without the host<->device copies of the steps (offload avoided)");
   p.Switch("--tensor-cores", "bf16 tensor-core GEMMs instead of fp32/TF32");
-  p.Flag("--graph", "RANGE", "CUDA graphs over every instance of the NVTX range RANGE");
+  p.Flag("--graph", "RANGE",
+         "CUDA graphs over every instance of the NVTX range RANGE ('steps': the step ranges)");
   p.Flag("--batch", "N", "N times the batch: GPU time x N, host time unchanged");
   p.Switch("--steps", "list every step: measured and simulated duration");
   AddStepFlags(&p);
@@ -158,7 +159,13 @@ int RunWhatif(int argc, char** argv) {
     std::vector<HostSpan> spans;
     for (uint32_t r = 0; r < m.nvtx().size(); ++r) {
       const NvtxRecord& x = m.nvtx()[r];
-      if (x.kind != NvtxKind::kPushPop || m.String(x.name) != range) continue;
+      const bool step_range = range == "steps" && [&] {
+        for (const Step& st : a.steps.steps) {
+          if (st.nvtx == r) return true;
+        }
+        return false;
+      }();
+      if (x.kind != NvtxKind::kPushPop || (m.String(x.name) != range && !step_range)) continue;
       const int s = a.steps.AtHostTime(x.start_ns);
       if (s >= 0 && a.steps.steps[s].steady()) spans.push_back({x.tid, x.start_ns, m.RangeEnd(r)});
     }
