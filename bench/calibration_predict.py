@@ -95,6 +95,9 @@ def main():
             if name.startswith("_") or not isinstance(r, dict) or "trace" not in r:
                 continue
             rule, question, how = SCENARIOS.get(name, (None, None, "saving"))
+            if question is None:
+                print(f"{kind} {name}: no transformation prices this fix yet ({r.get('fix', '')}); skipped")
+                continue
             row = {"kind": kind, "scenario": name, "fix": r.get("fix", ""), "rule": rule,
                    "problem_ms": r["problem_median_ms"], "fix_ms": r["fix_median_ms"],
                    "realized_ms": r["realized_saving_ms"], "traced_ms": r.get("traced_ms_per_step")}

@@ -219,6 +219,7 @@ int RunWhatif(int argc, char** argv) {
   for (const Answer& x : answers) {
     s += x.question + ": step " + Ms(x.p.base_ns) + " -> " + Ms(x.p.fixed_ns) + " ms (" +
          FormatFixed(x.p.speedup(), 2) + "x)" + (x.note.empty() ? "" : "; " + x.note) + "\n";
+    if (!x.p.bound_after.empty()) s += "  then bound by " + x.p.bound_after + "\n";
   }
   std::fputs(s.c_str(), stdout);
   return 0;

@@ -392,7 +392,7 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
     if (!launches[i] || block[i] != BlockKind::kNone) continue;
     Node& n = g.nodes[g.call_node[i]];
     const int64_t t = typical[apis[i].name];
-    if (n.duration < std::max(opt.queue_full_min_ns, 8 * t)) continue;
+    if (n.duration < std::max(opt.queue_full_min_ns, 5 * t)) continue;
     bool found = false;
     for (const auto& [d, ends] : ends_by_device) {
       auto it = std::partition_point(ends.begin(), ends.end(),

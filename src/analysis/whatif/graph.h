@@ -114,7 +114,7 @@ struct GraphOptions {
   // A launch at least this long (and 8x its kind's median) that returned this
   // close after an op ended waited for a launch-queue slot.
   int64_t queue_full_min_ns = 50'000;
-  int64_t queue_full_return_ns = 20'000;
+  int64_t queue_full_return_ns = 50'000;
 };
 
 // Builds the graph of the whole trace. `op_step` is OpSteps(model, steps).

@@ -185,12 +185,11 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
     }
   }
 
-  // The host bounds the step: a larger batch amortizes it. Not when a
-  // finding already explains most of the host's time (data loading: a larger
-  // batch loads more data too).
+  // The host bounds the step: a larger batch amortizes it. Not when data
+  // loading explains most of the host's time (a larger batch loads more data).
   int64_t best = 0;
   for (const Finding& f : a->findings) {
-    if (f.reported && f.step_before_ns > 0) best = std::max(best, f.cost_per_step_ns);
+    if (f.rule == "data_loading" && f.reported) best = std::max(best, f.cost_per_step_ns);
   }
   if (path.duration > 0 && path.host_bound) {
     std::vector<int32_t> steady;

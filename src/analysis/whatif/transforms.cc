@@ -88,7 +88,9 @@ int RemoveOps(Graph* g, const std::vector<uint32_t>& ops) {
   // hook: the CPU time just before the call, up to kPrepareMax) goes with it.
   constexpr int64_t kPrepareMax = 200'000;
   for (Edge& e : g->edges) {
-    if (e.kind == EdgeKind::kThread && (calls.count(e.to) || waiting.count(e.to)))
+    // Before the copy and the wait, and after the wait (the hook's return).
+    if (e.kind == EdgeKind::kThread &&
+        (calls.count(e.to) || waiting.count(e.to) || waiting.count(e.from)))
       e.delay -= std::min(e.delay, kPrepareMax);
   }
   // The removed ops' queue gaps and launch latencies go too.
@@ -180,29 +182,44 @@ int SideStream(Graph* g, const std::vector<uint32_t>& copy_ops) {
 }
 
 int CudaGraph(Graph* g, const std::vector<HostSpan>& spans, int64_t graph_launch_ns) {
+  // What a capture holds: on every launching thread (PyTorch's autograd
+  // thread launches the backward pass of the same step), each run of
+  // non-blocking calls in a span with at most kSegmentGap of CPU time between
+  // them; eager Python between such runs (an optimizer step, logging) stays.
+  constexpr int64_t kSegmentGap = 100'000;
+  std::vector<std::pair<int64_t, int64_t>> sorted;
+  for (const HostSpan& s : spans) sorted.push_back({s.start_ns, s.end_ns});
+  std::sort(sorted.begin(), sorted.end());
+  auto span_of = [&](int64_t t) -> int64_t {
+    auto it = std::partition_point(sorted.begin(), sorted.end(),
+                                   [&](const auto& s) { return s.second < t; });
+    if (it == sorted.end() || it->first > t) return -1;
+    return it - sorted.begin();
+  };
   int n = 0;
-  std::set<uint32_t> first_seen;
-  for (size_t s = 0; s < spans.size(); ++s) {
-    const HostSpan& sp = spans[s];
-    bool first = true;
-    for (uint32_t v = 0; v < g->nodes.size(); ++v) {
-      Node& node = g->nodes[v];
-      if (node.kind != NodeKind::kCall || node.block != BlockKind::kNone) continue;
-      const Lane& l = g->lanes[node.lane];
-      if (l.id != sp.tid || node.measured_start < sp.start_ns || node.measured_start >= sp.end_ns)
-        continue;
-      node.duration = first ? graph_launch_ns : 0;
-      if (!first) {
-        for (uint32_t k = g->in_begin[v]; k < g->in_begin[v + 1]; ++k) {
-          Edge& e = g->edges[g->in_edges[k]];
-          if (e.kind == EdgeKind::kThread) e.delay = 0;
-        }
-      }
-      first = false;
-      ++n;
+  for (uint32_t v = 0; v < g->nodes.size(); ++v) {
+    Node& node = g->nodes[v];
+    if (node.kind != NodeKind::kCall || node.block != BlockKind::kNone) continue;
+    const int64_t span = span_of(node.measured_start);
+    if (span < 0) continue;
+    // Inside a segment: the previous call on the thread is in the same span,
+    // not blocking, and close.
+    Edge* thread_edge = nullptr;
+    for (uint32_t k = g->in_begin[v]; k < g->in_begin[v + 1]; ++k) {
+      Edge& e = g->edges[g->in_edges[k]];
+      if (e.kind == EdgeKind::kThread) thread_edge = &e;
     }
+    const Node* prev = thread_edge ? &g->nodes[thread_edge->from] : nullptr;
+    const bool inside = prev && prev->block == BlockKind::kNone &&
+                        span_of(prev->measured_start) == span && thread_edge->delay <= kSegmentGap;
+    if (inside) {
+      node.duration = 0;
+      thread_edge->delay = 0;
+    } else {
+      node.duration = std::min(node.duration, graph_launch_ns);  // the segment's graph launch
+    }
+    ++n;
   }
-  // The graph's kernels run back to back: launch latency only for the first.
   return n;
 }
 
@@ -249,7 +266,22 @@ Prediction WhatIfEngine::Price(const std::function<int(Graph*)>& transform) cons
     return p;
   }
   const ReplayResult r = Replay(g);
-  p.fixed_ns = StepDurations(g, r, *steps_, device_).median;
+  const StepTimes t = StepDurations(g, r, *steps_, device_);
+  p.fixed_ns = t.median;
+  // The median step once fixed, and the lane that holds most of its path.
+  std::vector<std::pair<int64_t, int>> v;
+  for (size_t k = 1; k < t.duration.size(); ++k) {
+    if (t.duration[k] >= 0 && steps_->steps[k].steady()) v.push_back({t.duration[k], static_cast<int>(k)});
+  }
+  if (!v.empty()) {
+    std::sort(v.begin(), v.end());
+    const CriticalPath path = TraceCriticalPath(g, r, t, v[(v.size() - 1) / 2].second);
+    if (!path.lanes.empty() && path.duration > 0) {
+      p.bound_after = g.lanes[path.lanes[0].first].Name(g.main_tid) + " " +
+                      std::to_string(static_cast<int>(100.0 * path.lanes[0].second / path.duration + 0.5)) +
+                      "%";
+    }
+  }
   return p;
 }
 

@@ -10,6 +10,7 @@
 
 #include "analysis/whatif/graph.h"
 #include "analysis/whatif/replay.h"
+#include "common/status.h"
 
 namespace stepscope::whatif {
 
@@ -61,6 +62,7 @@ struct Prediction {
   int64_t base_ns = 0;      // simulated, unchanged graph
   int64_t fixed_ns = 0;     // simulated, transformed graph
   int changed = 0;          // nodes the transformation touched
+  std::string bound_after;  // the chain that bounds the median step once fixed
   int64_t saving_ns() const { return base_ns - fixed_ns; }
   double speedup() const { return fixed_ns > 0 ? static_cast<double>(base_ns) / fixed_ns : 0; }
 };
