@@ -8,22 +8,23 @@
 // steps.h), or, without steps, the GPU span of the trace. Time-based rules look at one device: the
 // one given, else the device with the most GPU busy time.
 //
-// GPU idle gaps (gaps.h) are owned by exactly one rule, so their costs add up:
+// GPU idle gaps (gaps.h) are owned by exactly one rule (the evidence):
 //   sync-wait gaps  -> sync_memcpy / pageable_memcpy when the blocking call was
-//                      such a copy, else host_sync; and the later host-wait
-//                      gaps of that step (the GPU queue stayed empty). A
-//                      blocking call outside every step range is handled
-//                      like a host-wait gap (what the host did next decides);
+//                      such a copy, else host_sync. A blocking call outside
+//                      every step range is handled like a host-wait gap (what
+//                      the host did next decides);
 //   host-wait gaps  -> data_loading when they end at a step's first GPU op, or
 //                      the host was between steps or in a data-loading NVTX
-//                      range, and the later host-wait gaps of such a starved
-//                      step (the GPU queue stayed empty);
+//                      range;
 //                   -> launch_bound when they fall in a stretch of kernels
 //                      shorter than the time between their launches;
 //                   -> host_wait otherwise (grouped by the host's NVTX range).
 // offload_copies (exposed pinned host<->device copies), fp32_gemm and
-// memory_capacity have their own cost models, which may overlap with the
-// gap rules' costs.
+// memory_capacity have their own evidence.
+// Costs: every finding except memory_capacity is priced by replaying the
+// steps with its fix applied (whatif/, docs/whatif.md): the cost is the
+// simulated saving of the median step, so costs do not add up; the critical
+// path of the median step may add host_bound.
 #pragma once
 
 #include <cstdint>
