@@ -150,8 +150,7 @@ int RunAnalyze(int argc, char** argv) {
                           Cell(static_cast<int64_t>(a.device)), Cell(a.analyzed_ns),
                           Cell(i.busy_ns), Cell(i.idle_ns), Cell(i.by_cause[0]),
                           Cell(i.by_cause[1]), Cell(i.by_cause[2]), Cell(i.by_cause[3]),
-                          Cell(a.simulated_step_ns), a.host_bound ? "yes" : "no",
-                          a.critical_path});
+                          Cell(a.simulated_step_ns), a.host_bound ? "yes" : "no", a.critical_path});
         o.findings = Table({{"rule", "Rule", false},
                             {"cost_ns", "Cost (ns)", true},
                             {"cost_pct", "Cost (%)", true},
@@ -167,8 +166,7 @@ int RunAnalyze(int argc, char** argv) {
         for (const Finding& f : a.findings) {
           o.findings.AddRow({f.rule, Cell(f.cost_ns), Cell(f.cost_pct, 2), Cell(f.cost_per_step_ns),
                              Cell(f.count), f.reported ? "yes" : "no", Cell(f.step_before_ns),
-                             Cell(f.step_after_ns), f.title, f.where, f.detail,
-                             f.fix});
+                             Cell(f.step_after_ns), f.title, f.where, f.detail, f.fix});
         }
         if (many) {
           AddTraceColumns(&o.summary, m, index);

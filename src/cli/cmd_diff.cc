@@ -69,10 +69,11 @@ int RunDiff(int argc, char** argv) {
   if (analysis.ok() && d->basis == "median step") {
     for (const Finding& f : analysis->findings) {
       if (f.step_before_ns <= 0 || !f.reported) continue;
-      const double err = d->after_ns > 0 ? 100.0 * (f.step_after_ns - d->after_ns) / d->after_ns : 0;
-      predicted.AddRow({f.rule, Cell(static_cast<int64_t>(std::llround(d->before_ns))),
-                        Cell(f.step_after_ns), Cell(static_cast<int64_t>(std::llround(d->after_ns))),
-                        Cell(err, 1), f.title});
+      const double err =
+          d->after_ns > 0 ? 100.0 * (f.step_after_ns - d->after_ns) / d->after_ns : 0;
+      predicted.AddRow(
+          {f.rule, Cell(static_cast<int64_t>(std::llround(d->before_ns))), Cell(f.step_after_ns),
+           Cell(static_cast<int64_t>(std::llround(d->after_ns))), Cell(err, 1), f.title});
     }
   }
   std::vector<NamedTable> out = {

@@ -87,9 +87,9 @@ int RunWhatif(int argc, char** argv) {
   if (!analysis.ok()) return ReportError("whatif", analysis.status());
   const Analysis& a = *analysis;
   if (a.device < 0 || a.steps.steps.empty()) {
-    return ReportError("whatif", InvalidInput(m.path() +
-                                              ": no steps with GPU work to replay; see 'stepscope "
-                                              "steps' (--step-range REGEX names the steps)"));
+    return ReportError("whatif",
+                       InvalidInput(m.path() + ": no steps with GPU work to replay; see 'stepscope "
+                                               "steps' (--step-range REGEX names the steps)"));
   }
   auto engine = whatif::WhatIfEngine::Build(m, a.steps, a.device);
   if (!engine.ok()) return ReportError("whatif", engine.status());
@@ -192,8 +192,8 @@ int RunWhatif(int argc, char** argv) {
            {"saving_ns", "Saving (ns)", true},
            {"speedup", "Speedup", true},
            {"note", "Note", false}});
-  t.AddRow({"(as traced)", Cell(e.measured().median), Cell(e.base().median),
-            Cell(e.base().median), Cell(int64_t{0}), Cell(1.0, 3), a.critical_path});
+  t.AddRow({"(as traced)", Cell(e.measured().median), Cell(e.base().median), Cell(e.base().median),
+            Cell(int64_t{0}), Cell(1.0, 3), a.critical_path});
   for (const Answer& x : answers) {
     t.AddRow({x.question, Cell(x.p.measured_ns), Cell(x.p.base_ns), Cell(x.p.fixed_ns),
               Cell(x.p.saving_ns()), Cell(x.p.speedup(), 3), x.note});

@@ -35,6 +35,7 @@ const char* EdgeKindName(EdgeKind k) {
 
 std::string Lane::Name(uint32_t main_tid) const {
   if (host) return "host thread " + std::to_string(id) + (id == main_tid ? " (main)" : "");
+  if (id == kSideStreamId) return "the side stream (device " + std::to_string(device) + ")";
   return "GPU stream " + std::to_string(id) + " (device " + std::to_string(device) + ")";
 }
 
@@ -166,8 +167,8 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
   }
   for (size_t i = 0; i < ops.size(); ++i) {
     const GpuOp& o = ops[i];
-    auto [it, fresh] = stream_lane.try_emplace({o.device, o.stream},
-                                               static_cast<uint32_t>(g.lanes.size()));
+    auto [it, fresh] =
+        stream_lane.try_emplace({o.device, o.stream}, static_cast<uint32_t>(g.lanes.size()));
     if (fresh) g.lanes.push_back({false, o.stream, o.device});
     Node n;
     n.kind = NodeKind::kOp;
@@ -177,6 +178,12 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
     n.measured_start = o.start_ns;
     n.measured_end = std::max(o.end_ns, o.start_ns);
     n.duration = n.measured_end - n.measured_start;
+    if (o.kind == GpuOpKind::kMemcpy) {
+      const CopyKind k = m.memcpys()[o.index].copy_kind;
+      n.copy = k == CopyKind::kHostToDevice   ? CopyDirection::kHostToDevice
+               : k == CopyKind::kDeviceToHost ? CopyDirection::kDeviceToHost
+                                              : CopyDirection::kNone;
+    }
     g.op_node[i] = static_cast<uint32_t>(g.nodes.size());
     g.nodes.push_back(n);
   }
@@ -212,7 +219,8 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
     }
     if (ops[i].api == kNone) continue;
     lat_of[i] = std::max<int64_t>(0, n.measured_start - apis[ops[i].api].start_ns);
-    if (apis[ops[i].api].start_ns >= prev_end[i]) lat.push_back(lat_of[i]);
+    if (prev_end[i] != INT64_MIN && apis[ops[i].api].start_ns >= prev_end[i])
+      lat.push_back(lat_of[i]);
   }
   const int64_t typical_latency = Median(lat, 5'000);
   // An op is launch-bound when, launched with the typical latency, it would
@@ -257,9 +265,8 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
       // Waited for something else: the op on another stream of the device
       // that ended last before this op started.
       const auto& ends = ends_by_device[ops[i].device];
-      auto it = std::partition_point(ends.begin(), ends.end(), [&](const auto& e) {
-        return e.first <= n.measured_start;
-      });
+      auto it = std::partition_point(ends.begin(), ends.end(),
+                                     [&](const auto& e) { return e.first <= n.measured_start; });
       while (it != ends.begin()) {
         --it;
         const Node& w = g.nodes[it->second];
@@ -276,14 +283,16 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
   // Host edges: thread order, cross-thread order, blocking waits.
   std::vector<std::pair<int64_t, uint32_t>> call_ends;  // of launching threads
   for (uint32_t i = 0; i < apis.size(); ++i) {
-    if (launching_thread.count(apis[i].tid)) call_ends.push_back({g.nodes[g.call_node[i]].measured_end, g.call_node[i]});
+    if (launching_thread.count(apis[i].tid))
+      call_ends.push_back({g.nodes[g.call_node[i]].measured_end, g.call_node[i]});
   }
   std::sort(call_ends.begin(), call_ends.end());
   std::vector<std::pair<int64_t, uint32_t>> call_starts;
   for (const auto& [end, v] : call_ends) call_starts.push_back({g.nodes[v].measured_start, v});
   std::sort(call_starts.begin(), call_starts.end());
   // Launch order on each stream, for "the last op launched before the sync".
-  std::map<uint32_t, std::vector<std::pair<int64_t, uint32_t>>> launched;  // lane -> (launch start, node)
+  std::map<uint32_t, std::vector<std::pair<int64_t, uint32_t>>>
+      launched;  // lane -> (launch start, node)
   for (size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].api == kNone) continue;
     launched[g.nodes[g.op_node[i]].lane].push_back({apis[ops[i].api].start_ns, g.op_node[i]});
@@ -295,6 +304,12 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
     uint32_t op;
   };
   std::vector<Wait> waits;
+  struct Handover {
+    size_t thread_edge;  // of the thread that handed over
+    uint32_t other;      // the other thread's first call in the gap
+    uint32_t prev;       // the call before the gap
+  };
+  std::vector<Handover> handovers;
   for (size_t l = 0; l < g.lanes.size(); ++l) {
     if (!g.lanes[l].host) continue;
     const auto& ln = lane_nodes[l];
@@ -304,13 +319,14 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
       Node& n = g.nodes[v];
       const int64_t prev_end = k ? g.nodes[ln[k - 1]].measured_end : INT64_MIN;
       const size_t thread_edge = g.edges.size();
-      if (k) g.AddEdge(ln[k - 1], v, std::max<int64_t>(0, n.measured_start - prev_end), EdgeKind::kThread);
+      if (k)
+        g.AddEdge(ln[k - 1], v, std::max<int64_t>(0, n.measured_start - prev_end),
+                  EdgeKind::kThread);
       if (launching && k) {
         // The call of another launching thread that ended last while this
         // thread was idle.
-        auto it = std::partition_point(call_ends.begin(), call_ends.end(), [&](const auto& e) {
-          return e.first <= n.measured_start;
-        });
+        auto it = std::partition_point(call_ends.begin(), call_ends.end(),
+                                       [&](const auto& e) { return e.first <= n.measured_start; });
         while (it != call_ends.begin()) {
           --it;
           if (it->first <= prev_end) break;
@@ -323,6 +339,7 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
           for (; f != call_starts.end() && f->first < n.measured_start; ++f) {
             if (g.nodes[f->second].lane == n.lane) continue;
             g.edges[thread_edge].delay = std::max<int64_t>(0, f->first - prev_end);
+            handovers.push_back({thread_edge, f->second, ln[k - 1]});
             break;
           }
           break;
@@ -343,12 +360,24 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
             g.lanes[lane].id != s->stream) {
           continue;
         }
-        auto it = std::partition_point(v2.begin(), v2.end(), [&](const auto& e) {
-          return e.first < n.measured_start;
-        });
+        auto it = std::partition_point(v2.begin(), v2.end(),
+                                       [&](const auto& e) { return e.first < n.measured_start; });
         if (it != v2.begin()) waits.push_back({v, std::prev(it)->second});
       }
     }
+  }
+  // Where the other thread's first call itself waited for this thread (its
+  // cross-thread edge comes from the call before the gap), that wait was not
+  // this thread's CPU time either: the thread handed over at once.
+  std::unordered_map<uint32_t, const Edge*> cross_into;
+  for (const Edge& e : g.edges) {
+    if (e.kind == EdgeKind::kCrossThread) cross_into[e.to] = &e;
+  }
+  for (const Handover& h : handovers) {
+    auto it = cross_into.find(h.other);
+    if (it == cross_into.end() || it->second->from != h.prev) continue;
+    Edge& e = g.edges[h.thread_edge];
+    e.delay = std::max<int64_t>(0, e.delay - it->second->delay);
   }
   // Block edges: return latency measured where the op bounded the call.
   std::unordered_map<uint32_t, int64_t> last_end;  // call -> latest end of what it waits for
@@ -360,7 +389,8 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
   }
   for (const auto& [call, op_end] : last_end) {
     const Node& n = g.nodes[call];
-    if (op_end > n.measured_start && op_end <= n.measured_end) returns.push_back(n.measured_end - op_end);
+    if (op_end > n.measured_start && op_end <= n.measured_end)
+      returns.push_back(n.measured_end - op_end);
   }
   g.sync_return = Median(returns, 5'000);
   for (const Wait& w : waits) {
@@ -378,7 +408,7 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
     if (waited) n.duration = std::min(n.duration, std::min<int64_t>(g.sync_return, 10'000));
     g.AddEdge(w.op, w.call, ret, EdgeKind::kBlock);
   }
-  // A launch that took far longer than its kind usually does, and returned
+  // A launch that took far longer than its kind usually does and returned
   // just as an op of the device ended, waited for room in the GPU's queue
   // (the host was far ahead): it waits for that op, not for the CPU.
   std::unordered_map<StringId, std::vector<int64_t>> by_name;
@@ -387,7 +417,12 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
       by_name[apis[i].name].push_back(apis[i].end_ns - apis[i].start_ns);
   }
   std::unordered_map<StringId, int64_t> typical;
-  for (auto& [name, v] : by_name) typical[name] = Median(v, 0);
+  // Typical: the 10th percentile (in a run far ahead of its GPU, most
+  // launches may wait once the queue is full).
+  for (auto& [name, v] : by_name) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 10, v.end());
+    typical[name] = v[v.size() / 10];
+  }
   for (size_t i = 0; i < apis.size(); ++i) {
     if (!launches[i] || block[i] != BlockKind::kNone) continue;
     Node& n = g.nodes[g.call_node[i]];

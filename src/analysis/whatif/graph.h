@@ -56,8 +56,14 @@ enum class BlockKind : uint8_t {
   kQueueFull = 4
 };
 
+enum class CopyDirection : uint8_t { kNone = 0, kHostToDevice = 1, kDeviceToHost = 2 };
+
+// The stream id of the side stream SideStream() adds.
+inline constexpr uint32_t kSideStreamId = 0xfffffffeu;
+
 struct Node {
   NodeKind kind = NodeKind::kCall;
+  CopyDirection copy = CopyDirection::kNone;  // a memcpy op between host and device
   BlockKind block = BlockKind::kNone;
   uint32_t index = 0;  // apis() index (call) or gpu_ops() index (op); kNone for added nodes
   uint32_t lane = 0;   // index into Graph::lanes
@@ -111,7 +117,7 @@ struct Graph {
 struct GraphOptions {
   int64_t queued_gap_max_ns = 2'000;     // an op this close to its predecessor was queued
   int64_t cross_stream_min_ns = 20'000;  // unexplained waits shorter than this are latency
-  // A launch at least this long (and 8x its kind's median) that returned this
+  // A launch at least this long (and 5x its kind's 10th percentile) that returned this
   // close after an op ended waited for a launch-queue slot.
   int64_t queue_full_min_ns = 50'000;
   int64_t queue_full_return_ns = 50'000;

@@ -95,8 +95,8 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
   const whatif::CriticalPath path = TraceCriticalPath(g, e.base_replay(), e.base(), ms);
   if (path.duration > 0) {
     a->host_bound = path.host_bound;
-    std::string s = "step " + std::to_string(c.steps.steps[ms].number) + " (" +
-                    Ms(path.duration) + " ms) is bound by ";
+    std::string s = "step " + std::to_string(c.steps.steps[ms].number) + " (" + Ms(path.duration) +
+                    " ms) is bound by ";
     std::map<uint32_t, std::vector<const whatif::PathPart*>> by_lane;
     for (const auto& p : path.parts) by_lane[p.lane].push_back(&p);
     for (size_t k = 0; k < path.lanes.size() && k < 3; ++k) {
@@ -149,10 +149,9 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
     } else if (f.rule == "offload_copies") {
       const auto ops = OpNodes(g, f.ops);
       const Prediction side = e.Price([&](Graph* x) { return whatif::SideStream(x, ops); });
-      apply(&f, e.Price([&](Graph* x) { return whatif::RemoveOps(x, ops); }),
-            "without the copies");
-      f.detail += "; with the copies on a side stream instead: step " + Ms(side.base_ns) +
-                  " -> " + Ms(side.fixed_ns) + " ms";
+      apply(&f, e.Price([&](Graph* x) { return whatif::RemoveOps(x, ops); }), "without the copies");
+      f.detail += "; with the copies on a side stream instead: step " + Ms(side.base_ns) + " -> " +
+                  Ms(side.fixed_ns) + " ms";
     } else if (f.rule == "fp32_gemm") {
       // The GEMMs, and fp32 attention kernels, which autocast moves to bf16 too.
       std::vector<uint32_t> ops32, ops_tf32;
@@ -204,7 +203,8 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
               g.lanes[path.lanes.empty() ? 0 : path.lanes[0].first].Name(g.main_tid);
     f.where = "critical path of " + a->critical_path;
     f.detail = FormatFixed(n, 0) + "x the batch per step: step " + Ms(p.base_ns) + " -> " +
-               Ms(p.fixed_ns) + " ms (" + FormatFixed(p.base_ns > 0 ? 1.0 * p.fixed_ns / p.base_ns : 0, 2) +
+               Ms(p.fixed_ns) + " ms (" +
+               FormatFixed(p.base_ns > 0 ? 1.0 * p.fixed_ns / p.base_ns : 0, 2) +
                "x the time for " + FormatFixed(n, 0) + "x the samples)";
     f.fix =
         "Give the GPU more work per host step: a larger batch (or fewer, larger micro-batches), "

@@ -57,11 +57,10 @@ struct PathPart {
 struct CriticalPath {
   int step = -1;
   int64_t duration = 0;
-  std::vector<PathPart> parts;  // largest first
+  std::vector<PathPart> parts;                      // largest first
   std::vector<std::pair<uint32_t, int64_t>> lanes;  // time per lane, largest first
-  bool host_bound = false;      // the host thread(s) hold most of the path
+  bool host_bound = false;                          // the host thread(s) hold most of the path
 };
-CriticalPath TraceCriticalPath(const Graph& g, const ReplayResult& r, const StepTimes& t,
-                               int step);
+CriticalPath TraceCriticalPath(const Graph& g, const ReplayResult& r, const StepTimes& t, int step);
 
 }  // namespace stepscope::whatif

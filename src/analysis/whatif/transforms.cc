@@ -126,59 +126,52 @@ int SideStream(Graph* g, const std::vector<uint32_t>& copy_ops) {
   if (copy_ops.empty()) return 0;
   std::set<uint32_t> sel(copy_ops.begin(), copy_ops.end());
   const uint32_t side = static_cast<uint32_t>(g->lanes.size());
-  Lane l = g->lanes[g->nodes[copy_ops[0]].lane];
-  l.id = 0xfffffffeu;  // "side stream"
-  g->lanes.push_back(l);
-  // Stream edges touching a moved op: re-chained below.
-  std::map<uint32_t, uint32_t> prev, next;  // stream edges by node
+  Lane lane = g->lanes[g->nodes[copy_ops[0]].lane];
+  lane.id = kSideStreamId;
+  g->lanes.push_back(lane);
+  // The old streams' order, from their stream edges; those touching a moved
+  // copy go and the stream is re-chained around it.
+  std::map<uint32_t, uint32_t> prev, next;
   for (Edge& e : g->edges) {
-    if (e.kind != EdgeKind::kStream) continue;
+    if (e.kind != EdgeKind::kStream || !e.enabled) continue;
     next[e.from] = e.to;
     prev[e.to] = e.from;
     if (sel.count(e.from) || sel.count(e.to)) e.enabled = false;
   }
+  auto kept = [&](std::map<uint32_t, uint32_t>& m, uint32_t v) {
+    auto it = m.find(v);
+    uint32_t x = it == m.end() ? kNone : it->second;
+    while (x != kNone && sel.count(x)) {
+      it = m.find(x);
+      x = it == m.end() ? kNone : it->second;
+    }
+    return x;
+  };
   std::vector<uint32_t> moved(copy_ops.begin(), copy_ops.end());
   std::sort(moved.begin(), moved.end(), [&](uint32_t a, uint32_t b) {
     return g->nodes[a].measured_start < g->nodes[b].measured_start;
   });
-  const size_t before = g->edges.size();
+  std::set<std::pair<uint32_t, uint32_t>> rechained;
   for (size_t k = 0; k < moved.size(); ++k) {
     const uint32_t v = moved[k];
     g->nodes[v].lane = side;
     if (k) g->AddEdge(moved[k - 1], v, g->queue_gap, EdgeKind::kStream);
-    // Nearest remaining ops before and after on the old stream.
-    uint32_t p = prev.count(v) ? prev[v] : kNone;
-    while (p != kNone && sel.count(p)) p = prev.count(p) ? prev[p] : kNone;
-    uint32_t q = next.count(v) ? next[v] : kNone;
-    while (q != kNone && sel.count(q)) q = next.count(q) ? next[q] : kNone;
-    if (p != kNone) g->AddEdge(p, v, 0, EdgeKind::kCrossStream);  // its data
-    if (q != kNone && (k + 1 == moved.size() || g->nodes[moved[k + 1]].measured_start >
-                                                     g->nodes[q].measured_start)) {
-      // Re-chain the old stream around the moved run.
-      if (p != kNone) g->AddEdge(p, q, g->queue_gap, EdgeKind::kStream);
-    }
+    const uint32_t p = kept(prev, v), q = kept(next, v);
+    // A download needs the data the op before it produced; an upload is
+    // needed by the op after it.
+    if (p != kNone && g->nodes[v].copy != CopyDirection::kHostToDevice)
+      g->AddEdge(p, v, 0, EdgeKind::kCrossStream);
+    if (q != kNone && g->nodes[v].copy == CopyDirection::kHostToDevice)
+      g->AddEdge(v, q, 0, EdgeKind::kCrossStream);
+    if (p != kNone && q != kNone && rechained.insert({p, q}).second)
+      g->AddEdge(p, q, g->queue_gap, EdgeKind::kStream);
   }
-  for (size_t k = before; k < g->edges.size(); ++k) (void)k;
-  // The host no longer waits for the moved copies.
-  std::set<uint32_t> waiting;
+  // The host no longer waits for the moved copies (non_blocking copies).
   for (Edge& e : g->edges) {
-    if (e.kind == EdgeKind::kBlock && sel.count(e.from)) waiting.insert(e.to);
+    if (e.kind == EdgeKind::kBlock && sel.count(e.from)) e.enabled = false;
   }
-  for (Edge& e : g->edges) {
-    if (e.kind == EdgeKind::kBlock && waiting.count(e.to)) e.enabled = false;
-  }
-  // A host-to-device copy is needed by the op after it on the old stream.
-  for (uint32_t v : moved) {
-    const Node& n = g->nodes[v];
-    (void)n;
-    uint32_t q = next.count(v) ? next[v] : kNone;
-    while (q != kNone && sel.count(q)) q = next.count(q) ? next[q] : kNone;
-    if (q != kNone && g->nodes[LaunchCall(*g, v) == kNone ? v : v].kind == NodeKind::kOp) {
-      // Only uploads feed the next op; downloads were handled above.
-    }
-  }
-  Status s = g->Finalize();
-  return s.ok() ? static_cast<int>(moved.size()) : 0;
+  Status st = g->Finalize();
+  return st.ok() ? static_cast<int>(moved.size()) : 0;
 }
 
 int CudaGraph(Graph* g, const std::vector<HostSpan>& spans, int64_t graph_launch_ns) {
@@ -232,8 +225,7 @@ int ScaleBatch(Graph* g, const std::vector<int32_t>& step_indices, double n) {
   return ScaleOps(g, ops, n);
 }
 
-StatusOr<WhatIfEngine> WhatIfEngine::Build(const TraceModel& m, const StepSet& steps,
-                                           int device) {
+StatusOr<WhatIfEngine> WhatIfEngine::Build(const TraceModel& m, const StepSet& steps, int device) {
   WhatIfEngine e;
   e.steps_ = &steps;
   e.device_ = device;
@@ -271,15 +263,17 @@ Prediction WhatIfEngine::Price(const std::function<int(Graph*)>& transform) cons
   // The median step once fixed, and the lane that holds most of its path.
   std::vector<std::pair<int64_t, int>> v;
   for (size_t k = 1; k < t.duration.size(); ++k) {
-    if (t.duration[k] >= 0 && steps_->steps[k].steady()) v.push_back({t.duration[k], static_cast<int>(k)});
+    if (t.duration[k] >= 0 && steps_->steps[k].steady())
+      v.push_back({t.duration[k], static_cast<int>(k)});
   }
   if (!v.empty()) {
     std::sort(v.begin(), v.end());
     const CriticalPath path = TraceCriticalPath(g, r, t, v[(v.size() - 1) / 2].second);
     if (!path.lanes.empty() && path.duration > 0) {
-      p.bound_after = g.lanes[path.lanes[0].first].Name(g.main_tid) + " " +
-                      std::to_string(static_cast<int>(100.0 * path.lanes[0].second / path.duration + 0.5)) +
-                      "%";
+      p.bound_after =
+          g.lanes[path.lanes[0].first].Name(g.main_tid) + " " +
+          std::to_string(static_cast<int>(100.0 * path.lanes[0].second / path.duration + 0.5)) +
+          "%";
     }
   }
   return p;
