@@ -125,13 +125,8 @@ CriticalPath TraceCriticalPath(const Graph& g, const ReplayResult& r, const Step
       v = e.from;
       continue;
     }
-    if (at_end) {
-      const char* what = n.kind == NodeKind::kCall ? "API calls"
-                         : n.index != kNone && n.duration > 0 && g.lanes[n.lane].host == false
-                             ? "GPU ops"
-                             : "GPU ops";
-      add(n.lane, what, r.start[v], r.end[v]);
-    }
+    if (at_end)
+      add(n.lane, n.kind == NodeKind::kCall ? "API calls" : "GPU ops", r.start[v], r.end[v]);
     const uint32_t k = r.bound_start[v];
     if (k == kNone) break;
     const Edge& e = g.edges[k];
