@@ -133,7 +133,8 @@ int RunWhatif(int argc, char** argv) {
   std::vector<uint32_t> copies, pageable;
   for (uint32_t i = 0; i < m.gpu_ops().size(); ++i) {
     const GpuOp& o = m.gpu_ops()[i];
-    if (o.kind != GpuOpKind::kMemcpy || !steady(g.nodes[g.op_node[i]].step)) continue;
+    if (o.kind != GpuOpKind::kMemcpy || g.op_node[i] == kNone) continue;
+    if (!steady(g.nodes[g.op_node[i]].step)) continue;
     const MemcpyRecord& r = m.memcpys()[o.index];
     if (r.copy_kind != CopyKind::kHostToDevice && r.copy_kind != CopyKind::kDeviceToHost) continue;
     const bool pg = r.src_kind == MemoryKind::kPageable || r.dst_kind == MemoryKind::kPageable;

@@ -276,7 +276,7 @@ Status Findings(const TraceModel& m, const ReportOptions& o, ReportData* d) {
   if (d->findings.empty()) {
     d->findings_note = a.device < 0
                            ? "No GPU activity in this trace: the rules have nothing to look at."
-                           : "No finding costs 1% of the analyzed time or more "
+                           : "No finding whose fix saves 1% of the step or more "
                              "(stepscope analyze --all lists those below their threshold).";
   }
   return OkStatus();

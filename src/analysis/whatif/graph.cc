@@ -150,6 +150,7 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
   std::map<uint32_t, bool> launching_thread;
   for (size_t i = 0; i < apis.size(); ++i) {
     const ApiRecord& a = apis[i];
+    if (a.start_ns < opt.window_start || a.start_ns > opt.window_end) continue;
     auto [it, fresh] = thread_lane.try_emplace(a.tid, static_cast<uint32_t>(g.lanes.size()));
     if (fresh) g.lanes.push_back({true, a.tid, 0});
     if (launches[i]) launching_thread[a.tid] = true;
@@ -167,6 +168,10 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
   }
   for (size_t i = 0; i < ops.size(); ++i) {
     const GpuOp& o = ops[i];
+    if (o.api != kNone ? g.call_node[o.api] == kNone
+                       : o.start_ns < opt.window_start || o.start_ns > opt.window_end) {
+      continue;
+    }
     auto [it, fresh] =
         stream_lane.try_emplace({o.device, o.stream}, static_cast<uint32_t>(g.lanes.size()));
     if (fresh) g.lanes.push_back({false, o.stream, o.device});
@@ -211,6 +216,7 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
   std::vector<int64_t> prev_end(ops.size(), INT64_MIN);
   for (size_t i = 0; i < ops.size(); ++i) {
     const uint32_t v = g.op_node[i];
+    if (v == kNone) continue;
     const Node& n = g.nodes[v];
     const uint32_t p = prev_on_stream[v];
     if (p != kNone) {
@@ -227,6 +233,7 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
   // have found its stream empty; else it was queued behind its predecessor.
   std::vector<char> launch_bound(ops.size(), 0);
   for (size_t i = 0; i < ops.size(); ++i) {
+    if (g.op_node[i] == kNone) continue;
     if (ops[i].api == kNone || prev_end[i] == INT64_MIN) {
       launch_bound[i] = ops[i].api != kNone;
       continue;
@@ -249,6 +256,7 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
   for (auto& [d, v] : ends_by_device) std::sort(v.begin(), v.end());
   for (size_t i = 0; i < ops.size(); ++i) {
     const uint32_t v = g.op_node[i];
+    if (v == kNone) continue;
     const Node& n = g.nodes[v];
     const uint32_t p = prev_on_stream[v];
     const int64_t gap = p == kNone ? -1 : n.measured_start - g.nodes[p].measured_end;
@@ -283,7 +291,7 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
   // Host edges: thread order, cross-thread order, blocking waits.
   std::vector<std::pair<int64_t, uint32_t>> call_ends;  // of launching threads
   for (uint32_t i = 0; i < apis.size(); ++i) {
-    if (launching_thread.count(apis[i].tid))
+    if (g.call_node[i] != kNone && launching_thread.count(apis[i].tid))
       call_ends.push_back({g.nodes[g.call_node[i]].measured_end, g.call_node[i]});
   }
   std::sort(call_ends.begin(), call_ends.end());
@@ -294,7 +302,7 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
   std::map<uint32_t, std::vector<std::pair<int64_t, uint32_t>>>
       launched;  // lane -> (launch start, node)
   for (size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].api == kNone) continue;
+    if (ops[i].api == kNone || g.op_node[i] == kNone) continue;
     launched[g.nodes[g.op_node[i]].lane].push_back({apis[ops[i].api].start_ns, g.op_node[i]});
   }
   for (auto& [l, v] : launched) std::sort(v.begin(), v.end());
@@ -348,7 +356,8 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
       if (n.block == BlockKind::kNone) continue;
       const uint32_t api = n.index;
       if (n.block != BlockKind::kSync) {
-        if (own_op[api] != kNone) waits.push_back({v, g.op_node[own_op[api]]});
+        if (own_op[api] != kNone && g.op_node[own_op[api]] != kNone)
+          waits.push_back({v, g.op_node[own_op[api]]});
         continue;
       }
       // A synchronization waits for the last op launched before it on the
@@ -413,7 +422,7 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
   // (the host was far ahead): it waits for that op, not for the CPU.
   std::unordered_map<StringId, std::vector<int64_t>> by_name;
   for (size_t i = 0; i < apis.size(); ++i) {
-    if (launches[i] && block[i] == BlockKind::kNone)
+    if (g.call_node[i] != kNone && launches[i] && block[i] == BlockKind::kNone)
       by_name[apis[i].name].push_back(apis[i].end_ns - apis[i].start_ns);
   }
   std::unordered_map<StringId, int64_t> typical;
@@ -424,7 +433,7 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
     typical[name] = v[v.size() / 10];
   }
   for (size_t i = 0; i < apis.size(); ++i) {
-    if (!launches[i] || block[i] != BlockKind::kNone) continue;
+    if (g.call_node[i] == kNone || !launches[i] || block[i] != BlockKind::kNone) continue;
     Node& n = g.nodes[g.call_node[i]];
     const int64_t t = typical[apis[i].name];
     if (n.duration < std::max(opt.queue_full_min_ns, 5 * t)) continue;

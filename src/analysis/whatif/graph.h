@@ -121,6 +121,11 @@ struct GraphOptions {
   // close after an op ended waited for a launch-queue slot.
   int64_t queue_full_min_ns = 50'000;
   int64_t queue_full_return_ns = 50'000;
+  // Only calls starting in this host-time window (and the ops they launch;
+  // ops without a call: by their start): a long trace is replayed over a
+  // stretch of steps, not whole.
+  int64_t window_start = INT64_MIN;
+  int64_t window_end = INT64_MAX;
 };
 
 // Builds the graph of the whole trace. `op_step` is OpSteps(model, steps).

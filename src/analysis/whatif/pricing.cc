@@ -60,6 +60,7 @@ std::vector<uint32_t> LikeCalls(const RuleContext& c, const Graph& g,
   std::vector<uint32_t> v;
   for (uint32_t a = 0; a < c.m.apis().size(); ++a) {
     const ApiRecord& r = c.m.apis()[a];
+    if (g.call_node[a] == kNone) continue;  // outside the replayed steps
     const whatif::Node& n = g.nodes[g.call_node[a]];
     if (n.block == whatif::BlockKind::kNone || n.block == whatif::BlockKind::kQueueFull) continue;
     if (!c.InWindows(r.start_ns)) continue;

@@ -61,7 +61,8 @@ ReplayResult Measured(const Graph& g) {
   return r;
 }
 
-StepTimes StepDurations(const Graph& g, const ReplayResult& r, const StepSet& steps, int device) {
+StepTimes StepDurations(const Graph& g, const ReplayResult& r, const StepSet& steps, int device,
+                        int first_counted, int last_counted) {
   StepTimes t;
   const size_t ns = steps.steps.size();
   t.end.assign(ns, -1);
@@ -85,7 +86,9 @@ StepTimes StepDurations(const Graph& g, const ReplayResult& r, const StepSet& st
     if (t.end[k] < 0) continue;
     t.duration[k] = prev >= 0 ? t.end[k] - prev : t.end[k] - first[k];
     prev = t.end[k];
-    if (steps.steps[k].steady() && k > 0) steady.push_back(t.duration[k]);
+    const int ki = static_cast<int>(k);
+    if (steps.steps[k].steady() && k > 0 && ki >= first_counted && ki <= last_counted)
+      steady.push_back(t.duration[k]);
   }
   if (!steady.empty()) {
     std::vector<int64_t> s = steady;

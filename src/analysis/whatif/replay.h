@@ -44,7 +44,9 @@ struct StepTimes {
   int64_t median = 0;               // of the steady steps' durations (steps.h)
   int64_t mean = 0;
 };
-StepTimes StepDurations(const Graph& g, const ReplayResult& r, const StepSet& steps, int device);
+// Only steps with index in [first, last] count in the median and mean.
+StepTimes StepDurations(const Graph& g, const ReplayResult& r, const StepSet& steps, int device,
+                        int first = 0, int last = 1 << 30);
 
 // Which chain bounds a step: walking back from the op that ends the step,
 // through the edges that set each node's time, until the step's start.

@@ -229,17 +229,31 @@ StatusOr<WhatIfEngine> WhatIfEngine::Build(const TraceModel& m, const StepSet& s
   WhatIfEngine e;
   e.steps_ = &steps;
   e.device_ = device;
-  ASSIGN_OR_RETURN(e.g_, BuildGraph(m, OpSteps(m, steps), steps, GraphOptions{}));
+  GraphOptions opt;
+  std::vector<int> steady;
+  for (size_t k = 0; k < steps.steps.size(); ++k) {
+    if (steps.steps[k].steady()) steady.push_back(static_cast<int>(k));
+  }
+  if (static_cast<int>(steady.size()) > kMaxSteps) {
+    const size_t mid = steady.size() / 2;
+    e.first_ = steady[mid - kMaxSteps / 2];
+    e.last_ = steady[mid + kMaxSteps / 2 - 1];
+    const Step& before = steps.steps[e.first_ > 0 ? e.first_ - 1 : 0];
+    opt.window_start = std::min(before.range_start_ns, before.start_ns);
+    opt.window_end = steps.steps[e.last_].range_end_ns;
+  }
+  ASSIGN_OR_RETURN(e.g_, BuildGraph(m, OpSteps(m, steps), steps, opt));
   e.base_replay_ = Replay(e.g_);
-  e.base_ = StepDurations(e.g_, e.base_replay_, steps, device);
-  e.measured_ = StepDurations(e.g_, Measured(e.g_), steps, device);
+  e.base_ = StepDurations(e.g_, e.base_replay_, steps, device, e.first_, e.last_);
+  e.measured_ = StepDurations(e.g_, Measured(e.g_), steps, device, e.first_, e.last_);
   return e;
 }
 
 int WhatIfEngine::MedianStep() const {
   std::vector<std::pair<int64_t, int>> v;
   for (size_t k = 1; k < base_.duration.size(); ++k) {
-    if (base_.duration[k] >= 0 && steps_->steps[k].steady())
+    const int ki = static_cast<int>(k);
+    if (base_.duration[k] >= 0 && steps_->steps[k].steady() && ki >= first_ && ki <= last_)
       v.push_back({base_.duration[k], static_cast<int>(k)});
   }
   if (v.empty()) return -1;
@@ -258,13 +272,14 @@ Prediction WhatIfEngine::Price(const std::function<int(Graph*)>& transform) cons
     return p;
   }
   const ReplayResult r = Replay(g);
-  const StepTimes t = StepDurations(g, r, *steps_, device_);
+  const StepTimes t = StepDurations(g, r, *steps_, device_, first_, last_);
   p.fixed_ns = t.median;
   // The median step once fixed, and the lane that holds most of its path.
   std::vector<std::pair<int64_t, int>> v;
   for (size_t k = 1; k < t.duration.size(); ++k) {
-    if (t.duration[k] >= 0 && steps_->steps[k].steady())
-      v.push_back({t.duration[k], static_cast<int>(k)});
+    const int ki = static_cast<int>(k);
+    if (t.duration[k] >= 0 && steps_->steps[k].steady() && ki >= first_ && ki <= last_)
+      v.push_back({t.duration[k], ki});
   }
   if (!v.empty()) {
     std::sort(v.begin(), v.end());

@@ -67,9 +67,12 @@ struct Prediction {
   double speedup() const { return fixed_ns > 0 ? static_cast<double>(base_ns) / fixed_ns : 0; }
 };
 
-// The graph of a trace, replayed once, ready to price transformations.
+// The graph of a trace, replayed once, ready to price transformations. A
+// trace with more than kMaxSteps steady steps is replayed over the kMaxSteps
+// in its middle (and the step before them, whose calls start the replay).
 class WhatIfEngine {
  public:
+  static constexpr int kMaxSteps = 64;
   static StatusOr<WhatIfEngine> Build(const TraceModel& m, const StepSet& steps, int device);
   const Graph& graph() const { return g_; }
   const StepSet& steps() const { return *steps_; }
@@ -84,6 +87,8 @@ class WhatIfEngine {
  private:
   Graph g_;
   const StepSet* steps_ = nullptr;
+  int first_ = 0;  // the steps replayed: [first_, last_] (kMaxSteps in the middle)
+  int last_ = 1 << 30;
   int device_ = -1;
   ReplayResult base_replay_;
   StepTimes base_;

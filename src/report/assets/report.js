@@ -120,7 +120,7 @@
       track.appendChild(bar);
       cost.appendChild(track);
       cost.appendChild(el('span', (f.cost_per_step_ns > 0 ? fmtNs(f.cost_per_step_ns) + ' per step, ' : '') +
-        fmtNs(f.cost_ns) + ' in all (' + f.cost_pct.toFixed(1) + '% of the analyzed time)'));
+        fmtNs(f.cost_ns) + ' in all (' + f.cost_pct.toFixed(1) + '% of the step: what the fix saves, by replay)'));
       li.appendChild(cost);
       var dl = el('dl');
       function row(k, v, cls) {
