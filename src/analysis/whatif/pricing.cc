@@ -200,8 +200,17 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
     Prediction p = e.Price([&](Graph* x) { return whatif::ScaleBatch(x, steady, n); });
     Finding f;
     f.rule = "host_bound";
-    f.title = "The host bounds the step: the GPU waits for " +
-              g.lanes[path.lanes.empty() ? 0 : path.lanes[0].first].Name(g.main_tid);
+    int64_t host = 0;
+    std::string threads;
+    for (const auto& [lane, ns] : path.lanes) {
+      if (!g.lanes[lane].host) continue;
+      host += ns;
+      threads += (threads.empty() ? "" : ", ") + std::to_string(g.lanes[lane].id);
+    }
+    const double busy = a->idle.analyzed_ns > 0 ? 100.0 * a->idle.busy_ns / a->idle.analyzed_ns : 0;
+    f.title = "The host bounds the step: host threads (" + threads + ") hold " +
+              FormatFixed(100.0 * host / path.duration, 0) + "% of its critical path, the GPU is " +
+              FormatFixed(busy, 0) + "% busy";
     f.where = "critical path of " + a->critical_path;
     f.detail = FormatFixed(n, 0) + "x the batch per step: step " + Ms(p.base_ns) + " -> " +
                Ms(p.fixed_ns) + " ms (" +
