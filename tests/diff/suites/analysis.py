@@ -89,6 +89,10 @@ TESTS = [
     DiffTest(name="analyze_host_sync", cmd=["analyze", "{trace}"], trace=fx("train_sync"),
              out=out("analyze_host_sync.txt")),
     # What-if on the synthetic traces: answers worked out from gen_fixtures.py.
+    DiffTest(name="analyze_sync_host_bound", cmd=["analyze", "{trace}"], trace=fx("sync_host_bound"),
+             out=out("analyze_sync_host_bound.txt")),
+    DiffTest(name="whatif_sync_host_bound", cmd=["whatif", "--remove-sync", "all", "--batch", "4", "{trace}"],
+             trace=fx("sync_host_bound"), out=out("whatif_sync_host_bound.txt")),
     DiffTest(name="whatif_host_sync", cmd=["whatif", "--steps", "--remove-sync", "all", "{trace}"],
              trace=fx("train_sync"), out=out("whatif_host_sync.txt")),
     DiffTest(name="whatif_data_starved", cmd=["whatif", "--prefetch", "--batch", "2", "{trace}"],
