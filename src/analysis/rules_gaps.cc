@@ -86,6 +86,18 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
   std::vector<int64_t> stretch_len;
   const std::vector<int32_t> stretch =
       c.device >= 0 ? LaunchBoundStretches(c, &stretch_len) : std::vector<int32_t>();
+  // Host extent of each stretch's launches (thread of its first launch).
+  std::vector<Finding::Span> stretch_span(stretch_len.size(), {0, INT64_MAX, INT64_MIN});
+  for (size_t i = 0; i < stretch.size(); ++i) {
+    if (stretch[i] < 0 || ops[i].api == kNone) continue;
+    const ApiRecord& a = m.apis()[ops[i].api];
+    Finding::Span& sp = stretch_span[stretch[i]];
+    if (a.start_ns < sp.start_ns) {
+      sp.start_ns = a.start_ns;
+      sp.tid = a.tid;
+    }
+    sp.end_ns = std::max(sp.end_ns, a.end_ns);
+  }
   Group data;
   int64_t data_first = 0, host_between = 0, host_in_data = 0;
   // Groups by key; std::map keeps the output order deterministic.
@@ -171,11 +183,6 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
       }
       stretches_by_key[key].push_back(stretch[g.next_op]);
       grp.Add(c, g, host_range);
-      // CUDA graphs over the NVTX range instance that launched the stretch.
-      if (launch_range != kNone) {
-        const NvtxRecord& r = m.nvtx()[launch_range];
-        grp.f.host_spans.push_back({r.tid, r.start_ns, m.RangeEnd(launch_range)});
-      }
       continue;
     }
     const std::string key = "host_wait\x01" + c.RangeName(host_range);
@@ -222,6 +229,9 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
       std::sort(ids.begin(), ids.end());
       ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
       for (int32_t id : ids) kernels += stretch_len[id];
+      // For the what-if pricing: the host time of each stretch's launches,
+      // what a CUDA graph would capture.
+      for (int32_t id : ids) f.host_spans.push_back(stretch_span[id]);
       f.detail = std::to_string(ids.size()) +
                  " stretches of >= " + std::to_string(kMinLaunchBoundStretch) + " kernels (" +
                  std::to_string(kernels) + " kernels) each shorter than its launch interval; " +

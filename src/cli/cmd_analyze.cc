@@ -142,6 +142,7 @@ int RunAnalyze(int argc, char** argv) {
                            {"sync_wait_ns", "Sync-Wait (ns)", true},
                            {"kernel_wait_ns", "Kernel-Wait (ns)", true},
                            {"other_idle_ns", "Other Idle (ns)", true},
+                           {"replayed_measured_step_ns", "Replayed Steps, Measured (ns)", true},
                            {"simulated_step_ns", "Simulated Step (ns)", true},
                            {"host_bound", "Host Bound", false},
                            {"critical_path", "Critical Path", false}});
@@ -150,7 +151,8 @@ int RunAnalyze(int argc, char** argv) {
                           Cell(static_cast<int64_t>(a.device)), Cell(a.analyzed_ns),
                           Cell(i.busy_ns), Cell(i.idle_ns), Cell(i.by_cause[0]),
                           Cell(i.by_cause[1]), Cell(i.by_cause[2]), Cell(i.by_cause[3]),
-                          Cell(a.simulated_step_ns), a.host_bound ? "yes" : "no", a.critical_path});
+                          Cell(a.measured_step_ns), Cell(a.simulated_step_ns),
+                          a.host_bound ? "yes" : "no", a.critical_path});
         o.findings = Table({{"rule", "Rule", false},
                             {"cost_ns", "Cost (ns)", true},
                             {"cost_pct", "Cost (%)", true},

@@ -141,8 +141,9 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
             "the host issues the work without the " + std::to_string(spans.size()) + " delays");
     } else if (f.rule == "launch_bound") {
       const auto spans = Spans(f);
-      apply(&f, e.Price([&](Graph* x) { return whatif::CudaGraph(x, spans, 20'000); }),
-            "CUDA graphs over " + std::to_string(spans.size()) + " range instances");
+      // The stretches are captured whole: the Python between their launches goes too.
+      apply(&f, e.Price([&](Graph* x) { return whatif::CudaGraph(x, spans, 20'000, INT64_MAX); }),
+            "CUDA graphs over the " + std::to_string(spans.size()) + " launch-bound stretches");
     } else if (f.rule == "pageable_memcpy") {
       const auto ops = OpNodes(g, f.ops);
       apply(&f, e.Price([&](Graph* x) { return whatif::PinCopies(x, ops, 2.0); }),

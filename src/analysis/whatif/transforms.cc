@@ -174,12 +174,12 @@ int SideStream(Graph* g, const std::vector<uint32_t>& copy_ops) {
   return st.ok() ? static_cast<int>(moved.size()) : 0;
 }
 
-int CudaGraph(Graph* g, const std::vector<HostSpan>& spans, int64_t graph_launch_ns) {
+int CudaGraph(Graph* g, const std::vector<HostSpan>& spans, int64_t graph_launch_ns,
+              int64_t max_gap_ns) {
   // What a capture holds: on every launching thread (PyTorch's autograd
   // thread launches the backward pass of the same step), each run of
   // non-blocking calls in a span with at most kSegmentGap of CPU time between
   // them; eager Python between such runs (an optimizer step, logging) stays.
-  constexpr int64_t kSegmentGap = 100'000;
   std::vector<std::pair<int64_t, int64_t>> sorted;
   for (const HostSpan& s : spans) sorted.push_back({s.start_ns, s.end_ns});
   std::sort(sorted.begin(), sorted.end());
@@ -204,7 +204,7 @@ int CudaGraph(Graph* g, const std::vector<HostSpan>& spans, int64_t graph_launch
     }
     const Node* prev = thread_edge ? &g->nodes[thread_edge->from] : nullptr;
     const bool inside = prev && prev->block == BlockKind::kNone &&
-                        span_of(prev->measured_start) == span && thread_edge->delay <= kSegmentGap;
+                        span_of(prev->measured_start) == span && thread_edge->delay <= max_gap_ns;
     if (inside) {
       node.duration = 0;
       thread_edge->delay = 0;

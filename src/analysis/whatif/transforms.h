@@ -47,10 +47,13 @@ int PinCopies(Graph* g, const std::vector<uint32_t>& copy_ops, double speedup);
 // use); the host no longer waits for them.
 int SideStream(Graph* g, const std::vector<uint32_t>& copy_ops);
 
-// CUDA graphs over host spans: the CPU time between the (non-blocking) calls
-// and the calls' own time become one graph launch of `graph_launch_ns` per
-// span.
-int CudaGraph(Graph* g, const std::vector<HostSpan>& spans, int64_t graph_launch_ns);
+// CUDA graphs over host spans: on every launching thread, each run of
+// non-blocking calls in a span with at most `max_gap_ns` of CPU time between
+// them becomes one graph launch of `graph_launch_ns` (the calls' own time and
+// the CPU time between them go); eager Python between such runs stays.
+inline constexpr int64_t kSegmentGap = 100'000;
+int CudaGraph(Graph* g, const std::vector<HostSpan>& spans, int64_t graph_launch_ns,
+              int64_t max_gap_ns = kSegmentGap);
 
 // A larger batch: every GPU op of the given steps takes `n` times as long;
 // host time does not change.
