@@ -110,12 +110,7 @@ int PinCopies(Graph* g, const std::vector<uint32_t>& copy_ops, double speedup) {
     const uint32_t c = LaunchCall(*g, v);
     if (c == kNone || g->nodes[c].block != BlockKind::kPageableCopy) continue;
     // A device-to-host copy's result is read by the host next: it still waits.
-    bool waits_own = false;
-    for (uint32_t k = g->in_begin[c]; k < g->in_begin[c + 1]; ++k) {
-      const Edge& e = g->edges[g->in_edges[k]];
-      if (e.kind == EdgeKind::kBlock && e.from == v) waits_own = true;
-    }
-    (void)waits_own;
+    if (n.copy != CopyDirection::kHostToDevice) continue;
     h2d_calls.push_back(c);
   }
   RemoveWaits(g, h2d_calls);
