@@ -104,6 +104,28 @@ def main():
             tol = 1.0 if real < 5 else 0.15 * real
             check(abs(pred - real) <= tol, f"{name}: {rule} priced {pred:.2f} ms/step by replay vs realized "
                                            f"{real:.2f} ms/step ({name} - {fixed}): limit +-{tol:.2f} ms")
+        # Host-bound H100 runs with their realized savings (tests/fixtures/gpu/h100).
+        h100 = os.path.join(GPU, "h100")
+        if os.path.isdir(h100):
+            with open(os.path.join(h100, "realized.json")) as f:
+                realized = json.load(f)
+            for name in ["tiny_sync", "hf_lora_batch"]:
+                traces[name] = os.path.join(tmp, name + ".sqlite")
+                with gzip.open(os.path.join(h100, name + ".sqlite.gz"), "rb") as fin, \
+                        open(traces[name], "wb") as fout:
+                    shutil.copyfileobj(fin, fout)
+            f = findings("tiny_sync")
+            named = [x for x in f if x["rule"] == "host_sync" and x["reported"] == "yes"]
+            check(not named, f"h100 tiny --sync-every 1 (realized {realized['tiny_sync']['realized_saving_ms']:.2f} "
+                             f"ms/step): no reported host_sync finding")
+            f = findings("hf_lora_batch")
+            top = f[0]["rule"] if f else "(none)"
+            check(top == "host_bound", f"h100 HF LoRA: top finding {top}, expected host_bound")
+            r = realized["hf_lora_batch"]
+            real = 1 - r["fix_median_ms"] / r["problem_median_ms"]
+            pred = 1 - int(f[0]["step_after_ns"]) / int(f[0]["step_before_ns"]) if f else 0
+            check(abs(pred - real) <= 0.15 * real, f"h100 HF LoRA 4x batch: predicted saving {100 * pred:.1f}% of the "
+                                                   f"step per 8 samples vs realized {100 * real:.1f}% (limit 15%)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"{len(failures)} failed")

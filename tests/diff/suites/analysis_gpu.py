@@ -22,6 +22,14 @@ TESTS = [
              trace=G + "offload.sqlite.gz", out="analysis_gpu/whatif_offload.txt"),
     DiffTest(name="gpu_whatif_default_graph", cmd=["whatif", "--graph", "forward", "--pin", "{trace}"],
              trace=G + "default.sqlite.gz", out="analysis_gpu/whatif_default_graph.txt"),
+    # Host-bound H100 runs (tests/fixtures/gpu/h100): no host_sync finding where the
+    # sync costs nothing; the HF LoRA step is bound by the host, priced as a 4x batch.
+    DiffTest(name="gpu_analyze_h100_tiny_sync", cmd=["analyze", "{trace}"], trace=G + "h100/tiny_sync.sqlite.gz",
+             out="analysis_gpu/analyze_h100_tiny_sync.txt"),
+    DiffTest(name="gpu_analyze_h100_hf_lora_batch", cmd=["analyze", "{trace}"],
+             trace=G + "h100/hf_lora_batch.sqlite.gz", out="analysis_gpu/analyze_h100_hf_lora_batch.txt"),
+    DiffTest(name="gpu_whatif_h100_hf_lora_batch", cmd=["whatif", "--batch", "4", "{trace}"],
+             trace=G + "h100/hf_lora_batch.sqlite.gz", out="analysis_gpu/whatif_h100_hf_lora_batch.txt"),
     DiffTest(name="gpu_steps_default", cmd=["steps", "{trace}"], trace=G + "default.sqlite.gz",
              out="analysis_gpu/steps_default.txt"),
     DiffTest(name="gpu_diff_workers0_vs_workers4", cmd=["diff", "--limit", "5", "{traces}"],
