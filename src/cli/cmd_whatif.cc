@@ -41,7 +41,7 @@ int RunWhatif(int argc, char** argv) {
   p.Flag("--remove-sync", "NAME",
          "the host no longer waits in blocking calls named NAME (e.g. cudaStreamSynchronize; "
          "'all': every blocking call), in the steady steps");
-  p.Flag("--in", "RANGE", "with --remove-sync/--graph: only calls inside NVTX ranges named RANGE");
+  p.Flag("--in", "RANGE", "with --remove-sync: only calls inside NVTX ranges named RANGE");
   p.Switch("--prefetch", "data loading overlapped with the previous step");
   p.Switch("--pin", "pinned instead of pageable copies");
   p.Switch("--side-stream", "host<->device copies on a side stream (their data dependencies kept)");
