@@ -195,11 +195,13 @@ class Trace:
         out = _cli.run_json(["stats", self.path, "--report", recipe, *args])
         return _table(out, recipe)
 
-    def findings(self):
+    def findings(self, all=False):  # noqa: A002 - the CLI's flag name
         """The expert rules' findings (`stepscope analyze`, docs/rules.md), costliest first:
-        rule, cost_ns, cost_pct, cost_per_step_ns, count, reported, title, where, detail, fix.
-        The analysis summary (steps, busy/idle time) is in .attrs["summary"]."""
-        out = _cli.run_json(["analyze", self.path])
+        rule, cost_ns, cost_pct, cost_per_step_ns, count, reported, step_before_ns,
+        step_after_ns, title, where, detail, fix. A healthy trace has none above the threshold;
+        all=True also returns those below it (`analyze --all`). The analysis summary (steps,
+        busy/idle time, the replay's simulated step, the critical path) is in .attrs["summary"]."""
+        out = _cli.run_json(["analyze", self.path] + (["--all"] if all else []))
         df = _table(out, "findings")
         summary = out.get("summary") or [{}]
         df.attrs["summary"] = summary[0]

@@ -21,6 +21,7 @@ const std::vector<RuleInfo>& RuleList() {
       {"fp32_gemm", "fp32 GEMMs on a GPU with bf16/fp16 tensor cores"},
       {"memory_capacity", "device memory close to capacity"},
       {"um_faults", "kernels stalled by unified-memory page faults (prefetch instead)"},
+      {"host_bound", "the host bounds the step (critical path): a larger batch amortizes it"},
   };
   return kRules;
 }
@@ -159,6 +160,7 @@ StatusOr<Analysis> Analyze(const TraceModel& m, const AnalyzeOptions& opt) {
   Fp32GemmRule(c, &a.findings);
   MemoryCapacityRule(c, &a.findings);
   UmFaultsRule(c, &a.findings);
+  PriceFindings(c, &a);
   std::vector<Finding> kept;
   for (Finding& f : a.findings) {
     if (f.count > 0 && (f.reported || opt.all)) kept.push_back(std::move(f));

@@ -8,22 +8,23 @@
 // steps.h), or, without steps, the GPU span of the trace. Time-based rules look at one device: the
 // one given, else the device with the most GPU busy time.
 //
-// GPU idle gaps (gaps.h) are owned by exactly one rule, so their costs add up:
+// GPU idle gaps (gaps.h) are owned by exactly one rule (the evidence):
 //   sync-wait gaps  -> sync_memcpy / pageable_memcpy when the blocking call was
-//                      such a copy, else host_sync; and the later host-wait
-//                      gaps of that step (the GPU queue stayed empty). A
-//                      blocking call outside every step range is handled
-//                      like a host-wait gap (what the host did next decides);
+//                      such a copy, else host_sync. A blocking call outside
+//                      every step range is handled like a host-wait gap (what
+//                      the host did next decides);
 //   host-wait gaps  -> data_loading when they end at a step's first GPU op, or
 //                      the host was between steps or in a data-loading NVTX
-//                      range, and the later host-wait gaps of such a starved
-//                      step (the GPU queue stayed empty);
+//                      range;
 //                   -> launch_bound when they fall in a stretch of kernels
 //                      shorter than the time between their launches;
 //                   -> host_wait otherwise (grouped by the host's NVTX range).
 // offload_copies (exposed pinned host<->device copies), fp32_gemm and
-// memory_capacity have their own cost models, which may overlap with the
-// gap rules' costs.
+// memory_capacity have their own evidence.
+// Costs: every finding except memory_capacity is priced by replaying the
+// steps with its fix applied (whatif/, docs/whatif.md): the cost is the
+// simulated saving of the median step, so costs do not add up; the critical
+// path of the median step may add host_bound.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +60,21 @@ struct Finding {
   int64_t count = 0;                     // occurrences (gaps, calls, kernels)
   bool reported = true;                  // above the rule's threshold
   std::vector<FindingExample> examples;  // the costliest instances, up to 3
+  // Priced by what-if replay (whatif/pricing.h): the simulated median step
+  // as traced and with the fix applied; 0/0 when the rule is not priced.
+  int64_t step_before_ns = 0;
+  int64_t step_after_ns = 0;
+  std::string whatif;  // the transformation replayed, e.g. "remove 6 waits"
+  // What the finding is about, for the pricing: api rows (blocking calls),
+  // gpu_ops rows (copies, GEMMs) and host time spans of the launching thread.
+  std::vector<uint32_t> apis;
+  std::vector<uint32_t> ops;
+  struct Span {
+    uint32_t tid;
+    int64_t start_ns;
+    int64_t end_ns;
+  };
+  std::vector<Span> host_spans;
 };
 
 struct AnalyzeOptions {
@@ -68,6 +84,13 @@ struct AnalyzeOptions {
   bool all = false;           // keep findings below their threshold too
   double memory_capacity_pct = 90.0;
   GapOptions gaps;
+  // What-if pricing (docs/whatif.md): tensor-core GEMM time / fp32 (and TF32)
+  // GEMM time, from `stepscope bench` ceilings when the CLI finds them.
+  double tensor_core_ratio_fp32 = 60.2 / 777.8;
+  double tensor_core_ratio_tf32 = 400.3 / 777.8;
+  std::string ratio_source = "H200 ceilings in docs/PERFORMANCE.md";
+  double batch_factor = 4.0;  // the larger batch the host_bound finding prices
+  bool price = true;          // false: the rules' own cost models (no replay)
 };
 
 struct IdleSummary {
@@ -89,6 +112,13 @@ struct Analysis {
   // Rules that could not decide for lack of evidence in the trace, one line
   // each: "<rule>: <what is missing>" (docs/rules.md lists each rule's evidence).
   std::vector<std::string> undecided;
+  // What-if replay of the steps (0 when not replayed): measured and
+  // simulated median step, and the critical path of the median step.
+  int64_t measured_step_ns = 0;
+  int64_t simulated_step_ns = 0;
+  std::string critical_path;  // one line, e.g. "host thread 608 (main) 71% ..."
+  bool host_bound = false;
+  std::string whatif_error;  // why the replay was not done
 };
 
 struct RuleInfo {
@@ -140,5 +170,8 @@ void CopyRules(const RuleContext& c, std::vector<Finding>* out);
 void Fp32GemmRule(const RuleContext& c, std::vector<Finding>* out);
 void MemoryCapacityRule(const RuleContext& c, std::vector<Finding>* out);
 void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out);
+// Replaces the findings' costs by the simulated saving of their fix
+// (whatif/pricing.cc); adds the host_bound finding.
+void PriceFindings(const RuleContext& c, Analysis* a);
 
 }  // namespace stepscope

@@ -113,13 +113,22 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
   std::vector<int64_t> stretch_len;
   const std::vector<int32_t> stretch =
       c.device >= 0 ? LaunchBoundStretches(c, &stretch_len) : std::vector<int32_t>();
+  // Host extent of each stretch's launches (thread of its first launch).
+  std::vector<Finding::Span> stretch_span(stretch_len.size(), {0, INT64_MAX, INT64_MIN});
+  for (size_t i = 0; i < stretch.size(); ++i) {
+    if (stretch[i] < 0 || ops[i].api == kNone) continue;
+    const ApiRecord& a = m.apis()[ops[i].api];
+    Finding::Span& sp = stretch_span[stretch[i]];
+    if (a.start_ns < sp.start_ns) {
+      sp.start_ns = a.start_ns;
+      sp.tid = a.tid;
+    }
+    sp.end_ns = std::max(sp.end_ns, a.end_ns);
+  }
   Group data;
   int64_t data_first = 0, host_between = 0, host_in_data = 0, undecided_data = 0;
   // Groups by key; std::map keeps the output order deterministic.
   std::map<std::string, Group> groups;
-  std::map<std::string, int64_t> knock_on;  // group key -> later host-wait gaps it caused
-  // Per step: the key of the group whose stall emptied the GPU queue in it.
-  std::vector<std::string> stalled(c.steps.steps.size());
   std::map<std::string, std::vector<int32_t>> stretches_by_key;
 
   for (const GpuGap& g : c.gaps) {
@@ -162,18 +171,10 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
         }
       }
       grp.Add(c, g, range);
-      if (step >= 0 && stalled[step].empty()) stalled[step] = key;
+      if (api != kNone) grp.f.apis.push_back(api);
       continue;
     }
     if (g.cause != GapCause::kHostWait && g.cause != GapCause::kSyncWait) continue;
-    // A host-wait gap after a stall in the same step: the queue is still empty.
-    if (step >= 0 && !stalled[step].empty()) {
-      const std::string& key = stalled[step];
-      Group& grp = key == "data_loading" ? data : groups[key];
-      grp.Add(c, g, kNone);
-      knock_on[key] += g.length();
-      continue;
-    }
     // What the host was doing while the GPU waited.
     const uint32_t tid = next && next->api != kNone ? m.apis()[next->api].tid : m.main_tid();
     const int64_t mid = g.start_ns + (std::max(g.launch_ns, g.start_ns) - g.start_ns) / 2;
@@ -198,8 +199,8 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
       } else if (in_data) {
         host_in_data += g.length();
       }
-      if (step >= 0) stalled[step] = "data_loading";
       data.Add(c, g, host_range);
+      data.f.host_spans.push_back({tid, g.start_ns, std::max(g.launch_ns, g.start_ns)});
       continue;
     }
     if (g.next_op != kNone && stretch[g.next_op] >= 0) {
@@ -229,6 +230,7 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
           "remove per-step Python bookkeeping; CUDA graphs remove the launch overhead.";
     }
     grp.Add(c, g, host_range);
+    grp.f.host_spans.push_back({tid, g.start_ns, std::max(g.launch_ns, g.start_ns)});
   }
 
   if (undecided_data > 0 && c.undecided) {
@@ -239,13 +241,6 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
         "a batch; left to host_wait / launch_bound");
   }
   const double min_pct = c.opt.min_cost_pct;
-  auto later = [&](const std::string& key) {
-    auto it = knock_on.find(key);
-    return it == knock_on.end() || it->second == 0
-               ? std::string()
-               : " + " + Ms(it->second) +
-                     " of later host-wait gaps in the same steps (the GPU queue stayed empty)";
-  };
   if (data.f.count > 0) {
     Finding& f = data.f;
     f.rule = "data_loading";
@@ -256,7 +251,7 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
     f.where = "before the first launch of " + c.StepsText(data.steps) + " (device " +
               std::to_string(c.device) + "); " + host;
     f.detail = std::to_string(f.count) + " host-wait gaps: " + Ms(data_first) +
-               " before the steps' first GPU work" + later("data_loading");
+               " before the steps' first GPU work";
     f.fix =
         "Feed the GPU faster: DataLoader(num_workers>0, pin_memory=True, persistent_workers=True, "
         "prefetch_factor=2..4); move tokenisation/augmentation out of the training loop; prefetch "
@@ -275,6 +270,9 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
       std::sort(ids.begin(), ids.end());
       ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
       for (int32_t id : ids) kernels += stretch_len[id];
+      // For the what-if pricing: the host time of each stretch's launches,
+      // what a CUDA graph would capture.
+      for (int32_t id : ids) f.host_spans.push_back(stretch_span[id]);
       f.detail = std::to_string(ids.size()) +
                  " stretches of >= " + std::to_string(kMinLaunchBoundStretch) + " kernels (" +
                  std::to_string(kernels) + " kernels) each shorter than its launch interval; " +
@@ -286,8 +284,8 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
     } else {
       // host_sync, and the sync-wait part of sync_memcpy / pageable_memcpy
       // (CopyRules completes those two).
-      f.detail = std::to_string(f.count) + " gaps, " + Ms(f.cost_ns - knock_on[key]) +
-                 " of GPU idle time after the host returned from the blocking call" + later(key);
+      f.detail = std::to_string(f.count) + " gaps, " + Ms(f.cost_ns) +
+                 " of GPU idle time after the host returned from the blocking call";
     }
     c.Finish(&f, true);
     f.reported = f.cost_pct >= min_pct;

@@ -108,6 +108,7 @@ void CopyRules(const RuleContext& c, std::vector<Finding>* out) {
       if (r.is_async == 1 &&
           (r.src_kind == MemoryKind::kPageable || r.dst_kind == MemoryKind::kPageable)) {
         pageable.Add(c, t, o.start_ns, o.end_ns, dur, range);
+        pageable.f.ops.push_back(static_cast<uint32_t>(&o - m.gpu_ops().data()));
         pageable_bytes += r.bytes;
       }
       // Offload copies are the pinned async ones; the blocking kinds have their own rules.
@@ -117,6 +118,7 @@ void CopyRules(const RuleContext& c, std::vector<Finding>* out) {
         offload_total += dur;
         if (x > 0) {
           offload.Add(c, t, o.start_ns, o.end_ns, x, range);
+          offload.f.ops.push_back(static_cast<uint32_t>(&o - m.gpu_ops().data()));
           offload_bytes += r.bytes;
           (r.copy_kind == CopyKind::kHostToDevice ? offload_h2d : offload_d2h) += r.bytes;
         }
@@ -129,6 +131,7 @@ void CopyRules(const RuleContext& c, std::vector<Finding>* out) {
       // The host is blocked for the whole call.
       const int64_t cost = o.api != kNone ? m.apis()[o.api].end_ns - m.apis()[o.api].start_ns : dur;
       sync_copy.Add(c, t, o.start_ns, o.end_ns, std::max<int64_t>(cost, 0), range);
+      if (o.api != kNone) sync_copy.f.apis.push_back(o.api);
     }
   }
   // The sync-wait gaps these copies caused were collected by GapRules.
@@ -236,6 +239,7 @@ void Fp32GemmRule(const RuleContext& c, std::vector<Finding>* out) {
     cc = d->cc_major * 10 + d->cc_minor;
     acc.Add(c, t, o.start_ns, o.end_ns, p == GemmPrecision::kFp32 ? dur / 2 : dur / 4,
             RangeOf(m, o));
+    acc.f.ops.push_back(static_cast<uint32_t>(&o - m.gpu_ops().data()));
   }
   if (no_device > 0 && c.undecided) {
     c.undecided->push_back("fp32_gemm: " + std::to_string(no_device) +

@@ -7,10 +7,12 @@
 #include <string>
 
 #include "analysis/output.h"
+#include "analysis/rules.h"
 #include "analysis/scope.h"
 #include "cli/args.h"
 #include "common/strings.h"
 #include "common/table.h"
+#include "roofline/ceilings.h"
 
 namespace stepscope {
 
@@ -90,6 +92,23 @@ inline int EmitTables(const std::string& command, const ArgParser& p,
   }
   std::fputs(RenderTables(tables, format).c_str(), stdout);
   return 0;
+}
+
+// The what-if pricing of fp32 GEMMs uses this GPU's measured ceilings
+// (`stepscope bench`) when the ceilings file has them; else the defaults.
+inline void ApplyCeilings(const TraceModel& m, AnalyzeOptions* opt) {
+  if (m.devices().empty()) return;
+  const DeviceRecord& d = m.devices()[0];
+  auto store = LoadCeilingsStore(DefaultCeilingsPath());
+  if (!store.ok()) return;
+  std::string how;
+  auto c = FindCeilings(*store, m.String(d.name), d.uuid, &how);
+  if (!c.ok()) return;
+  const double bf16 = c->Get("tensor_bf16"), fp32 = c->Get("fp32"), tf32 = c->Get("tensor_tf32");
+  if (bf16 <= 0 || fp32 <= 0) return;
+  opt->tensor_core_ratio_fp32 = fp32 / bf16;
+  if (tf32 > 0) opt->tensor_core_ratio_tf32 = tf32 / bf16;
+  opt->ratio_source = "stepscope bench ceilings of " + c->gpu_name;
 }
 
 }  // namespace stepscope

@@ -55,6 +55,12 @@ std::string Text(const TraceModel& m, const Analysis& a, double min_pct) {
     s += "\n";
   }
   for (const std::string& u : a.undecided) s += "undecided: " + u + "\n";
+  if (a.simulated_step_ns > 0) {
+    s += "replay: median step " + FormatDuration(a.measured_step_ns) + " measured, " +
+         FormatDuration(a.simulated_step_ns) + " simulated\n";
+  }
+  if (!a.critical_path.empty()) s += "critical path: " + a.critical_path + "\n";
+  if (!a.whatif_error.empty()) s += "what-if: not priced (" + a.whatif_error + ")\n";
   if (a.findings.empty()) {
     s += "\nNo findings costing " + FormatFixed(min_pct, 1) + "% of the analyzed time or more.\n";
     return s;
@@ -65,7 +71,14 @@ std::string Text(const TraceModel& m, const Analysis& a, double min_pct) {
     s += "   cost:  ";
     if (f.cost_per_step_ns > 0) s += FormatDuration(f.cost_per_step_ns) + " per step, ";
     s += FormatDuration(f.cost_ns) + " total (" + FormatFixed(f.cost_pct, 1) +
-         "% of the analyzed time)" + (f.reported ? "" : " [below threshold]") + "\n";
+         (f.step_before_ns > 0 ? "% of the step, by replay)" : "% of the analyzed time)") +
+         (f.reported ? "" : " [below threshold]") + "\n";
+    if (f.step_before_ns > 0) {
+      s += "   if fixed: step " + FormatFixed(f.step_before_ns / 1e6, 1) + " -> " +
+           FormatFixed(f.step_after_ns / 1e6, 1) + " ms (" +
+           FormatFixed(f.step_after_ns > 0 ? 1.0 * f.step_before_ns / f.step_after_ns : 0, 2) +
+           "x): " + f.whatif + "\n";
+    }
     if (!f.where.empty()) s += "   where: " + f.where + "\n";
     s += "   what:  " + f.detail + "\n";
     s += "   fix:   " + f.fix + "\n";
@@ -129,7 +142,9 @@ int RunAnalyze(int argc, char** argv) {
   };
   auto res = ForEachTrace<Out>(
       p.positionals(), jobs, [&](const TraceModel& m, size_t index) -> StatusOr<Out> {
-        ASSIGN_OR_RETURN(Analysis a, Analyze(m, opt));
+        AnalyzeOptions o_opt = opt;
+        ApplyCeilings(m, &o_opt);
+        ASSIGN_OR_RETURN(Analysis a, Analyze(m, o_opt));
         Out o;
         o.text = Text(m, a, opt.min_cost_pct);
         o.summary = Table({{"steps", "Steps", true},
@@ -141,26 +156,34 @@ int RunAnalyze(int argc, char** argv) {
                            {"host_wait_ns", "Host-Wait (ns)", true},
                            {"sync_wait_ns", "Sync-Wait (ns)", true},
                            {"kernel_wait_ns", "Kernel-Wait (ns)", true},
-                           {"other_idle_ns", "Other Idle (ns)", true}});
+                           {"other_idle_ns", "Other Idle (ns)", true},
+                           {"replayed_measured_step_ns", "Replayed Steps, Measured (ns)", true},
+                           {"simulated_step_ns", "Simulated Step (ns)", true},
+                           {"host_bound", "Host Bound", false},
+                           {"critical_path", "Critical Path", false}});
         const IdleSummary& i = a.idle;
         o.summary.AddRow({Cell(a.complete_steps), Cell(a.steps.stats.median, 1),
                           Cell(static_cast<int64_t>(a.device)), Cell(a.analyzed_ns),
                           Cell(i.busy_ns), Cell(i.idle_ns), Cell(i.by_cause[0]),
-                          Cell(i.by_cause[1]), Cell(i.by_cause[2]), Cell(i.by_cause[3])});
+                          Cell(i.by_cause[1]), Cell(i.by_cause[2]), Cell(i.by_cause[3]),
+                          Cell(a.measured_step_ns), Cell(a.simulated_step_ns),
+                          a.host_bound ? "yes" : "no", a.critical_path});
         o.findings = Table({{"rule", "Rule", false},
                             {"cost_ns", "Cost (ns)", true},
                             {"cost_pct", "Cost (%)", true},
                             {"cost_per_step_ns", "Per Step (ns)", true},
                             {"count", "Count", true},
                             {"reported", "Reported", false},
+                            {"step_before_ns", "Step Before (ns)", true},
+                            {"step_after_ns", "Step If Fixed (ns)", true},
                             {"title", "What", false},
                             {"where", "Where", false},
                             {"detail", "Detail", false},
                             {"fix", "Fix", false}});
         for (const Finding& f : a.findings) {
           o.findings.AddRow({f.rule, Cell(f.cost_ns), Cell(f.cost_pct, 2), Cell(f.cost_per_step_ns),
-                             Cell(f.count), f.reported ? "yes" : "no", f.title, f.where, f.detail,
-                             f.fix});
+                             Cell(f.count), f.reported ? "yes" : "no", Cell(f.step_before_ns),
+                             Cell(f.step_after_ns), f.title, f.where, f.detail, f.fix});
         }
         if (many) {
           AddTraceColumns(&o.summary, m, index);

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "analysis/diff.h"
+#include "analysis/rules.h"
 #include "analysis/trace_model.h"
 #include "cli/analysis_flags.h"
 #include "cli/commands.h"
@@ -52,8 +53,33 @@ int RunDiff(int argc, char** argv) {
   if (!after.ok()) return ReportError("diff", after.status());
   auto d = DiffTraces(**before, **after, opt);
   if (!d.ok()) return ReportError("diff", d.status());
+  // What BEFORE's analysis predicted (each finding's step if fixed, by
+  // replay: docs/whatif.md) next to what AFTER measured.
+  Table predicted({{"rule", "Finding (before)", false},
+                   {"before_ns", "Before, Measured (ns)", true},
+                   {"predicted_ns", "Predicted If Fixed (ns)", true},
+                   {"after_ns", "After, Measured (ns)", true},
+                   {"error_pct", "Prediction Error (%)", true},
+                   {"title", "What", false}});
+  AnalyzeOptions aopt;
+  aopt.steps = opt.steps;
+  aopt.device = spec.device;
+  ApplyCeilings(**before, &aopt);
+  auto analysis = Analyze(**before, aopt);
+  if (analysis.ok() && d->basis == "median step") {
+    for (const Finding& f : analysis->findings) {
+      if (f.step_before_ns <= 0 || !f.reported) continue;
+      const double err =
+          d->after_ns > 0 ? 100.0 * (f.step_after_ns - d->after_ns) / d->after_ns : 0;
+      predicted.AddRow(
+          {f.rule, Cell(static_cast<int64_t>(std::llround(d->before_ns))), Cell(f.step_after_ns),
+           Cell(static_cast<int64_t>(std::llround(d->after_ns))), Cell(err, 1), f.title});
+    }
+  }
   std::vector<NamedTable> out = {
       {"diff_summary", "Before vs after", d->summary, ""},
+      {"diff_predicted", "Before's findings: predicted step if fixed vs after, measured", predicted,
+       ""},
       {"diff_kernels", "Kernels: GPU time per step, largest change first", d->kernels, ""},
       {"diff_nvtx", "NVTX ranges: average duration, largest change first", d->nvtx, ""},
       {"diff_top5", "Top-5 kernels after", d->top5, ""}};

@@ -335,15 +335,15 @@ Status Findings(const TraceModel& m, const ReportOptions& o, ReportData* d) {
                  f.count, f.cost_pct, {}};
     for (const FindingExample& e : f.examples)
       r.examples.push_back({e.step, e.start_ns - origin, e.end_ns - origin, e.nvtx});
-    // Hook for the what-if engine: copy its per-finding predicted step time
-    // here once analysis::Finding carries one (FindingRow::predicted_step_ns).
+    // The what-if replay's step time with this finding's fix applied.
+    r.predicted_step_ns = f.step_after_ns > 0 ? f.step_after_ns : -1;
     d->findings.push_back(std::move(r));
   }
   if (a.device >= 0) StepIdleCauses(m, a, ao.gaps, d);
   if (d->findings.empty()) {
     d->findings_note = a.device < 0
                            ? "No GPU activity in this trace: the rules have nothing to look at."
-                           : "No finding costs 1% of the analyzed time or more "
+                           : "No finding whose fix saves 1% of the step or more "
                              "(stepscope analyze --all lists those below their threshold).";
   }
   return OkStatus();

@@ -170,8 +170,9 @@ class SampleTrace(unittest.TestCase):
         self.assertEqual(records(self.t.stats("cuda_gpu_kern_sum", ["--step", "3"])), cli)
 
     def test_findings_equal_cli(self):
-        cli = cli_json("analyze", SAMPLE)
-        df = self.t.findings()
+        self.assertEqual(len(self.t.findings()), len(cli_json("analyze", SAMPLE)["findings"]))
+        cli = cli_json("analyze", SAMPLE, "--all")
+        df = self.t.findings(all=True)
         self.assertGreater(len(df), 0)
         self.assertEqual(records(df), cli["findings"])
         self.assertEqual(df.attrs["summary"], cli["summary"][0])

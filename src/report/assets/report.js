@@ -126,9 +126,9 @@
       track.appendChild(bar);
       cost.appendChild(track);
       cost.appendChild(el('span', (f.cost_per_step_ns > 0 ? fmtNs(f.cost_per_step_ns) + ' per step, ' : '') +
-        fmtNs(f.cost_ns) + ' in all (' + f.cost_pct.toFixed(1) + '% of the analyzed time)'));
+        fmtNs(f.cost_ns) + ' in all (' + f.cost_pct.toFixed(1) + '% of the step: what the fix saves, by replay)'));
       li.appendChild(cost);
-      // What-if hook: shown once analyze's findings carry a predicted step time.
+      // The what-if replay's step time with this fix applied.
       if (f.predicted_step_ns >= 0) {
         var ss = data.step_summary;
         li.appendChild(el('div', 'predicted step time once fixed: ' + fmtNs(f.predicted_step_ns) +

@@ -10,6 +10,26 @@ TESTS = [
              out=f"analysis_gpu/analyze_{n}.txt")
     for n in ["default", "workers0_cpu4", "workers4_cpu4", "sync1", "fp32", "offload"]
 ] + [
+    # What-if replay: fidelity per step and each scenario's fix, priced.
+    DiffTest(name="gpu_whatif_sync1", cmd=["whatif", "--steps", "--remove-sync", "cudaStreamSynchronize", "--in",
+                                           "loss.item", "{trace}"], trace=G + "sync1.sqlite.gz",
+             out="analysis_gpu/whatif_sync1.txt"),
+    DiffTest(name="gpu_whatif_workers0_cpu4", cmd=["whatif", "--prefetch", "--batch", "4", "{trace}"],
+             trace=G + "workers0_cpu4.sqlite.gz", out="analysis_gpu/whatif_workers0_cpu4.txt"),
+    DiffTest(name="gpu_whatif_fp32", cmd=["whatif", "--tensor-cores", "--format", "csv", "{trace}"],
+             trace=G + "fp32.sqlite.gz", out="analysis_gpu/whatif_fp32.csv"),
+    DiffTest(name="gpu_whatif_offload", cmd=["whatif", "--no-copies", "--side-stream", "{trace}"],
+             trace=G + "offload.sqlite.gz", out="analysis_gpu/whatif_offload.txt"),
+    DiffTest(name="gpu_whatif_default_graph", cmd=["whatif", "--graph", "forward", "--pin", "{trace}"],
+             trace=G + "default.sqlite.gz", out="analysis_gpu/whatif_default_graph.txt"),
+    # Host-bound H100 runs (tests/fixtures/gpu/h100): no host_sync finding where the
+    # sync costs nothing; the HF LoRA step is bound by the host, priced as a 4x batch.
+    DiffTest(name="gpu_analyze_h100_tiny_sync", cmd=["analyze", "{trace}"], trace=G + "h100/tiny_sync.sqlite.gz",
+             out="analysis_gpu/analyze_h100_tiny_sync.txt"),
+    DiffTest(name="gpu_analyze_h100_hf_lora_batch", cmd=["analyze", "{trace}"],
+             trace=G + "h100/hf_lora_batch.sqlite.gz", out="analysis_gpu/analyze_h100_hf_lora_batch.txt"),
+    DiffTest(name="gpu_whatif_h100_hf_lora_batch", cmd=["whatif", "--batch", "4", "{trace}"],
+             trace=G + "h100/hf_lora_batch.sqlite.gz", out="analysis_gpu/whatif_h100_hf_lora_batch.txt"),
     DiffTest(name="gpu_steps_default", cmd=["steps", "{trace}"], trace=G + "default.sqlite.gz",
              out="analysis_gpu/steps_default.txt"),
     DiffTest(name="gpu_diff_workers0_vs_workers4", cmd=["diff", "--limit", "5", "{traces}"],

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Figure: what-if calibration, the predicted half (docs/whatif.md, docs/PERFORMANCE.md).
+
+bench/calibration.py (on a GPU machine) records, per scenario, one traced run of the
+problem config (<scenario>.sqlite) and the realized saving of its real fix from
+interleaved bare runs (realized.json). This script (no GPU needed) prices the same fix
+from the trace alone, with `stepscope analyze` (the finding's replayed saving) and
+`stepscope whatif` (the question the fix answers), and prints predicted next to realized.
+
+A traced run is slower than a bare one where the host bounds the step (the tracer's
+per-call cost), so the prediction is carried over as a ratio: the replayed speedup
+(simulated step / simulated step if fixed) applied to the bare problem median,
+    predicted saving = bare problem median x (1 - fixed / simulated).
+The absolute replayed saving (ms of the traced run) is printed beside it.
+
+Acceptance (issue "what-if"): replay within 3% of the measured median step; predicted
+within 15% of realized, or within 1 ms where realized < 5 ms; where realized is ~0
+(< 1 ms) no finding above threshold names the scenario's rule.
+
+usage:
+  python3 bench/calibration_predict.py [--calib /work/calib] [--stepscope build/bin/stepscope]
+         [--kinds h100,h200] [--json OUT.json]
+"""
+import argparse
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# scenario -> (rule of the finding that names the problem, whatif arguments, how the
+# realized number compares: "saving" (ms/step) or "batch" (time per original batch))
+SCENARIOS = {
+    "tiny_sync": ("host_sync", ["--remove-sync", "all", "--in", "loss.item"], "saving"),
+    "small_sync": ("host_sync", ["--remove-sync", "all", "--in", "loss.item"], "saving"),
+    "loader": ("data_loading", ["--prefetch"], "saving"),
+    "offload": ("offload_copies", ["--no-copies"], "saving"),
+    "fp32": ("fp32_gemm", ["--tensor-cores"], "saving"),
+    "checkpoint": (None, None, "saving"),  # recomputation: no transformation yet
+    "hf_lora_batch": ("host_bound", ["--batch", "4"], "batch"),
+    "hf_lora_workers": ("data_loading", ["--prefetch"], "saving"),
+    "compile_graphs": ("launch_bound", ["--graph", "steps"], "saving"),
+}
+
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {p.stderr.strip()[:300]}")
+    return p.stdout
+
+
+def predict(stepscope, trace, rule, question):
+    out = {"finding": None}
+    a = json.loads(run([stepscope, "analyze", "--all", "--format", "json", trace]))
+    summary = a["summary"][0]
+    # The replay covers at most 64 steady steps (the middle ones): compare with those.
+    out["measured_ms"] = float(summary["replayed_measured_step_ns"]) / 1e6
+    out["simulated_ms"] = float(summary["simulated_step_ns"]) / 1e6
+    out["critical_path"] = summary.get("critical_path", "")
+    out["top"] = next((f["rule"] for f in a["findings"] if f["reported"] == "yes"), "(none)")
+    for f in a["findings"]:
+        if f["rule"] == rule:
+            out["finding"] = {k: f[k] for k in ("rule", "reported", "cost_per_step_ns", "step_before_ns",
+                                                 "step_after_ns", "title")}
+            break
+    if question:
+        rows = list(csv.DictReader(io.StringIO(run([stepscope, "whatif", "--format", "csv", *question, trace]))))
+        q = rows[-1]
+        out["whatif"] = {"question": q["question"], "simulated_ns": int(q["simulated_ns"]),
+                         "if_fixed_ns": int(q["if_fixed_ns"]), "note": q["note"]}
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--calib", default="/work/calib")
+    ap.add_argument("--stepscope", default=os.path.join(HERE, "..", "build", "bin", "stepscope"))
+    ap.add_argument("--kinds", default="", help="subfolders of --calib (default: every one with realized.json)")
+    ap.add_argument("--json", help="write the table as JSON here")
+    args = ap.parse_args()
+    kinds = [k for k in args.kinds.split(",") if k] or sorted(
+        d for d in os.listdir(args.calib) if os.path.isfile(os.path.join(args.calib, d, "realized.json")))
+    table, failures = [], 0
+    for kind in kinds:
+        folder = os.path.join(args.calib, kind)
+        try:
+            realized = json.load(open(os.path.join(folder, "realized.json")))
+        except Exception as e:  # keep going: one machine's data may be missing
+            print(f"{kind}: no realized.json ({e})", file=sys.stderr)
+            continue
+        for name, r in realized.items():
+            if name.startswith("_") or not isinstance(r, dict) or "trace" not in r:
+                continue
+            rule, question, how = SCENARIOS.get(name, (None, None, "saving"))
+            if question is None:
+                print(f"{kind} {name}: no transformation prices this fix yet ({r.get('fix', '')}); skipped")
+                continue
+            row = {"kind": kind, "scenario": name, "fix": r.get("fix", ""), "rule": rule,
+                   "problem_ms": r["problem_median_ms"], "fix_ms": r["fix_median_ms"],
+                   "realized_ms": r["realized_saving_ms"], "traced_ms": r.get("traced_ms_per_step")}
+            try:
+                p = predict(args.stepscope, os.path.join(folder, r["trace"]), rule, question)
+            except Exception as e:
+                row["error"] = str(e)
+                table.append(row)
+                failures += 1
+                continue
+            row.update(p)
+            checks = []
+            fid = abs(p["simulated_ms"] - p["measured_ms"]) / p["measured_ms"]
+            checks.append(fid <= 0.03)
+            row["replay_err_pct"] = 100 * fid
+            w = p.get("whatif")
+            if w and w["simulated_ns"] > 0:
+                ratio = w["if_fixed_ns"] / w["simulated_ns"]
+                if how == "batch":
+                    ratio /= float(question[1])  # time per original batch of samples
+                row["predicted_ms"] = r["problem_median_ms"] * (1 - ratio)
+                row["predicted_traced_ms"] = (w["simulated_ns"] - w["if_fixed_ns"] * (
+                    1 / float(question[1]) if how == "batch" else 1)) / 1e6
+                real = r["realized_saving_ms"]
+                tol = 1.0 if abs(real) < 5 else 0.15 * abs(real)
+                checks.append(abs(row["predicted_ms"] - real) <= tol)
+                row["tolerance_ms"] = tol
+                if abs(real) < 1 and rule:
+                    f = p["finding"]
+                    checks.append(not (f and f["reported"] == "yes"))
+            row["ok"] = all(checks) and "predicted_ms" in row
+            failures += 0 if row["ok"] else 1
+            table.append(row)
+    print(f"{'kind':5} {'scenario':16} {'replay':>7} {'realized':>9} {'predicted':>9} {'(traced)':>9} "
+          f"{'limit':>6}  {'finding of the rule':32} ok")
+    for row in table:
+        if "error" in row:
+            print(f"{row['kind']:5} {row['scenario']:16} error: {row['error']}")
+            continue
+        f = row.get("finding")
+        ftxt = "-" if not row["rule"] else (
+            "none" if not f else f"{f['rule']} {int(f['cost_per_step_ns']) / 1e6:.2f} ms"
+                                 f"{'' if f['reported'] == 'yes' else ' (below)'}")
+        pred = row.get("predicted_ms")
+        ptxt = f"{pred:9.2f}" if pred is not None else "        -"
+        ttxt = f"{row['predicted_traced_ms']:9.2f}" if pred is not None else "        -"
+        print(f"{row['kind']:5} {row['scenario']:16} {row['replay_err_pct']:6.2f}% {row['realized_ms']:9.2f} "
+              f"{ptxt} {ttxt} "
+              f"{row.get('tolerance_ms', 0):6.2f}  {ftxt:32} {'yes' if row['ok'] else 'NO'}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(table, f, indent=1)
+    print(f"{len(table) - failures} of {len(table)} scenarios within the limits")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

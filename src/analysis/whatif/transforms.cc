@@ -1,0 +1,292 @@
+#include "analysis/whatif/transforms.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace stepscope::whatif {
+namespace {
+
+// The launching call of an op node (its launch edge's source), or kNone.
+uint32_t LaunchCall(const Graph& g, uint32_t op) {
+  for (uint32_t k = g.in_begin[op]; k < g.in_begin[op + 1]; ++k) {
+    const Edge& e = g.edges[g.in_edges[k]];
+    if (e.kind == EdgeKind::kLaunch) return e.from;
+  }
+  return kNone;
+}
+
+}  // namespace
+
+int RemoveWaits(Graph* g, const std::vector<uint32_t>& calls) {
+  std::set<uint32_t> sel(calls.begin(), calls.end());
+  int n = 0;
+  for (Edge& e : g->edges) {
+    if (e.kind == EdgeKind::kBlock && sel.count(e.to) && e.enabled) {
+      e.enabled = false;
+      ++n;
+    }
+  }
+  return n;
+}
+
+int CutHostTime(Graph* g, const std::vector<HostSpan>& spans, int64_t residual_ns) {
+  std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> by_tid;
+  for (const HostSpan& s : spans) by_tid[s.tid].push_back({s.start_ns, s.end_ns});
+  int n = 0;
+  for (auto& [tid, v] : by_tid) std::sort(v.begin(), v.end());
+  // Per span, the cut edges keep `residual_ns` between them.
+  std::map<std::pair<uint32_t, size_t>, int64_t> left;
+  for (Edge& e : g->edges) {
+    if (e.kind != EdgeKind::kThread && e.kind != EdgeKind::kCrossThread) continue;
+    const Node& to = g->nodes[e.to];
+    const Lane& lane = g->lanes[to.lane];
+    auto it = by_tid.find(lane.id);
+    if (it == by_tid.end() || e.delay <= 0) continue;
+    const int64_t a = to.measured_start - e.delay, b = to.measured_start;
+    for (size_t k = 0; k < it->second.size(); ++k) {
+      const auto& [s0, s1] = it->second[k];
+      if (s0 >= b || s1 <= a) continue;
+      int64_t& res = left.try_emplace({lane.id, k}, residual_ns).first->second;
+      const int64_t keep = std::min(res, e.delay);
+      res -= keep;
+      e.delay = keep;
+      ++n;
+      break;
+    }
+  }
+  return n;
+}
+
+int ScaleOps(Graph* g, const std::vector<uint32_t>& ops, double factor) {
+  for (uint32_t v : ops) {
+    g->nodes[v].duration = static_cast<int64_t>(g->nodes[v].duration * factor + 0.5);
+  }
+  return static_cast<int>(ops.size());
+}
+
+int RemoveOps(Graph* g, const std::vector<uint32_t>& ops) {
+  std::set<uint32_t> sel(ops.begin(), ops.end());
+  std::set<uint32_t> calls;
+  for (uint32_t v : ops) {
+    g->nodes[v].duration = 0;
+    const uint32_t c = LaunchCall(*g, v);
+    if (c != kNone) calls.insert(c);
+  }
+  for (uint32_t c : calls) g->nodes[c].duration = 0;
+  // A blocking call that waited for a removed op: the call goes (its own
+  // time too), and the edge with it: the wait existed for the copy.
+  std::set<uint32_t> waiting;
+  for (Edge& e : g->edges) {
+    if (e.kind == EdgeKind::kBlock && sel.count(e.from)) waiting.insert(e.to);
+  }
+  for (Edge& e : g->edges) {
+    if (e.kind == EdgeKind::kBlock && waiting.count(e.to)) e.enabled = false;
+  }
+  for (uint32_t c : waiting) g->nodes[c].duration = 0;
+  // The host work that prepared each removed copy (the Python of an offload
+  // hook: the CPU time just before the call, up to kPrepareMax) goes with it.
+  constexpr int64_t kPrepareMax = 200'000;
+  for (Edge& e : g->edges) {
+    // Before the copy and the wait, and after the wait (the hook's return).
+    if (e.kind == EdgeKind::kThread &&
+        (calls.count(e.to) || waiting.count(e.to) || waiting.count(e.from)))
+      e.delay -= std::min(e.delay, kPrepareMax);
+  }
+  // The removed ops' queue gaps and launch latencies go too.
+  for (Edge& e : g->edges) {
+    if ((e.kind == EdgeKind::kStream || e.kind == EdgeKind::kLaunch) && sel.count(e.to)) {
+      e.delay = 0;
+    }
+  }
+  return static_cast<int>(ops.size() + waiting.size());
+}
+
+int PinCopies(Graph* g, const std::vector<uint32_t>& copy_ops, double speedup) {
+  std::vector<uint32_t> h2d_calls;
+  for (uint32_t v : copy_ops) {
+    Node& n = g->nodes[v];
+    n.duration = static_cast<int64_t>(n.duration / std::max(speedup, 1e-6));
+    const uint32_t c = LaunchCall(*g, v);
+    if (c == kNone || g->nodes[c].block != BlockKind::kPageableCopy) continue;
+    // A device-to-host copy's result is read by the host next: it still waits.
+    if (n.copy != CopyDirection::kHostToDevice) continue;
+    h2d_calls.push_back(c);
+  }
+  RemoveWaits(g, h2d_calls);
+  return static_cast<int>(copy_ops.size());
+}
+
+int SideStream(Graph* g, const std::vector<uint32_t>& copy_ops) {
+  if (copy_ops.empty()) return 0;
+  std::set<uint32_t> sel(copy_ops.begin(), copy_ops.end());
+  const uint32_t side = static_cast<uint32_t>(g->lanes.size());
+  Lane lane = g->lanes[g->nodes[copy_ops[0]].lane];
+  lane.id = kSideStreamId;
+  g->lanes.push_back(lane);
+  // The old streams' order, from their stream edges; those touching a moved
+  // copy go and the stream is re-chained around it.
+  std::map<uint32_t, uint32_t> prev, next;
+  for (Edge& e : g->edges) {
+    if (e.kind != EdgeKind::kStream || !e.enabled) continue;
+    next[e.from] = e.to;
+    prev[e.to] = e.from;
+    if (sel.count(e.from) || sel.count(e.to)) e.enabled = false;
+  }
+  auto kept = [&](std::map<uint32_t, uint32_t>& m, uint32_t v) {
+    auto it = m.find(v);
+    uint32_t x = it == m.end() ? kNone : it->second;
+    while (x != kNone && sel.count(x)) {
+      it = m.find(x);
+      x = it == m.end() ? kNone : it->second;
+    }
+    return x;
+  };
+  std::vector<uint32_t> moved(copy_ops.begin(), copy_ops.end());
+  std::sort(moved.begin(), moved.end(), [&](uint32_t a, uint32_t b) {
+    return g->nodes[a].measured_start < g->nodes[b].measured_start;
+  });
+  std::set<std::pair<uint32_t, uint32_t>> rechained;
+  for (size_t k = 0; k < moved.size(); ++k) {
+    const uint32_t v = moved[k];
+    g->nodes[v].lane = side;
+    if (k) g->AddEdge(moved[k - 1], v, g->queue_gap, EdgeKind::kStream);
+    const uint32_t p = kept(prev, v), q = kept(next, v);
+    // A download needs the data the op before it produced; an upload is
+    // needed by the op after it.
+    if (p != kNone && g->nodes[v].copy != CopyDirection::kHostToDevice)
+      g->AddEdge(p, v, 0, EdgeKind::kCrossStream);
+    if (q != kNone && g->nodes[v].copy == CopyDirection::kHostToDevice)
+      g->AddEdge(v, q, 0, EdgeKind::kCrossStream);
+    if (p != kNone && q != kNone && rechained.insert({p, q}).second)
+      g->AddEdge(p, q, g->queue_gap, EdgeKind::kStream);
+  }
+  // The host no longer waits for the moved copies (non_blocking copies).
+  for (Edge& e : g->edges) {
+    if (e.kind == EdgeKind::kBlock && sel.count(e.from)) e.enabled = false;
+  }
+  Status st = g->Finalize();
+  return st.ok() ? static_cast<int>(moved.size()) : 0;
+}
+
+int CudaGraph(Graph* g, const std::vector<HostSpan>& spans, int64_t graph_launch_ns,
+              int64_t max_gap_ns) {
+  // What a capture holds: on every launching thread (PyTorch's autograd
+  // thread launches the backward pass of the same step), each run of
+  // non-blocking calls in a span with at most kSegmentGap of CPU time between
+  // them; eager Python between such runs (an optimizer step, logging) stays.
+  std::vector<std::pair<int64_t, int64_t>> sorted;
+  for (const HostSpan& s : spans) sorted.push_back({s.start_ns, s.end_ns});
+  std::sort(sorted.begin(), sorted.end());
+  auto span_of = [&](int64_t t) -> int64_t {
+    auto it = std::partition_point(sorted.begin(), sorted.end(),
+                                   [&](const auto& s) { return s.second < t; });
+    if (it == sorted.end() || it->first > t) return -1;
+    return it - sorted.begin();
+  };
+  int n = 0;
+  for (uint32_t v = 0; v < g->nodes.size(); ++v) {
+    Node& node = g->nodes[v];
+    if (node.kind != NodeKind::kCall || node.block != BlockKind::kNone) continue;
+    const int64_t span = span_of(node.measured_start);
+    if (span < 0) continue;
+    // Inside a segment: the previous call on the thread is in the same span,
+    // not blocking, and close.
+    Edge* thread_edge = nullptr;
+    for (uint32_t k = g->in_begin[v]; k < g->in_begin[v + 1]; ++k) {
+      Edge& e = g->edges[g->in_edges[k]];
+      if (e.kind == EdgeKind::kThread) thread_edge = &e;
+    }
+    const Node* prev = thread_edge ? &g->nodes[thread_edge->from] : nullptr;
+    const bool inside = prev && prev->block == BlockKind::kNone &&
+                        span_of(prev->measured_start) == span && thread_edge->delay <= max_gap_ns;
+    if (inside) {
+      node.duration = 0;
+      thread_edge->delay = 0;
+    } else {
+      node.duration = std::min(node.duration, graph_launch_ns);  // the segment's graph launch
+    }
+    ++n;
+  }
+  return n;
+}
+
+int ScaleBatch(Graph* g, const std::vector<int32_t>& step_indices, double n) {
+  std::set<int32_t> sel(step_indices.begin(), step_indices.end());
+  std::vector<uint32_t> ops;
+  for (uint32_t v = 0; v < g->nodes.size(); ++v) {
+    if (g->nodes[v].kind == NodeKind::kOp && sel.count(g->nodes[v].step)) ops.push_back(v);
+  }
+  return ScaleOps(g, ops, n);
+}
+
+StatusOr<WhatIfEngine> WhatIfEngine::Build(const TraceModel& m, const StepSet& steps, int device) {
+  WhatIfEngine e;
+  e.steps_ = &steps;
+  e.device_ = device;
+  GraphOptions opt;
+  std::vector<int> steady;
+  for (size_t k = 0; k < steps.steps.size(); ++k) {
+    if (steps.steps[k].steady()) steady.push_back(static_cast<int>(k));
+  }
+  if (static_cast<int>(steady.size()) > kMaxSteps) {
+    const size_t mid = steady.size() / 2;
+    e.first_ = steady[mid - kMaxSteps / 2];
+    e.last_ = steady[mid + kMaxSteps / 2 - 1];
+    const Step& before = steps.steps[e.first_ > 0 ? e.first_ - 1 : 0];
+    opt.window_start = std::min(before.range_start_ns, before.start_ns);
+    opt.window_end = steps.steps[e.last_].range_end_ns;
+  }
+  ASSIGN_OR_RETURN(e.g_, BuildGraph(m, OpSteps(m, steps), steps, opt));
+  e.base_replay_ = Replay(e.g_);
+  e.base_ = StepDurations(e.g_, e.base_replay_, steps, device, e.first_, e.last_);
+  e.measured_ = StepDurations(e.g_, Measured(e.g_), steps, device, e.first_, e.last_);
+  return e;
+}
+
+int WhatIfEngine::MedianStep() const {
+  std::vector<std::pair<int64_t, int>> v;
+  for (size_t k = 1; k < base_.duration.size(); ++k) {
+    const int ki = static_cast<int>(k);
+    if (base_.duration[k] >= 0 && steps_->steps[k].steady() && ki >= first_ && ki <= last_)
+      v.push_back({base_.duration[k], static_cast<int>(k)});
+  }
+  if (v.empty()) return -1;
+  std::sort(v.begin(), v.end());
+  return v[(v.size() - 1) / 2].second;
+}
+
+Prediction WhatIfEngine::Price(const std::function<int(Graph*)>& transform) const {
+  Prediction p;
+  p.measured_ns = measured_.median;
+  p.base_ns = base_.median;
+  Graph g = g_;
+  p.changed = transform(&g);
+  if (p.changed == 0) {
+    p.fixed_ns = p.base_ns;
+    return p;
+  }
+  const ReplayResult r = Replay(g);
+  const StepTimes t = StepDurations(g, r, *steps_, device_, first_, last_);
+  p.fixed_ns = t.median;
+  // The median step once fixed, and the lane that holds most of its path.
+  std::vector<std::pair<int64_t, int>> v;
+  for (size_t k = 1; k < t.duration.size(); ++k) {
+    const int ki = static_cast<int>(k);
+    if (t.duration[k] >= 0 && steps_->steps[k].steady() && ki >= first_ && ki <= last_)
+      v.push_back({t.duration[k], ki});
+  }
+  if (!v.empty()) {
+    std::sort(v.begin(), v.end());
+    const CriticalPath path = TraceCriticalPath(g, r, t, v[(v.size() - 1) / 2].second);
+    if (!path.lanes.empty() && path.duration > 0) {
+      p.bound_after =
+          g.lanes[path.lanes[0].first].Name(g.main_tid) + " " +
+          std::to_string(static_cast<int>(100.0 * path.lanes[0].second / path.duration + 0.5)) +
+          "%";
+    }
+  }
+  return p;
+}
+
+}  // namespace stepscope::whatif

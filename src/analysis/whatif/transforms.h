@@ -1,0 +1,101 @@
+// What-if transformations: each rewrites a copy of the graph the way a fix
+// would change the program, so that replaying it prices the fix
+// (docs/whatif.md). Node selections are graph node indices.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "analysis/whatif/graph.h"
+#include "analysis/whatif/replay.h"
+#include "common/status.h"
+
+namespace stepscope::whatif {
+
+// Remove a synchronization: the blocking calls no longer wait for the GPU
+// (their block edges go; the call keeps its own, non-waiting time).
+int RemoveWaits(Graph* g, const std::vector<uint32_t>& calls);
+
+// Overlap host work with the previous step (data loading by prefetching
+// workers): on `tid`, the CPU time between calls that overlaps a span is cut
+// to `residual_ns` per span (what fetching a ready batch still costs).
+struct HostSpan {
+  uint32_t tid;
+  int64_t start_ns;
+  int64_t end_ns;
+};
+int CutHostTime(Graph* g, const std::vector<HostSpan>& spans, int64_t residual_ns);
+
+// Scale GPU op durations (tensor cores instead of fp32: the measured ratio of
+// the two ceilings; a larger batch: N).
+int ScaleOps(Graph* g, const std::vector<uint32_t>& ops, double factor);
+
+// The ops are not needed any more (offload avoided): they take no time, the
+// calls that launched them take no host time, and what waited for them only
+// waits for the rest of the stream.
+int RemoveOps(Graph* g, const std::vector<uint32_t>& ops);
+
+// Pinned instead of pageable copies: the launching calls stop blocking (host
+// to device) and the copies run at `speedup` x the pageable rate.
+int PinCopies(Graph* g, const std::vector<uint32_t>& copy_ops, double speedup);
+
+// Copies moved to a side stream: they leave the compute stream's order; a
+// device-to-host copy still starts after the op before it on its old stream
+// (its data), a host-to-device copy must end before the op after it (its
+// use); the host no longer waits for them.
+int SideStream(Graph* g, const std::vector<uint32_t>& copy_ops);
+
+// CUDA graphs over host spans: on every launching thread, each run of
+// non-blocking calls in a span with at most `max_gap_ns` of CPU time between
+// them becomes one graph launch of `graph_launch_ns` (the calls' own time and
+// the CPU time between them go); eager Python between such runs stays.
+inline constexpr int64_t kSegmentGap = 100'000;
+int CudaGraph(Graph* g, const std::vector<HostSpan>& spans, int64_t graph_launch_ns,
+              int64_t max_gap_ns = kSegmentGap);
+
+// A larger batch: every GPU op of the given steps takes `n` times as long;
+// host time does not change.
+int ScaleBatch(Graph* g, const std::vector<int32_t>& step_indices, double n);
+
+// Result of a what-if: the simulated median step before and after.
+struct Prediction {
+  int64_t measured_ns = 0;  // median of the steady steps in the trace
+  int64_t base_ns = 0;      // simulated, unchanged graph
+  int64_t fixed_ns = 0;     // simulated, transformed graph
+  int changed = 0;          // nodes the transformation touched
+  std::string bound_after;  // the chain that bounds the median step once fixed
+  int64_t saving_ns() const { return base_ns - fixed_ns; }
+  double speedup() const { return fixed_ns > 0 ? static_cast<double>(base_ns) / fixed_ns : 0; }
+};
+
+// The graph of a trace, replayed once, ready to price transformations. A
+// trace with more than kMaxSteps steady steps is replayed over the kMaxSteps
+// in its middle (and the step before them, whose calls start the replay).
+class WhatIfEngine {
+ public:
+  static constexpr int kMaxSteps = 64;
+  static StatusOr<WhatIfEngine> Build(const TraceModel& m, const StepSet& steps, int device);
+  const Graph& graph() const { return g_; }
+  const StepSet& steps() const { return *steps_; }
+  const StepTimes& base() const { return base_; }
+  const StepTimes& measured() const { return measured_; }
+  const ReplayResult& base_replay() const { return base_replay_; }
+  int device() const { return device_; }
+  // The steady step whose simulated duration is the median.
+  int MedianStep() const;
+  Prediction Price(const std::function<int(Graph*)>& transform) const;
+
+ private:
+  Graph g_;
+  const StepSet* steps_ = nullptr;
+  int first_ = 0;  // the steps replayed: [first_, last_] (kMaxSteps in the middle)
+  int last_ = 1 << 30;
+  int device_ = -1;
+  ReplayResult base_replay_;
+  StepTimes base_;
+  StepTimes measured_;
+};
+
+}  // namespace stepscope::whatif

@@ -1,0 +1,345 @@
+// The what-if graph, its replay and the transformations on hand-built traces
+// whose answers can be worked out by hand.
+#include <gtest/gtest.h>
+
+#include "analysis/whatif/graph.h"
+#include "analysis/whatif/replay.h"
+#include "analysis/whatif/transforms.h"
+
+namespace stepscope::whatif {
+namespace {
+
+constexpr int64_t kUs = 1000;
+
+// Six steps of 1 ms on thread 7, each (times from the step start, in us):
+//   launch A [10, 15] -> kernel A [20, 420]       (launch latency 10)
+//   launch B [20, 25] -> kernel B [421, 621]      (queued behind A: 1 us gap)
+//   cudaStreamSynchronize [30, 630]               (returns 9 us after B ends)
+//   CPU work until the next step (data loading, `cpu_us` long from 630).
+std::unique_ptr<TraceModel> SyncTrace(int steps = 6) {
+  TraceModel::Records r;
+  r.strings = {"",       "gemm",   "cudaLaunchKernel", "cudaStreamSynchronize",
+               "step 0", "step 1", "step 2",           "step 3",
+               "step 4", "step 5", "step 6",           "step 7"};
+  uint32_t corr = 1;
+  for (int i = 0; i < steps; ++i) {
+    const int64_t t = i * 1000 * kUs;
+    NvtxRecord n{};
+    n.start_ns = t;
+    n.end_ns = t + 900 * kUs;
+    n.tid = n.end_tid = 7;
+    n.name = static_cast<StringId>(4 + i);
+    n.kind = NvtxKind::kPushPop;
+    r.nvtx.push_back(n);
+    auto launch = [&](int64_t s, int64_t ks, int64_t ke) {
+      r.apis.push_back({t + s * kUs, t + (s + 5) * kUs, 7, corr, 0, 2, 0, ApiDomain::kRuntime, {}});
+      KernelRecord k{};
+      k.start_ns = t + ks * kUs;
+      k.end_ns = t + ke * kUs;
+      k.stream = 7;
+      k.correlation = corr++;
+      k.name = 1;
+      r.kernels.push_back(k);
+    };
+    launch(10, 20, 420);
+    launch(20, 421, 621);
+    r.apis.push_back({t + 30 * kUs, t + 630 * kUs, 7, corr++, 0, 3, 0, ApiDomain::kRuntime, {}});
+  }
+  return TraceModel::FromRecords(std::move(r));
+}
+
+struct Fixture {
+  std::unique_ptr<TraceModel> m;
+  StepSet steps;
+  Graph g;
+};
+
+Fixture Build(std::unique_ptr<TraceModel> m) {
+  Fixture f;
+  f.m = std::move(m);
+  auto s = DetectSteps(*f.m, StepOptions{});
+  EXPECT_TRUE(s.ok());
+  f.steps = *s;
+  auto g = BuildGraph(*f.m, OpSteps(*f.m, f.steps), f.steps, GraphOptions{});
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  f.g = *g;
+  return f;
+}
+
+TEST(WhatIfGraph, EdgesAndTypicalDelays) {
+  Fixture f = Build(SyncTrace());
+  EXPECT_EQ(f.g.nodes.size(), 6u * 3 + 6u * 2);
+  EXPECT_EQ(f.g.launch_latency, 10 * kUs);  // kernel A: launch-bound
+  EXPECT_EQ(f.g.queue_gap, 1 * kUs);        // kernel B: queued
+  EXPECT_EQ(f.g.sync_return, 9 * kUs);
+  int block = 0, launch = 0, stream = 0, thread = 0;
+  for (const Edge& e : f.g.edges) {
+    block += e.kind == EdgeKind::kBlock;
+    launch += e.kind == EdgeKind::kLaunch;
+    stream += e.kind == EdgeKind::kStream;
+    thread += e.kind == EdgeKind::kThread;
+  }
+  EXPECT_EQ(block, 6);  // each sync waits for kernel B of its step
+  EXPECT_EQ(launch, 12);
+  EXPECT_EQ(stream, 11);
+  EXPECT_EQ(thread, 17);
+}
+
+TEST(WhatIfReplay, ReproducesEveryMeasuredTime) {
+  Fixture f = Build(SyncTrace());
+  const ReplayResult r = Replay(f.g);
+  for (size_t v = 0; v < f.g.nodes.size(); ++v) {
+    EXPECT_EQ(r.start[v], f.g.nodes[v].measured_start) << "node " << v;
+    EXPECT_EQ(r.end[v], f.g.nodes[v].measured_end) << "node " << v;
+  }
+  const StepTimes t = StepDurations(f.g, r, f.steps, -1);
+  EXPECT_EQ(t.median, 1000 * kUs);
+}
+
+TEST(WhatIfReplay, CriticalPathOfAHostBoundStep) {
+  Fixture f = Build(SyncTrace());
+  const ReplayResult r = Replay(f.g);
+  const StepTimes t = StepDurations(f.g, r, f.steps, -1);
+  const CriticalPath p = TraceCriticalPath(f.g, r, t, 3);
+  EXPECT_EQ(p.duration, 1000 * kUs);
+  // Back from kernel B of step 3: B (200) <- queue gap (1) <- A (400) <- launch
+  // latency (10) <- launch A <- CPU since the previous sync (380) <- the sync,
+  // which returned 9 us after kernel B of step 2 ended at its window start.
+  int64_t total = 0;
+  for (const PathPart& x : p.parts) total += x.ns;
+  EXPECT_EQ(total, p.duration);
+  EXPECT_FALSE(p.host_bound);  // GPU 601 us of the 1000, host 399
+}
+
+TEST(WhatIfTransforms, RemovingTheSyncMakesTheStepGpuBound) {
+  Fixture f = Build(SyncTrace());
+  Graph g = f.g;
+  std::vector<uint32_t> syncs;
+  for (uint32_t v = 0; v < g.nodes.size(); ++v) {
+    if (g.nodes[v].block == BlockKind::kSync) syncs.push_back(v);
+  }
+  EXPECT_EQ(RemoveWaits(&g, syncs), 6);
+  const StepTimes t = StepDurations(g, Replay(g), f.steps, -1);
+  // The host (409 us a step) runs ahead; the GPU does 400 + 1 + 200 + 1 us.
+  EXPECT_EQ(t.duration[4], 602 * kUs);
+  EXPECT_EQ(t.duration[5], 602 * kUs);
+}
+
+TEST(WhatIfTransforms, CutHostTimeAndBatch) {
+  Fixture f = Build(SyncTrace());
+  // Data loading: the CPU time between the sync and the next step, cut to
+  // 10 us: the host period becomes 5+5+5+5+9+10 = 39 us plus the GPU wait.
+  std::vector<HostSpan> spans;
+  for (int i = 1; i < 6; ++i)
+    spans.push_back({7, (i - 1) * 1000 * kUs + 630 * kUs, i * 1000 * kUs});
+  Graph g = f.g;
+  EXPECT_GT(CutHostTime(&g, spans, 10 * kUs), 0);
+  StepTimes t = StepDurations(g, Replay(g), f.steps, -1);
+  // Each step: sync returns 9 us after B; 10 us CPU; launch A (+10 latency):
+  // A starts 9+10+10 = 29 us after B ends; step = 29 + 400 + 1 + 200 = 630 us.
+  EXPECT_EQ(t.duration[3], 630 * kUs);
+  // Twice the batch, nothing else: the host still waits for the GPU every
+  // step: its 600 us of kernels double, the rest (400 us) stays.
+  Graph b = f.g;
+  ScaleBatch(&b, {0, 1, 2, 3, 4, 5}, 2.0);
+  t = StepDurations(b, Replay(b), f.steps, -1);
+  EXPECT_EQ(t.duration[3], (1000 + 600) * kUs);
+}
+
+TEST(WhatIfTransforms, RemoveOpsAndScale) {
+  Fixture f = Build(SyncTrace());
+  Graph g = f.g;
+  std::vector<uint32_t> a_kernels;
+  for (uint32_t v = 0; v < g.nodes.size(); ++v) {
+    const Node& n = g.nodes[v];
+    if (n.kind == NodeKind::kOp && n.duration == 400 * kUs) a_kernels.push_back(v);
+  }
+  ASSERT_EQ(a_kernels.size(), 6u);
+  Graph s = g;
+  ScaleOps(&s, a_kernels, 0.5);  // kernel A 200 us: the step shrinks by 200
+  EXPECT_EQ(StepDurations(s, Replay(s), f.steps, -1).duration[3], 800 * kUs);
+}
+
+// A small trace builder for the tests below (times in us).
+struct Builder {
+  TraceModel::Records r;
+  uint32_t corr = 1;
+  Builder() {
+    r.strings = {"", "k", "cudaLaunchKernel", "cudaStreamSynchronize", "cudaMemcpyAsync"};
+    for (int i = 0; i < 8; ++i) r.strings.push_back("step " + std::to_string(i));
+  }
+  void Step(int i, int64_t start, int64_t end, uint32_t tid = 7) {
+    NvtxRecord n{};
+    n.start_ns = start * kUs;
+    n.end_ns = end * kUs;
+    n.tid = n.end_tid = tid;
+    n.name = static_cast<StringId>(5 + i);
+    n.kind = NvtxKind::kPushPop;
+    r.nvtx.push_back(n);
+  }
+  void Launch(uint32_t tid, int64_t call, int64_t call_end, int64_t ks, int64_t ke) {
+    r.apis.push_back({call * kUs, call_end * kUs, tid, corr, 0, 2, 0, ApiDomain::kRuntime, {}});
+    KernelRecord k{};
+    k.start_ns = ks * kUs;
+    k.end_ns = ke * kUs;
+    k.stream = 7;
+    k.correlation = corr++;
+    k.name = 1;
+    r.kernels.push_back(k);
+  }
+  void Copy(uint32_t tid, int64_t call, int64_t call_end, int64_t cs, int64_t ce, CopyKind kind,
+            MemoryKind host) {
+    r.apis.push_back({call * kUs, call_end * kUs, tid, corr, 0, 4, 0, ApiDomain::kRuntime, {}});
+    MemcpyRecord m{};
+    m.start_ns = cs * kUs;
+    m.end_ns = ce * kUs;
+    m.bytes = 1 << 20;
+    m.stream = 7;
+    m.correlation = corr++;
+    m.copy_kind = kind;
+    m.src_kind = kind == CopyKind::kHostToDevice ? host : MemoryKind::kDevice;
+    m.dst_kind = kind == CopyKind::kHostToDevice ? MemoryKind::kDevice : host;
+    m.is_async = 1;
+    r.memcpys.push_back(m);
+  }
+  void Sync(uint32_t tid, int64_t s, int64_t e) {
+    r.apis.push_back({s * kUs, e * kUs, tid, corr++, 0, 3, 0, ApiDomain::kRuntime, {}});
+  }
+  Fixture Done() { return Build(TraceModel::FromRecords(std::move(r))); }
+};
+
+int64_t Step3(const Graph& g, const StepSet& steps) {
+  return StepDurations(g, Replay(g), steps, -1).duration[3];
+}
+
+TEST(WhatIfGraph, HandOverToTheAutogradThread) {
+  // Per step of 1000 us: main (7) launches the forward at 0 after 100 us of
+  // CPU, hands over; the autograd thread (8) works 400 us of CPU, launches
+  // the backward at 500; main resumes 20 us after it and launches the
+  // optimizer at 520. Kernels are short: the host bounds the step.
+  Builder b;
+  for (int i = 0; i < 6; ++i) {
+    const int64_t t = i * 1000;
+    b.Step(i, t, t + 990);
+    b.Launch(7, t + 100, t + 105, t + 110, t + 120);
+    b.Launch(8, t + 500, t + 505, t + 510, t + 520);
+    b.Launch(7, t + 525, t + 530, t + 535, t + 545);
+  }
+  Fixture f = b.Done();
+  int cross = 0;
+  for (const Edge& e : f.g.edges) cross += e.kind == EdgeKind::kCrossThread;
+  EXPECT_EQ(cross, 2 * 5 + 1);  // both hand-overs of every step but the first's
+  EXPECT_EQ(Step3(f.g, f.steps), 1000 * kUs);
+  // The autograd thread's 395 us before its launch cut to 100: the whole step
+  // is 295 us shorter (main resumes after the autograd thread, not after its
+  // own old gap).
+  Graph g = f.g;
+  std::vector<HostSpan> spans;
+  for (int i = 0; i < 6; ++i) spans.push_back({8, (i * 1000 + 110) * kUs, (i * 1000 + 500) * kUs});
+  EXPECT_GT(CutHostTime(&g, spans, 100 * kUs), 0);
+  EXPECT_EQ(Step3(g, f.steps), 705 * kUs);
+}
+
+TEST(WhatIfGraph, QueueFullLaunchWaitsForTheGpu) {
+  // The host is far ahead of a GPU running 200 us kernels back to back from
+  // t = 1000: from the 5th launch on, each returns 5 us after the kernel four
+  // places earlier ends (a launch-queue slot frees). 3 launches per step.
+  Builder b;
+  int64_t host = 0;
+  for (int j = 0; j < 18; ++j) {
+    const int64_t start = host + 5;
+    const int64_t end =
+        j < 4 ? start + 5 : std::max<int64_t>(start + 5, 1000 + 200 * (j - 4) + 205);
+    if (j % 3 == 0) b.Step(j / 3, start, start + 1);
+    b.Launch(7, start, end, 1000 + 200 * j, 1200 + 200 * j);
+    host = end;
+  }
+  for (int i = 0; i < 6; ++i) b.r.nvtx[i].end_ns = b.r.apis[3 * i + 2].end_ns;
+  Fixture f = b.Done();
+  int queue_full = 0;
+  for (const Node& n : f.g.nodes) queue_full += n.block == BlockKind::kQueueFull;
+  EXPECT_EQ(queue_full, 14);
+  const ReplayResult r = Replay(f.g);
+  for (size_t v = 0; v < f.g.nodes.size(); ++v) EXPECT_EQ(r.end[v], f.g.nodes[v].measured_end);
+  EXPECT_EQ(Step3(f.g, f.steps), 600 * kUs);
+  // Kernels twice as fast: the host, held by the queue, follows; 300 us steps.
+  Graph g = f.g;
+  std::vector<uint32_t> ops;
+  for (uint32_t v = 0; v < g.nodes.size(); ++v) {
+    if (g.nodes[v].kind == NodeKind::kOp) ops.push_back(v);
+  }
+  ScaleOps(&g, ops, 0.5);
+  EXPECT_EQ(Step3(g, f.steps), 300 * kUs);
+}
+
+TEST(WhatIfTransforms, CudaGraphOverAHostBoundStep) {
+  // 20 launches 50 us apart (45 us of CPU between them), kernels of 10 us:
+  // the host bounds the 1000 us step. Graphed, the launches become one.
+  Builder b;
+  for (int i = 0; i < 6; ++i) {
+    const int64_t t = i * 1000;
+    b.Step(i, t, t + 999);
+    for (int k = 0; k < 20; ++k) {
+      const int64_t c = t + k * 50;
+      b.Launch(7, c, c + 5, c + 10, c + 20);
+    }
+  }
+  Fixture f = b.Done();
+  EXPECT_EQ(Step3(f.g, f.steps), 1000 * kUs);
+  std::vector<HostSpan> spans;
+  for (int i = 0; i < 6; ++i) spans.push_back({7, i * 1000 * kUs, (i * 1000 + 999) * kUs});
+  Graph g = f.g;
+  EXPECT_EQ(CudaGraph(&g, spans, 20 * kUs), 120);
+  // Per step: the CPU before the first launch (50 us from the previous
+  // step's last call), one 20 us graph launch, then the GPU: 20 kernels of
+  // 10 us back to back (queue gap 0: the builder's queued gaps are 0).
+  const int64_t step = Step3(g, f.steps);
+  EXPECT_LT(step, 300 * kUs);
+  EXPECT_GE(step, 200 * kUs);
+}
+
+TEST(WhatIfTransforms, PinnedAndSideStreamCopies) {
+  // Per step: kernel A 100 us, a pageable 200 us upload the host waits for,
+  // kernel B 100 us using it.
+  Builder b;
+  for (int i = 0; i < 6; ++i) {
+    const int64_t t = i * 1000;
+    b.Step(i, t, t + 999);
+    b.Launch(7, t + 10, t + 15, t + 20, t + 120);
+    b.Copy(7, t + 20, t + 330, t + 121, t + 321, CopyKind::kHostToDevice, MemoryKind::kPageable);
+    b.Launch(7, t + 600, t + 605, t + 610, t + 710);
+  }
+  Fixture f = b.Done();
+  std::vector<uint32_t> copies;
+  for (uint32_t v = 0; v < f.g.nodes.size(); ++v) {
+    if (f.g.nodes[v].copy == CopyDirection::kHostToDevice) copies.push_back(v);
+  }
+  ASSERT_EQ(copies.size(), 6u);
+  // Pinned: the host stops waiting (270 us sooner at kernel B's launch) and
+  // the copy halves; the host's own CPU time still bounds the step.
+  Graph p = f.g;
+  PinCopies(&p, copies, 2.0);
+  const StepTimes tp = StepDurations(p, Replay(p), f.steps, -1);
+  EXPECT_LT(tp.duration[3], 1000 * kUs);
+  // On a side stream, the upload must still end before kernel B starts.
+  Graph s = f.g;
+  EXPECT_EQ(SideStream(&s, copies), 6);
+  const ReplayResult rs = Replay(s);
+  for (uint32_t v : copies) {
+    EXPECT_EQ(s.lanes[s.nodes[v].lane].id, kSideStreamId);
+    const uint32_t b_kernel = v + 1;  // the next op node in gpu_ops order
+    ASSERT_EQ(s.nodes[b_kernel].kind, NodeKind::kOp);
+    EXPECT_GE(rs.start[b_kernel], rs.end[v]);
+  }
+}
+
+TEST(WhatIfGraph, CycleIsAnError) {
+  Graph g;
+  g.nodes.resize(2);
+  g.AddEdge(0, 1, 0, EdgeKind::kThread);
+  g.AddEdge(1, 0, 0, EdgeKind::kThread);
+  EXPECT_FALSE(g.Finalize().ok());
+}
+
+}  // namespace
+}  // namespace stepscope::whatif
