@@ -25,5 +25,6 @@ int RunStats(int argc, char** argv);
 int RunSteps(int argc, char** argv);
 int RunAnalyze(int argc, char** argv);
 int RunDiff(int argc, char** argv);
+int RunPlan(int argc, char** argv);
 
 }  // namespace stepscope

@@ -1,0 +1,5 @@
+#include "plan/plan.h"
+
+#include <gtest/gtest.h>
+
+TEST(Plan, Placeholder) { EXPECT_TRUE(true); }
