@@ -101,7 +101,8 @@ std::vector<ActTerm> EagerGptLayer(const ModelSpec& m, const PlanOptions& o) {
   std::vector<ActTerm> t;
   // LayerNorm keeps its input and fp32 mean/rstd; its output is the matmul input.
   t.push_back({"attention norm", Shard(w.stream * h + 8, rep), "input, mean, rstd"});
-  if (full) t.push_back({"attention input", Shard(w.mm_in * h, rep), "saved by the QKV projection"});
+  if (full)
+    t.push_back({"attention input", Shard(w.mm_in * h, rep), "saved by the QKV projection"});
   if (double lora = LoraTermPerToken(m, o); lora > 0) {
     t.push_back({"LoRA adapter inputs", lora, "fp32 copies peft makes for the adapters"});
   }
@@ -198,7 +199,8 @@ std::vector<ActTerm> ModelTerms(const ModelSpec& m, const PlanOptions& o, bool l
     t.push_back({"rotary cos/sin", 2 * m.head_dim * w.stream, "shared by the layers"});
   }
   if (last_stage) {
-    double norm = m.kind == LayerKind::kLlama ? 4 * h + (full ? w.stream * h : 0) : w.stream * h + 8;
+    double norm =
+        m.kind == LayerKind::kLlama ? 4 * h + (full ? w.stream * h : 0) : w.stream * h + 8;
     t.push_back({"final norm", Shard(norm, rep), ""});
     if (full) t.push_back({"head input", Shard(w.mm_in * h, rep), "saved by the output head"});
   }
@@ -234,19 +236,28 @@ StatusOr<int64_t> LoraLayerParameters(const ModelSpec& m, const PlanOptions& o) 
   for (const std::string& name : o.lora_targets) {
     int64_t in = 0, out = 0, count = 1;
     if (m.kind == LayerKind::kLlama) {
-      if (name == "q_proj") in = h, out = q;
-      else if (name == "k_proj" || name == "v_proj") in = h, out = kv;
-      else if (name == "o_proj") in = q, out = h;
-      else if (name == "gate_proj" || name == "up_proj") in = h, out = f;
-      else if (name == "down_proj") in = f, out = h;
+      if (name == "q_proj")
+        in = h, out = q;
+      else if (name == "k_proj" || name == "v_proj")
+        in = h, out = kv;
+      else if (name == "o_proj")
+        in = q, out = h;
+      else if (name == "gate_proj" || name == "up_proj")
+        in = h, out = f;
+      else if (name == "down_proj")
+        in = f, out = h;
       if (m.experts > 0 && (name == "gate_proj" || name == "up_proj" || name == "down_proj")) {
         count = m.experts;
       }
     } else {
-      if (name == "c_attn" || name == "query_key_value") in = h, out = q + 2 * kv;
-      else if (name == "c_proj" || name == "dense") in = q, out = h;
-      else if (name == "c_fc" || name == "dense_h_to_4h") in = h, out = f;
-      else if (name == "dense_4h_to_h") in = f, out = h;
+      if (name == "c_attn" || name == "query_key_value")
+        in = h, out = q + 2 * kv;
+      else if (name == "c_proj" || name == "dense")
+        in = q, out = h;
+      else if (name == "c_fc" || name == "dense_h_to_4h")
+        in = h, out = f;
+      else if (name == "dense_4h_to_h")
+        in = f, out = h;
     }
     if (in == 0) {
       return InvalidInput("--lora-targets: '" + name + "' is not a projection of a " +

@@ -83,8 +83,9 @@ StatusOr<ModelSpec> FromHf(const JsonValue& in, const std::string& name,
   m.source = name;
   m.model_type = obj.StringOr("model_type", "");
   if (m.model_type.empty()) {
-    return InvalidInput(name + ": missing field 'model_type'; expected one of llama, mistral, "
-                               "qwen2, mixtral, gpt2, gpt_neox (or a Megatron argument file)");
+    return InvalidInput(name +
+                        ": missing field 'model_type'; expected one of llama, mistral, "
+                        "qwen2, mixtral, gpt2, gpt_neox (or a Megatron argument file)");
   }
   const std::string& t = m.model_type;
   if (t == "llama" || t == "mistral" || t == "qwen2" || t == "mixtral") {
@@ -205,8 +206,8 @@ StatusOr<ModelSpec> FromMegatron(const std::string& text, const std::string& nam
   RETURN_IF_ERROR(get_int("ffn-hidden-size", 4 * m.hidden, false, &m.ffn));
   int64_t vocab = 0, divisible = 128;
   auto padded = args.find("padded-vocab-size");
-  RETURN_IF_ERROR(get_int(padded != args.end() ? "padded-vocab-size" : "vocab-size", 0, true,
-                          &vocab));
+  RETURN_IF_ERROR(
+      get_int(padded != args.end() ? "padded-vocab-size" : "vocab-size", 0, true, &vocab));
   RETURN_IF_ERROR(get_int("make-vocab-size-divisible-by", 128, false, &divisible));
   m.vocab = vocab;
   if (padded == args.end() && divisible > 0) {
@@ -225,8 +226,8 @@ StatusOr<ModelSpec> FromMegatron(const std::string& text, const std::string& nam
   m.kind = swiglu ? LayerKind::kLlama : LayerKind::kGpt;
   m.activation = swiglu ? "swiglu" : "gelu";
   m.tied_embeddings = args.count("untie-embeddings-and-output-weights") == 0;
-  std::string pos = args.count("position-embedding-type") ? args["position-embedding-type"]
-                                                          : "learned_absolute";
+  std::string pos =
+      args.count("position-embedding-type") ? args["position-embedding-type"] : "learned_absolute";
   if (pos == "learned_absolute") {
     RETURN_IF_ERROR(get_int("max-position-embeddings", 0, false, &m.max_positions));
     if (m.max_positions == 0) RETURN_IF_ERROR(get_int("seq-length", 0, false, &m.max_positions));
@@ -263,8 +264,9 @@ StatusOr<ModelSpec> ParseModelSpec(const std::string& text, const std::string& n
              text.find("--hidden-size") != std::string::npos) {
     m = FromMegatron(text, name, overrides);
   } else {
-    return InvalidInput(name + ": neither a Hugging Face config.json nor a Megatron argument file "
-                               "(expected '{' or '--num-layers ...')");
+    return InvalidInput(name +
+                        ": neither a Hugging Face config.json nor a Megatron argument file "
+                        "(expected '{' or '--num-layers ...')");
   }
   if (!m.ok()) return m;
   RETURN_IF_ERROR(ValidateModelSpec(*m));

@@ -28,25 +28,25 @@ enum class LayerKind { kLlama, kGpt };
 enum class Implementation { kEager, kMegatron };
 
 struct ModelSpec {
-  std::string source;       // file the spec was read from
-  std::string model_type;   // "llama", "gpt2", ..., or "megatron"
+  std::string source;      // file the spec was read from
+  std::string model_type;  // "llama", "gpt2", ..., or "megatron"
   LayerKind kind = LayerKind::kLlama;
   Implementation impl = Implementation::kEager;
-  int64_t hidden = 0;       // h
-  int64_t layers = 0;       // L
-  int64_t heads = 0;        // a
-  int64_t kv_heads = 0;     // key/value heads (grouped-query attention); == heads without GQA
-  int64_t head_dim = 0;     // hidden / heads unless the config says otherwise
-  int64_t ffn = 0;          // MLP intermediate size
+  int64_t hidden = 0;    // h
+  int64_t layers = 0;    // L
+  int64_t heads = 0;     // a
+  int64_t kv_heads = 0;  // key/value heads (grouped-query attention); == heads without GQA
+  int64_t head_dim = 0;  // hidden / heads unless the config says otherwise
+  int64_t ffn = 0;       // MLP intermediate size
   int64_t vocab = 0;
   int64_t max_positions = 0;  // learned position embeddings (gpt2); 0: rotary, no table
   bool tied_embeddings = false;
   bool qkv_bias = false;
-  bool linear_bias = false;   // biases on the other projections (gpt families)
-  bool parallel_residual = false;  // gpt_neox: attention and MLP read the same input
+  bool linear_bias = false;         // biases on the other projections (gpt families)
+  bool parallel_residual = false;   // gpt_neox: attention and MLP read the same input
   std::string activation = "silu";  // MLP activation name as the config spells it
-  double hidden_dropout = 0;  // dropout after attention/MLP outputs and embeddings
-  int64_t experts = 0;        // mixture of experts: experts per layer (0: dense)
+  double hidden_dropout = 0;        // dropout after attention/MLP outputs and embeddings
+  int64_t experts = 0;              // mixture of experts: experts per layer (0: dense)
   int64_t experts_per_token = 0;
   bool flash_attention = true;  // no s^2 attention scores kept (SDPA flash/efficient)
   // A Megatron argument file's training arguments (micro-batch-size, seq-length, parallel sizes,

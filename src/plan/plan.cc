@@ -156,7 +156,8 @@ int64_t BuildStage(const ModelSpec& m, const PlanOptions& o, bool first, bool la
     Add(p, "model state", "autocast weight copies", copies, "16-bit copies of matmul weights",
         true);
   }
-  if (gather > 0) Add(p, "transient", "ZeRO-3 gathered layer", gather, "prefetch of 2 layers", true);
+  if (gather > 0)
+    Add(p, "transient", "ZeRO-3 gathered layer", gather, "prefetch of 2 layers", true);
   // Move the model state lines before the activations for reading order.
   std::stable_partition(p->parts.begin(), p->parts.end(),
                         [](const PlanPart& x) { return x.group == "model state"; });
@@ -166,8 +167,8 @@ int64_t BuildStage(const ModelSpec& m, const PlanOptions& o, bool first, bool la
                                             : "fp32 log-probs, their gradient, logits gradient",
         start_wins && loss >= layer_bwd);
   }
-  Add(p, "transient", o.recompute == Recompute::kFull ? "layer backward (recomputed layer)"
-                                                      : "layer backward",
+  Add(p, "transient",
+      o.recompute == Recompute::kFull ? "layer backward (recomputed layer)" : "layer backward",
       layer_bwd, "gradient buffers of one layer", start_wins && layer_bwd > loss);
   if (opt_temp > 0) {
     Add(p, "transient", "optimizer step", opt_temp, "foreach AdamW's sqrt(v) temporary",
@@ -180,7 +181,8 @@ int64_t BuildStage(const ModelSpec& m, const PlanOptions& o, bool first, bool la
   Add(p, "overhead", "library workspace", kWorkspaceBytes, "cuBLAS/cuBLASLt, 2 x 32 MiB", true);
   if (!start_wins) {
     for (PlanPart& part : p->parts) {
-      if (part.group == "activations" || part.name == "autocast weight copies") part.at_peak = false;
+      if (part.group == "activations" || part.name == "autocast weight copies")
+        part.at_peak = false;
     }
   }
   return Round(std::max(at_start, at_step)) + kWorkspaceBytes;
@@ -192,8 +194,12 @@ Status ValidatePlanOptions(const ModelSpec& m, const PlanOptions& o) {
   auto bad = [](const std::string& s) { return InvalidInput(s); };
   if (o.micro_batch <= 0) return bad("--micro-batch: expected a positive number, e.g. 4");
   if (o.seq_len <= 0) return bad("--seq-len: expected a positive number, e.g. 2048");
-  for (auto [name, v] : {std::pair{"--tp", o.tp}, {"--pp", o.pp}, {"--dp", o.dp}, {"--cp", o.cp},
-                         {"--ep", o.ep}, {"--vpp", o.vpp}}) {
+  for (auto [name, v] : {std::pair{"--tp", o.tp},
+                         {"--pp", o.pp},
+                         {"--dp", o.dp},
+                         {"--cp", o.cp},
+                         {"--ep", o.ep},
+                         {"--vpp", o.vpp}}) {
     if (v < 1 || v > 65536) return bad(std::string(name) + ": expected a number >= 1");
   }
   if (o.zero < 0 || o.zero > 3) return bad("--zero: expected 0, 1, 2 or 3");
@@ -274,30 +280,42 @@ double MegatronLayerActivationBytes(double s, double b, double h, double a, doub
 
 const char* PrecisionName(Precision p) {
   switch (p) {
-    case Precision::kFp32: return "fp32";
-    case Precision::kBf16: return "bf16";
-    case Precision::kFp16: return "fp16";
-    case Precision::kAmpBf16: return "amp-bf16";
-    case Precision::kAmpFp16: return "amp-fp16";
-    case Precision::kFp8: return "fp8";
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kBf16:
+      return "bf16";
+    case Precision::kFp16:
+      return "fp16";
+    case Precision::kAmpBf16:
+      return "amp-bf16";
+    case Precision::kAmpFp16:
+      return "amp-fp16";
+    case Precision::kFp8:
+      return "fp8";
   }
   return "?";
 }
 
 const char* OptimizerName(Optimizer o) {
   switch (o) {
-    case Optimizer::kAdamW: return "adamw";
-    case Optimizer::kAdamWFused: return "adamw-fused";
-    case Optimizer::kSgd: return "sgd";
+    case Optimizer::kAdamW:
+      return "adamw";
+    case Optimizer::kAdamWFused:
+      return "adamw-fused";
+    case Optimizer::kSgd:
+      return "sgd";
   }
   return "?";
 }
 
 const char* RecomputeName(Recompute r) {
   switch (r) {
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return "full";
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
   }
   return "?";
 }

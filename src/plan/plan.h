@@ -24,7 +24,8 @@
 namespace stepscope::plan {
 
 // fp32/bf16/fp16: parameters and activations in that type. amp-bf16/amp-fp16:
-// fp32 parameters under torch.autocast. fp8: bf16 parameters, fp8 matmul inputs (Transformer Engine).
+// fp32 parameters under torch.autocast. fp8: bf16 parameters, fp8 matmul inputs (Transformer
+// Engine).
 enum class Precision { kFp32, kBf16, kFp16, kAmpBf16, kAmpFp16, kFp8 };
 // adamw: torch.optim.AdamW default (foreach, one state-sized temporary);
 // adamw-fused: fused=True, Apex/TE FusedAdam (no temporary); sgd: with momentum.
@@ -47,7 +48,8 @@ struct PlanOptions {
   bool offload_activations = false;
   bool offload_optimizer = false;
   int64_t lora_rank = 0;
-  std::vector<std::string> lora_targets;  // module names: q_proj, k_proj, v_proj, o_proj, gate_proj, ...
+  std::vector<std::string>
+      lora_targets;  // module names: q_proj, k_proj, v_proj, o_proj, gate_proj, ...
   bool cuda_graphs = false;
   double gpu_mem_gib = 0;  // 0: not given
 };
@@ -69,11 +71,11 @@ struct Plan {
   int64_t trainable_parameters = 0;  // whole model
   std::string stage;                 // pipeline stage the numbers are for ("" without PP)
   std::vector<PlanPart> parts;
-  std::string peak_moment;       // "backward start" or "optimizer step"
-  int64_t peak_allocated = 0;    // predicted torch.cuda.max_memory_allocated per GPU
-  int64_t allocator_slack = 0;   // reserved - allocated (caching allocator rounding, fragmentation)
-  int64_t cuda_context = 0;      // CUDA context and kernels, outside the allocator
-  int64_t total_bytes = 0;       // peak_allocated + allocator_slack + cuda_context
+  std::string peak_moment;      // "backward start" or "optimizer step"
+  int64_t peak_allocated = 0;   // predicted torch.cuda.max_memory_allocated per GPU
+  int64_t allocator_slack = 0;  // reserved - allocated (caching allocator rounding, fragmentation)
+  int64_t cuda_context = 0;     // CUDA context and kernels, outside the allocator
+  int64_t total_bytes = 0;      // peak_allocated + allocator_slack + cuda_context
   std::vector<std::string> warnings;
 };
 

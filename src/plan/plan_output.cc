@@ -23,7 +23,8 @@ std::string Settings(const PlanOptions& o) {
   s += "; recompute " + std::string(RecomputeName(o.recompute));
   if (o.offload_activations) s += ", offload activations";
   if (o.offload_optimizer) s += ", offload optimizer";
-  if (o.lora_rank > 0) s += "; LoRA r=" + FormatCount(o.lora_rank) + " on " + Join(o.lora_targets, ",");
+  if (o.lora_rank > 0)
+    s += "; LoRA r=" + FormatCount(o.lora_rank) + " on " + Join(o.lora_targets, ",");
   return s;
 }
 
@@ -33,9 +34,10 @@ std::string RenderPlanText(const PlanReport& r) {
   const Plan& p = r.plan;
   const ModelSpec& m = p.model;
   std::string out;
-  out += "model: " + m.model_type + " (" + m.source + "), " + FormatCount(m.layers) + " layers, hidden " +
-         FormatCount(m.hidden) + ", " + FormatCount(m.heads) + " heads (" + FormatCount(m.kv_heads) +
-         " kv), MLP " + FormatCount(m.ffn) + ", vocab " + FormatCount(m.vocab) + "\n";
+  out += "model: " + m.model_type + " (" + m.source + "), " + FormatCount(m.layers) +
+         " layers, hidden " + FormatCount(m.hidden) + ", " + FormatCount(m.heads) + " heads (" +
+         FormatCount(m.kv_heads) + " kv), MLP " + FormatCount(m.ffn) + ", vocab " +
+         FormatCount(m.vocab) + "\n";
   out += "parameters: " + FormatCount(p.parameters) + " (" + FormatCount(p.trainable_parameters) +
          " trainable); " +
          (m.impl == Implementation::kMegatron ? "Megatron-LM formulas" : "PyTorch eager") + "\n";
@@ -65,8 +67,9 @@ std::string RenderPlanText(const PlanReport& r) {
     out += "\nsettings that fit, fastest first (step-time estimates, docs/plan.md):\n";
     if (r.candidates.empty()) out += "  none of the tried changes fits\n";
     for (const Candidate& c : r.candidates) {
-      std::snprintf(line, sizeof(line), "  %-10s %5.2fx step time  %s\n", Gib(c.total_bytes).c_str(),
-                    c.relative_time, c.changes.empty() ? "(as given)" : c.changes.c_str());
+      std::snprintf(line, sizeof(line), "  %-10s %5.2fx step time  %s\n",
+                    Gib(c.total_bytes).c_str(), c.relative_time,
+                    c.changes.empty() ? "(as given)" : c.changes.c_str());
       out += line;
     }
   }
@@ -101,7 +104,11 @@ std::string RenderPlanJson(const PlanReport& r) {
   opts.Set("master_weights", JsonValue::Bool(o.master_weights));
   opts.Set("optimizer", JsonValue::String(OptimizerName(o.optimizer)));
   opts.Set("zero", JsonValue::Int(o.zero));
-  for (auto [k, v] : {std::pair{"tp", o.tp}, {"pp", o.pp}, {"dp", o.dp}, {"cp", o.cp}, {"ep", o.ep},
+  for (auto [k, v] : {std::pair{"tp", o.tp},
+                      {"pp", o.pp},
+                      {"dp", o.dp},
+                      {"cp", o.cp},
+                      {"ep", o.ep},
                       {"vpp", o.vpp}}) {
     opts.Set(k, JsonValue::Int(v));
   }

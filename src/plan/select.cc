@@ -12,9 +12,12 @@ constexpr int kGpusPerNode = 8;
 
 double RecomputeCost(Recompute r) {
   switch (r) {
-    case Recompute::kNone: return 0;
-    case Recompute::kSelective: return 0.03;
-    case Recompute::kFull: return 0.33;
+    case Recompute::kNone:
+      return 0;
+    case Recompute::kSelective:
+      return 0.03;
+    case Recompute::kFull:
+      return 0.33;
   }
   return 0;
 }
@@ -46,7 +49,8 @@ double RelativeStepTime(const ModelSpec&, const PlanOptions& base, const PlanOpt
 std::string DescribeChanges(const PlanOptions& b, const PlanOptions& o) {
   std::vector<std::string> c;
   auto num = [&](const char* what, int64_t from, int64_t to) {
-    if (from != to) c.push_back(std::string(what) + " " + FormatCount(from) + " -> " + FormatCount(to));
+    if (from != to)
+      c.push_back(std::string(what) + " " + FormatCount(from) + " -> " + FormatCount(to));
   };
   num("micro-batch", b.micro_batch, o.micro_batch);
   if (b.recompute != o.recompute) {
@@ -101,8 +105,8 @@ std::vector<Candidate> FittingCandidates(const ModelSpec& m, const PlanOptions& 
             if ((off & 2) && base.offload_optimizer) continue;
             auto plan = ComputePlan(m, o);
             if (!plan.ok() || plan->total_bytes > capacity_bytes) continue;
-            out.push_back({o, plan->peak_allocated, plan->total_bytes,
-                           RelativeStepTime(m, base, o), DescribeChanges(base, o)});
+            out.push_back({o, plan->peak_allocated, plan->total_bytes, RelativeStepTime(m, base, o),
+                           DescribeChanges(base, o)});
           }
         }
       }
@@ -121,7 +125,8 @@ std::vector<std::string> BestPracticeWarnings(const ModelSpec& m, const PlanOpti
                                               const Plan& plan) {
   std::vector<std::string> w;
   if (o.tp > kGpusPerNode) {
-    w.push_back("TP " + FormatCount(o.tp) + " spans nodes: keep tensor parallelism within a node "
+    w.push_back("TP " + FormatCount(o.tp) +
+                " spans nodes: keep tensor parallelism within a node "
                 "(<= 8 GPUs on NVLink); use PP or DP across nodes");
   }
   if (o.pp > 1 && o.pp >= o.tp && o.pp >= o.dp) {
@@ -145,12 +150,14 @@ std::vector<std::string> BestPracticeWarnings(const ModelSpec& m, const PlanOpti
     w.push_back("--sequence-parallel has no effect without tensor parallelism (--tp >= 2)");
   }
   if (o.tp > 1 && !o.sequence_parallel && m.impl == Implementation::kMegatron) {
-    w.push_back("TP " + FormatCount(o.tp) + " without --sequence-parallel keeps the layer norms' "
+    w.push_back("TP " + FormatCount(o.tp) +
+                " without --sequence-parallel keeps the layer norms' "
                 "and dropouts' activations whole on every GPU");
   }
   if (o.cuda_graphs) {
-    w.push_back("CUDA graphs: capture after >= 10 warm-up iterations (allocator and autotuning "
-                "settle first); a graph keeps its memory pool, not counted here");
+    w.push_back(
+        "CUDA graphs: capture after >= 10 warm-up iterations (allocator and autotuning "
+        "settle first); a graph keeps its memory pool, not counted here");
   }
   if (o.gpu_mem_gib > 0 && plan.total_bytes > o.gpu_mem_gib * 1073741824.0) {
     w.push_back("does not fit: needs " + FormatBytes(plan.total_bytes) + " of " +
