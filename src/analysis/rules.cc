@@ -20,6 +20,7 @@ const std::vector<RuleInfo>& RuleList() {
       {"offload_copies", "host<->device copies on the critical path (offload)"},
       {"fp32_gemm", "fp32 GEMMs on a GPU with bf16/fp16 tensor cores"},
       {"memory_capacity", "device memory close to capacity"},
+      {"oom", "the process ran out of device memory: where, the holders, the changes that fit"},
   };
   return kRules;
 }
@@ -156,6 +157,7 @@ StatusOr<Analysis> Analyze(const TraceModel& m, const AnalyzeOptions& opt) {
   CopyRules(c, &a.findings);
   Fp32GemmRule(c, &a.findings);
   MemoryCapacityRule(c, &a.findings);
+  OomRule(c, &a.findings);
   std::vector<Finding> kept;
   for (Finding& f : a.findings) {
     if (f.count > 0 && (f.reported || opt.all)) kept.push_back(std::move(f));
@@ -169,6 +171,7 @@ StatusOr<Analysis> Analyze(const TraceModel& m, const AnalyzeOptions& opt) {
     return rules.size();
   };
   std::stable_sort(kept.begin(), kept.end(), [&](const Finding& x, const Finding& y) {
+    if ((x.rule == "oom") != (y.rule == "oom")) return x.rule == "oom";  // a dead run leads
     if (x.cost_ns != y.cost_ns) return x.cost_ns > y.cost_ns;
     return order(x.rule) < order(y.rule);
   });

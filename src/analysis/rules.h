@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,8 @@ struct Finding {
   std::vector<FindingExample> examples;  // the costliest instances, up to 3
 };
 
+struct OomModel;  // rules_oom.h
+
 struct AnalyzeOptions {
   StepOptions steps;
   int device = -1;            // -1: the busiest device
@@ -67,6 +70,7 @@ struct AnalyzeOptions {
   bool all = false;           // keep findings below their threshold too
   double memory_capacity_pct = 90.0;
   GapOptions gaps;
+  std::shared_ptr<const OomModel> oom_model;  // --model ...: the planner prices the oom fixes
 };
 
 struct IdleSummary {
@@ -127,5 +131,6 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out);
 void CopyRules(const RuleContext& c, std::vector<Finding>* out);
 void Fp32GemmRule(const RuleContext& c, std::vector<Finding>* out);
 void MemoryCapacityRule(const RuleContext& c, std::vector<Finding>* out);
+void OomRule(const RuleContext& c, std::vector<Finding>* out);  // rules_oom.cc
 
 }  // namespace stepscope

@@ -39,8 +39,8 @@ int RunPlan(int argc, char** argv) {
   }
   OutputFormat format;
   if (!ParseOutputFormat(p.Get("--format"), &format) || format == OutputFormat::kCsv) {
-    return ReportError("plan", InvalidInput("--format '" + p.Get("--format") +
-                                            "': expected text or json"));
+    return ReportError("plan",
+                       InvalidInput("--format '" + p.Get("--format") + "': expected text or json"));
   }
   int64_t top = 8;
   if (!ParseInt64(p.Get("--top"), &top) || top < 0 || top > 1000) {
@@ -60,7 +60,8 @@ int RunPlan(int argc, char** argv) {
     r.candidates =
         plan::FittingCandidates(model, options, r.capacity_bytes, static_cast<size_t>(top));
   }
-  std::string out = format == OutputFormat::kJson ? plan::RenderPlanJson(r) : plan::RenderPlanText(r);
+  std::string out =
+      format == OutputFormat::kJson ? plan::RenderPlanJson(r) : plan::RenderPlanText(r);
   std::fputs(out.c_str(), stdout);
   return 0;
 }

@@ -31,8 +31,9 @@ inline void AddPlanFlags(ArgParser* p, bool all) {
   p->Switch("--recompute-full", "shorthand for --recompute full (gradient checkpointing)");
   p->Flag("--recompute", "MODE", "none, selective (attention core), full (whole layers)");
   p->Flag("--dp", "N", "data-parallel GPUs (ZeRO shards over them)");
-  p->Flag("--zero", "S", "ZeRO stage 0-3 (1: sharded optimizer state, as Megatron's "
-                         "distributed optimizer)");
+  p->Flag("--zero", "S",
+          "ZeRO stage 0-3 (1: sharded optimizer state, as Megatron's "
+          "distributed optimizer)");
   if (!all) return;
   p->Switch("--master-weights", "fp32 master weights and fp32 gradients beside 16-bit parameters");
   p->Switch("--distributed-optimizer", "Megatron's distributed optimizer (= --zero 1)");
@@ -50,8 +51,10 @@ inline void AddPlanFlags(ArgParser* p, bool all) {
           "eager (PyTorch modules, the default for config.json) or megatron (Korthikanti et al. "
           "formulas, the default for Megatron files)");
   p->Switch("--no-flash-attention", "attention keeps its s x s scores (eager/math attention)");
-  p->Flag("--set", "FIELD=VALUE", "override a config field, e.g. --set num_hidden_layers=48; "
-                                  "repeatable", "", "", true);
+  p->Flag("--set", "FIELD=VALUE",
+          "override a config field, e.g. --set num_hidden_layers=48; "
+          "repeatable",
+          "", "", true);
   p->Flag("--gpu-mem", "GiB", "GPU memory: says whether it fits and which settings do");
 }
 
@@ -59,8 +62,8 @@ namespace plan_flags_internal {
 inline Status Int(const ArgParser& p, const std::string& flag, int64_t lo, int64_t* out) {
   if (!p.Has(flag)) return OkStatus();
   if (!ParseInt64(p.Get(flag), out) || *out < lo) {
-    return InvalidInput(flag + " '" + p.Get(flag) + "': expected a whole number >= " +
-                        std::to_string(lo));
+    return InvalidInput(flag + " '" + p.Get(flag) +
+                        "': expected a whole number >= " + std::to_string(lo));
   }
   return OkStatus();
 }
@@ -107,16 +110,16 @@ inline void MegatronDefaults(const plan::ModelSpec& m, plan::PlanOptions* o) {
   }
   if (a.count("fp8-format")) o->precision = plan::Precision::kFp8, o->master_weights = true;
   o->optimizer = a.count("optimizer") && a.at("optimizer") == "sgd" ? plan::Optimizer::kSgd
-                                                                   : plan::Optimizer::kAdamWFused;
+                                                                    : plan::Optimizer::kAdamWFused;
 }
 }  // namespace plan_flags_internal
 
 // Reads --model and the training flags. A Megatron file's own arguments are
 // the defaults; flags override them.
-inline Status ParsePlanFlags(const ArgParser& p, plan::ModelSpec* model,
-                             plan::PlanOptions* o) {
+inline Status ParsePlanFlags(const ArgParser& p, plan::ModelSpec* model, plan::PlanOptions* o) {
   using namespace plan_flags_internal;
-  if (!p.Has("--model")) return InvalidInput("--model CONFIG is required, e.g. --model config.json");
+  if (!p.Has("--model"))
+    return InvalidInput("--model CONFIG is required, e.g. --model config.json");
   std::vector<plan::Override> overrides;
   for (const std::string& s : p.GetAll("--set")) {
     size_t eq = s.find('=');

@@ -115,8 +115,16 @@ std::vector<Candidate> FittingCandidates(const ModelSpec& m, const PlanOptions& 
   std::sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
     if (a.relative_time != b.relative_time) return a.relative_time < b.relative_time;
     if (a.total_bytes != b.total_bytes) return a.total_bytes > b.total_bytes;  // larger batch first
+    if (a.changes.size() != b.changes.size()) return a.changes.size() < b.changes.size();
     return a.changes < b.changes;
   });
+  // A change that neither saves memory nor costs time is noise: keep the simplest.
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const Candidate& a, const Candidate& b) {
+                          return a.relative_time == b.relative_time &&
+                                 a.total_bytes == b.total_bytes;
+                        }),
+            out.end());
   if (out.size() > limit) out.resize(limit);
   return out;
 }
