@@ -90,7 +90,8 @@ LiveSet LiveAt(const TraceModel& m, int64_t t, int32_t device, int64_t step_star
     s.total += a.bytes;
     ++s.count;
     if (step_start >= 0 && a.ts < step_start) s.before_step += a.bytes;
-    std::string name = a.range == kNone ? "no NVTX range" : "`" + m.String(m.nvtx()[a.range].name) + "`";
+    std::string name =
+        a.range == kNone ? "no NVTX range" : "`" + m.String(m.nvtx()[a.range].name) + "`";
     groups[name].first += a.bytes;
     ++groups[name].second;
   }
@@ -105,7 +106,8 @@ LiveSet LiveAt(const TraceModel& m, int64_t t, int32_t device, int64_t step_star
 std::string PlannedFixes(const OomModel& om, int64_t had, int64_t observed_need,
                          std::string* detail) {
   auto base = plan::ComputePlan(om.model, om.options);
-  if (!base.ok()) return "The model given with --model could not be planned: " + base.status().message();
+  if (!base.ok())
+    return "The model given with --model could not be planned: " + base.status().message();
   int64_t without_context = base->total_bytes - base->cuda_context;
   int64_t extra = std::max<int64_t>(0, observed_need - without_context);
   *detail += "; the plan for " + om.model.model_type + " (" + om.model.source + ", micro-batch " +
@@ -121,16 +123,19 @@ std::string PlannedFixes(const OomModel& om, int64_t had, int64_t observed_need,
   std::vector<std::string> lines;
   for (const plan::Candidate& c : cands) {
     if (c.changes.empty()) continue;
-    lines.push_back(c.changes + ": saves " + Bytes(base->total_bytes - c.total_bytes) + ", step time " +
-                    Pct(c.relative_time - 1));
+    lines.push_back(c.changes + ": saves " + Bytes(base->total_bytes - c.total_bytes) +
+                    ", step time " + Pct(c.relative_time - 1));
     if (lines.size() == 5) break;
   }
   if (lines.empty()) {
     return "None of the planner's changes (micro-batch, recompute, ZeRO, TP, offload) fits " +
-           Bytes(capacity) + "; a GPU with more memory or more GPUs (--dp with --zero 3) is needed.";
+           Bytes(capacity) +
+           "; a GPU with more memory or more GPUs (--dp with --zero 3) is needed.";
   }
-  return "Changes that fit " + Bytes(had) + " (planned saving, estimated step-time cost; "
-         "`stepscope plan` for the breakdown): " + Join(lines, "; ") + ".";
+  return "Changes that fit " + Bytes(had) +
+         " (planned saving, estimated step-time cost; "
+         "`stepscope plan` for the breakdown): " +
+         Join(lines, "; ") + ".";
 }
 
 // Fixes from the live set's composition when the model is not known.
@@ -138,8 +143,9 @@ std::string GenericFixes(const LiveSet& live, int64_t shortfall, bool step_known
   int64_t during = live.total - live.before_step;
   std::vector<std::string> lines;
   auto line = [&](const std::string& what, int64_t saves, const char* cost, bool upper) {
-    lines.push_back(what + ": frees " + (upper ? "up to " : "about ") + Bytes(saves) + ", step time " +
-                    cost + (saves >= shortfall ? " (fits)" : " (not enough alone)"));
+    lines.push_back(what + ": frees " + (upper ? "up to " : "about ") + Bytes(saves) +
+                    ", step time " + cost +
+                    (saves >= shortfall ? " (fits)" : " (not enough alone)"));
   };
   if (step_known && during > 0) {
     line("halve the micro-batch (2x gradient accumulation)", during / 2, "+4%", false);
@@ -222,21 +228,24 @@ Finding OomFinding(const TraceModel& m, const std::vector<OomRow>& rows, int64_t
   std::string ranges = OpenRanges(m, o.tid, o.ts_ns, &never_closed);
   char rel[48];
   std::snprintf(rel, sizeof(rel), "+%.6f s", (o.ts_ns - m.origin_ns()) / 1e9);
-  f.where = dev + " at " + rel + (step_number >= 0 ? " (step " + std::to_string(step_number) + ")" : "") +
-            (ranges.empty() ? ", outside NVTX ranges"
-                            : ", inside " + ranges +
-                                  (never_closed ? " (never closed: the process died inside it)" : ""));
+  f.where =
+      dev + " at " + rel + (step_number >= 0 ? " (step " + std::to_string(step_number) + ")" : "") +
+      (ranges.empty() ? ", outside NVTX ranges"
+                      : ", inside " + ranges +
+                            (never_closed ? " (never closed: the process died inside it)" : ""));
   LiveSet live = LiveAt(m, o.ts_ns, o.device, step_start_ns);
   int64_t requested = std::max<int64_t>(o.requested_bytes, 0);
-  int64_t shortfall = o.free_bytes >= 0 ? std::max<int64_t>(requested - o.free_bytes, 0) : requested;
+  int64_t shortfall =
+      o.free_bytes >= 0 ? std::max<int64_t>(requested - o.free_bytes, 0) : requested;
   int64_t need = live.total + requested;
   f.detail = "needed at least " + Bytes(need) + " (" + Bytes(live.total) + " live in " +
              FormatCount(live.count) + " device allocations + the " + Bytes(requested) +
              " requested)" + (had > 0 ? ", had " + Bytes(had) : "");
   if (step_start_ns >= 0) {
-    f.detail += "; " + Bytes(live.before_step) + " allocated before the step (parameters, "
-                "gradients, optimizer state), " + Bytes(live.total - live.before_step) +
-                " during it (activations, temporaries)";
+    f.detail += "; " + Bytes(live.before_step) +
+                " allocated before the step (parameters, "
+                "gradients, optimizer state), " +
+                Bytes(live.total - live.before_step) + " during it (activations, temporaries)";
   }
   std::vector<std::string> top;
   for (size_t i = 0; i < live.holders.size() && i < 5; ++i) {

@@ -126,14 +126,28 @@ int64_t BuildStage(const ModelSpec& m, const PlanOptions& o, bool first, bool la
     act_total += b;
   }
   double loss = last ? LossTransientPerToken(m, o) * tokens : 0;
+  // The forward's end: the fp32 logits and the log-probabilities (the backward
+  // adds a third buffer), and every autocast weight copy, still in autocast's cache.
+  double loss_fwd = last && m.impl == Implementation::kEager ? loss * 8 / 12 : 0;
   double layer_bwd = LayerBackwardTransientPerToken(m, o) * tokens + recompute_temp;
   double start_temp = std::max(loss, layer_bwd);
+  // Weight copies made inside recomputed layers, or offloaded with the other saved
+  // tensors, are gone when autocast exits: only the head's copy reaches the backward.
+  double copies_kept = copies;
+  if (copies > 0 && (o.recompute == Recompute::kFull || o.offload_activations)) {
+    copies_kept = last ? 2.0 * m.vocab * m.hidden / o.tp : 0;
+  }
 
-  double resident = param_bytes + master_bytes + opt_bytes + copies + gather;
-  double at_start = resident + act_total + start_temp;
-  double at_step = param_bytes + master_bytes + opt_bytes + grads + opt_temp + tied_temp + gather;
-  bool start_wins = at_start >= at_step;
-  p->peak_moment = start_wins ? "backward start" : "optimizer step";
+  double state = param_bytes + master_bytes + opt_bytes + gather;
+  double at_fwd = state + copies + act_total + loss_fwd;
+  double at_start = state + copies_kept + act_total + start_temp;
+  double at_step = state + grads + opt_temp + tied_temp;
+  enum { kFwd, kStart, kStep } moment = kStart;
+  double peak = at_start;
+  if (at_fwd > peak) moment = kFwd, peak = at_fwd;
+  if (at_step > peak) moment = kStep, peak = at_step;
+  static const char* kMoments[] = {"forward end", "backward start", "optimizer step"};
+  p->peak_moment = kMoments[moment];
 
   std::string pdetail = Num(Round(base)) + " x " + FormatFixed(w.param, 0) + " B";
   if (lora) pdetail += " + " + Num(Round(st.trainable)) + " LoRA x 4 B";
@@ -145,47 +159,53 @@ int64_t BuildStage(const ModelSpec& m, const PlanOptions& o, bool first, bool la
   Add(p, "model state", "gradients", grads,
       Num(Round(st.trainable)) + " x " + FormatFixed(grad_width, 0) + " B" +
           (zero_grad > 1 ? ", ZeRO / " + Num(o.dp) : ""),
-      !start_wins);
+      moment == kStep);
   Add(p, "model state", "optimizer state", opt_bytes,
       std::string(OptimizerName(o.optimizer)) + ": " + FormatFixed(states, 0) + " x " +
           FormatFixed(state_width, 0) + " B per trainable parameter" +
           (o.offload_optimizer ? " (offloaded)" : "") +
           (zero_opt > 1 ? ", sharded / " + Num(o.dp) : ""),
       true);
-  if (copies > 0) {
-    Add(p, "model state", "autocast weight copies", copies, "16-bit copies of matmul weights",
-        true);
+  if (copies_kept > 0) {
+    Add(p, "model state", "autocast weight copies", copies_kept,
+        "16-bit copies of matmul weights kept for the backward", moment != kStep);
   }
-  if (gather > 0)
+  if (copies > copies_kept) {
+    Add(p, "model state", "autocast weight copies (forward)", copies - copies_kept,
+        "in autocast's cache until the forward ends", moment == kFwd);
+  }
+  if (gather > 0) {
     Add(p, "transient", "ZeRO-3 gathered layer", gather, "prefetch of 2 layers", true);
-  // Move the model state lines before the activations for reading order.
+  }
+  // Model state first, for reading order.
   std::stable_partition(p->parts.begin(), p->parts.end(),
                         [](const PlanPart& x) { return x.group == "model state"; });
+  if (moment == kStep) {
+    for (PlanPart& part : p->parts) {
+      if (part.group == "activations") part.at_peak = false;
+    }
+  }
   if (loss > 0) {
-    Add(p, "loss", "logits and loss", loss,
+    bool fwd = moment == kFwd;
+    Add(p, "loss", "logits and loss", fwd ? loss_fwd : loss,
         m.impl == Implementation::kMegatron ? "fp32 logits (4sbv/t)"
+        : fwd                               ? "fp32 logits and log-probs (forward)"
                                             : "fp32 log-probs, their gradient, logits gradient",
-        start_wins && loss >= layer_bwd);
+        fwd || (moment == kStart && loss >= layer_bwd));
   }
   Add(p, "transient",
       o.recompute == Recompute::kFull ? "layer backward (recomputed layer)" : "layer backward",
-      layer_bwd, "gradient buffers of one layer", start_wins && layer_bwd > loss);
+      layer_bwd, "gradient buffers of one layer", moment == kStart && layer_bwd > loss);
   if (opt_temp > 0) {
     Add(p, "transient", "optimizer step", opt_temp, "foreach AdamW's sqrt(v) temporary",
-        !start_wins);
+        moment == kStep);
   }
   if (tied_temp > 0) {
     Add(p, "transient", "tied embedding gradient", tied_temp, "head + embedding gradients summed",
-        !start_wins);
+        moment == kStep);
   }
   Add(p, "overhead", "library workspace", kWorkspaceBytes, "cuBLAS/cuBLASLt, 2 x 32 MiB", true);
-  if (!start_wins) {
-    for (PlanPart& part : p->parts) {
-      if (part.group == "activations" || part.name == "autocast weight copies")
-        part.at_peak = false;
-    }
-  }
-  return Round(std::max(at_start, at_step)) + kWorkspaceBytes;
+  return Round(peak) + kWorkspaceBytes;
 }
 
 }  // namespace
