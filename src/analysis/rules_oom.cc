@@ -188,6 +188,7 @@ std::vector<OomRow> LoadOomRows(const TraceModel& m) {
         o.requested_bytes = st->IsNull(5) ? -1 : st->Int(5);
         o.free_bytes = st->IsNull(6) ? -1 : st->Int(6);
         o.total_bytes = st->IsNull(7) ? -1 : st->Int(7);
+        o.from_oom_table = true;
         rows.push_back(o);
       }
     }
@@ -209,7 +210,14 @@ std::vector<OomRow> LoadOomRows(const TraceModel& m) {
 
 Finding OomFinding(const TraceModel& m, const std::vector<OomRow>& rows, int64_t step_start_ns,
                    int64_t step_number, const OomModel* model) {
-  const OomRow& o = rows.front();
+  size_t pick = rows.size() - 1;
+  for (size_t i = rows.size(); i-- > 0;) {
+    if (rows[i].from_oom_table) {
+      pick = i;
+      break;
+    }
+  }
+  const OomRow& o = rows[pick];
   Finding f;
   f.rule = "oom";
   f.count = static_cast<int64_t>(rows.size());
@@ -253,9 +261,11 @@ Finding OomFinding(const TraceModel& m, const std::vector<OomRow>& rows, int64_t
     top.push_back(name + " " + Bytes(v.first) + " (" + FormatCount(v.second) + ")");
   }
   if (!top.empty()) f.detail += "; largest holders by NVTX range: " + Join(top, ", ");
-  if (rows.size() > 1) {
-    f.detail += "; " + FormatCount(static_cast<int64_t>(rows.size()) - 1) +
-                " more failed allocation(s) after it";
+  if (pick > 0)
+    f.detail += "; " + FormatCount(static_cast<int64_t>(pick)) + " failed allocation(s) before it";
+  if (pick + 1 < rows.size()) {
+    f.detail += "; " + FormatCount(static_cast<int64_t>(rows.size() - pick - 1)) +
+                " failed allocation(s) after it without an oom record";
   }
   if (model) {
     f.fix = PlannedFixes(*model, had > 0 ? had : need, need, &f.detail);
@@ -271,12 +281,16 @@ Finding OomFinding(const TraceModel& m, const std::vector<OomRow>& rows, int64_t
 std::vector<Finding> OomFindings(const TraceModel& m, const StepSet& steps, const OomModel* model) {
   std::vector<OomRow> rows = LoadOomRows(m);
   if (rows.empty()) return {};
+  const OomRow* last = &rows.back();
+  for (const OomRow& r : rows) {
+    if (r.from_oom_table) last = &r;
+  }
   int64_t step_start = -1, step_number = -1;
-  int st = steps.AtHostTime(rows.front().ts_ns);
+  int st = steps.AtHostTime(last->ts_ns);
   if (st >= 0) {
     step_start = steps.steps[st].start_ns;
     step_number = steps.steps[st].number;
-  } else if (uint32_t r = InnermostRangeAt(m, rows.front().tid, rows.front().ts_ns); r != kNone) {
+  } else if (uint32_t r = InnermostRangeAt(m, last->tid, last->ts_ns); r != kNone) {
     // The failing step's range may never have closed: take the outermost open range.
     while (m.nvtx_parent()[r] != kNone) r = m.nvtx_parent()[r];
     step_start = m.nvtx()[r].start_ns;

@@ -38,6 +38,7 @@ struct OomRow {
   int64_t requested_bytes = -1;  // -1: unknown
   int64_t free_bytes = -1;
   int64_t total_bytes = -1;
+  bool from_oom_table = false;  // false: only an API call's return code
 };
 
 // The failed allocations recorded in the trace at `m.path()` (empty for
@@ -48,8 +49,10 @@ std::vector<OomRow> LoadOomRows(const TraceModel& m);
 // closed (end -1) as open; kNone when none.
 uint32_t InnermostRangeAt(const TraceModel& m, uint32_t tid, int64_t t);
 
-// The oom finding for the first failed allocation (later ones usually follow
-// from it and are counted). `step_start_ns`: start of the step that failed
+// The oom finding for the last failed allocation with an `oom` row (else the
+// last one): PyTorch's allocator frees its cache and retries after a failure,
+// so the last failure is the one the process died of; the others are counted. `step_start_ns`:
+// start of the step that failed
 // (-1: unknown). `model`: nullptr without --model.
 Finding OomFinding(const TraceModel& m, const std::vector<OomRow>& rows, int64_t step_start_ns,
                    int64_t step_number, const OomModel* model);

@@ -44,15 +44,14 @@ inline void AddPlanFlags(ArgParser* p, bool all) {
   p->Flag("--cp", "N", "context-parallel size (the sequence split across GPUs)");
   p->Flag("--ep", "N", "expert-parallel size (MoE)");
   p->Switch("--sequence-parallel", "Megatron sequence parallelism (with --tp)");
-  p->Flag("--offload", "WHAT", "activations or optimizer (to host memory)", "", "",
-          true);
+  p->Flag("--offload", "WHAT", "activations or optimizer (to host memory)", "", "", true);
   p->Switch("--cuda-graphs", "the step is captured in CUDA graphs");
   p->Flag("--impl", "IMPL",
           "eager (PyTorch modules, the default for config.json) or megatron (Korthikanti et al. "
           "formulas, the default for Megatron files)");
   p->Switch("--no-flash-attention", "attention keeps its s x s scores (eager/math attention)");
-  p->Flag("--set", "FIELD=VALUE",
-          "override a config field, e.g. --set num_hidden_layers=48", "", "", true);
+  p->Flag("--set", "FIELD=VALUE", "override a config field, e.g. --set num_hidden_layers=48", "",
+          "", true);
   p->Flag("--gpu-mem", "GiB", "GPU memory: says whether it fits and which settings do");
 }
 
