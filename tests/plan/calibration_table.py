@@ -55,6 +55,8 @@ def main():
     p.add_argument("--peaks", action="append", default=[], help="plan_peaks.json (repeatable: one per GPU)")
     p.add_argument("--predict-only", action="store_true")
     p.add_argument("--markdown", action="store_true")
+    p.add_argument("--detail", action="store_true",
+                   help="per configuration: measured phases (MiB) beside the plan's parts")
     a = p.parse_args()
     measured = []
     for path in a.peaks:
@@ -74,6 +76,25 @@ def main():
             j = json.loads(r.stdout)
             pred = j["peak_allocated_bytes"]
             row = [cfg["name"], f"{pred / 2**30:.3f}", j["peak_moment"]]
+            if a.detail:
+                mib = lambda v: f"{v / 2**20:.0f}"
+                print(f"== {cfg['name']}: predicted {mib(pred)} MiB at {j['peak_moment']}")
+                print("   plan: " + ", ".join(f"{x['name']} {mib(x['bytes'])}{'*' if x['at_peak'] else ''}"
+                                          for x in j["parts"]))
+                for dev, by_name in measured:
+                    m = by_name.get(cfg["name"]) or {}
+                    if not m.get("ok"):
+                        print(f"   {dev}: failed {m.get('error', '')}")
+                        continue
+                    steps = m.get("steps", [])
+                    last = steps[-1] if steps else {}
+                    persistent = last.get("between_end", last.get("optimizer_end", 0))
+                    print(f"   {dev}: max {mib(m['max_allocated'])} reserved {mib(m['max_reserved'])}; "
+                          f"params {mib(m.get('param_bytes', 0))} grads {mib(m.get('grad_bytes', 0))} "
+                          f"opt {mib(m.get('opt_state_bytes', 0))}; persistent-params-opt "
+                          f"{mib(persistent - m.get('param_bytes', 0) - m.get('opt_state_bytes', 0))}")
+                    for i, st in enumerate(steps):
+                        print(f"     step {i}: " + " ".join(f"{k} {mib(v)}" for k, v in st.items()))
             for dev, by_name in measured:
                 m = by_name.get(cfg["name"])
                 if not m or not m.get("ok"):
