@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "common/json_value.h"
 #include "common/strings.h"
@@ -296,6 +297,29 @@ Status ValidateModelSpec(const ModelSpec& m) {
   RETURN_IF_ERROR(positive("intermediate_size", m.ffn));
   RETURN_IF_ERROR(positive("vocab_size", m.vocab));
   RETURN_IF_ERROR(positive("head_dim", m.head_dim));
+  // Far above any real model, low enough that products of sizes stay exact in int64.
+  for (auto [field, v, limit] : {std::tuple{"hidden_size", m.hidden, 1ll << 20},
+                                 {"num_hidden_layers", m.layers, 1ll << 16},
+                                 {"num_attention_heads", m.heads, 1ll << 16},
+                                 {"intermediate_size", m.ffn, 1ll << 22},
+                                 {"vocab_size", m.vocab, 1ll << 24},
+                                 {"head_dim", m.head_dim, 1ll << 16},
+                                 {"num_local_experts", m.experts, 1ll << 12},
+                                 {"max_position_embeddings", m.max_positions, 1ll << 24}}) {
+    if (v > limit) {
+      return InvalidInput(m.source + ": field '" + field + "' is " + std::to_string(v) +
+                          "; larger than any model this planner knows (limit " +
+                          std::to_string(limit) + ")");
+    }
+  }
+  double h = static_cast<double>(m.hidden), hd = static_cast<double>(m.head_dim);
+  double per_layer = h * hd * (2.0 * m.heads + 2.0 * m.kv_heads) +
+                     3.0 * h * m.ffn * std::max<double>(1, static_cast<double>(m.experts));
+  if (m.layers * per_layer + 2 * h * (m.vocab + m.max_positions) > 1e15) {
+    return InvalidInput(m.source +
+                        ": the model would have more than 10^15 parameters; check "
+                        "hidden_size, intermediate_size, num_hidden_layers and vocab_size");
+  }
   if (m.heads % m.kv_heads != 0) {
     return InvalidInput(m.source + ": field 'num_key_value_heads' (" + std::to_string(m.kv_heads) +
                         ") does not divide num_attention_heads (" + std::to_string(m.heads) + ")");

@@ -214,6 +214,10 @@ Status ValidatePlanOptions(const ModelSpec& m, const PlanOptions& o) {
   auto bad = [](const std::string& s) { return InvalidInput(s); };
   if (o.micro_batch <= 0) return bad("--micro-batch: expected a positive number, e.g. 4");
   if (o.seq_len <= 0) return bad("--seq-len: expected a positive number, e.g. 2048");
+  if (o.micro_batch > (1 << 20) || o.seq_len > (1 << 24) || o.lora_rank > (1 << 16) ||
+      o.microbatches > (1 << 20)) {
+    return bad("--micro-batch, --seq-len, --lora-rank or --microbatches: too large");
+  }
   for (auto [name, v] : {std::pair{"--tp", o.tp},
                          {"--pp", o.pp},
                          {"--dp", o.dp},
