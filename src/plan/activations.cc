@@ -66,7 +66,13 @@ std::vector<ActTerm> EagerLlamaLayer(const ModelSpec& m, const PlanOptions& o) {
   // normalized tensor for the weight's gradient, and its output is the matmul input.
   double norm = 4 * h + (full ? w.stream * h : 0);
   t.push_back({"attention norm", Shard(norm, rep), "fp32 input, normalized copy"});
-  if (full) t.push_back({"attention input", Shard(w.mm_in * h, rep), "saved by q/k/v"});
+  // Under autocast each projection casts the fp32 input itself and keeps its own
+  // 16-bit copy (autocast caches casts of weights only): three for q/k/v, two for gate/up.
+  double attn_casts = w.amp ? 3 : 1, mlp_casts = w.amp ? 2 : 1;
+  if (full) {
+    t.push_back({"attention input", Shard(attn_casts * w.mm_in * h, rep),
+                 w.amp ? "a 16-bit copy per q/k/v projection" : "saved by q/k/v"});
+  }
   t.push_back({"q, k, v", Shard(w.act * (q + 2 * kv), tp), "saved by attention"});
   t.push_back({"attention output", Shard(w.act * q + 4 * m.heads, tp), "and log-sum-exp"});
   if (!m.flash_attention && o.recompute == Recompute::kNone) {
@@ -77,7 +83,10 @@ std::vector<ActTerm> EagerLlamaLayer(const ModelSpec& m, const PlanOptions& o) {
     t.push_back({"LoRA adapter inputs", lora, "fp32 copies peft makes for the adapters"});
   }
   t.push_back({"MLP norm", Shard(norm, rep), "fp32 input, normalized copy"});
-  if (full) t.push_back({"MLP input", Shard(w.mm_in * h, rep), "saved by gate/up"});
+  if (full) {
+    t.push_back({"MLP input", Shard(mlp_casts * w.mm_in * h, rep),
+                 w.amp ? "a 16-bit copy per gate/up projection" : "saved by gate/up"});
+  }
   // gate output (SiLU input), up output and SiLU output (the product's inputs),
   // the product (down projection's input, only when its weight trains).
   double mlp = 3 * w.act * i + (full ? w.mm_in * i : 0);

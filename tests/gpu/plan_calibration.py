@@ -141,8 +141,15 @@ def child_train_gpt(cfg, workload, torch):
         meter.end_step()
 
     torch.Tensor.backward = backward
-    torch.optim.optimizer.register_optimizer_step_pre_hook(pre)
-    torch.optim.optimizer.register_optimizer_step_post_hook(post)
+    # Per-optimizer hooks (public API), attached when train_gpt.py creates its AdamW.
+    orig_init = torch.optim.AdamW.__init__
+
+    def init(self, *a, **k):
+        orig_init(self, *a, **k)
+        self.register_step_pre_hook(pre)
+        self.register_step_post_hook(post)
+
+    torch.optim.AdamW.__init__ = init
     sys.argv = [workload, "--preset", cfg["preset"], "--dtype", cfg["dtype"], "--steps", "2", "--warmup", "1",
                 "--workers", "0", "--no-nvtx", "--json"] + (["--checkpoint"] if cfg["checkpoint"] else [])
     torch.cuda.reset_peak_memory_stats()
