@@ -22,6 +22,7 @@ const std::vector<RuleInfo>& RuleList() {
       {"memory_capacity", "device memory close to capacity"},
       {"um_faults", "kernels stalled by unified-memory page faults (prefetch instead)"},
       {"host_bound", "the host bounds the step (critical path): a larger batch amortizes it"},
+      {"oom", "the process ran out of device memory: where, the holders, the changes that fit"},
   };
   return kRules;
 }
@@ -160,6 +161,7 @@ StatusOr<Analysis> Analyze(const TraceModel& m, const AnalyzeOptions& opt) {
   Fp32GemmRule(c, &a.findings);
   MemoryCapacityRule(c, &a.findings);
   UmFaultsRule(c, &a.findings);
+  OomRule(c, &a.findings);
   PriceFindings(c, &a);
   std::vector<Finding> kept;
   for (Finding& f : a.findings) {
@@ -174,6 +176,7 @@ StatusOr<Analysis> Analyze(const TraceModel& m, const AnalyzeOptions& opt) {
     return rules.size();
   };
   std::stable_sort(kept.begin(), kept.end(), [&](const Finding& x, const Finding& y) {
+    if ((x.rule == "oom") != (y.rule == "oom")) return x.rule == "oom";  // a dead run leads
     if (x.cost_ns != y.cost_ns) return x.cost_ns > y.cost_ns;
     return order(x.rule) < order(y.rule);
   });

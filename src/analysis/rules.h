@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,6 +78,8 @@ struct Finding {
   std::vector<Span> host_spans;
 };
 
+struct OomModel;  // rules_oom.h
+
 struct AnalyzeOptions {
   StepOptions steps;
   int device = -1;            // -1: the busiest device
@@ -91,6 +94,7 @@ struct AnalyzeOptions {
   std::string ratio_source = "H200 ceilings in docs/PERFORMANCE.md";
   double batch_factor = 4.0;  // the larger batch the host_bound finding prices
   bool price = true;          // false: the rules' own cost models (no replay)
+  std::shared_ptr<const OomModel> oom_model;  // --model ...: the planner prices the oom fixes
 };
 
 struct IdleSummary {
@@ -173,5 +177,6 @@ void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out);
 // Replaces the findings' costs by the simulated saving of their fix
 // (whatif/pricing.cc); adds the host_bound finding.
 void PriceFindings(const RuleContext& c, Analysis* a);
+void OomRule(const RuleContext& c, std::vector<Finding>* out);  // rules_oom.cc
 
 }  // namespace stepscope

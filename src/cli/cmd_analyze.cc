@@ -3,8 +3,10 @@
 
 #include "analysis/multi_trace.h"
 #include "analysis/rules.h"
+#include "analysis/rules_oom.h"
 #include "cli/analysis_flags.h"
 #include "cli/commands.h"
+#include "cli/plan_flags.h"
 
 namespace stepscope {
 namespace {
@@ -110,9 +112,11 @@ int RunAnalyze(int argc, char** argv) {
   AddStepFlags(&p);
   p.Flag("--device", "D", "time-based rules look at device D (default: the busiest device)");
   AddOutputFlags(&p);
+  AddPlanFlags(&p, false);  // the run's model: the oom finding's fixes from the planner
   p.Epilog(
       "examples:\n"
       "  stepscope analyze run.sqlite\n"
+      "  stepscope analyze --model config.json --micro-batch 8 --seq-len 2048 oom_run.sqlite\n"
       "  stepscope analyze --all --format json run.sqlite\n"
       "  stepscope analyze rank*.sqlite");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
@@ -131,6 +135,11 @@ int RunAnalyze(int argc, char** argv) {
   }
   if (st.ok() && p.positionals().empty())
     st = InvalidInput("no trace given; usage: stepscope analyze [options] TRACE...");
+  if (st.ok() && p.Has("--model")) {
+    auto om = std::make_shared<OomModel>();
+    st = ParsePlanFlags(p, &om->model, &om->options);
+    opt.oom_model = std::move(om);
+  }
   if (!st.ok()) return ReportError("analyze", st);
   opt.all = p.Has("--all");
   opt.device = spec.device;

@@ -3,12 +3,37 @@
 
 #include "analysis/memory/memory_analysis.h"
 #include "analysis/memory/memory_report.h"
+#include "analysis/rules.h"
+#include "analysis/rules_oom.h"
+#include "analysis/trace_model.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/plan_flags.h"
 #include "common/file_util.h"
 #include "common/strings.h"
 
 namespace stepscope {
+
+namespace {
+
+// The oom finding (docs/rules.md) ahead of the report when the process ran
+// out of memory: the same text `analyze` leads with.
+std::string OomLead(const std::string& path, const OomModel* model) {
+  auto m = TraceModel::Load(path);
+  if (!m.ok()) return "";
+  auto steps = DetectSteps(**m, StepOptions{});
+  StepSet none;
+  std::string s;
+  for (const Finding& f : OomFindings(**m, steps.ok() ? *steps : none, model)) {
+    s += "== oom: " + f.title + "\n";
+    s += "where: " + f.where + "\n";
+    s += "what:  " + f.detail + "\n";
+    s += "fix:   " + f.fix + "\n\n";
+  }
+  return s;
+}
+
+}  // namespace
 
 int RunMemory(int argc, char** argv) {
   ArgParser p(
@@ -42,6 +67,7 @@ int RunMemory(int argc, char** argv) {
       "  stepscope memory --timeline --max-points 2000 -o mem.csv run/trace.sqlite\n"
       "  stepscope profile --pytorch-memory -o run -- python train.py && stepscope memory "
       "run/trace.sqlite");
+  AddPlanFlags(&p, false);  // the run's model: the oom finding's fixes from the planner
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
   if (p.positionals().size() != 1) {
     return ReportError("memory", InvalidInput("expected one TRACE; see 'stepscope memory --help'"));
@@ -71,6 +97,13 @@ int RunMemory(int argc, char** argv) {
     }
   }
 
+  std::shared_ptr<OomModel> oom_model;
+  if (p.Has("--model")) {
+    oom_model = std::make_shared<OomModel>();
+    Status st = ParsePlanFlags(p, &oom_model->model, &oom_model->options);
+    if (!st.ok()) return ReportError("memory", st);
+  }
+
   auto reader = TraceReader::Open(p.positionals()[0]);
   if (!reader.ok()) return ReportError("memory", reader.status());
   memory::MemoryOptions opt;
@@ -88,6 +121,9 @@ int RunMemory(int argc, char** argv) {
     ro.top = static_cast<size_t>(top);
     out = memory::RenderMemoryReport(memory::BuildMemoryReport(*analysis, **reader, ro), format,
                                      section);
+    if (format == OutputFormat::kText && section.empty() && !analysis->trace.ooms.empty()) {
+      out = OomLead(p.positionals()[0], oom_model.get()) + out;
+    }
   }
   if (p.Has("--output")) {
     Status st = WriteFileAtomic(p.Get("--output"), out);

@@ -27,5 +27,6 @@ int RunSteps(int argc, char** argv);
 int RunAnalyze(int argc, char** argv);
 int RunDiff(int argc, char** argv);
 int RunWhatif(int argc, char** argv);
+int RunPlan(int argc, char** argv);
 
 }  // namespace stepscope

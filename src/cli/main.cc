@@ -22,6 +22,7 @@ const CommandInfo kCommands[] = {
     {"import", "convert a torch.profiler JSON or nsys SQLite trace into a stepscope trace",
      RunImport},
     {"memory", "device/host memory over time, peaks, live set, leaks, OOMs", RunMemory},
+    {"plan", "memory of a training step before it runs: what fits, what to change", RunPlan},
     {"bench", "measure this GPU's ceilings (bandwidths, FLOP/s)", RunBench},
     {"roofline", "counters of a step's top kernels against the ceilings", RunRoofline},
     {"summarize", "write the small per-rank summary of traces (for 'ranks')", RunSummarize},

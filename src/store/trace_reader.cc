@@ -360,11 +360,15 @@ StatusOr<std::vector<UmRecord>> TraceReader::UmEvents() const {
 StatusOr<std::vector<NvtxRecord>> TraceReader::Nvtx() const {
   return LoadAll<NvtxRecord>(
       db_,
-      "SELECT start_ns,end_ns,tid,end_tid,kind,depth,domain_id,name_id,category,color FROM nvtx "
-      "ORDER BY start_ns, id",
+      "SELECT start_ns,end_ns,tid,end_tid,kind,depth,domain_id,name_id,category,color,"
+      "COALESCE(unclosed, 0) FROM nvtx ORDER BY start_ns, id",
       [](const Statement& s, NvtxRecord& r) {
         r.start_ns = TimeNs(s.Int(0));
-        r.end_ns = s.Int(1) == -1 ? -1 : TimeNs(s.Int(1));  // -1: not ended
+        // -1: not ended. The collector writes a range still open when the
+        // process died (or recording stopped) with end_ns = the trace's end
+        // and unclosed = 1 for SQL readers; the model sees it as never ended,
+        // as in a cut-off trace.
+        r.end_ns = (s.Int(1) == -1 || s.Int(10) != 0) ? -1 : TimeNs(s.Int(1));
         r.tid = static_cast<uint32_t>(s.Int(2));
         r.end_tid = static_cast<uint32_t>(s.Int(3));
         r.kind = static_cast<NvtxKind>(s.Int(4));
