@@ -28,6 +28,22 @@ ENV = dict(os.environ, STEPSCOPE_INJECT_LIB="/nonexistent/libstepscope_inject.so
            ASAN_OPTIONS="detect_leaks=0:disable_coredump=0")
 
 
+def retried_under_load(test):
+    """These checks time signals against a running program (a 0.2 s settle, the launcher's
+    100 ms window that folds `timeout`'s pid+group pair into one signal). On a loaded 2-core CI
+    machine under ASan a descheduled sender can stretch them; a real fault fails both tries."""
+    def run(self):
+        try:
+            test(self)
+        except AssertionError as first:
+            sys.stderr.write(f"{test.__name__}: retrying once after: {first}\n")
+            self.setUp()
+            test(self)
+    run.__name__ = test.__name__
+    run.__doc__ = test.__doc__
+    return run
+
+
 def launched(args):
     return [STEPSCOPE, "profile", "-q", "--"] + args
 
@@ -71,16 +87,19 @@ class LauncherSignalsTest(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         return out.split()[-1]
 
+    @retried_under_load
     def test_process_group_signal_reaches_program_once(self):
         prog = [COUNTER, "count", str(int(signal.SIGTERM)), "1"]
         kill_group = lambda pid: os.killpg(pid, signal.SIGTERM)
         self.assertEqual(self.count_after(prog, kill_group), "1")            # bare
         self.assertEqual(self.count_after(launched(prog), kill_group), "1")  # was 2
 
+    @retried_under_load
     def test_signal_to_launcher_pid_reaches_program_once(self):
         prog = [COUNTER, "count", str(int(signal.SIGUSR1)), "1"]
         self.assertEqual(self.count_after(launched(prog), lambda pid: os.kill(pid, signal.SIGUSR1)), "1")
 
+    @retried_under_load
     def test_timeout_signals_program_once(self):
         # timeout sends SIGTERM to the launcher's pid and then to its group.
         prog = [COUNTER, "count", str(int(signal.SIGTERM)), "1.5"]
@@ -141,6 +160,7 @@ class LauncherSignalsTest(unittest.TestCase):
         self.assertEqual(core_program_name(os.path.join(self.tmp, found[0])), "signal_counter")
 
     @unittest.skipUnless(have_pty(), "no pseudo-terminals here")
+    @retried_under_load
     def test_terminal_belongs_to_program(self):
         # A pty as controlling terminal: the program gets the foreground (it can
         # read the terminal), Ctrl-C reaches it once, and the launcher gets the
@@ -168,6 +188,7 @@ class LauncherSignalsTest(unittest.TestCase):
 
 
     @unittest.skipUnless(have_pty(), "no pseudo-terminals here")
+    @retried_under_load
     def test_ctrl_c_stops_a_script_looping_over_runs(self):
         # The terminal's Ctrl-C reaches the program; the launcher passes it on
         # to its own group (the script), as the terminal would have bare.
@@ -190,6 +211,7 @@ class LauncherSignalsTest(unittest.TestCase):
 
 
     @unittest.skipUnless(have_pty() and os.path.exists("/bin/bash"), "no pseudo-terminals or bash here")
+    @retried_under_load
     def test_job_control_in_an_interactive_shell(self):
         # Ctrl-Z stops the job (launcher and program), fg resumes it; a job
         # started in the background that reads the terminal stops, and fg
