@@ -92,8 +92,8 @@ struct AnalyzeOptions {
   double tensor_core_ratio_fp32 = 60.2 / 777.8;
   double tensor_core_ratio_tf32 = 400.3 / 777.8;
   std::string ratio_source = "H200 ceilings in docs/PERFORMANCE.md";
-  double batch_factor = 4.0;  // the larger batch the host_bound finding prices
-  bool price = true;          // false: the rules' own cost models (no replay)
+  double batch_factor = 4.0;                  // the larger batch the host_bound finding prices
+  bool price = true;                          // false: the rules' own cost models (no replay)
   std::shared_ptr<const OomModel> oom_model;  // --model ...: the planner prices the oom fixes
 };
 

@@ -254,7 +254,9 @@ TEST(Store, NewerMajorVersionIsRefused) {
   auto r = TraceReader::Open(path);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
-  EXPECT_NE(r.status().message().find("schema version 2." + std::to_string(kSchemaMinor) + " is newer"), std::string::npos)
+  EXPECT_NE(
+      r.status().message().find("schema version 2." + std::to_string(kSchemaMinor) + " is newer"),
+      std::string::npos)
       << r.status().message();
 }
 
