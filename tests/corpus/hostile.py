@@ -3,7 +3,7 @@
 
   hostile.py --stepscope build/bin/stepscope
 
-1. A step range named "step " + 50,000 digits: steps/analyze/diff/report used a
+1. A step range named "step " + 100,000 digits: steps/analyze/diff/report used a
    recursive std::regex on NVTX names and overflowed the stack (SIGSEGV). Now
    each must exit 0 (the name is simply no step).
 2. A gzip "string bomb": ~1 MB of .gz holding one JSON string of 1 GB. The
@@ -24,7 +24,7 @@ import tempfile
 
 def digits_name(tmp, stepscope):
     events = []
-    for i, name in enumerate(["step 1", "step " + "7" * 50000, "step 2", "step 3"]):
+    for i, name in enumerate(["step 1", "step " + "7" * 100000, "step 2", "step 3"]):
         ts = 1000 + i * 1000
         events.append({"ph": "X", "cat": "user_annotation", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": 900})
         events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
@@ -50,7 +50,7 @@ def digits_name(tmp, stepscope):
     if p.returncode == 0:
         n = json.loads(p.stdout)["step_summary"][0]["steps"]
         if n != 3:
-            failures.append(f"steps found {n}, want 3 (the 50,000-digit name is no step)")
+            failures.append(f"steps found {n}, want 3 (the 100,000-digit name is no step)")
     return failures
 
 
