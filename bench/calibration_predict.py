@@ -18,7 +18,9 @@ within 15% of realized, or within 1 ms where realized < 5 ms; where realized is 
 (< 1 ms) no finding above threshold names the scenario's rule.
 
 usage:
-  python3 bench/calibration_predict.py [--calib /work/calib] [--stepscope build/bin/stepscope]
+  python3 bench/calibration_predict.py --calib DIR [--stepscope build/bin/stepscope]
+  DIR holds one folder per machine kind (h100/, h200/), each with the realized.json and the
+  <scenario>.sqlite traces that bench/calibration.py --out wrote on that machine.
          [--kinds h100,h200] [--json OUT.json]
 """
 import argparse
@@ -77,7 +79,7 @@ def predict(stepscope, trace, rule, question):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--calib", default="/work/calib")
+    ap.add_argument("--calib", required=True, help="folder of per-kind calibration folders")
     ap.add_argument("--stepscope", default=os.path.join(HERE, "..", "build", "bin", "stepscope"))
     ap.add_argument("--kinds", default="", help="subfolders of --calib (default: every one with realized.json)")
     ap.add_argument("--json", help="write the table as JSON here")
