@@ -73,10 +73,11 @@ StatusOr<ModelSpec> FromHf(const JsonValue& in, const std::string& name,
                            const std::vector<Override>& overrides) {
   if (!in.is_object()) return InvalidInput(name + ": expected a JSON object (a config.json)");
   JsonValue obj = JsonValue::Object();
-  for (const auto& [k, v] : in.members()) {
+  for (const auto& member : in.members()) {
+    const std::string& key = member.first;  // named: clang 14 cannot capture a structured binding
     bool replaced = std::any_of(overrides.begin(), overrides.end(),
-                                [&](const Override& o) { return o.first == k; });
-    if (!replaced) obj.Set(k, v);
+                                [&](const Override& o) { return o.first == key; });
+    if (!replaced) obj.Set(key, member.second);
   }
   for (const auto& [k, v] : overrides) obj.Set(k, OverrideValue(v));
   HfFields f(obj, name);
