@@ -27,6 +27,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/json_scan.h"
 #include "common/status.h"
 
 namespace stepscope {
@@ -58,15 +59,20 @@ class JsonReader {
   Status Error(const std::string& what) const;
 
  private:
+  const char* At() const { return s_.data() + pos_; }
+  const char* Limit() const { return s_.data() + s_.size(); }
   void Ws();
-  bool Literal(std::string_view word);
+  // Moves to `stop`; the error `error` there unless r is kOk (the input is
+  // whole, so kIncomplete is an error too).
+  Status Scanned(JsonScan r, const char* stop, const char* error);
+  Status Literal(std::string_view* word);
   Status Number(std::string_view* text);
 
   std::string_view s_;
   std::string name_;
   size_t pos_ = 0;
   int depth_ = 0;
-  std::string key_;  // scratch buffer for object keys
+  std::string scratch_;  // decoded strings with escapes
 };
 
 }  // namespace stepscope

@@ -21,6 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/json_scan.h"
+
 namespace stepscope {
 
 enum class JsonType : uint8_t { kNull, kFalse, kTrue, kNumber, kString, kArray, kObject };
@@ -66,10 +68,8 @@ class JsonValueParser {
   };
   uint32_t AddNode(JsonType type, std::string_view key);
   JsonParseOutcome Fail(const char* begin, const char* at, const char* what);
-  // Parses the string whose opening quote is at *p; on kOk *p is past the
-  // closing quote and *out the decoded contents.
-  JsonParseOutcome ParseString(const char* begin, const char** p, const char* end,
-                               std::string_view* out);
+  // kIncomplete as is, else the error `what` at `at`.
+  JsonParseOutcome Scanned(JsonScan r, const char* begin, const char* at, const char* what);
 
   std::vector<JsonNode> nodes_;
   std::vector<Open> stack_;
