@@ -7,8 +7,9 @@
 //     entries' structs and nothing more;
 //   * common/json_value.h: the small document tree (rank summaries, GPU
 //     ceilings, roofline results), built on top of this reader.
-// All three share the escape decoder (DecodeJsonEscape) and one error
-// wording: "[FILE: ]byte N: what".
+// All three lex their tokens with one scanner (common/json_scan.h: strings,
+// escapes, numbers, literals, whitespace) and share one error wording:
+// "[FILE: ]byte N: what".
 //
 //   JsonReader j(text, "x.json");
 //   RETURN_IF_ERROR(j.Object([&](std::string_view key) {

@@ -2,6 +2,8 @@
 // memory (a trace event, or a small top-level member such as
 // deviceProperties). The streaming tokenizer (json_tokenizer.h) cuts the file
 // into such values; nothing ever holds a DOM of the whole file.
+// Tokens are lexed by the project's one JSON token scanner
+// (common/json_scan.h); this parser only builds the node array.
 //
 // The parsed value is a flat array of nodes (a "DOM of one event") that is
 // reused from value to value, so steady-state parsing allocates nothing.
