@@ -36,8 +36,7 @@ int64_t UnicodeEscape(std::string_view s, size_t i, bool* short_input, size_t* b
 
 }  // namespace
 
-JsonScan DecodeJsonEscape(std::string_view s, std::string* out, size_t* used,
-                            const char** error) {
+JsonScan DecodeJsonEscape(std::string_view s, std::string* out, size_t* used, const char** error) {
   if (s.size() < 2) return JsonScan::kIncomplete;
   char simple = 0;
   switch (s[1]) {

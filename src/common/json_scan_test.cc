@@ -48,9 +48,13 @@ TEST(JsonScan, StringsWithEscapesAreDecodedIntoScratch) {
   scratch.reserve(64);
   Scan s = Str("\"a\\nb\\u00e9c\"x", &scratch);
   EXPECT_EQ(s.r, JsonScan::kOk);
-  EXPECT_EQ(s.text, "a\nb\xc3\xa9" "c");
+  EXPECT_EQ(s.text,
+            "a\nb\xc3\xa9"
+            "c");
   EXPECT_EQ(s.stop, 13u);
-  EXPECT_EQ(scratch, "kepta\nb\xc3\xa9" "c");
+  EXPECT_EQ(scratch,
+            "kepta\nb\xc3\xa9"
+            "c");
 }
 
 TEST(JsonScan, StringsCutShortAreIncompleteAndBadOnesSayWhere) {
