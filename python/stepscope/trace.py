@@ -200,11 +200,14 @@ class Trace:
         rule, cost_ns, cost_pct, cost_per_step_ns, count, reported, step_before_ns,
         step_after_ns, title, where, detail, fix. A healthy trace has none above the threshold;
         all=True also returns those below it (`analyze --all`). The analysis summary (steps,
-        busy/idle time, the replay's simulated step, the critical path) is in .attrs["summary"]."""
+        busy/idle time, the replay's simulated step, the critical path) is in .attrs["summary"];
+        the rules that lacked the evidence to decide, as {rule, reason} rows, in
+        .attrs["undecided"]."""
         out = _cli.run_json(["analyze", self.path] + (["--all"] if all else []))
         df = _table(out, "findings")
         summary = out.get("summary") or [{}]
         df.attrs["summary"] = summary[0]
+        df.attrs["undecided"] = out.get("undecided") or []
         return df
 
 

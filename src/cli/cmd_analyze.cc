@@ -147,7 +147,7 @@ int RunAnalyze(int argc, char** argv) {
   const bool many = p.positionals().size() > 1;
   struct Out {
     std::string text;
-    Table summary, findings;
+    Table summary, findings, undecided;
   };
   auto res = ForEachTrace<Out>(
       p.positionals(), jobs, [&](const TraceModel& m, size_t index) -> StatusOr<Out> {
@@ -194,9 +194,17 @@ int RunAnalyze(int argc, char** argv) {
                              Cell(f.count), f.reported ? "yes" : "no", Cell(f.step_before_ns),
                              Cell(f.step_after_ns), f.title, f.where, f.detail, f.fix});
         }
+        o.undecided = Table({{"rule", "Rule", false}, {"reason", "Why Undecided", false}});
+        for (const std::string& u : a.undecided) {
+          // The rules word each line "rule: reason".
+          const size_t colon = u.find(": ");
+          o.undecided.AddRow({colon == std::string::npos ? "" : u.substr(0, colon),
+                              colon == std::string::npos ? u : u.substr(colon + 2)});
+        }
         if (many) {
           AddTraceColumns(&o.summary, m, index);
           AddTraceColumns(&o.findings, m, index);
+          AddTraceColumns(&o.undecided, m, index);
         }
         return o;
       });
@@ -208,11 +216,14 @@ int RunAnalyze(int argc, char** argv) {
     }
     return 0;
   }
-  std::vector<NamedTable> out = {{"summary", "GPU time in the analyzed steps", Table(), ""},
-                                 {"findings", "Findings, ranked by cost", Table(), ""}};
+  std::vector<NamedTable> out = {
+      {"summary", "GPU time in the analyzed steps", Table(), ""},
+      {"findings", "Findings, ranked by cost", Table(), ""},
+      {"undecided", "Rules that lacked the evidence to decide", Table(), ""}};
   for (const Out& o : *res) {
     AppendRows(&out[0].table, o.summary);
     AppendRows(&out[1].table, o.findings);
+    AppendRows(&out[2].table, o.undecided);
   }
   return EmitTables("analyze", p, out, format);
 }

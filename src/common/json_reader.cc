@@ -1,7 +1,6 @@
 #include "common/json_reader.h"
 
-#include "common/json_value.h"
-#include "common/strings.h"
+#include "common/json_scan.h"
 
 #include <cerrno>
 #include <cmath>
@@ -14,17 +13,18 @@ Status JsonReader::Error(const std::string& what) const {
                       what);
 }
 
-void JsonReader::Ws() {
-  while (pos_ < s_.size() &&
-         (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\r' || s_[pos_] == '\t')) {
-    ++pos_;
-  }
+void JsonReader::Ws() { pos_ = static_cast<size_t>(SkipJsonWs(At(), Limit()) - s_.data()); }
+
+Status JsonReader::Scanned(JsonScan r, const char* stop, const char* error) {
+  pos_ = static_cast<size_t>(stop - s_.data());
+  return r == JsonScan::kOk ? OkStatus() : Error(error);
 }
 
-bool JsonReader::Literal(std::string_view word) {
-  if (s_.substr(pos_, word.size()) != word) return false;
-  pos_ += word.size();
-  return true;
+Status JsonReader::Literal(std::string_view* word) {
+  const char* stop = nullptr;
+  const char* error = "";
+  const JsonScan r = ScanJsonLiteral(At(), Limit(), word, &stop, &error);
+  return Scanned(r, stop, error);
 }
 
 JsonReader::Type JsonReader::Peek() {
@@ -112,55 +112,24 @@ Status JsonReader::Array(const std::function<Status()>& element) {
 
 Status JsonReader::String(std::string* out) {
   if (Peek() != Type::kString) return Error("expected a string");
-  ++pos_;
-  out->clear();
-  while (pos_ < s_.size()) {
-    char c = s_[pos_];
-    if (c == '"') {
-      ++pos_;
-      return OkStatus();
-    }
-    if (static_cast<unsigned char>(c) < 0x20) return Error("control character in a string");
-    if (c != '\\') {
-      out->push_back(c);
-      ++pos_;
-      continue;
-    }
-    size_t used = 0;
-    const char* error = "";
-    JsonEscape e = DecodeJsonEscape(s_.substr(pos_), out, &used, &error);
-    if (e == JsonEscape::kIncomplete) break;
-    pos_ += used;
-    if (e == JsonEscape::kBad) return Error(error);
-  }
-  return Error("unterminated string");
+  std::string_view text;
+  const char* stop = nullptr;
+  const char* error = "";
+  scratch_.clear();
+  const JsonScan r = ScanJsonString(At(), Limit(), &scratch_, &text, &stop, &error);
+  RETURN_IF_ERROR(Scanned(r, stop, error));
+  out->assign(text);
+  return OkStatus();
 }
 
-// JSON number syntax: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 Status JsonReader::Number(std::string_view* text) {
   if (Peek() != Type::kNumber) return Error("expected a number");
-  const size_t start = pos_;
-  auto digits = [&] {
-    const size_t b = pos_;
-    while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
-    return pos_ - b;
-  };
-  if (s_[pos_] == '-') ++pos_;
-  if (pos_ < s_.size() && s_[pos_] == '0') {
-    ++pos_;
-  } else if (digits() == 0) {
-    return Error("invalid number: expected a digit");
-  }
-  if (pos_ < s_.size() && s_[pos_] == '.') {
-    ++pos_;
-    if (digits() == 0) return Error("invalid number: expected a digit after '.'");
-  }
-  if (pos_ < s_.size() && (s_[pos_] == 'e' || s_[pos_] == 'E')) {
-    ++pos_;
-    if (pos_ < s_.size() && (s_[pos_] == '+' || s_[pos_] == '-')) ++pos_;
-    if (digits() == 0) return Error("invalid number: expected a digit in the exponent");
-  }
-  *text = s_.substr(start, pos_ - start);
+  const char* start = At();
+  const char* stop = nullptr;
+  const char* error = "";
+  const JsonScan r = ScanJsonNumber(start, Limit(), &stop, &error);
+  RETURN_IF_ERROR(Scanned(r, stop, error));
+  *text = std::string_view(start, static_cast<size_t>(stop - start));
   if (text->size() > 64) return Error("number longer than 64 characters");
   return OkStatus();
 }
@@ -193,30 +162,25 @@ Status JsonReader::Double(double* out) {
 }
 
 Status JsonReader::Bool(bool* out) {
-  Ws();
-  if (Literal("true")) {
-    *out = true;
-  } else if (Literal("false")) {
-    *out = false;
-  } else {
-    return Error("expected true or false");
-  }
+  if (Peek() != Type::kBool) return Error("expected true or false");
+  std::string_view word;
+  RETURN_IF_ERROR(Literal(&word));
+  *out = word == "true";
   return OkStatus();
 }
 
 Status JsonReader::IntOrNull(int64_t* out, int64_t fallback) {
   if (Peek() == Type::kNull) {
-    Literal("null");
     *out = fallback;
-    return OkStatus();
+    return Null();
   }
   return Int(out);
 }
 
 Status JsonReader::Null() {
-  Ws();
-  if (!Literal("null")) return Error("expected null");
-  return OkStatus();
+  if (Peek() != Type::kNull) return Error("expected null");
+  std::string_view word;
+  return Literal(&word);
 }
 
 Status JsonReader::Skip() {
@@ -226,8 +190,12 @@ Status JsonReader::Skip() {
     case Type::kArray:
       return Array([&]() { return Skip(); });
     case Type::kString: {
-      std::string ignored;
-      return String(&ignored);
+      std::string_view ignored;
+      const char* stop = nullptr;
+      const char* error = "";
+      scratch_.clear();
+      const JsonScan r = ScanJsonString(At(), Limit(), &scratch_, &ignored, &stop, &error);
+      return Scanned(r, stop, error);
     }
     case Type::kNumber: {
       std::string_view t;
@@ -238,8 +206,7 @@ Status JsonReader::Skip() {
       return Bool(&b);
     }
     case Type::kNull:
-      if (Literal("null")) return OkStatus();
-      return Error("bad literal");
+      return Null();
     case Type::kEnd:
       return Error("unexpected end of file");
     default:

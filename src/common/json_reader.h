@@ -7,8 +7,9 @@
 //     entries' structs and nothing more;
 //   * common/json_value.h: the small document tree (rank summaries, GPU
 //     ceilings, roofline results), built on top of this reader.
-// All three share the escape decoder (DecodeJsonEscape) and one error
-// wording: "[FILE: ]byte N: what".
+// All three lex their tokens with one scanner (common/json_scan.h: strings,
+// escapes, numbers, literals, whitespace) and share one error wording:
+// "[FILE: ]byte N: what".
 //
 //   JsonReader j(text, "x.json");
 //   RETURN_IF_ERROR(j.Object([&](std::string_view key) {
@@ -27,6 +28,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/json_scan.h"
 #include "common/status.h"
 
 namespace stepscope {
@@ -58,15 +60,20 @@ class JsonReader {
   Status Error(const std::string& what) const;
 
  private:
+  const char* At() const { return s_.data() + pos_; }
+  const char* Limit() const { return s_.data() + s_.size(); }
   void Ws();
-  bool Literal(std::string_view word);
+  // Moves to `stop`; the error `error` there unless r is kOk (the input is
+  // whole, so kIncomplete is an error too).
+  Status Scanned(JsonScan r, const char* stop, const char* error);
+  Status Literal(std::string_view* word);
   Status Number(std::string_view* text);
 
   std::string_view s_;
   std::string name_;
   size_t pos_ = 0;
   int depth_ = 0;
-  std::string key_;  // scratch buffer for object keys
+  std::string scratch_;  // decoded strings with escapes
 };
 
 }  // namespace stepscope

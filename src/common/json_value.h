@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/json_scan.h"
 #include "common/status.h"
 
 namespace stepscope {
@@ -82,17 +83,7 @@ class JsonValue {
 // reader of common/json_reader.h. Errors read "byte N: what was expected".
 StatusOr<JsonValue> ParseJson(std::string_view text);
 
-// One escape sequence inside a JSON string, shared by the project's three
-// JSON readers (this DOM parser, the memory file's pull reader and the Kineto
-// importer's streaming parser). `s` starts at the backslash. kOk: the decoded
-// UTF-8 is appended to *out and *used is the bytes consumed (2, 6 or 12). A
-// high surrogate is combined with a following low one; a lone surrogate
-// becomes U+FFFD. kIncomplete: `s` ends inside the escape, or right after a
-// high surrogate where a low one could still follow (a streaming reader
-// waits for more bytes; a reader of a whole text reports an unterminated
-// string). kBad: *used is the offset of the offending byte, *error says what.
-enum class JsonEscape { kOk, kIncomplete, kBad };
-JsonEscape DecodeJsonEscape(std::string_view s, std::string* out, size_t* used, const char** error);
+// DecodeJsonEscape (the escape decoder) lives in common/json_scan.h.
 
 // Shortest round-trip-safe text of a double, "null" for NaN/inf.
 std::string JsonNumber(double v);

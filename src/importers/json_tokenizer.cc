@@ -1,12 +1,8 @@
 #include "importers/json_tokenizer.h"
 
+#include "common/json_scan.h"
+
 namespace stepscope {
-namespace {
-inline const char* SkipWs(const char* p, const char* end) {
-  while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
-  return p;
-}
-}  // namespace
 
 bool ChromeTraceTokenizer::Skipper::Feed(const char* p, const char* end, size_t* used) {
   for (const char* q = p; q < end; ++q) {
@@ -37,7 +33,7 @@ bool ChromeTraceTokenizer::Skipper::Feed(const char* p, const char* end, size_t*
       continue;
     }
     if (scalar) {
-      if (c == ',' || c == ']' || c == '}' || c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+      if (c == ',' || c == ']' || c == '}' || IsJsonWs(c)) {
         *used = static_cast<size_t>(q - p);
         return true;
       }
@@ -107,7 +103,7 @@ Status ChromeTraceTokenizer::Process(bool final) {
       state_ = after_skip_;
       continue;
     }
-    const char* p = SkipWs(b + pos_, end);
+    const char* p = SkipJsonWs(b + pos_, end);
     pos_ = static_cast<size_t>(p - b);
     if (p == end) return OkStatus();
     switch (state_) {
@@ -141,11 +137,11 @@ Status ChromeTraceTokenizer::Process(bool final) {
         if (r == JsonParseOutcome::kError)
           return SyntaxError(pos_ + parser_.error_offset(), parser_.error());
         key_.assign(parser_.root().text);
-        const char* q = SkipWs(p + consumed, end);
+        const char* q = SkipJsonWs(p + consumed, end);
         if (q == end) goto need_more;
         if (*q != ':')
           return SyntaxError(static_cast<size_t>(q - b), "expected ':' after a member name");
-        q = SkipWs(q + 1, end);
+        q = SkipJsonWs(q + 1, end);
         if (q == end) goto need_more;
         if (key_ == "traceEvents") {
           if (*q != '[')
@@ -188,7 +184,7 @@ Status ChromeTraceTokenizer::Process(bool final) {
         if (state_ == State::kEvent) {
           if (*q != ',')
             return SyntaxError(pos_, "expected ',' or ']' after an event in traceEvents");
-          q = SkipWs(q + 1, end);
+          q = SkipJsonWs(q + 1, end);
           if (q == end) goto need_more;
           if (*q == ']')
             return SyntaxError(static_cast<size_t>(q - b),

@@ -1,33 +1,11 @@
 #include "importers/json_value.h"
 
-#include <cstring>
-
-#include "common/json_value.h"
-#include "common/strings.h"
+#include "common/json_scan.h"
 
 namespace stepscope {
 namespace {
 
-// Bytes that end the fast scan of a string: the closing quote, an escape, and
-// control characters (invalid inside JSON strings).
-struct StringStopTable {
-  bool stop[256];
-  constexpr StringStopTable() : stop() {
-    for (int c = 0; c < 0x20; ++c) stop[c] = true;
-    stop[static_cast<unsigned char>('"')] = true;
-    stop[static_cast<unsigned char>('\\')] = true;
-  }
-};
-constexpr StringStopTable kStringStop;
-
-inline bool IsWs(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-inline const char* SkipWs(const char* p, const char* end) {
-  while (p < end && IsWs(*p)) ++p;
-  return p;
-}
-
 }  // namespace
 
 uint32_t JsonValueParser::AddNode(JsonType type, std::string_view key) {
@@ -54,54 +32,10 @@ JsonParseOutcome JsonValueParser::Fail(const char* begin, const char* at, const 
   return JsonParseOutcome::kError;
 }
 
-JsonParseOutcome JsonValueParser::ParseString(const char* begin, const char** pp, const char* end,
-                                              std::string_view* out) {
-  const char* p = *pp + 1;  // past the opening quote
-  const char* s = p;
-  while (p < end && !kStringStop.stop[static_cast<unsigned char>(*p)]) ++p;
-  if (p == end) return JsonParseOutcome::kIncomplete;
-  if (*p == '"') {
-    *out = std::string_view(s, static_cast<size_t>(p - s));
-    *pp = p + 1;
-    return JsonParseOutcome::kOk;
-  }
-  if (static_cast<unsigned char>(*p) < 0x20)
-    return Fail(begin, p, "control character inside a string");
-  // Slow path: decode escapes into scratch_ (capacity was reserved in Parse,
-  // so earlier views into scratch_ stay valid).
-  size_t out_start = scratch_.size();
-  scratch_.append(s, static_cast<size_t>(p - s));
-  while (true) {
-    if (p == end) {
-      scratch_.resize(out_start);
-      return JsonParseOutcome::kIncomplete;
-    }
-    char c = *p;
-    if (c == '"') break;
-    if (static_cast<unsigned char>(c) < 0x20)
-      return Fail(begin, p, "control character inside a string");
-    if (c != '\\') {
-      scratch_.push_back(c);
-      ++p;
-      continue;
-    }
-    size_t used = 0;
-    const char* error = "";
-    switch (DecodeJsonEscape(std::string_view(p, static_cast<size_t>(end - p)), &scratch_, &used,
-                             &error)) {
-      case JsonEscape::kOk:
-        p += used;
-        continue;
-      case JsonEscape::kIncomplete:
-        scratch_.resize(out_start);
-        return JsonParseOutcome::kIncomplete;
-      case JsonEscape::kBad:
-        return Fail(begin, p + used, error);
-    }
-  }
-  *out = std::string_view(scratch_.data() + out_start, scratch_.size() - out_start);
-  *pp = p + 1;
-  return JsonParseOutcome::kOk;
+JsonParseOutcome JsonValueParser::Scanned(JsonScan r, const char* begin, const char* at,
+                                          const char* what) {
+  if (r == JsonScan::kIncomplete) return JsonParseOutcome::kIncomplete;
+  return Fail(begin, at, what);
 }
 
 JsonParseOutcome JsonValueParser::Parse(const char* begin, const char* end, size_t* consumed) {
@@ -110,9 +44,8 @@ JsonParseOutcome JsonValueParser::Parse(const char* begin, const char* end, size
   scratch_.clear();
   size_t avail = static_cast<size_t>(end - begin);
   if (scratch_.capacity() < avail) scratch_.reserve(avail);
-  const char* p = SkipWs(begin, end);
+  const char* p = SkipJsonWs(begin, end);
   std::string_view key;
-  JsonParseOutcome r;
 
 parse_value:
   if (p == end) return JsonParseOutcome::kIncomplete;
@@ -121,7 +54,7 @@ parse_value:
       if (stack_.size() >= kMaxDepth) return Fail(begin, p, "nesting too deep");
       uint32_t idx = AddNode(JsonType::kObject, key);
       stack_.push_back({idx, 0, p});
-      p = SkipWs(p + 1, end);
+      p = SkipJsonWs(p + 1, end);
       if (p == end) return JsonParseOutcome::kIncomplete;
       if (*p == '}') {
         nodes_[idx].text =
@@ -136,7 +69,7 @@ parse_value:
       if (stack_.size() >= kMaxDepth) return Fail(begin, p, "nesting too deep");
       uint32_t idx = AddNode(JsonType::kArray, key);
       stack_.push_back({idx, 0, p});
-      p = SkipWs(p + 1, end);
+      p = SkipJsonWs(p + 1, end);
       if (p == end) return JsonParseOutcome::kIncomplete;
       if (*p == ']') {
         nodes_[idx].text =
@@ -150,8 +83,11 @@ parse_value:
     }
     case '"': {
       std::string_view s;
-      r = ParseString(begin, &p, end, &s);
-      if (r != JsonParseOutcome::kOk) return r;
+      const char* stop = nullptr;
+      const char* what = "";
+      JsonScan sr = ScanJsonString(p, end, &scratch_, &s, &stop, &what);
+      if (sr != JsonScan::kOk) return Scanned(sr, begin, stop, what);
+      p = stop;
       uint32_t idx = AddNode(JsonType::kString, key);
       nodes_[idx].text = s;
       goto after_value;
@@ -159,48 +95,29 @@ parse_value:
     case 't':
     case 'f':
     case 'n': {
-      const char* lit = *p == 't' ? "true" : *p == 'f' ? "false" : "null";
-      size_t len = std::strlen(lit);
-      size_t have = static_cast<size_t>(end - p);
-      size_t cmp = have < len ? have : len;
-      if (std::memcmp(p, lit, cmp) != 0)
-        return Fail(begin, p, "invalid literal (expected true, false or null)");
-      if (have < len) return JsonParseOutcome::kIncomplete;
+      std::string_view word;
+      const char* stop = nullptr;
+      const char* what = "";
+      JsonScan sr = ScanJsonLiteral(p, end, &word, &stop, &what);
+      if (sr != JsonScan::kOk) return Scanned(sr, begin, stop, what);
       JsonType t = *p == 't' ? JsonType::kTrue : *p == 'f' ? JsonType::kFalse : JsonType::kNull;
       uint32_t idx = AddNode(t, key);
-      nodes_[idx].text = std::string_view(p, len);
-      p += len;
+      nodes_[idx].text = word;
+      p = stop;
       goto after_value;
     }
     default: {
-      const char* s = p;
-      if (*p == '-') ++p;
-      if (p == end) return JsonParseOutcome::kIncomplete;
-      if (*p == '0') {
-        ++p;
-      } else if (*p >= '1' && *p <= '9') {
-        while (p < end && IsDigit(*p)) ++p;
-      } else {
-        return Fail(begin, p,
-                    s == p ? "unexpected character (expected a JSON value)" : "invalid number");
-      }
-      if (p < end && *p == '.') {
-        ++p;
-        if (p == end) return JsonParseOutcome::kIncomplete;
-        if (!IsDigit(*p)) return Fail(begin, p, "invalid number: expected a digit after '.'");
-        while (p < end && IsDigit(*p)) ++p;
-      }
-      if (p < end && (*p == 'e' || *p == 'E')) {
-        ++p;
-        if (p < end && (*p == '+' || *p == '-')) ++p;
-        if (p == end) return JsonParseOutcome::kIncomplete;
-        if (!IsDigit(*p)) return Fail(begin, p, "invalid number: expected a digit in the exponent");
-        while (p < end && IsDigit(*p)) ++p;
-      }
+      if (*p != '-' && !IsDigit(*p))
+        return Fail(begin, p, "unexpected character (expected a JSON value)");
+      const char* stop = nullptr;
+      const char* what = "";
+      JsonScan sr = ScanJsonNumber(p, end, &stop, &what);
+      if (sr != JsonScan::kOk) return Scanned(sr, begin, stop, what);
       // A number that touches the end of the input may continue in the next bytes.
-      if (p == end) return JsonParseOutcome::kIncomplete;
+      if (stop == end) return JsonParseOutcome::kIncomplete;
       uint32_t idx = AddNode(JsonType::kNumber, key);
-      nodes_[idx].text = std::string_view(s, static_cast<size_t>(p - s));
+      nodes_[idx].text = std::string_view(p, static_cast<size_t>(stop - p));
+      p = stop;
       goto after_value;
     }
   }
@@ -210,14 +127,14 @@ after_value:
     *consumed = static_cast<size_t>(p - begin);
     return JsonParseOutcome::kOk;
   }
-  p = SkipWs(p, end);
+  p = SkipJsonWs(p, end);
   if (p == end) return JsonParseOutcome::kIncomplete;
   {
     Open& top = stack_.back();
     bool is_object = nodes_[top.node].type == JsonType::kObject;
     char close = is_object ? '}' : ']';
     if (*p == ',') {
-      p = SkipWs(p + 1, end);
+      p = SkipJsonWs(p + 1, end);
       if (is_object) goto parse_key;
       key = {};
       goto parse_value;
@@ -234,15 +151,20 @@ after_value:
   }
 
 parse_key:
-  p = SkipWs(p, end);
+  p = SkipJsonWs(p, end);
   if (p == end) return JsonParseOutcome::kIncomplete;
   if (*p != '"') return Fail(begin, p, "expected a member name in double quotes");
-  r = ParseString(begin, &p, end, &key);
-  if (r != JsonParseOutcome::kOk) return r;
-  p = SkipWs(p, end);
+  {
+    const char* stop = nullptr;
+    const char* what = "";
+    JsonScan sr = ScanJsonString(p, end, &scratch_, &key, &stop, &what);
+    if (sr != JsonScan::kOk) return Scanned(sr, begin, stop, what);
+    p = stop;
+  }
+  p = SkipJsonWs(p, end);
   if (p == end) return JsonParseOutcome::kIncomplete;
   if (*p != ':') return Fail(begin, p, "expected ':' after a member name");
-  p = SkipWs(p + 1, end);
+  p = SkipJsonWs(p + 1, end);
   goto parse_value;
 }
 

@@ -2,6 +2,8 @@
 // memory (a trace event, or a small top-level member such as
 // deviceProperties). The streaming tokenizer (json_tokenizer.h) cuts the file
 // into such values; nothing ever holds a DOM of the whole file.
+// Tokens are lexed by the project's one JSON token scanner
+// (common/json_scan.h); this parser only builds the node array.
 //
 // The parsed value is a flat array of nodes (a "DOM of one event") that is
 // reused from value to value, so steady-state parsing allocates nothing.
@@ -20,6 +22,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "common/json_scan.h"
 
 namespace stepscope {
 
@@ -66,10 +70,8 @@ class JsonValueParser {
   };
   uint32_t AddNode(JsonType type, std::string_view key);
   JsonParseOutcome Fail(const char* begin, const char* at, const char* what);
-  // Parses the string whose opening quote is at *p; on kOk *p is past the
-  // closing quote and *out the decoded contents.
-  JsonParseOutcome ParseString(const char* begin, const char** p, const char* end,
-                               std::string_view* out);
+  // kIncomplete as is, else the error `what` at `at`.
+  JsonParseOutcome Scanned(JsonScan r, const char* begin, const char* at, const char* what);
 
   std::vector<JsonNode> nodes_;
   std::vector<Open> stack_;

@@ -176,6 +176,7 @@ class SampleTrace(unittest.TestCase):
         self.assertGreater(len(df), 0)
         self.assertEqual(records(df), cli["findings"])
         self.assertEqual(df.attrs["summary"], cli["summary"][0])
+        self.assertEqual(df.attrs["undecided"], cli["undecided"])
 
     def test_memory_section_equals_cli(self):
         cli = cli_json("memory", SAMPLE, "--section", "peaks", "--top", "10")

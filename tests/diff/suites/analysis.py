@@ -123,6 +123,14 @@ TESTS = [
              out=out("analyze_fp32.txt")),
     DiffTest(name="analyze_fp32_gemm_negative_sm70", cmd=["analyze", "{trace}"], trace=fx("train_fp32_sm70"),
              out=out("analyze_fp32_sm70.txt")),
+    # No devices row: fp32_gemm cannot decide; the undecided line is in the text and in the
+    # third table of --format json|csv.
+    DiffTest(name="analyze_fp32_gemm_undecided", cmd=["analyze", "{trace}"],
+             trace=fx("train_fp32_no_device"), out=out("analyze_fp32_no_device.txt")),
+    DiffTest(name="analyze_undecided_json", cmd=["analyze", "--format", "json", "{trace}"],
+             trace=fx("train_fp32_no_device"), out=out("analyze_fp32_no_device.json")),
+    DiffTest(name="analyze_undecided_csv", cmd=["analyze", "--format", "csv", "{trace}"],
+             trace=fx("train_fp32_no_device"), out=out("analyze_fp32_no_device.csv")),
     DiffTest(name="analyze_memory_capacity", cmd=["analyze", "{trace}"], trace=fx("memory_full"),
              out=out("analyze_memory_full.txt")),
     DiffTest(name="analyze_memory_negative", cmd=["analyze", "{trace}"], trace=fx("memory_ok"),
