@@ -1,5 +1,8 @@
 // stepscope analyze: the expert rules, ranked by cost.
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "analysis/multi_trace.h"
 #include "analysis/rules.h"
@@ -97,6 +100,43 @@ std::string Text(const TraceModel& m, const Analysis& a, double min_pct) {
   return s;
 }
 
+// --fail-on LIST: rule ids (checked against the rule list) and percentages.
+Status ParseFailOn(const std::string& list, std::vector<std::string>* rules,
+                   std::vector<double>* pcts) {
+  for (const std::string& item : Split(list, ',')) {
+    double pct = 0;
+    if (ParseDouble(item, &pct)) {
+      if (pct < 0) return InvalidInput("--fail-on '" + item + "': a percentage must be >= 0");
+      pcts->push_back(pct);
+      continue;
+    }
+    bool known = false;
+    for (const RuleInfo& r : RuleList()) known |= item == r.id;
+    if (!known) {
+      return InvalidInput("--fail-on '" + item +
+                          "': not a rule id or a percentage; see stepscope analyze --rules");
+    }
+    rules->push_back(item);
+  }
+  if (rules->empty() && pcts->empty()) return InvalidInput("--fail-on: empty list");
+  return OkStatus();
+}
+
+// The first reported finding that --fail-on names, as one phrase; empty when none.
+std::string FailOnMatch(const Analysis& a, const std::vector<std::string>& rules,
+                        const std::vector<double>& pcts) {
+  for (const Finding& f : a.findings) {
+    if (!f.reported) continue;
+    const bool by_rule = std::find(rules.begin(), rules.end(), f.rule) != rules.end();
+    const bool by_cost =
+        std::any_of(pcts.begin(), pcts.end(), [&](double pct) { return f.cost_pct >= pct; });
+    if (by_rule || by_cost) {
+      return "finding '" + f.rule + "' costs " + FormatFixed(f.cost_pct, 1) + "% (" + f.title + ")";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 int RunAnalyze(int argc, char** argv) {
@@ -109,6 +149,9 @@ int RunAnalyze(int argc, char** argv) {
   p.Flag("--min-cost", "PCT", "report findings costing at least PCT % of the analyzed time", "1.0");
   p.Switch("--all", "also list findings below their threshold");
   p.Switch("--rules", "list the rules and exit");
+  p.Flag("--fail-on", "LIST",
+         "CI gate: exit 1 when a reported finding matches: a rule id (host_sync) or a cost "
+         "percentage (5: any finding costing 5% or more); comma-separated");
   AddStepFlags(&p);
   p.Flag("--device", "D", "time-based rules look at device D (default: the busiest device)");
   AddOutputFlags(&p);
@@ -118,7 +161,8 @@ int RunAnalyze(int argc, char** argv) {
       "  stepscope analyze run.sqlite\n"
       "  stepscope analyze --model config.json --micro-batch 8 --seq-len 2048 oom_run.sqlite\n"
       "  stepscope analyze --all --format json run.sqlite\n"
-      "  stepscope analyze rank*.sqlite");
+      "  stepscope analyze rank*.sqlite\n"
+      "  stepscope analyze --fail-on host_sync,data_loading,10 run.sqlite   # a CI gate");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
   if (p.Has("--rules")) {
     for (const RuleInfo& r : RuleList()) std::printf("%-16s %s\n", r.id, r.summary);
@@ -140,6 +184,9 @@ int RunAnalyze(int argc, char** argv) {
     st = ParsePlanFlags(p, &om->model, &om->options);
     opt.oom_model = std::move(om);
   }
+  std::vector<std::string> fail_rules;
+  std::vector<double> fail_pcts;
+  if (st.ok() && p.Has("--fail-on")) st = ParseFailOn(p.Get("--fail-on"), &fail_rules, &fail_pcts);
   if (!st.ok()) return ReportError("analyze", st);
   opt.all = p.Has("--all");
   opt.device = spec.device;
@@ -148,6 +195,7 @@ int RunAnalyze(int argc, char** argv) {
   struct Out {
     std::string text;
     Table summary, findings, undecided;
+    std::string gate;  // why --fail-on matched, or empty
   };
   auto res = ForEachTrace<Out>(
       p.positionals(), jobs, [&](const TraceModel& m, size_t index) -> StatusOr<Out> {
@@ -201,6 +249,8 @@ int RunAnalyze(int argc, char** argv) {
           o.undecided.AddRow({colon == std::string::npos ? "" : u.substr(0, colon),
                               colon == std::string::npos ? u : u.substr(colon + 2)});
         }
+        o.gate = FailOnMatch(a, fail_rules, fail_pcts);
+        if (!o.gate.empty()) o.gate = m.path() + ": " + o.gate;
         if (many) {
           AddTraceColumns(&o.summary, m, index);
           AddTraceColumns(&o.findings, m, index);
@@ -209,12 +259,24 @@ int RunAnalyze(int argc, char** argv) {
         return o;
       });
   if (!res.ok()) return ReportError("analyze", res.status());
+  // --fail-on: the output is written as usual, then exit 1 with one line per matching trace.
+  auto gate = [&](int rc) {
+    if (rc != 0) return rc;
+    for (const Out& o : *res) {
+      if (!o.gate.empty())
+        std::fprintf(stderr, "stepscope analyze: --fail-on: %s\n", o.gate.c_str());
+    }
+    for (const Out& o : *res) {
+      if (!o.gate.empty()) return 1;
+    }
+    return 0;
+  };
   if (format == OutputFormat::kText && !p.Has("--output")) {
     for (size_t k = 0; k < res->size(); ++k) {
       if (k) std::fputs("\n", stdout);
       std::fputs((*res)[k].text.c_str(), stdout);
     }
-    return 0;
+    return gate(0);
   }
   std::vector<NamedTable> out = {
       {"summary", "GPU time in the analyzed steps", Table(), ""},
@@ -225,7 +287,7 @@ int RunAnalyze(int argc, char** argv) {
     AppendRows(&out[1].table, o.findings);
     AppendRows(&out[2].table, o.undecided);
   }
-  return EmitTables("analyze", p, out, format);
+  return gate(EmitTables("analyze", p, out, format));
 }
 
 }  // namespace stepscope

@@ -19,13 +19,16 @@ int RunDiff(int argc, char** argv) {
               "with their rank in BEFORE. Details: docs/cli.md#diff.");
   p.Flag("--limit", "N", "rows per change table, largest change first (0: all)", "20");
   p.Flag("--same", "PCT", "changes smaller than PCT % count as 'same'", "5");
+  p.Flag("--fail-if-slower", "PCT",
+         "CI gate: exit 1 when AFTER's step is more than PCT % slower than BEFORE's");
   AddStepFlags(&p);
   p.Flag("--device", "D", "GPU activity of device D only");
   AddOutputFlags(&p, false);
   p.Epilog(
       "examples:\n"
       "  stepscope diff workers0.sqlite workers4.sqlite\n"
-      "  stepscope diff --limit 0 --format csv --output diff/ before.sqlite after.sqlite");
+      "  stepscope diff --limit 0 --format csv --output diff/ before.sqlite after.sqlite\n"
+      "  stepscope diff --fail-if-slower 3 main.sqlite branch.sqlite   # a CI gate");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
   OutputFormat format;
   ScopeSpec spec;
@@ -38,6 +41,12 @@ int RunDiff(int argc, char** argv) {
   }
   if (st.ok() && (!ParseDouble(p.Get("--same"), &opt.same_pct) || opt.same_pct < 0)) {
     st = InvalidInput("--same '" + p.Get("--same") + "': expected a percentage, e.g. 5");
+  }
+  double slower_pct = -1;
+  if (st.ok() && p.Has("--fail-if-slower") &&
+      (!ParseDouble(p.Get("--fail-if-slower"), &slower_pct) || slower_pct < 0)) {
+    st = InvalidInput("--fail-if-slower '" + p.Get("--fail-if-slower") +
+                      "': expected a percentage, e.g. 3");
   }
   if (st.ok() && p.positionals().size() != 2) {
     st = InvalidInput(
@@ -93,7 +102,19 @@ int RunDiff(int argc, char** argv) {
     }
     std::printf("%s\n\n", head.c_str());
   }
-  return EmitTables("diff", p, out, format);
+  const int rc = EmitTables("diff", p, out, format);
+  if (rc != 0 || slower_pct < 0) return rc;
+  // --fail-if-slower: after the output, one line and exit 1 when AFTER is slower.
+  if (d->before_ns > 0 && d->after_ns > d->before_ns * (1.0 + slower_pct / 100.0)) {
+    std::fprintf(stderr,
+                 "stepscope diff: --fail-if-slower %s: the %s went from %s to %s (%.1f%% slower)\n",
+                 p.Get("--fail-if-slower").c_str(), d->basis.c_str(),
+                 FormatDuration(std::llround(d->before_ns)).c_str(),
+                 FormatDuration(std::llround(d->after_ns)).c_str(),
+                 100.0 * (d->after_ns / d->before_ns - 1.0));
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace stepscope
