@@ -11,17 +11,12 @@
 #include <cerrno>
 #include <fstream>
 
+#include "capture/clock.h"
 #include "common/log.h"
 #include "common/strings.h"
 
 namespace stepscope {
 namespace {
-
-int64_t MonoNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 // Field 22 of /proc/PID/stat (start time, clock ticks) and the state letter.
 bool ProcStat(int pid, std::string* start, char* state) {
@@ -155,7 +150,7 @@ void CollectorServer::Loop() {
     Step(20);
     if (stopping_) {
       if (live_.empty() && pending_conn_ < 0) break;
-      if (MonoNs() >= deadline_mono_ns_.load()) {
+      if (MonotonicNs() >= deadline_mono_ns_.load()) {
         force_ = true;
         Reap(true);
         break;
@@ -181,7 +176,7 @@ void CollectorServer::StartThread() {
 }
 
 std::vector<CollectedTrace> CollectorServer::Finish(int grace_ms) {
-  deadline_mono_ns_ = MonoNs() + int64_t{grace_ms} * 1'000'000;
+  deadline_mono_ns_ = MonotonicNs() + int64_t{grace_ms} * 1'000'000;
   stopping_ = true;
   if (thread_.joinable()) thread_.join();
   std::lock_guard<std::mutex> lk(mu_);

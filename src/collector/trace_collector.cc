@@ -12,6 +12,7 @@
 #include <fstream>
 #include <vector>
 
+#include "capture/clock.h"
 #include "capture/host_mem/host_mem.h"
 #include "capture/output_path.h"
 #include "collector/cupti_loader.h"
@@ -20,12 +21,6 @@
 
 namespace stepscope {
 namespace {
-
-int64_t MonoNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 std::string Get(const HelloFields& f, const std::string& key, const std::string& def = "") {
   auto it = f.find(key);
@@ -145,7 +140,7 @@ StatusOr<std::unique_ptr<TraceCollector>> TraceCollector::Start(const HelloField
   c->NameThreads();
   Status cs = w.Commit();
   if (!cs.ok()) return cs.WithContext(c->path_);
-  c->last_commit_mono_ = MonoNs();
+  c->last_commit_mono_ = MonotonicNs();
   return c;
 }
 
@@ -323,7 +318,7 @@ void TraceCollector::Commit() {
     result_.error = writer_->status().message();
     LogWarn("%s: %s; the trace holds what was committed", path_.c_str(), result_.error.c_str());
   }
-  last_commit_mono_ = MonoNs();
+  last_commit_mono_ = MonotonicNs();
   urgent_ = false;
 }
 
@@ -335,7 +330,7 @@ void TraceCollector::Poll() {
     shm_->flags.fetch_and(~shm::kFlagUrgent);
     urgent_ = true;
   }
-  if (urgent_ || MonoNs() - last_commit_mono_ >= commit_interval_ns_) Commit();
+  if (urgent_ || MonotonicNs() - last_commit_mono_ >= commit_interval_ns_) Commit();
 }
 
 void TraceCollector::Finish() {

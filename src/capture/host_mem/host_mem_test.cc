@@ -7,8 +7,6 @@
 #include <thread>
 #include <vector>
 
-#include "capture/host_mem/host_alloc_sink.h"
-#include "store/trace_writer.h"
 
 namespace stepscope::hostmem {
 namespace {
@@ -88,37 +86,6 @@ TEST(HostMem, ThresholdDefaultsToOneMiB) {
   SetThresholdForTest(0);
   EXPECT_EQ(Threshold(), 4096u);
   unsetenv("STEPSCOPE_HOST_MEM_THRESHOLD");
-}
-
-TEST(HostAllocSink, WritesHostAllocRows) {
-  std::string path = ::testing::TempDir() + "/host_alloc_sink_test.sqlite";
-  std::remove(path.c_str());
-  auto w = TraceWriter::Create(path);
-  ASSERT_TRUE(w.ok()) << w.status().message();
-  DrainAll();
-  auto sink = HostAllocSink::CreateWith((*w)->db(), &stepscope_hostmem_drain,
-                                        &stepscope_hostmem_dropped, &stepscope_hostmem_threshold);
-  ASSERT_TRUE(sink.ok());
-  EXPECT_TRUE((*sink)->available());
-  Record(HostAllocOp::kAlloc, HostAllocKind::kMmap, 0xabc000, 3 << 20);
-  Record(HostAllocOp::kFree, HostAllocKind::kMmap, 0xabc000, 3 << 20);
-  EXPECT_EQ((*sink)->Flush(), 2u);
-  EXPECT_TRUE((*sink)->status().ok());
-  auto st = Prepare((*w)->db(), "SELECT op, address, bytes, kind FROM host_alloc ORDER BY id");
-  ASSERT_TRUE(st.ok());
-  ASSERT_TRUE(st->Step());
-  EXPECT_EQ(st->Int(0), 1);
-  EXPECT_EQ(st->Int(1), 0xabc000);
-  EXPECT_EQ(st->Int(2), 3 << 20);
-  EXPECT_EQ(st->Int(3), 2);
-  ASSERT_TRUE(st->Step());
-  EXPECT_EQ(st->Int(0), 2);
-  EXPECT_FALSE(st->Step());
-  // Without the interposer the sink is inert.
-  auto none = HostAllocSink::CreateWith((*w)->db(), nullptr, nullptr, nullptr);
-  ASSERT_TRUE(none.ok());
-  EXPECT_FALSE((*none)->available());
-  EXPECT_EQ((*none)->Flush(), 0u);
 }
 
 }  // namespace
