@@ -24,6 +24,13 @@ namespace {
 CUpti_SubscriberHandle g_subscriber = nullptr;
 // True once CUPTI accepted the unified-memory counter configuration.
 bool g_um_configured = false;
+
+std::string ResultString(CUptiResult r) {
+  const char* msg = nullptr;
+  cuptiGetResultString(r, &msg);
+  return msg ? msg : ("CUPTI error " + std::to_string(static_cast<int>(r)));
+}
+
 // Enables (or disables) API activity records for every callback id of the
 // chosen set (STEPSCOPE_API_MODE=activity); the first failure goes to *err.
 void ToggleApis(CUpti_CallbackDomain domain, uint32_t max_cbid, bool on, CUptiResult* err) {
@@ -57,6 +64,19 @@ void ToggleActivities(bool on) {
   CUptiResult err = CUPTI_SUCCESS;
   for (CUpti_ActivityKind k : DataKinds(c)) {
     CUptiResult r = on ? cuptiActivityEnable(k) : cuptiActivityDisable(k);
+    if (k == CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER && on) {
+      static bool said = false;  // once: recording windows toggle this repeatedly
+      if (!said) {
+        said = true;
+        if (r != CUPTI_SUCCESS) {
+          LogWarn("unified-memory records cannot be enabled here (%s): no migrations or faults "
+                  "in this trace",
+                  ResultString(r).c_str());
+        } else {
+          LogVerbose("unified-memory activity enabled");
+        }
+      }
+    }
     // MEMORY_POOL and OVERHEAD are optional on some setups.
     if (r != CUPTI_SUCCESS && err == CUPTI_SUCCESS && k != CUPTI_ACTIVITY_KIND_MEMORY_POOL &&
         k != CUPTI_ACTIVITY_KIND_OVERHEAD && k != CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) {
@@ -154,12 +174,6 @@ CUptiResult SetBufferAttributes(const CaptureConfig& c) {
     r = cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &bytes);
   }
   return r;
-}
-
-std::string ResultString(CUptiResult r) {
-  const char* msg = nullptr;
-  cuptiGetResultString(r, &msg);
-  return msg ? msg : ("CUPTI error " + std::to_string(static_cast<int>(r)));
 }
 
 // Unified-memory counters (docs/um.md). Configured once, before the kind is
