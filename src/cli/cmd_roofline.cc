@@ -67,8 +67,9 @@ int RunRoofline(int argc, char** argv) {
   ArgParser p(
       kCmd, "[--top N | --kernel REGEX] [--step N] [--from TRACE] [options] -- COMMAND...",
       "Roofline analysis of a training step's top kernels from hardware counters.\n\n"
-      "1. Find the kernels: run COMMAND once with a light recorder (kernels, launches, NVTX "
-      "ranges) into -o TRACE, or read an existing trace (--from). Rank the kernels of step "
+      "1. Find the kernels: run COMMAND once under stepscope's tracer (as `stepscope profile "
+      "--trace cuda,nvtx`: kernels, launches, NVTX ranges) into -o TRACE, or read an existing "
+      "trace (--from). Rank the kernels of step "
       "N (the NVTX range 'step N'; default: the median step) by GPU time; a kernel is a "
       "function with one grid and block.\n"
       "2. Profile them: run COMMAND again with the CUPTI range profiler injected; only the "
