@@ -377,5 +377,16 @@ TEST_F(DecoderTest, UnifiedMemoryCountersFromBuffer) {
   EXPECT_EQ(v[7].kind, UmCounterKind::kUnknown);
 }
 
+// The tracer refuses a CUPTI whose records are other versions (cupti_setup.cc).
+TEST(CuptiRecords, OnlyCuda13CuptiMatchesTheDecodedVersions) {
+  EXPECT_TRUE(cupti::RecordLayoutMatches(130000));  // 13.0
+  EXPECT_TRUE(cupti::RecordLayoutMatches(130001));  // 13.0 Update 1
+  EXPECT_TRUE(cupti::RecordLayoutMatches(130100));  // 13.1
+  EXPECT_FALSE(cupti::RecordLayoutMatches(28));     // 12.9 Update 1
+  EXPECT_FALSE(cupti::RecordLayoutMatches(19));     // 12.0
+  EXPECT_FALSE(cupti::RecordLayoutMatches(140000));
+  EXPECT_FALSE(cupti::RecordLayoutMatches(0));
+}
+
 }  // namespace
 }  // namespace stepscope

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "capture/api_callbacks.h"
+#include "capture/cupti_records.h"
 #include "capture/cupti_setup.h"
 #include "capture/session.h"
 #include "common/log.h"
@@ -229,6 +230,15 @@ int InitializeCupti() {
   if (!s.config().cuda && s.active()) return 1;
   if (!s.EnsureStarted()) return 1;  // warned already; the program runs untraced
   if (!s.config().cuda) return 1;
+  // The collector decodes records as the structs of cupti_records.h; a CUPTI
+  // of another CUDA major (a program that loaded its own copy) writes others.
+  uint32_t version = 0;
+  if (cuptiGetVersion(&version) == CUPTI_SUCCESS && !cupti::RecordLayoutMatches(version)) {
+    s.Disable("the CUPTI loaded in this process (API version " + std::to_string(version) +
+              ") is not CUDA " + std::to_string(cupti::kCudaMajor) +
+              "'s, whose activity records stepscope decodes; stepscope records no CUDA activity");
+    return 1;
+  }
   CUptiResult r = s.config().diag_no_subscribe
                       ? CUPTI_SUCCESS
                       : cuptiSubscribe(&g_subscriber,

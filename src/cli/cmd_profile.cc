@@ -30,20 +30,16 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/launcher.h"
+#include "cli/traced_run.h"
 #ifdef STEPSCOPE_HAVE_COLLECTOR
 #include "collector/collector_server.h"
+#include "collector/run_summary.h"
 #endif
 #include "common/file_util.h"
 #include "common/strings.h"
-#include "store/trace_reader.h"
 
 namespace stepscope {
 namespace {
-
-std::string FindInjectLibrary() {
-  if (const char* env = std::getenv("STEPSCOPE_INJECT_LIB")) return env;
-  return FindLibraryBesideExecutable("libstepscope_inject.so");
-}
 
 // The sitecustomize hook directory for --pytorch-memory: installed beside the
 // tracer (lib/python/stepscope_hook) or, in a build tree, in the sources.
@@ -60,102 +56,6 @@ int64_t NowRealtimeNs() {
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
-
-// Prints one trace's summary: GPU time, top kernels, drops.
-void PrintTraceSummary(const std::string& path) {
-  auto r = TraceReader::Open(path);
-  struct stat st;
-  std::string size =
-      ::stat(path.c_str(), &st) == 0 ? FormatBytes(static_cast<uint64_t>(st.st_size)) : "?";
-  if (!r.ok()) {
-    std::fprintf(stderr, "  %s (%s): unreadable: %s\n", path.c_str(), size.c_str(),
-                 r.status().message().c_str());
-    return;
-  }
-  TraceReader& t = **r;
-  int64_t kernels = 0, gpu_ns = 0, nvtx = 0;
-  if (auto q = t.Query("SELECT COUNT(*), COALESCE(SUM(end_ns - start_ns), 0) FROM kernels");
-      q.ok() && q->Step()) {
-    kernels = q->Int(0);
-    gpu_ns = q->Int(1);
-  }
-  if (auto q = t.Query("SELECT COUNT(*) FROM nvtx"); q.ok() && q->Step()) nvtx = q->Int(0);
-  // Drops per record kind (the collector was behind; stats dropped_*).
-  int64_t dropped = 0;
-  std::string per_kind;
-  if (auto q = t.Query("SELECT name, value FROM stats WHERE (name LIKE 'dropped\\_%' ESCAPE '\\' "
-                       "OR name = 'cupti_dropped_records') AND value > 0 ORDER BY value DESC");
-      q.ok()) {
-    while (q->Step()) {
-      dropped += q->Int(1);
-      std::string kind(q->Text(0));
-      kind = kind == "cupti_dropped_records" ? "cuda activity" : kind.substr(8);
-      per_kind += (per_kind.empty() ? "" : ", ") + kind + " " + FormatCount(q->Int(1));
-    }
-  }
-  const char* state = !t.finalized()                         ? ", NOT finalized"
-                      : t.Meta("process_exit", "") == "died" ? ", the process died"
-                                                             : "";
-  std::fprintf(stderr, "  %s  (%s, pid %s%s)\n", path.c_str(), size.c_str(),
-               t.Meta("pid", "?").c_str(), state);
-  std::fprintf(stderr, "    %s kernels, GPU time %s, %s NVTX ranges, %s dropped records%s%s%s\n",
-               FormatCount(kernels).c_str(), FormatDuration(gpu_ns).c_str(),
-               FormatCount(nvtx).c_str(), FormatCount(dropped).c_str(),
-               per_kind.empty() ? "" : " (", per_kind.c_str(), per_kind.empty() ? "" : ")");
-  // Unified memory, when the program used it (docs/um.md).
-  if (auto q = t.Query("SELECT COALESCE(SUM(CASE kind WHEN 1 THEN value END), 0), "
-                       "COALESCE(SUM(CASE kind WHEN 2 THEN value END), 0), "
-                       "COALESCE(SUM(kind = 4), 0), COUNT(*) FROM um");
-      q.ok() && q->Step() && q->Int(3) > 0) {
-    std::fprintf(stderr,
-                 "    unified memory: %s host->device, %s device->host migrated, %s GPU fault "
-                 "groups ('stepscope analyze' prices them)\n",
-                 FormatBytes(static_cast<uint64_t>(q->Int(0))).c_str(),
-                 FormatBytes(static_cast<uint64_t>(q->Int(1))).c_str(),
-                 FormatCount(q->Int(2)).c_str());
-  }
-  if (kernels == 0) return;
-  auto q = t.Query(
-      "SELECT name_id, SUM(end_ns - start_ns) AS total, COUNT(*) FROM kernels GROUP BY name_id "
-      "ORDER BY total DESC LIMIT 3");
-  if (!q.ok()) return;
-  while (q->Step()) {
-    std::string name = t.String(static_cast<StringId>(q->Int(0)));
-    if (name.size() > 90) name = name.substr(0, 87) + "...";
-    double pct =
-        gpu_ns > 0 ? 100.0 * static_cast<double>(q->Int(1)) / static_cast<double>(gpu_ns) : 0;
-    std::fprintf(stderr, "    %5.1f%%  %10s  x%-6s %s\n", pct, FormatDuration(q->Int(1)).c_str(),
-                 FormatCount(q->Int(2)).c_str(), name.c_str());
-  }
-}
-
-#ifdef STEPSCOPE_HAVE_COLLECTOR
-void PrintSummaries(const std::vector<CollectedTrace>& results) {
-  std::vector<std::string> traces;
-  int empty = 0;
-  for (const CollectedTrace& r : results) {
-    if (!r.kept) {
-      ++empty;  // recorded nothing: no file kept
-    } else {
-      traces.push_back(r.path);
-    }
-  }
-  if (empty > 0) {
-    std::fprintf(
-        stderr,
-        "stepscope: %d process%s initialized CUDA or NVTX but recorded nothing (no trace kept)\n",
-        empty, empty == 1 ? "" : "es");
-  }
-  if (traces.empty()) {
-    std::fprintf(stderr, "stepscope: no trace written (the command used neither CUDA nor NVTX)\n");
-    return;
-  }
-  std::fprintf(stderr, "stepscope: %zu trace%s written:\n", traces.size(),
-               traces.size() == 1 ? "" : "s");
-  for (const std::string& t : traces) PrintTraceSummary(t);
-  std::fprintf(stderr, "stepscope: next: stepscope stats %s\n", traces[0].c_str());
-}
-#endif
 
 }  // namespace
 
@@ -295,7 +195,7 @@ int RunProfile(int argc, char** argv) {
 
   const int64_t session_start = NowRealtimeNs();
 
-  std::string lib = FindInjectLibrary();
+  std::string lib = TracerLibraryPath();
   bool traced = false;
   if (lib.empty()) {
     std::fprintf(stderr,
@@ -388,7 +288,7 @@ int RunProfile(int argc, char** argv) {
     // that outlive the command get 3 s, then are finalized as they are.
     std::vector<CollectedTrace> results = collector->Finish(3000);
     collector.reset();
-    if (!p.Has("--quiet")) PrintSummaries(results);
+    if (!p.Has("--quiet")) PrintRunSummary(results, stderr);
   }
 #endif
   return FinishLikeProgram(exit);

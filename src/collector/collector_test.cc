@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "capture/cupti_records.h"
 #include "capture/handshake.h"
 #include "capture/shm_ring.h"
 #include "collector/collector_server.h"
@@ -156,7 +157,7 @@ TEST(CollectorSlots, DecodesReadySlotsWithTheNamesSentThroughTheRing) {
   uint8_t* slot = shm::SlotBase(h, 1);
   size_t used = 0;
   for (uint32_t i = 0; i < 5; ++i) {
-    CUpti_ActivityKernel10 k;
+    cupti::Kernel k;
     std::memset(&k, 0, sizeof(k));
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
     k.start = 1000 + i * 100;

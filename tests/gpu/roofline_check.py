@@ -9,6 +9,9 @@ Checks, each logged to $OUT/<name>.log and judged in $OUT/summary.txt:
              copy kernel's DRAM bytes read/written within 5%.
   top5       `roofline --top 5` on train_gpt.py --preset small --steps 10: under
              2 minutes, and the printed loss equals a bare run's.
+  survey     the trace that run's survey pass left is the `profile` tracer's (meta source
+             capture, finalized), with kernels, launch API rows and the 10 "step N" ranges,
+             and kernels were placed in the step by their launch calls.
   ncu        three kernels of train_gpt.py (a bf16 GEMM, an elementwise kernel, a
              layernorm or softmax): FLOPs and DRAM bytes vs `ncu --metrics <same>
              --clock-control none` on the same launch, within 5% (ncu runs with
@@ -62,6 +65,8 @@ def run(name, cmd, timeout=300, env=None):
         out, rc = p.stdout.decode("utf-8", "replace"), p.returncode
     except subprocess.TimeoutExpired as x:
         out, rc = (x.stdout or b"").decode("utf-8", "replace") + f"\nTIMEOUT after {timeout}s\n", 124
+    except OSError as x:  # not found, not executable: this check fails, the others run
+        out, rc = f"cannot run: {x}\n", 127
     dt = time.time() - t
     with open(os.path.join(OUT, name + ".log"), "w") as f:
         f.write("$ " + " ".join(cmd) + "\n" + out + f"\n[rc={rc}, {dt:.1f}s]\n")
@@ -207,7 +212,31 @@ def check_top5(train_gpt):
     ok = rc == 0 and len(lb) == 2 and len(lr) == 3 and all(min(abs(x - b) for b in lb) <= tol for x in lr)
     verdict("top5 loss", ok, f"bare runs {lb}; survey, profiling and time-and-bytes runs {lr} "
                              f"(allowed: within {tol:.4g} of a bare run)")
+    check_survey(db, out)
     return db if rc2 == 0 and os.path.exists(db) else None
+
+
+def check_survey(db, out):
+    """The survey pass runs under the profile tracer: its trace is an ordinary capture trace."""
+    if not os.path.exists(db):
+        verdict("survey", False, f"{db} missing; see gpt_top5.log")
+        return
+    try:
+        con = sqlite3.connect(db)
+        meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+        kernels = con.execute("SELECT COUNT(*) FROM kernels").fetchone()[0]
+        api = con.execute("SELECT COUNT(*) FROM api").fetchone()[0]
+        steps = con.execute("SELECT COUNT(*) FROM nvtx n JOIN strings s ON s.id = n.name_id "
+                            "WHERE s.value LIKE 'step %'").fetchone()[0]
+        con.close()
+    except Exception as e:  # noqa: BLE001 - any failure is this check's verdict
+        verdict("survey", False, f"cannot read {db}: {e}")
+        return
+    by_api = "kernels by launch api in step" in out
+    ok = (meta.get("source") == "capture" and meta.get("finalized") == "1" and kernels > 0 and api > 0
+          and steps >= 10 and by_api)
+    verdict("survey", ok, f"source {meta.get('source')}, finalized {meta.get('finalized')}, {kernels} kernels, "
+                          f"{api} API rows, {steps} 'step N' ranges, selection by launch api: {by_api}")
 
 
 def regex_exact(name):

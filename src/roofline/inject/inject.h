@@ -1,15 +1,12 @@
 // libstepscope_roofline_inject.so: loaded into the profiled program by the
-// CUDA driver (CUDA_INJECTION64_PATH) when `stepscope roofline` runs it. Two
-// modes, chosen by STEPSCOPE_ROOFLINE_MODE:
-//
-//  survey   records kernels (CUPTI activity), kernel-launch API calls and
-//           NVTX ranges into a small stepscope trace (STEPSCOPE_ROOFLINE_TRACE),
-//           from which the CLI picks the step's top kernels;
-//  profile  collects hardware counters with the CUPTI range profiler (auto
-//           range = one range per kernel, kernel replay) for the launches of
-//           the kernels listed in STEPSCOPE_ROOFLINE_TARGETS only, at most K
-//           instances each, and appends one JSON line per instance to
-//           STEPSCOPE_ROOFLINE_RESULTS (see roofline/profile_io.h).
+// CUDA driver (CUDA_INJECTION64_PATH) when `stepscope roofline` runs its
+// profiling passes (the survey pass runs under the tracer,
+// libstepscope_inject.so, like `stepscope profile`). It collects hardware
+// counters with the CUPTI range profiler (auto range = one range per kernel,
+// kernel replay) for the launches of the kernels listed in
+// STEPSCOPE_ROOFLINE_TARGETS only, at most K instances each, and appends one
+// JSON line per instance to STEPSCOPE_ROOFLINE_RESULTS (see
+// roofline/profile_io.h).
 //
 // Like the tracer, this library must never take the program down: no
 // exceptions escape, every CUPTI failure becomes one warning on stderr and
@@ -24,11 +21,8 @@
 
 namespace stepscope::inject {
 
-// Thread id (gettid) and CUPTI's timestamp (the clock of activity records).
-uint32_t Tid();
 // An exception reached an entry point: one warning, no more profiling.
 void DisableAfterError(const char* where);
-int64_t NowNs();
 
 // Appends a line to the results file (thread-safe, flushed).
 void WriteResultLine(const std::string& line);
@@ -39,17 +33,12 @@ bool MpsActive();
 // GPU name and UUID of a CUDA device ordinal (through libcuda, already loaded).
 void DeviceIdentity(int ordinal, std::string* name, std::string* uuid);
 
-// Survey mode.
-bool SurveyStart(CUpti_SubscriberHandle subscriber);
-void SurveyCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
-void SurveyFinish();
-
-// Profile mode.
+// The range profiler (range_profiler.cc).
 bool ProfileStart(CUpti_SubscriberHandle subscriber);
 void ProfileCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
 void ProfileFinish();
 
-// The driver's kernel-launch callbacks (both modes intercept these).
+// The driver's kernel-launch callbacks (the profiler intercepts these).
 inline constexpr CUpti_CallbackId kDriverLaunchCbids[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,

@@ -1,8 +1,7 @@
-// Entry points of libstepscope_roofline_inject.so (see inject.h), and the
-// helpers both modes share.
+// The entry point of libstepscope_roofline_inject.so (see inject.h), and the
+// helpers around the range profiler.
 #include <dlfcn.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -24,8 +23,7 @@ namespace stepscope::inject {
 
 namespace {
 
-enum class Mode { kNone, kSurvey, kProfile };
-std::atomic<Mode> g_mode{Mode::kNone};
+std::atomic<bool> g_active{false};
 std::mutex g_results_mu;
 FILE* g_results = nullptr;
 bool g_reported = false;
@@ -36,12 +34,7 @@ pid_t g_pid = 0;  // the process we were initialized in (not a fork() child)
 void CUPTIAPI Callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                        const void* data) {
   try {
-    Mode m = g_mode.load(std::memory_order_relaxed);
-    if (m == Mode::kSurvey) {
-      SurveyCallback(domain, cbid, data);
-    } else if (m == Mode::kProfile) {
-      ProfileCallback(domain, cbid, data);
-    }
+    if (g_active.load(std::memory_order_relaxed)) ProfileCallback(domain, cbid, data);
   } catch (...) {
     DisableAfterError("the CUPTI callback");
   }
@@ -51,8 +44,7 @@ void AtExit() {
   try {
     // A fork() child that exits through exit() must not write the parent's files.
     if (::getpid() != g_pid) return;
-    if (g_mode == Mode::kSurvey) SurveyFinish();
-    if (g_mode == Mode::kProfile) ProfileFinish();
+    if (g_active) ProfileFinish();
     std::lock_guard<std::mutex> lock(g_results_mu);
     if (g_results) std::fclose(g_results);
     g_results = nullptr;
@@ -63,20 +55,12 @@ void AtExit() {
 
 }  // namespace
 
-uint32_t Tid() { return static_cast<uint32_t>(::syscall(SYS_gettid)); }
-
 void DisableAfterError(const char* where) {
   static std::atomic<bool> warned{false};
-  g_mode = Mode::kNone;
+  g_active = false;
   if (!warned.exchange(true)) {
     stepscope::LogWarn("roofline: internal error in %s; the program runs on unprofiled", where);
   }
-}
-
-int64_t NowNs() {
-  uint64_t ts = 0;
-  cuptiGetTimestamp(&ts);
-  return static_cast<int64_t>(ts);
 }
 
 void WriteResultLine(const std::string& line) {
@@ -190,7 +174,6 @@ using namespace stepscope::inject;
 
 namespace {
 int InitializeInjectionImpl();
-int ForwardNvtxInjection(const void* get_export_table);
 }  // namespace
 
 // Called by the CUDA driver inside cuInit when CUDA_INJECTION64_PATH names
@@ -210,63 +193,21 @@ int InitializeInjectionImpl() {
   static bool done = false;
   if (done) return 1;
   done = true;
-  const char* mode = std::getenv("STEPSCOPE_ROOFLINE_MODE");
-  std::string m = mode ? mode : "";
-  if (m == "survey") {
-    g_mode = Mode::kSurvey;
-  } else if (m == "profile") {
-    g_mode = Mode::kProfile;
-  } else {
-    stepscope::LogWarn(
-        "roofline: STEPSCOPE_ROOFLINE_MODE is '%s', expected survey or profile; "
-        "not profiling",
-        m.c_str());
-    return 1;
-  }
   CUpti_SubscriberHandle subscriber = nullptr;
   CUptiResult r =
       cuptiSubscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(Callback), nullptr);
   if (r != CUPTI_SUCCESS) {
     ReportError(stepscope::ExplainCuptiError(static_cast<int>(r), "cuptiSubscribe", MpsActive()),
                 static_cast<int>(r));
-    g_mode = Mode::kNone;
     return 1;
   }
-  bool ok = g_mode == Mode::kSurvey ? SurveyStart(subscriber) : ProfileStart(subscriber);
-  if (!ok) {
-    g_mode = Mode::kNone;
+  if (!ProfileStart(subscriber)) {
     cuptiUnsubscribe(subscriber);
     return 1;
   }
+  g_active = true;
   g_pid = ::getpid();
   std::atexit(AtExit);
   return 1;
-}
-}  // namespace
-
-// NVTX calls InitializeInjectionNvtx2 in the library NVTX_INJECTION64_PATH
-// names. The CLI points it here (not at libcupti) so that NVTX reaches the
-// very CUPTI instance this library subscribed to, even when the program
-// loaded its own copy of libcupti first. We hand the call on to it.
-extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
-    const void* get_export_table) {
-  try {
-    return ForwardNvtxInjection(get_export_table);
-  } catch (...) {
-    DisableAfterError("the NVTX injection entry point");
-    return 0;
-  }
-}
-
-namespace {
-int ForwardNvtxInjection(const void* get_export_table) {
-  void* cupti = ::dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
-  if (!cupti) cupti = ::dlopen("libcupti.so", RTLD_NOW | RTLD_NOLOAD);
-  if (!cupti) return 0;
-  using Fn = int (*)(const void*);
-  auto fn = reinterpret_cast<Fn>(::dlsym(cupti, "InitializeInjectionNvtx2"));
-  int rc = fn ? fn(get_export_table) : 0;
-  ::dlclose(cupti);
-  return rc;
 }
 }  // namespace

@@ -1,0 +1,68 @@
+#include "cli/traced_run.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <memory>
+#include <utility>
+
+#include "cli/launcher.h"
+#ifdef STEPSCOPE_HAVE_COLLECTOR
+#include "collector/collector_server.h"
+#endif
+#include "common/file_util.h"
+
+namespace stepscope {
+
+std::string TracerLibraryPath() {
+  if (const char* env = std::getenv("STEPSCOPE_INJECT_LIB"); env && *env) return env;
+  return FindLibraryBesideExecutable("libstepscope_inject.so");
+}
+
+StatusOr<TracedRunResult> RunTraced(const std::vector<std::string>& command,
+                                    const TracedRunOptions& options) {
+#ifdef STEPSCOPE_HAVE_COLLECTOR
+  const std::string lib = TracerLibraryPath();
+  if (lib.empty()) {
+    return Unavailable(
+        "libstepscope_inject.so (the tracer) not found beside the stepscope binary; install "
+        "it there or set STEPSCOPE_INJECT_LIB");
+  }
+  // Only a load check (missing CUPTI shows up here); nothing is initialized.
+  if (void* h = ::dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL)) {
+    ::dlclose(h);
+  } else {
+    const char* why = ::dlerror();
+    return Unavailable("cannot load the tracer " + lib + " (" + (why ? why : "unknown error") +
+                       ")");
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<CollectorServer> collector, CollectorServer::Listen());
+  collector->StartThread();
+  const std::vector<std::pair<std::string, std::string>> env = {
+      {"CUDA_INJECTION64_PATH", lib},
+      {"NVTX_INJECTION64_PATH", lib},
+      {"STEPSCOPE_OUTPUT", options.output_pattern},
+      {"STEPSCOPE_TRACE", options.categories},
+      {"STEPSCOPE_COLLECTOR", collector->name()},
+      {"STEPSCOPE_DELAY_NS", ""},
+      {"STEPSCOPE_DURATION_NS", ""},
+      {"STEPSCOPE_CAPTURE_RANGE", ""},
+      {"STEPSCOPE_OVERWRITE_BEFORE_NS", ""}};
+  auto run = RunProgram(command, env);
+  // As `profile`: traced processes that outlive the command get 3 s.
+  std::vector<CollectedTrace> collected = collector->Finish(3000);
+  if (!run.ok()) return run.status();
+  TracedRunResult result;
+  result.exit_code = run->ExitCode();
+  for (const CollectedTrace& t : collected) {
+    if (t.kept) result.traces.push_back(t.path);
+  }
+  return result;
+#else
+  (void)command;
+  (void)options;
+  return Unavailable("this stepscope was built without CUPTI: it cannot trace a program");
+#endif
+}
+
+}  // namespace stepscope
