@@ -9,6 +9,7 @@
 // ~19% on a PyTorch step, the chosen set a small fraction of that.
 #include <cupti.h>
 
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -25,6 +26,13 @@ namespace {
 CUpti_SubscriberHandle g_subscriber = nullptr;
 // True once CUPTI accepted the unified-memory counter configuration.
 bool g_um_configured = false;
+// The unified-memory kind is enabled once a context exists: enabling it inside
+// cuInit (where the injection runs) returns CUPTI_ERROR_NOT_READY (seen on the
+// lent H200, driver 580, CUDA 13.0), so a failure before the first context is
+// retried when CUPTI reports one (resource callback) and nothing is said until
+// that retry fails too.
+std::atomic<bool> g_um_enabled{false};
+std::atomic<bool> g_context_seen{false};
 
 std::string ResultString(CUptiResult r) {
   const char* msg = nullptr;
@@ -59,28 +67,51 @@ std::vector<CUpti_ActivityKind> DataKinds(const CaptureConfig& c) {
   return kinds;
 }
 
+// Outcome of enabling the unified-memory kind. Before any context exists a
+// failure is expected (NOT_READY) and retried at the first context; after
+// that, one warning.
+void NoteUnifiedMemoryEnable(CUptiResult r) {
+  if (r == CUPTI_SUCCESS) {
+    if (!g_um_enabled.exchange(true)) LogVerbose("unified-memory activity enabled");
+    return;
+  }
+  if (!g_context_seen.load()) {
+    LogVerbose("unified-memory activity not enabled yet (%s); retried at the first context",
+               ResultString(r).c_str());
+    return;
+  }
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true)) {
+    LogWarn(
+        "unified-memory records cannot be enabled here (%s): no migrations or faults in this "
+        "trace",
+        ResultString(r).c_str());
+  }
+}
+
+// A context was created: retry the unified-memory kind if it is wanted,
+// recording and not on yet.
+void OnContextCreated() {
+  g_context_seen = true;
+  if (!g_um_configured || g_um_enabled.load()) return;
+  if (!Session::Get().recording()) return;  // the next recording window enables it
+  NoteUnifiedMemoryEnable(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER));
+}
+
 // Turns the recorded activity kinds on or off (recording windows).
 void ToggleActivities(bool on) {
   const CaptureConfig& c = Session::Get().config();
   CUptiResult err = CUPTI_SUCCESS;
   for (CUpti_ActivityKind k : DataKinds(c)) {
     CUptiResult r = on ? cuptiActivityEnable(k) : cuptiActivityDisable(k);
-    if (k == CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER && on) {
-      static bool said = false;  // once: recording windows toggle this repeatedly
-      if (!said) {
-        said = true;
-        if (r != CUPTI_SUCCESS) {
-          LogWarn("unified-memory records cannot be enabled here (%s): no migrations or faults "
-                  "in this trace",
-                  ResultString(r).c_str());
-        } else {
-          LogVerbose("unified-memory activity enabled");
-        }
-      }
+    if (k == CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) {
+      if (on) NoteUnifiedMemoryEnable(r);
+      if (!on) g_um_enabled = false;
+      continue;
     }
     // MEMORY_POOL and OVERHEAD are optional on some setups.
     if (r != CUPTI_SUCCESS && err == CUPTI_SUCCESS && k != CUPTI_ACTIVITY_KIND_MEMORY_POOL &&
-        k != CUPTI_ACTIVITY_KIND_OVERHEAD && k != CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) {
+        k != CUPTI_ACTIVITY_KIND_OVERHEAD) {
       err = r;
     }
   }
@@ -135,6 +166,10 @@ void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
 }
 
 void OnCallbackImpl(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) OnContextCreated();
+    return;
+  }
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
   Session& s = Session::Get();
@@ -273,6 +308,11 @@ int InitializeCupti() {
                         CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
   }
   ConfigureUnifiedMemory(s.config());
+  if (g_um_configured) {
+    // Context creation: where the unified-memory kind can be enabled (above).
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                        CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+  }
   s.SetCuptiActive(true);
   s.SetActivityToggle(&ToggleActivities);
   if (s.recording()) ToggleActivities(true);
