@@ -125,6 +125,16 @@ std::unique_ptr<TraceModel> TraceModel::FromRecords(Records r) {
       return a.correlation < b.correlation;
     };
     std::stable_sort(m->r_.api_callsites.begin(), m->r_.api_callsites.end(), by_corr);
+    auto& smp = m->r_.samples;
+    std::stable_sort(smp.begin(), smp.end(), [](const SampleRecord& a, const SampleRecord& b) {
+      return a.tid != b.tid ? a.tid < b.tid : a.ts_ns < b.ts_ns;
+    });
+    std::stable_sort(
+        m->r_.sched.begin(), m->r_.sched.end(),
+        [](const SchedRecord& a, const SchedRecord& b) { return a.start_ns < b.start_ns; });
+    std::stable_sort(
+        m->r_.osrt.begin(), m->r_.osrt.end(),
+        [](const OsrtRecord& a, const OsrtRecord& b) { return a.start_ns < b.start_ns; });
   }
   // Start order for the host-side tables (rows may come in stored order);
   // stable, so equal starts keep their stored order. Kernels, memcpys and
