@@ -45,3 +45,25 @@ TESTS = [
              trace="host/nsys_host.db.sql", out="host/nsys_thread_states.txt",
              post=["{stepscope}", "stats", "-r", "thread_states", "-r", "osrt_sum", "{tmp}/out.sqlite"]),
 ]
+TESTS += [
+    # torch.profiler with_stack=True: python_function ranges nest into stacks; each CUDA call gets the stack
+    # open at its start (api_callsite); the sync finding names train.py:152; hotspots from the spans' self time.
+    DiffTest(name="host_kineto_import", cmd=["import", "-q", "{fixtures}/host/kineto_stack.json", "-o",
+                                             "{tmp}/k.sqlite"],
+             out="host/kineto_import.out",
+             post=["sqlite3", "{tmp}/k.sqlite",
+                   "SELECT a.correlation, n.value, c.id, c.parent_id, c.depth, f.kind, fn.value, fi.value, f.line"
+                   " FROM api_callsite a JOIN api ON api.correlation = a.correlation"
+                   " JOIN strings n ON n.id = api.name_id JOIN callsites c ON c.id = a.callsite_id"
+                   " JOIN frames f ON f.id = c.frame_id LEFT JOIN strings fn ON fn.id = f.function_id"
+                   " LEFT JOIN strings fi ON fi.id = f.file_id ORDER BY a.correlation;"
+                   " SELECT name, value FROM stats WHERE name = 'kineto_api_with_python_stack';"]),
+    DiffTest(name="host_kineto_analyze", cmd=["import", "-q", "{fixtures}/host/kineto_stack.json", "-o",
+                                              "{tmp}/k.sqlite"],
+             out="host/kineto_analyze.txt",
+             post=["{stepscope}", "analyze", "{tmp}/k.sqlite"]),
+    DiffTest(name="host_kineto_python_hotspots", cmd=["import", "-q", "{fixtures}/host/kineto_stack.json", "-o",
+                                                      "{tmp}/k.sqlite"],
+             out="host/kineto_python_hotspots.txt",
+             post=["{stepscope}", "stats", "-r", "python_hotspots", "{tmp}/k.sqlite"]),
+]
