@@ -39,12 +39,14 @@ struct Wait {
 // OS-runtime waits and blocking CUDA calls of `tid`, by start.
 std::vector<Wait> Waits(const TraceModel& m, uint32_t tid) {
   std::vector<Wait> w;
-  for (const OsrtRecord& o : m.osrt()) {
-    if (o.tid == tid && o.end_ns > o.start_ns)
+  for (uint32_t i : m.OsrtOfThread(tid)) {
+    const OsrtRecord& o = m.osrt()[i];
+    if (o.end_ns > o.start_ns)
       w.push_back({o.start_ns, o.end_ns, OsrtState(m.String(o.name)), o.name, o.callsite});
   }
-  for (const ApiRecord& a : m.apis()) {
-    if (a.tid == tid && a.end_ns > a.start_ns && m.IsBlockingApiName(a.name))
+  for (uint32_t i : m.ApisOfThread(tid)) {
+    const ApiRecord& a = m.apis()[i];
+    if (a.end_ns > a.start_ns && m.IsBlockingApiName(a.name))
       w.push_back(
           {a.start_ns, a.end_ns, ThreadState::kBlockedCuda, a.name, m.ApiCallsite(a.correlation)});
   }
@@ -123,8 +125,9 @@ std::vector<HostSegment> ThreadSegments(const TraceModel& m, uint32_t tid, HostS
   // 1. Scheduling intervals, off-CPU ones explained by the waits.
   bool any_sched = false;
   size_t j = 0;
-  for (const SchedRecord& r : m.sched()) {
-    if (r.tid != tid || r.end_ns <= r.start_ns) continue;
+  for (uint32_t i : m.SchedOfThread(tid)) {
+    const SchedRecord& r = m.sched()[i];
+    if (r.end_ns <= r.start_ns) continue;
     any_sched = true;
     if (r.state == ThreadState::kRunning) {
       out.push_back({r.start_ns, r.end_ns, r.state, kNoString, 0});

@@ -105,8 +105,9 @@ void HostEvidence(const RuleContext& c, Analysis* a) {
       std::vector<HostSegment> v = ThreadSegments(m, tid, &src);
       segs[tid] = {std::move(v), src};
       auto& [api, blocking] = calls[tid];
-      for (const ApiRecord& r : m.apis()) {
-        if (r.tid != tid || r.end_ns <= r.start_ns) continue;
+      for (uint32_t i : m.ApisOfThread(tid)) {
+        const ApiRecord& r = m.apis()[i];
+        if (r.end_ns <= r.start_ns) continue;
         (m.IsBlockingApiName(r.name) ? blocking : api).push_back({r.start_ns, r.end_ns});
       }
     }
