@@ -132,4 +132,40 @@ const char* UmCounterKindName(UmCounterKind k) {
   return "unknown";
 }
 
+const char* ThreadStateName(ThreadState s) {
+  switch (s) {
+    case ThreadState::kRunning:
+      return "running";
+    case ThreadState::kBlockedCuda:
+      return "blocked_cuda";
+    case ThreadState::kBlockedGil:
+      return "blocked_gil";
+    case ThreadState::kBlockedLock:
+      return "blocked_lock";
+    case ThreadState::kBlockedIo:
+      return "blocked_io";
+    case ThreadState::kSleep:
+      return "sleep";
+    case ThreadState::kBlockedOther:
+      return "blocked_other";
+    case ThreadState::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+const char* FrameKindName(FrameKind k) {
+  switch (k) {
+    case FrameKind::kPython:
+      return "python";
+    case FrameKind::kNative:
+      return "native";
+    case FrameKind::kCudaApi:
+      return "cuda_api";
+    case FrameKind::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
 }  // namespace stepscope

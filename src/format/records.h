@@ -273,6 +273,87 @@ struct DeviceRecord {
   uint32_t reserved;
 };
 
+// ---- Host model (schema 1.5): what the CPU threads did (docs/host.md) ----
+
+// State of a host thread over an interval or at a sample.
+enum class ThreadState : uint8_t {
+  kUnknown = 0,
+  kRunning = 1,       // on a CPU or runnable (/proc state R; nsys sched: running)
+  kBlockedCuda = 2,   // inside a blocking CUDA call (sync, synchronous/pageable copy, event sync)
+  kBlockedGil = 3,    // waiting for the Python GIL
+  kBlockedLock = 4,   // futex / condition variable / mutex / semaphore (not the GIL)
+  kBlockedIo = 5,     // read/write/poll/select/epoll/recv on an fd (pipe, socket, file)
+  kSleep = 6,         // nanosleep / clock_nanosleep / select with only a timeout
+  kBlockedOther = 7,  // blocked in another syscall / uninterruptible (D) / stopped
+};
+inline constexpr int kThreadStateMax = 7;
+
+enum class FrameKind : uint8_t { kUnknown = 0, kPython = 1, kNative = 2, kCudaApi = 3 };
+
+// One stack frame (table frames; id = row id, 1-based; 0 = none).
+struct FrameRecord {
+  uint32_t id;
+  uint8_t kind;  // FrameKind: 1 python, 2 native, 3 cuda api (a synthetic leaf naming the call)
+  uint8_t reserved[3];
+  StringId function;  // qualified function name: "Trainer.training_step", "__getitem__"
+  StringId file;      // "train.py" as the code object says (full path); 0 for native w/o file
+  int32_t line;       // line being executed (python); 0 unknown
+};
+
+// A node of the stack trie (table callsites): a leaf id names a whole stack.
+struct CallsiteRecord {
+  uint32_t id;      // 1-based; 0 = no stack
+  uint32_t parent;  // 0 for a root frame (outermost: <module>)
+  uint32_t frame;   // frames.id
+  uint16_t depth;   // 0 = root
+  uint16_t reserved;
+};
+
+// One thread observed at one instant (table samples).
+struct SampleRecord {
+  int64_t ts_ns;
+  uint32_t tid;
+  ThreadState state;
+  uint8_t reserved[3];
+  StringId wait;      // what it was blocked in: "futex", "poll(pipe)", "cudaStreamSynchronize",
+                      // "GIL"; 0 when running
+  uint32_t callsite;  // leaf callsite of its Python stack (0: none / not a Python thread)
+  int64_t cpu_ns;     // thread CPU time consumed since its previous sample; -1 unknown
+};
+
+// An interval a thread spent in one scheduling state (table thread_sched).
+struct SchedRecord {
+  int64_t start_ns;
+  int64_t end_ns;
+  uint32_t tid;
+  int32_t cpu;        // CPU it ran on; -1 unknown
+  ThreadState state;  // kRunning, or the blocked kind when known
+  uint8_t reserved[7];
+};
+
+// OsrtRecord.source
+inline constexpr uint8_t kOsrtTraced = 1;    // interposed: exact
+inline constexpr uint8_t kOsrtSampled = 2;   // >= 2 consecutive samples in one wait
+inline constexpr uint8_t kOsrtImported = 3;  // nsys OSRT_API
+
+// An OS-runtime wait (table osrt).
+struct OsrtRecord {
+  int64_t start_ns;
+  int64_t end_ns;
+  uint32_t tid;
+  StringId name;      // "pthread_cond_wait", "futex", "poll", "read", "sem_wait", "nanosleep"
+  StringId detail;    // "pipe", "socket", "/dev/shm/...", "" (what it waited on)
+  uint32_t callsite;  // Python stack at the wait (0: none)
+  uint8_t source;     // kOsrtTraced, kOsrtSampled, kOsrtImported
+  uint8_t reserved[7];
+};
+
+// The Python stack of the thread when it made a CUDA call (table api_callsite).
+struct ApiCallsiteRecord {
+  uint32_t correlation;  // api.correlation
+  uint32_t callsite;
+};
+
 static_assert(sizeof(KernelRecord) == 88, "KernelRecord layout changed: bump kRecordFormatVersion");
 static_assert(sizeof(MemcpyRecord) == 56, "MemcpyRecord layout changed: bump kRecordFormatVersion");
 static_assert(sizeof(MemsetRecord) == 56, "MemsetRecord layout changed: bump kRecordFormatVersion");
@@ -284,6 +365,12 @@ static_assert(sizeof(NvtxRecord) == 48, "NvtxRecord layout changed: bump kRecord
 static_assert(sizeof(OverheadRecord) == 24, "OverheadRecord layout changed");
 static_assert(sizeof(OomRecord) == 56, "OomRecord layout changed");
 static_assert(sizeof(UmRecord) == 48, "UmRecord layout changed");
+static_assert(sizeof(FrameRecord) == 20, "FrameRecord layout changed");
+static_assert(sizeof(CallsiteRecord) == 16, "CallsiteRecord layout changed");
+static_assert(sizeof(SampleRecord) == 32, "SampleRecord layout changed");
+static_assert(sizeof(SchedRecord) == 32, "SchedRecord layout changed");
+static_assert(sizeof(OsrtRecord) == 40, "OsrtRecord layout changed");
+static_assert(sizeof(ApiCallsiteRecord) == 8, "ApiCallsiteRecord layout changed");
 
 // Names for the enums above (used by the schema's enum tables and by text output).
 const char* MemoryKindName(MemoryKind k);
@@ -294,5 +381,7 @@ const char* MemoryPoolOpName(MemoryPoolOp op);
 const char* NvtxKindName(NvtxKind k);
 const char* ApiDomainName(ApiDomain d);
 const char* UmCounterKindName(UmCounterKind k);
+const char* ThreadStateName(ThreadState s);  // "running", "blocked_cuda", ...
+const char* FrameKindName(FrameKind k);
 
 }  // namespace stepscope

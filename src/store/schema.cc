@@ -280,10 +280,75 @@ std::vector<TableDef> BuildTables() {
         {"counters_json", "TEXT",
          "every collected counter, summed over the instances, as a JSON object"}},
        {}});
+  // Host model (schema 1.5): what the CPU threads did. docs/host.md.
+  t.push_back({"frames",
+               "Stack frames of host call stacks (Python, native, and a synthetic CUDA API "
+               "leaf), shared by every stack that holds them (schema 1.5).",
+               {{"kind", "INTEGER", "enum_frame_kind.id: 1 python, 2 native, 3 cuda_api"},
+                {"function_id", "INTEGER",
+                 "function name (strings.id), qualified when known: Trainer.training_step"},
+                {"file_id", "INTEGER",
+                 "source file (strings.id) as the code object names it; 0 for native frames "
+                 "without one"},
+                {"line", "INTEGER", "line being executed (Python); 0 unknown"}},
+               {}});
+  t.push_back({"callsites",
+               "Host call stacks as a trie of frames: a row is one frame under its parent, and "
+               "the id of a leaf names the whole stack, root (outermost) first (schema 1.5).",
+               {{"parent_id", "INTEGER", "callsites.id of the caller; 0 for a root frame"},
+                {"frame_id", "INTEGER", "frames.id"},
+                {"depth", "INTEGER", "0 for a root frame, parent's depth + 1 otherwise"}},
+               {}});
+  t.push_back({"samples",
+               "Host threads observed at instants: a sampler's view of what each thread was "
+               "doing (captures with sampling, nsys CPU sampling) (schema 1.5).",
+               {{"ts_ns", "INTEGER", "time of the observation, ns"},
+                {"tid", "INTEGER", "thread (threads.tid)"},
+                {"state", "INTEGER", "enum_thread_state.id"},
+                {"wait_id", "INTEGER",
+                 "what it was blocked in (strings.id): futex, poll(pipe), "
+                 "cudaStreamSynchronize, GIL; 0 when running"},
+                {"callsite_id", "INTEGER",
+                 "leaf callsites.id of its stack; 0 none (not a Python thread, or unwound)"},
+                {"cpu_ns", "INTEGER",
+                 "thread CPU time consumed since its previous sample, ns; -1 unknown"}},
+               {"samples_tid(tid, ts_ns)"}});
+  t.push_back({"thread_sched",
+               "Intervals a host thread spent in one scheduling state (nsys SCHED_EVENTS: "
+               "running on a CPU, or switched out) (schema 1.5).",
+               {{"start_ns", "INTEGER", "interval start, ns"},
+                {"end_ns", "INTEGER", "interval end, ns"},
+                {"tid", "INTEGER", "thread (threads.tid)"},
+                {"cpu", "INTEGER", "CPU it ran on; -1 unknown or not running"},
+                {"state", "INTEGER", "enum_thread_state.id: 1 running, or the blocked kind"}},
+               {}});
+  t.push_back(
+      {"osrt",
+       "OS-runtime waits of host threads: condition variables, futexes, poll, read, "
+       "sleeps (schema 1.5).",
+       {{"start_ns", "INTEGER", "wait start, ns"},
+        {"end_ns", "INTEGER", "wait end, ns"},
+        {"tid", "INTEGER", "waiting thread (threads.tid)"},
+        {"name_id", "INTEGER",
+         "call (strings.id): pthread_cond_wait, futex, poll, read, sem_wait, nanosleep"},
+        {"detail_id", "INTEGER", "what it waited on (strings.id): pipe, socket, a path; 0 unknown"},
+        {"callsite_id", "INTEGER", "leaf callsites.id of the stack at the wait; 0 none"},
+        {"source", "INTEGER",
+         "1 traced (exact), 2 sampled (two or more consecutive samples in one wait: ends "
+         "accurate to one sample period), 3 imported (nsys OSRT_API)"}},
+       {}});
+  t.push_back({"api_callsite",
+               "The host call stack (Python) of the thread when it made a CUDA API call: "
+               "which line issued a sync, a copy, an allocation (schema 1.5).",
+               {{"correlation", "INTEGER", "api.correlation"},
+                {"callsite_id", "INTEGER", "leaf callsites.id"}},
+               {"api_callsite_correlation(correlation)"},
+               false});
   // Enum tables: id -> name, filled when the trace is created.
-  for (const char* e : {"enum_memory_kind", "enum_copy_kind", "enum_sync_type", "enum_memory_op",
-                        "enum_memory_pool_op", "enum_nvtx_kind", "enum_api_domain",
-                        "enum_host_alloc_kind", "enum_um_counter_kind"}) {
+  for (const char* e :
+       {"enum_memory_kind", "enum_copy_kind", "enum_sync_type", "enum_memory_op",
+        "enum_memory_pool_op", "enum_nvtx_kind", "enum_api_domain", "enum_host_alloc_kind",
+        "enum_um_counter_kind", "enum_thread_state", "enum_frame_kind"}) {
     t.push_back({e,
                  "Names of the enumeration values used by the columns that reference it.",
                  {{"id", "INTEGER PRIMARY KEY", "value"}, {"name", "TEXT", "name"}},
@@ -327,6 +392,10 @@ std::vector<MetaKeyDef> BuildMetaKeys() {
        "kill -9, SIGSEGV, the OOM killer); the trace holds everything recorded up to then, and "
        "NVTX ranges still open are flagged (nvtx.unclosed)"},
       {"collector", "captured traces: written by a collector process outside the traced program"},
+      {"sample_hz",
+       "host sampling rate of the samples table, per second; absent or 0: threads were not "
+       "sampled"},
+      {"python_stacks", "whether host stacks hold Python frames: on, off, or `unavailable: <why>`"},
   };
 }
 
@@ -383,6 +452,8 @@ std::string SchemaCreateSql() {
   AppendEnumRows<MemoryOp>(&sql, "enum_memory_op", 2, MemoryOpName);
   AppendEnumRows<MemoryPoolOp>(&sql, "enum_memory_pool_op", 3, MemoryPoolOpName);
   AppendEnumRows<UmCounterKind>(&sql, "enum_um_counter_kind", 8, UmCounterKindName);
+  AppendEnumRows<ThreadState>(&sql, "enum_thread_state", kThreadStateMax, ThreadStateName);
+  AppendEnumRows<FrameKind>(&sql, "enum_frame_kind", 3, FrameKindName);
   sql += "INSERT OR REPLACE INTO enum_nvtx_kind VALUES(1,'push_pop'),(2,'start_end'),(3,'mark');\n";
   sql += "INSERT OR REPLACE INTO enum_api_domain VALUES(0,'runtime'),(1,'driver');\n";
   sql +=

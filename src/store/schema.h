@@ -17,7 +17,7 @@
 namespace stepscope {
 
 inline constexpr int kSchemaVersion = 1;
-inline constexpr int kSchemaMinor = 4;
+inline constexpr int kSchemaMinor = 5;
 
 struct ColumnDef {
   const char* name;

@@ -60,6 +60,14 @@ class TraceReader {
   StatusOr<std::vector<UmRecord>> UmEvents() const;
   StatusOr<std::vector<OverheadRecord>> Overheads() const;
   StatusOr<std::vector<DeviceRecord>> Devices() const;
+  // Host model (schema 1.5; empty for older traces): trace_reader_host.cc.
+  // Frames and callsites by id; samples by (tid, ts); sched and osrt by start.
+  StatusOr<std::vector<FrameRecord>> Frames() const;
+  StatusOr<std::vector<CallsiteRecord>> Callsites() const;
+  StatusOr<std::vector<SampleRecord>> Samples() const;
+  StatusOr<std::vector<SchedRecord>> Sched() const;
+  StatusOr<std::vector<OsrtRecord>> Osrt() const;
+  StatusOr<std::vector<ApiCallsiteRecord>> ApiCallsites() const;
   // tid -> thread name
   StatusOr<std::unordered_map<uint32_t, std::string>> ThreadNames() const;
 

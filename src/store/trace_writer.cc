@@ -23,9 +23,11 @@ TraceWriter::~TraceWriter() {
 }
 
 void TraceWriter::CloseStatements() {
-  for (Statement* st : {&ins_string_, &ins_kernel_, &ins_memcpy_, &ins_memset_, &ins_api_,
-                        &ins_sync_, &ins_memory_, &ins_pool_, &ins_nvtx_, &ins_overhead_,
-                        &ins_device_, &ins_thread_, &ins_meta_, &ins_stat_, &ins_oom_, &ins_um_}) {
+  for (Statement* st :
+       {&ins_string_, &ins_kernel_, &ins_memcpy_, &ins_memset_,      &ins_api_,    &ins_sync_,
+        &ins_memory_, &ins_pool_,   &ins_nvtx_,   &ins_overhead_,    &ins_device_, &ins_thread_,
+        &ins_meta_,   &ins_stat_,   &ins_oom_,    &ins_um_,          &ins_frame_,  &ins_callsite_,
+        &ins_sample_, &ins_sched_,  &ins_osrt_,   &ins_api_callsite_}) {
     *st = Statement();
   }
 }
@@ -96,6 +98,15 @@ Status TraceWriter::Init(const std::string& path, Journal journal) {
       {&ins_oom_,
        "INSERT INTO oom(ts_ns,tid,device,correlation,name_id,return_code,requested_bytes,"
        "memory_kind,free_bytes,total_bytes) VALUES(?,?,?,?,?,?,?,?,?,?)"},
+      {&ins_frame_, "INSERT INTO frames(id,kind,function_id,file_id,line) VALUES(?,?,?,?,?)"},
+      {&ins_callsite_, "INSERT INTO callsites(id,parent_id,frame_id,depth) VALUES(?,?,?,?)"},
+      {&ins_sample_,
+       "INSERT INTO samples(ts_ns,tid,state,wait_id,callsite_id,cpu_ns) VALUES(?,?,?,?,?,?)"},
+      {&ins_sched_, "INSERT INTO thread_sched(start_ns,end_ns,tid,cpu,state) VALUES(?,?,?,?,?)"},
+      {&ins_osrt_,
+       "INSERT INTO osrt(start_ns,end_ns,tid,name_id,detail_id,callsite_id,source) "
+       "VALUES(?,?,?,?,?,?,?)"},
+      {&ins_api_callsite_, "INSERT INTO api_callsite(correlation,callsite_id) VALUES(?,?)"},
   };
   for (auto& s : stmts) {
     ASSIGN_OR_RETURN(*s.st, Prepare(db_, s.sql));
@@ -325,6 +336,65 @@ void TraceWriter::SetThreadName(uint32_t tid, StringId name) {
   ins_thread_.BindInt(1, tid);
   ins_thread_.BindInt(2, name);
   Run(ins_thread_);
+}
+
+void TraceWriter::AddFrame(const FrameRecord& r) {
+  Statement& s = ins_frame_;
+  s.BindInt(1, r.id);
+  s.BindInt(2, r.kind);
+  s.BindInt(3, r.function);
+  s.BindInt(4, r.file);
+  s.BindInt(5, r.line);
+  Run(s);
+}
+
+void TraceWriter::AddCallsite(const CallsiteRecord& r) {
+  Statement& s = ins_callsite_;
+  s.BindInt(1, r.id);
+  s.BindInt(2, r.parent);
+  s.BindInt(3, r.frame);
+  s.BindInt(4, r.depth);
+  Run(s);
+}
+
+void TraceWriter::AddSample(const SampleRecord& r) {
+  Statement& s = ins_sample_;
+  s.BindInt(1, r.ts_ns);
+  s.BindInt(2, r.tid);
+  s.BindInt(3, static_cast<int>(r.state));
+  s.BindInt(4, r.wait);
+  s.BindInt(5, r.callsite);
+  s.BindInt(6, r.cpu_ns);
+  Run(s);
+}
+
+void TraceWriter::AddSched(const SchedRecord& r) {
+  Statement& s = ins_sched_;
+  s.BindInt(1, r.start_ns);
+  s.BindInt(2, r.end_ns);
+  s.BindInt(3, r.tid);
+  s.BindInt(4, r.cpu);
+  s.BindInt(5, static_cast<int>(r.state));
+  Run(s);
+}
+
+void TraceWriter::AddOsrt(const OsrtRecord& r) {
+  Statement& s = ins_osrt_;
+  s.BindInt(1, r.start_ns);
+  s.BindInt(2, r.end_ns);
+  s.BindInt(3, r.tid);
+  s.BindInt(4, r.name);
+  s.BindInt(5, r.detail);
+  s.BindInt(6, r.callsite);
+  s.BindInt(7, r.source);
+  Run(s);
+}
+
+void TraceWriter::AddApiCallsite(const ApiCallsiteRecord& r) {
+  Statement& s = ins_api_callsite_;
+  s.BindInt(1, r.correlation);
+  s.BindInt(2, r.callsite);
+  Run(s);
 }
 
 void TraceWriter::SetMeta(const std::string& key, const std::string& value) {

@@ -1,0 +1,89 @@
+// CallsiteInterner: turns host call stacks into the trace's frames/callsites
+// trie (schema 1.5, docs/host.md), emitting each new frame and callsite row
+// once. Every producer of stacks uses it: the collector, the nsys importer
+// and the torch.profiler importer.
+//
+//   CallsiteInterner in(&writer);               // or any CallsiteSink
+//   uint32_t leaf = in.Intern({{kPython, fn, file, 152}, ...});  // root first
+//   sample.callsite = leaf;
+//
+// Ids are dense and 1-based (0 = no stack), in order of first appearance.
+// Stacks deeper than kMaxDepth keep their outermost kMaxDepth - 1 frames and
+// the leaf (the leaf is what findings name).
+//
+// Also here: ExpandCallsite, the reader's side (a callsite id back to its
+// frames, root first), shared by analysis and export.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "format/records.h"
+
+namespace stepscope {
+
+class TraceWriter;
+
+// Where new rows go (TraceWriter implements it through WriterSink).
+class CallsiteSink {
+ public:
+  virtual ~CallsiteSink() = default;
+  virtual void AddFrame(const FrameRecord& r) = 0;
+  virtual void AddCallsite(const CallsiteRecord& r) = 0;
+};
+
+// One frame of a stack to intern (its id is assigned by the interner).
+struct FrameKey {
+  FrameKind kind = FrameKind::kPython;
+  StringId function = kNoString;
+  StringId file = kNoString;
+  int32_t line = 0;
+  bool operator==(const FrameKey& o) const {
+    return kind == o.kind && function == o.function && file == o.file && line == o.line;
+  }
+};
+
+class CallsiteInterner {
+ public:
+  static constexpr size_t kMaxDepth = 256;
+
+  explicit CallsiteInterner(CallsiteSink* sink) : sink_(sink) {}
+  // Writes straight to `writer` (AddFrame / AddCallsite).
+  explicit CallsiteInterner(TraceWriter* writer);
+  ~CallsiteInterner();
+  CallsiteInterner(const CallsiteInterner&) = delete;
+  CallsiteInterner& operator=(const CallsiteInterner&) = delete;
+
+  // Frame id of one frame (emitting the row when new).
+  uint32_t Frame(const FrameKey& f);
+  // Callsite id of `frame` under `parent` (0: a root).
+  uint32_t Child(uint32_t parent, uint32_t frame);
+  // Leaf callsite id of a root-to-leaf stack; 0 for an empty stack.
+  uint32_t Intern(const std::vector<FrameKey>& stack);
+
+  uint32_t frames() const { return next_frame_ - 1; }
+  uint32_t callsites() const { return static_cast<uint32_t>(depth_.size()); }
+
+ private:
+  struct FrameHash {
+    size_t operator()(const FrameKey& f) const;
+  };
+  CallsiteSink* sink_;
+  CallsiteSink* owned_ = nullptr;
+  uint32_t next_frame_ = 1;
+  std::unordered_map<FrameKey, uint32_t, FrameHash> frame_ids_;
+  std::unordered_map<uint64_t, uint32_t> child_ids_;  // (parent << 32 | frame) -> id
+  std::vector<uint16_t> depth_;                       // by callsite id - 1
+};
+
+// Frame ids of a callsite's stack, root first; empty for 0 or an unknown id.
+// `callsites` is ordered by id (TraceReader::Callsites()); a damaged parent
+// chain (a cycle, a missing row) ends the walk.
+std::vector<uint32_t> ExpandCallsite(const std::vector<CallsiteRecord>& callsites,
+                                     uint32_t callsite);
+// The row of callsite `id` in `callsites` (ordered by id), or nullptr.
+const CallsiteRecord* FindCallsite(const std::vector<CallsiteRecord>& callsites, uint32_t id);
+
+}  // namespace stepscope
