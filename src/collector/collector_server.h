@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -34,6 +35,11 @@ class CollectorServer {
 
   // Runs the loop on a background thread.
   void StartThread();
+  // Samples `pid` (the launcher's child) at `hz` from now on: the samples go
+  // to the trace of the tracer that connects with this pid, or, when none
+  // does (a program without CUDA or NVTX), to a trace of their own written
+  // at Finish, if the process ran Python (`hello`: that trace's fields).
+  void SampleChild(int pid, int hz, const HelloFields& hello);
   // The program is gone: finishes every trace whose process has ended,
   // waits up to `grace_ms` for the others (then finishes them as they are),
   // stops and returns what was collected, in connection order.
@@ -56,6 +62,7 @@ class CollectorServer {
   void TraceLoop(Live* l);
   void Step(int timeout_ms);
   void Reap(bool all);
+  void FinishParked();
 
   std::string name_;
   int listen_fd_ = -1;
@@ -69,6 +76,12 @@ class CollectorServer {
   std::mutex mu_;                            // guards done_
   std::vector<std::pair<size_t, CollectedTrace>> done_;
   std::atomic<bool> exit_{false};
+  struct Parked {
+    std::unique_ptr<HostSampler> sampler;
+    HelloFields hello;
+  };
+  std::mutex parked_mu_;                // guards parked_
+  std::map<int, Parked> parked_;        // pid -> sampler waiting for its tracer
 };
 
 }  // namespace stepscope
