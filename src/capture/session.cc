@@ -1,5 +1,7 @@
 #include "capture/session.h"
 
+#include "capture/python_callstack.h"
+
 #include <cupti.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -301,6 +303,11 @@ bool Session::Handshake(int memfd) {
   if (config_.host_mem) cats += "host-mem,";
   if (!cats.empty()) cats.pop_back();
   f["trace_categories"] = cats;
+  f["sample_hz"] = std::to_string(config_.sample_hz);
+  f["python_stacks"] = !config_.python_stacks ? "off"
+                       : config_.python_stack_launch_every > 0
+                           ? "launches=" + std::to_string(config_.python_stack_launch_every)
+                           : "on";
   if (config_.host_mem) {
     if (auto threshold =
             reinterpret_cast<uint64_t (*)()>(dlsym(RTLD_DEFAULT, "stepscope_hostmem_threshold"))) {
@@ -368,6 +375,11 @@ void Session::SetRecording(bool on) {
   if (was == on) return;
   if (on) recording_since_ns_ = NowNs();
   if (auto toggle = activity_toggle_.load()) toggle(on);
+}
+
+bool Session::PutPythonStack(uint32_t correlation, uint32_t tid) {
+  if (!active()) return false;
+  return EmitPythonStack(shm_, correlation, tid);
 }
 
 bool Session::PutApi(const ApiRecord& r) {

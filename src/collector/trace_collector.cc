@@ -436,6 +436,9 @@ void TraceCollector::Finish() {
   } else if (host_->api_stacks() > 0) {
     w.SetMeta("python_stacks", "on");
   }
+  if (hello_.count("python_stacks")) {
+    w.SetMeta("python_stacks_cuda_calls", Get(hello_, "python_stacks"));
+  }
   w.SetStat("host_api_callsites", static_cast<int64_t>(host_->api_stacks()),
             "CUDA calls recorded with the Python stack of their thread");
   result_.dropped = dropped_total;
