@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -353,7 +354,8 @@ bool Session::Handshake(int memfd) {
     return false;
   }
   std::string answer;
-  Status st = SendHello(*sock, memfd, EncodeHello(f), 20000, &answer);
+  int collector_pid = 0;
+  Status st = SendHello(*sock, memfd, EncodeHello(f), 20000, &answer, &collector_pid);
   ::close(*sock);
   if (!st.ok()) {
     Disable(st.message());
@@ -362,6 +364,12 @@ bool Session::Handshake(int memfd) {
   if (!StartsWith(answer, "ok ")) {
     Disable(StartsWith(answer, "error ") ? answer.substr(6) : "the collector refused: " + answer);
     return false;
+  }
+  // The collector samples our threads: under Yama (ptrace_scope 1) only an
+  // ancestor may read our memory and /proc/self/task/N/syscall, and a
+  // self-started collector is not one. Allow it (it alone).
+  if (collector_pid > 0 && collector_pid != getppid()) {
+    (void)::prctl(PR_SET_PTRACER, static_cast<unsigned long>(collector_pid), 0, 0, 0);
   }
   // Where this process's trace is, for code in the process that writes files
   // beside it (stepscope.torch reads it with getenv at run time).

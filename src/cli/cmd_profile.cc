@@ -35,8 +35,8 @@
 #include "collector/collector_server.h"
 #endif
 #include "common/file_util.h"
-#include "common/version.h"
 #include "common/strings.h"
+#include "common/version.h"
 #include "store/trace_reader.h"
 
 namespace stepscope {
@@ -250,8 +250,8 @@ int RunProfile(int argc, char** argv) {
   std::string pattern = p.Get("--output");
   if (EndsWith(pattern, "/")) pattern += "stepscope_%p";
   for (const std::string& cat : Split(p.Get("--trace"), ',')) {
-    if (cat != "cuda" && cat != "nvtx" && cat != "memory" && cat != "host" &&
-        cat != "host-mem" && cat != "um-gpu-faults" && cat != "um-cpu-faults") {
+    if (cat != "cuda" && cat != "nvtx" && cat != "memory" && cat != "host" && cat != "host-mem" &&
+        cat != "um-gpu-faults" && cat != "um-cpu-faults") {
       return ReportError("profile", InvalidInput("unknown --trace category '" + cat +
                                                  "' (use cuda, nvtx, memory, host, host-mem, "
                                                  "um-gpu-faults, um-cpu-faults)"));
@@ -269,7 +269,8 @@ int RunProfile(int argc, char** argv) {
       !(StartsWith(py_stacks, "launches=") && ParseInt64(py_stacks.substr(9), &launch_every) &&
         launch_every > 0)) {
     return ReportError("profile", InvalidInput("--python-stacks: use on, off or launches=N (N >= "
-                                               "1), not '" + py_stacks + "'"));
+                                               "1), not '" +
+                                               py_stacks + "'"));
   }
   int64_t delay_ns = 0, duration_ns = 0;
   if (p.Has("--delay") && !ParseDurationNs(p.Get("--delay"), &delay_ns)) {

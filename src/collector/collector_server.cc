@@ -93,6 +93,7 @@ void CollectorServer::Accept(int conn) {
   l->trace = std::move(*trace);
   l->pidfd = static_cast<int>(::syscall(SYS_pidfd_open, l->trace->pid(), 0));
   l->seq = next_seq_++;
+  if (l->trace->sampled()) (void)SendAnswer(conn, "pid " + std::to_string(::getpid()));
   (void)SendAnswer(conn, "ok " + l->trace->path());
   ::close(conn);
   Live* raw = l.get();

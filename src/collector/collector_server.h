@@ -80,8 +80,8 @@ class CollectorServer {
     std::unique_ptr<HostSampler> sampler;
     HelloFields hello;
   };
-  std::mutex parked_mu_;                // guards parked_
-  std::map<int, Parked> parked_;        // pid -> sampler waiting for its tracer
+  std::mutex parked_mu_;          // guards parked_
+  std::map<int, Parked> parked_;  // pid -> sampler waiting for its tracer
 };
 
 }  // namespace stepscope

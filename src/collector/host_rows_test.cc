@@ -102,7 +102,8 @@ TEST_F(HostRowsTest, SamplesStacksAndSampledWaits) {
   // The pipe wait: first sample 0 ms to the first sample after it, 15 ms.
   EXPECT_EQ(o[0], (std::vector<std::string>{"12", "read", "pipe", "0", "15000000", "2", "worker"}));
   // The futex wait ends at the first sample after it (GIL: not an OS wait).
-  EXPECT_EQ(o[1], (std::vector<std::string>{"12", "futex", "", "25000000", "35000000", "2", "worker"}));
+  EXPECT_EQ(o[1],
+            (std::vector<std::string>{"12", "futex", "", "25000000", "35000000", "2", "worker"}));
 }
 
 TEST_F(HostRowsTest, WaitStillOpenAtTheEndLastsOnePeriodPastItsLastSample) {
@@ -132,7 +133,8 @@ TEST_F(HostRowsTest, CudaWaitsFromApiRows) {
   a.name = w_->Intern("cudaLaunchKernel");  // not blocking
   w_->AddApi(a);
   HostBatch b;
-  for (int i = 0; i < 10; ++i) b.samples.push_back(S(i * 5, 12, ThreadState::kBlockedLock, "futex"));
+  for (int i = 0; i < 10; ++i)
+    b.samples.push_back(S(i * 5, 12, ThreadState::kBlockedLock, "futex"));
   rows.AddBatch(&b);
   rows.Finish(1'000'000'000);
   ASSERT_TRUE(rows.MarkCudaWaits().ok());
@@ -142,7 +144,8 @@ TEST_F(HostRowsTest, CudaWaitsFromApiRows) {
   ASSERT_EQ(r.size(), 10u);
   EXPECT_EQ(r[0], (std::vector<std::string>{"0", "4", "futex"}));
   for (int i = 1; i <= 6; ++i) {
-    EXPECT_EQ(r[i], (std::vector<std::string>{std::to_string(i * 5), "2", "cudaStreamSynchronize"}));
+    EXPECT_EQ(r[i],
+              (std::vector<std::string>{std::to_string(i * 5), "2", "cudaStreamSynchronize"}));
   }
   EXPECT_EQ(r[7][1], "4");
   // The one futex run overlapping the sync is the sync, not an OS wait.
@@ -187,7 +190,8 @@ TEST(ClassifyThread, States) {
   };
   EXPECT_EQ(c('R', "").state, ThreadState::kRunning);
   EXPECT_EQ(c('S', "running").state, ThreadState::kRunning);
-  const std::string futex = std::to_string(SYS_futex) + " 0x7f0000001000 0x80 0x0 0x0 0x0 0x0 0x1 0x2";
+  const std::string futex =
+      std::to_string(SYS_futex) + " 0x7f0000001000 0x80 0x0 0x0 0x0 0x0 0x1 0x2";
   EXPECT_EQ(c('S', futex).state, ThreadState::kBlockedLock);
   EXPECT_EQ(c('S', futex).name, "futex");
   ThreadWait gil = c('S', futex, 0x7f0000000ff0, 0x7f0000001100);
@@ -197,8 +201,9 @@ TEST(ClassifyThread, States) {
   ThreadWait rd = c('S', std::to_string(SYS_read) + " 0x5 0x7ffd 0x1 0x0 0x0 0x0 0x1 0x2");
   EXPECT_EQ(rd.state, ThreadState::kBlockedIo);
   EXPECT_EQ(rd.detail, "fd 5");
-  EXPECT_EQ(c('S', std::to_string(SYS_clock_nanosleep) + " 0x1 0x0 0x7ffd 0x0 0x0 0x0 0x1 0x2").state,
-            ThreadState::kSleep);
+  EXPECT_EQ(
+      c('S', std::to_string(SYS_clock_nanosleep) + " 0x1 0x0 0x7ffd 0x0 0x0 0x0 0x1 0x2").state,
+      ThreadState::kSleep);
   ThreadWait poll = c('S', std::to_string(SYS_ppoll) + " 0x7ffd0000 0x2 0x0 0x0 0x8 0x0 0x1 0x2");
   EXPECT_EQ(poll.state, ThreadState::kBlockedIo);
   EXPECT_EQ(poll.poll_fds, 0x7ffd0000u);

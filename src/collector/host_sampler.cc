@@ -277,7 +277,10 @@ void HostSampler::Tick(int64_t now_realtime, int64_t now_mono) {
       im.rt = std::move(*rt);
       std::lock_guard<std::mutex> lk(mu_);
       python_status_ = "on (Python " + im.rt->version() + ")";
-    } else if (rt.status().code() == StatusCode::kUnavailable) {
+    } else if (rt.status().code() == StatusCode::kUnavailable &&
+               now_mono - im.first_attach_mono > 4 * kAttachRetryNs) {
+      // (Not at once: a self-started collector gets its permission from
+      // the tracer's PR_SET_PTRACER a moment after it starts sampling.)
       im.python_final = true;
       std::lock_guard<std::mutex> lk(mu_);
       python_status_ = "unavailable: " + rt.status().message();
@@ -317,13 +320,17 @@ void HostSampler::Tick(int64_t now_realtime, int64_t now_mono) {
       slot->syscall_fd = OpenProc(base + "/syscall");
       if (slot->syscall_fd < 0 && errno == EACCES && !im.syscall_denied_warned) {
         im.syscall_denied_warned = true;
-        LogWarn("pid %d: no permission to read what its threads are blocked in "
-                "(/proc/.../syscall); thread states are coarser",
-                static_cast<int>(pid_));
+        LogWarn(
+            "pid %d: no permission to read what its threads are blocked in "
+            "(/proc/.../syscall); thread states are coarser",
+            static_cast<int>(pid_));
       }
     }
     Thread& t = *slot;
     t.generation = im.generation;
+    if (t.syscall_fd < 0 && now_mono - t.comm_read_mono > kCommRefreshNs) {
+      t.syscall_fd = OpenProc(proc + "/task/" + e->d_name + "/syscall");  // permission came
+    }
     if (t.stat_fd < 0 || !ReadAt0(t.stat_fd, buf, sizeof(buf), &len)) continue;
     const char* close = std::strrchr(buf, ')');
     if (!close || close[1] == 0) continue;

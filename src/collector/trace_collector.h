@@ -61,6 +61,7 @@ class TraceCollector {
   // Samples of this process's threads go into this trace (host_sampler.h).
   void AttachSampler(std::unique_ptr<HostSampler> sampler);
   uint64_t host_samples() const { return host_ ? host_->samples() : 0; }
+  bool sampled() const { return sampler_ != nullptr; }
 
  private:
   TraceCollector() = default;

@@ -4,13 +4,13 @@
 // passes it through a shared ring like the real one, and returns what a
 // collector would decode ("function|file|line" lines, root first). Used by
 // python_callstack_test.py; no GPU needed.
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <unordered_map>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "capture/python_callstack.h"
 #include "capture/shm_ring.h"
@@ -62,8 +62,7 @@ __attribute__((visibility("default"))) const char* probe_stack() {
   g_out.clear();
   const auto tid = static_cast<uint32_t>(syscall(SYS_gettid));
   if (!EmitPythonStack(Ring(), 42, tid)) return "";
-  shm::Consume(Ring(), Decode,
-      ~uint64_t{0}, nullptr);
+  shm::Consume(Ring(), Decode, ~uint64_t{0}, nullptr);
   return g_out.c_str();
 }
 

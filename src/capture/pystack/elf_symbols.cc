@@ -26,7 +26,8 @@ StatusOr<ElfSymbols> Parse(const ReadFn& read, const std::vector<std::string>& n
   bool have_load = false;
   for (uint16_t i = 0; i < eh.e_phnum && i < 256; ++i) {
     Elf64_Phdr ph;
-    if (eh.e_phentsize != sizeof(ph) || !read(eh.e_phoff + uint64_t{i} * sizeof(ph), sizeof(ph), &ph))
+    if (eh.e_phentsize != sizeof(ph) ||
+        !read(eh.e_phoff + uint64_t{i} * sizeof(ph), sizeof(ph), &ph))
       break;
     if (ph.p_type == PT_LOAD && !have_load) {
       out.first_load_vaddr = (ph.p_vaddr - ph.p_offset) & ~uint64_t{0xfff};
@@ -83,8 +84,8 @@ StatusOr<ElfSymbols> ReadElfSymbols(const std::string& path,
       [fd](uint64_t off, size_t n, void* out) {
         size_t done = 0;
         while (done < n) {
-          ssize_t r = ::pread(fd, static_cast<char*>(out) + done, n - done,
-                              static_cast<off_t>(off + done));
+          ssize_t r =
+              ::pread(fd, static_cast<char*>(out) + done, n - done, static_cast<off_t>(off + done));
           if (r <= 0) return false;
           done += static_cast<size_t>(r);
         }

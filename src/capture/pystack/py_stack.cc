@@ -70,8 +70,7 @@ std::vector<Mapping> ReadMaps(pid_t pid) {
 
 bool LooksLikePython(const std::string& path) {
   const std::string base = path.substr(path.rfind('/') + 1);
-  return base.rfind("libpython3", 0) == 0 || base.rfind("python3", 0) == 0 ||
-         base == "python";
+  return base.rfind("libpython3", 0) == 0 || base.rfind("python3", 0) == 0 || base == "python";
 }
 
 }  // namespace
@@ -155,7 +154,8 @@ StatusOr<std::unique_ptr<PyRuntime>> PyRuntime::AttachSelf() {
   if (!version) return Unavailable("Python before 3.11");
   Memory mem(::getpid());
   uint32_t hex = 0;
-  if (!mem.Get(reinterpret_cast<uint64_t>(version), &hex)) return Unavailable("unreadable Py_Version");
+  if (!mem.Get(reinterpret_cast<uint64_t>(version), &hex))
+    return Unavailable("unreadable Py_Version");
   const PyLayout* layout = LayoutFor(hex);
   if (!layout) return Unavailable("unsupported Python version");
   std::unique_ptr<PyRuntime> rt(new PyRuntime(::getpid(), layout));
@@ -245,8 +245,7 @@ bool PyRuntime::WalkFrames(uint64_t frame, std::vector<PyFrame>* out, size_t max
   const PyLayout& l = *layout_;
   uint8_t buf[80];
   const size_t need = l.frame_owner + 1;
-  for (size_t depth = 0; frame != 0 && depth < max_depth * 2 && out->size() < max_depth;
-       ++depth) {
+  for (size_t depth = 0; frame != 0 && depth < max_depth * 2 && out->size() < max_depth; ++depth) {
     if (!mem_.Read(frame, buf, need)) return !out->empty();
     uint64_t code = 0, previous = 0, instr = 0;
     std::memcpy(&code, buf + l.frame_code, 8);
@@ -257,11 +256,11 @@ bool PyRuntime::WalkFrames(uint64_t frame, std::vector<PyFrame>* out, size_t max
     if (l.owner_cstack >= 0 && owner == l.owner_cstack) continue;  // a shim frame
     const CodeInfo* info = Code(code);
     if (!info) continue;
-    const int64_t index = (static_cast<int64_t>(instr) -
-                           static_cast<int64_t>(code + l.code_adaptive)) / 2;
+    const int64_t index =
+        (static_cast<int64_t>(instr) - static_cast<int64_t>(code + l.code_adaptive)) / 2;
     if (index < 0) continue;  // not started yet (an incomplete frame)
-    int line = LineForInstruction(info->linetable.data(), info->linetable.size(),
-                                  info->firstlineno, static_cast<int>(index));
+    int line = LineForInstruction(info->linetable.data(), info->linetable.size(), info->firstlineno,
+                                  static_cast<int>(index));
     out->push_back({code, line < 0 ? info->firstlineno : line});
   }
   return true;
