@@ -161,6 +161,13 @@ struct HostSampler::Thread {
   int64_t comm_read_mono = 0;
   int64_t last_cpu_ns = -1;
   uint64_t generation = 0;
+  // The last sample: a thread that used no CPU since is still there (same
+  // state, same wait, same Python stack), so it is not read again.
+  bool have_last = false;
+  bool reuse = false;  // this tick
+  ThreadState state = ThreadState::kUnknown;
+  std::string wait_name, wait_detail;
+  uint32_t stack = 0;
   ~Thread() {
     for (int fd : {stat_fd, sched_fd, syscall_fd}) {
       if (fd >= 0) ::close(fd);
@@ -289,22 +296,16 @@ void HostSampler::Tick(int64_t now_realtime, int64_t now_mono) {
     }
   }
   uint64_t gil_begin = 0, gil_end = 0;
-  std::unordered_map<uint32_t, const pystack::ThreadStack*> by_tid;
-  if (im.rt) {
-    if (im.rt->AllStacks(&im.stacks)) {
-      im.failed_walks = 0;
-      for (const auto& t : im.stacks) by_tid[t.tid] = &t;
-      std::tie(gil_begin, gil_end) = im.rt->GilRange();
-    } else if (++im.failed_walks > 20) {
-      im.rt.reset();  // exec'ed into something else, or finalized: look again
-      im.failed_walks = 0;
-    }
-  }
+  if (im.rt) std::tie(gil_begin, gil_end) = im.rt->GilRange();
 
+  // Pass 1: /proc. A thread whose CPU time (schedstat, ns) has not moved
+  // since its last sample cannot have changed state, wait or Python stack:
+  // its last sample is repeated and nothing else of it is read.
   DIR* dir = ::opendir((proc + "/task").c_str());
   if (!dir) return;
   ++im.generation;
   std::vector<HostSample> out;
+  std::vector<Thread*> sampled;
   std::map<uint32_t, std::string> names;
   char buf[1024];
   size_t len = 0;
@@ -331,53 +332,67 @@ void HostSampler::Tick(int64_t now_realtime, int64_t now_mono) {
     if (t.syscall_fd < 0 && now_mono - t.comm_read_mono > kCommRefreshNs) {
       t.syscall_fd = OpenProc(proc + "/task/" + e->d_name + "/syscall");  // permission came
     }
-    if (t.stat_fd < 0 || !ReadAt0(t.stat_fd, buf, sizeof(buf), &len)) continue;
-    const char* close = std::strrchr(buf, ')');
-    if (!close || close[1] == 0) continue;
-    const char state = close[2];
-    if (state == 'Z' || state == 'X') continue;
     HostSample s;
     s.realtime_ns = now_realtime;
     s.tid = tid;
-    // CPU time: schedstat's first field (ns), else utime+stime (ticks).
     int64_t cpu = -1;
-    if (t.sched_fd >= 0 && ReadAt0(t.sched_fd, buf + 512, 512, &len)) {
-      cpu = std::strtoll(buf + 512, nullptr, 10);
+    if (t.sched_fd >= 0 && ReadAt0(t.sched_fd, buf, sizeof(buf), &len)) {
+      cpu = std::strtoll(buf, nullptr, 10);
+    }
+    t.reuse = cpu >= 0 && t.have_last && cpu == t.last_cpu_ns;
+    if (t.reuse) {
+      s.state = t.state;
+      s.wait_name = t.wait_name;
+      s.wait_detail = t.wait_detail;
+      s.cpu_ns = 0;
     } else {
-      unsigned long long ut = 0, st = 0;
-      if (std::sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-                      &st) == 2) {
-        static const long hz = ::sysconf(_SC_CLK_TCK);
-        cpu = static_cast<int64_t>((ut + st) * (1'000'000'000ull / static_cast<uint64_t>(hz)));
+      if (t.stat_fd < 0 || !ReadAt0(t.stat_fd, buf, sizeof(buf), &len)) continue;
+      const char* close = std::strrchr(buf, ')');
+      if (!close || close[1] == 0) continue;
+      const char state = close[2];
+      if (state == 'Z' || state == 'X') continue;
+      if (cpu < 0) {
+        // No schedstat: utime + stime, in clock ticks.
+        unsigned long long ut = 0, st = 0;
+        if (std::sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+                        &st) == 2) {
+          static const long hz = ::sysconf(_SC_CLK_TCK);
+          cpu = static_cast<int64_t>((ut + st) * (1'000'000'000ull / static_cast<uint64_t>(hz)));
+        }
       }
+      if (cpu >= 0 && t.last_cpu_ns >= 0) s.cpu_ns = std::max<int64_t>(cpu - t.last_cpu_ns, 0);
+      std::string sc;
+      if (state != 'R' && t.syscall_fd >= 0 && ReadAt0(t.syscall_fd, buf, sizeof(buf), &len)) {
+        sc.assign(buf, len);
+      }
+      ThreadWait w = ClassifyThread(state, sc, gil_begin, gil_end);
+      // Name the fd a read/poll waits on: pipe, socket, a file.
+      int fd = -1;
+      if (w.detail.rfind("fd ", 0) == 0) fd = std::atoi(w.detail.c_str() + 3);
+      if (w.poll_fds) {
+        struct pollfd first;
+        if (pystack::Memory(pid_).Read(w.poll_fds, &first, sizeof(first))) fd = first.fd;
+      }
+      if (fd >= 0) {
+        auto& k = im.fd_kinds[fd];
+        if (k.first.empty() || now_mono - k.second > kCommRefreshNs) {
+          const std::string link = proc + "/fd/" + std::to_string(fd);
+          const ssize_t n = ::readlink(link.c_str(), buf, sizeof(buf) - 1);
+          k.first = n > 0 ? FdKind(std::string(buf, static_cast<size_t>(n))) : "fd";
+          k.second = now_mono;
+        }
+        w.detail = k.first;
+      }
+      s.state = w.state;
+      s.wait_name = std::move(w.name);
+      s.wait_detail = std::move(w.detail);
+      t.state = s.state;
+      t.wait_name = s.wait_name;
+      t.wait_detail = s.wait_detail;
+      t.stack = 0;
+      t.have_last = cpu >= 0;
     }
-    if (cpu >= 0 && t.last_cpu_ns >= 0) s.cpu_ns = std::max<int64_t>(cpu - t.last_cpu_ns, 0);
     if (cpu >= 0) t.last_cpu_ns = cpu;
-    std::string sc;
-    if (state != 'R' && t.syscall_fd >= 0 && ReadAt0(t.syscall_fd, buf, sizeof(buf), &len)) {
-      sc.assign(buf, len);
-    }
-    ThreadWait w = ClassifyThread(state, sc, gil_begin, gil_end);
-    // Name the fd a read/poll waits on: pipe, socket, a file.
-    int fd = -1;
-    if (w.detail.rfind("fd ", 0) == 0) fd = std::atoi(w.detail.c_str() + 3);
-    if (w.poll_fds) {
-      struct pollfd first;
-      if (pystack::Memory(pid_).Read(w.poll_fds, &first, sizeof(first))) fd = first.fd;
-    }
-    if (fd >= 0) {
-      auto& k = im.fd_kinds[fd];
-      if (k.first.empty() || now_mono - k.second > kCommRefreshNs) {
-        const std::string link = proc + "/fd/" + std::to_string(fd);
-        const ssize_t n = ::readlink(link.c_str(), buf, sizeof(buf) - 1);
-        k.first = n > 0 ? FdKind(std::string(buf, static_cast<size_t>(n))) : "fd";
-        k.second = now_mono;
-      }
-      w.detail = k.first;
-    }
-    s.state = w.state;
-    s.wait_name = std::move(w.name);
-    s.wait_detail = std::move(w.detail);
     if (now_mono - t.comm_read_mono > kCommRefreshNs || t.comm_read_mono == 0) {
       const int fdc = OpenProc(proc + "/task/" + e->d_name + "/comm");
       if (fdc >= 0) {
@@ -393,32 +408,52 @@ void HostSampler::Tick(int64_t now_realtime, int64_t now_mono) {
       }
       t.comm_read_mono = now_mono;
     }
-    // The Python stack of this thread, root first, interned.
-    auto st = by_tid.find(tid);
-    if (st != by_tid.end() && !st->second->frames.empty()) {
-      const auto& frames = st->second->frames;
-      std::vector<uint64_t> key;
-      key.reserve(frames.size() * 2);
-      for (auto f = frames.rbegin(); f != frames.rend(); ++f) {
-        key.push_back(f->code);
-        key.push_back(static_cast<uint64_t>(f->line));
-      }
-      std::string k(reinterpret_cast<const char*>(key.data()), key.size() * sizeof(uint64_t));
-      auto known = im.stack_ids.find(k);
-      if (known != im.stack_ids.end()) {
-        s.stack = known->second;
-      } else {
-        std::vector<HostFrameText> text;
-        for (auto f = frames.rbegin(); f != frames.rend(); ++f) {
-          const pystack::CodeInfo* c = im.rt->Code(f->code);
-          text.push_back({c ? c->function : "?", c ? c->file : "?", f->line});
-        }
-        s.stack = InternStack(key, text);
-      }
-    }
     out.push_back(std::move(s));
+    sampled.push_back(&t);
   }
   ::closedir(dir);
+
+  // Pass 2: Python stacks, one walk of the thread states; the frames of a
+  // thread that did not run are not read (its last stack stands).
+  if (im.rt) {
+    auto skip = [](void* ctx, uint32_t tid) {
+      auto* threads = static_cast<std::unordered_map<uint32_t, std::unique_ptr<Thread>>*>(ctx);
+      auto it = threads->find(tid);
+      return it != threads->end() && it->second->reuse;
+    };
+    if (im.rt->AllStacks(&im.stacks, 128, skip, &im.threads)) {
+      im.failed_walks = 0;
+      for (const pystack::ThreadStack& ts : im.stacks) {
+        auto it = im.threads.find(ts.tid);
+        if (it == im.threads.end() || ts.skipped) continue;
+        Thread& t = *it->second;
+        t.stack = 0;
+        if (ts.frames.empty()) continue;
+        std::vector<uint64_t> key;
+        key.reserve(ts.frames.size() * 2);
+        for (auto f = ts.frames.rbegin(); f != ts.frames.rend(); ++f) {
+          key.push_back(f->code);
+          key.push_back(static_cast<uint64_t>(f->line));
+        }
+        std::string k(reinterpret_cast<const char*>(key.data()), key.size() * sizeof(uint64_t));
+        auto known = im.stack_ids.find(k);
+        if (known != im.stack_ids.end()) {
+          t.stack = known->second;
+        } else {
+          std::vector<HostFrameText> text;
+          for (auto f = ts.frames.rbegin(); f != ts.frames.rend(); ++f) {
+            const pystack::CodeInfo* c = im.rt->Code(f->code);
+            text.push_back({c ? c->function : "?", c ? c->file : "?", f->line});
+          }
+          t.stack = InternStack(key, text);
+        }
+      }
+    } else if (++im.failed_walks > 20) {
+      im.rt.reset();  // exec'ed into something else, or finalized: look again
+      im.failed_walks = 0;
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i) out[i].stack = sampled[i]->stack;
   // Threads that are gone.
   for (auto it = im.threads.begin(); it != im.threads.end();) {
     if (it->second->generation != im.generation) {

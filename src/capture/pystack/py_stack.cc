@@ -5,6 +5,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -266,7 +267,30 @@ bool PyRuntime::WalkFrames(uint64_t frame, std::vector<PyFrame>* out, size_t max
   return true;
 }
 
-bool PyRuntime::AllStacks(std::vector<ThreadStack>* out, size_t max_depth) {
+bool PyRuntime::ReadThreadState(uint64_t ts, uint64_t* next, uint64_t* native, uint64_t* frame) {
+  const PyLayout& l = *layout_;
+  const int64_t frame_field =
+      l.tstate_current_frame >= 0 ? l.tstate_current_frame : l.tstate_cframe;
+  const size_t need = static_cast<size_t>(std::max<int64_t>(
+                          {l.tstate_next, l.tstate_native_thread_id, frame_field})) +
+                      8;
+  uint8_t buf[512];
+  if (need > sizeof(buf) || !mem_.Read(ts, buf, need)) return false;
+  uint64_t ptr = 0;
+  std::memcpy(next, buf + l.tstate_next, 8);
+  std::memcpy(native, buf + l.tstate_native_thread_id, 8);
+  std::memcpy(&ptr, buf + frame_field, 8);
+  *frame = 0;
+  if (l.tstate_current_frame >= 0) {
+    *frame = ptr;
+  } else if (ptr) {
+    mem_.Get(ptr + l.cframe_current_frame, frame);  // tstate->cframe->current_frame
+  }
+  return true;
+}
+
+bool PyRuntime::AllStacks(std::vector<ThreadStack>* out, size_t max_depth,
+                          bool (*skip)(void* ctx, uint32_t tid), void* skip_ctx) {
   out->clear();
   const PyLayout& l = *layout_;
   uint64_t interp = 0;
@@ -276,21 +300,14 @@ bool PyRuntime::AllStacks(std::vector<ThreadStack>* out, size_t max_depth) {
     if (!mem_.Get(interp + l.interp_threads_head, &ts)) break;
     for (size_t n = 0; ts != 0 && n < kMaxThreads; ++n) {
       uint64_t next = 0, native = 0, frame = 0;
-      if (!mem_.Get(ts + l.tstate_next, &next) ||
-          !mem_.Get(ts + l.tstate_native_thread_id, &native)) {
-        break;
-      }
-      if (l.tstate_current_frame >= 0) {
-        mem_.Get(ts + static_cast<uint64_t>(l.tstate_current_frame), &frame);
-      } else {
-        uint64_t cframe = 0;
-        if (mem_.Get(ts + static_cast<uint64_t>(l.tstate_cframe), &cframe) && cframe) {
-          mem_.Get(cframe + l.cframe_current_frame, &frame);
-        }
-      }
+      if (!ReadThreadState(ts, &next, &native, &frame)) break;
       ThreadStack t;
       t.tid = static_cast<uint32_t>(native);
-      WalkFrames(frame, &t.frames, max_depth);
+      if (skip && skip(skip_ctx, t.tid)) {
+        t.skipped = true;
+      } else {
+        WalkFrames(frame, &t.frames, max_depth);
+      }
       out->push_back(std::move(t));
       ts = next;
     }
@@ -301,7 +318,6 @@ bool PyRuntime::AllStacks(std::vector<ThreadStack>* out, size_t max_depth) {
 
 bool PyRuntime::OwnStack(std::vector<PyFrame>* out, size_t max_depth) {
   out->clear();
-  const PyLayout& l = *layout_;
   uint64_t ts = this_thread_state_ ? this_thread_state_() : 0;
   if (ts == 0) {
     // Not a thread the GIL API knows: find it by its native id.
@@ -316,15 +332,8 @@ bool PyRuntime::OwnStack(std::vector<PyFrame>* out, size_t max_depth) {
     }
     return false;
   }
-  uint64_t frame = 0;
-  if (l.tstate_current_frame >= 0) {
-    mem_.Get(ts + static_cast<uint64_t>(l.tstate_current_frame), &frame);
-  } else {
-    uint64_t cframe = 0;
-    if (mem_.Get(ts + static_cast<uint64_t>(l.tstate_cframe), &cframe) && cframe) {
-      mem_.Get(cframe + l.cframe_current_frame, &frame);
-    }
-  }
+  uint64_t next = 0, native = 0, frame = 0;
+  if (!ReadThreadState(ts, &next, &native, &frame)) return false;
   return WalkFrames(frame, out, max_depth);
 }
 

@@ -64,6 +64,7 @@ struct PyFrame {
 
 struct ThreadStack {
   uint32_t tid = 0;
+  bool skipped = false;         // not walked (the caller's skip said so)
   std::vector<PyFrame> frames;  // leaf (innermost) first
 };
 
@@ -77,7 +78,10 @@ class PyRuntime {
 
   // Stacks of every thread state of every interpreter. False when the walk
   // could not even start (e.g. no permission: memory().last_errno()).
-  bool AllStacks(std::vector<ThreadStack>* out, size_t max_depth = 128);
+  // `skip(tid)` true: the thread's frames are not read (a sampler that knows
+  // the thread has not run since its last walk keeps its previous stack).
+  bool AllStacks(std::vector<ThreadStack>* out, size_t max_depth = 128,
+                 bool (*skip)(void* ctx, uint32_t tid) = nullptr, void* skip_ctx = nullptr);
   // The stack of the calling thread (in-process only).
   bool OwnStack(std::vector<PyFrame>* out, size_t max_depth = 128);
   // The code object at `addr` (cached); nullptr when unreadable.
@@ -92,6 +96,8 @@ class PyRuntime {
  private:
   PyRuntime(pid_t pid, const PyLayout* layout) : mem_(pid), layout_(layout) {}
   bool WalkFrames(uint64_t frame, std::vector<PyFrame>* out, size_t max_depth);
+  // One read of a thread state: next, native id, current frame.
+  bool ReadThreadState(uint64_t ts, uint64_t* next, uint64_t* native, uint64_t* frame);
   bool ReadString(uint64_t obj, std::string* out);
 
   Memory mem_;
