@@ -32,6 +32,13 @@ const std::vector<RecipeInfo>& Recipes() {
        UmCpuPageFaultsSum},
       {"um_step_share", "per step: UM migrations vs explicit copies, share of ops and bytes", false,
        UmStepShare},
+      {"osrt_sum", "OS-runtime waits (futex, poll, read, ...) per function: duration statistics",
+       false, OsrtSum},
+      {"python_hotspots",
+       "Python lines by self time (from host samples, else python_function spans)", false,
+       PythonHotspotsRecipe},
+      {"thread_states", "per host thread: time and share in each state (running, blocked_...)",
+       false, ThreadStates},
   };
   return kRecipes;
 }

@@ -52,6 +52,10 @@ StatusOr<Table> UmSum(const TraceModel& m, const RecipeOptions& o);
 StatusOr<Table> UmTotalSum(const TraceModel& m, const RecipeOptions& o);
 StatusOr<Table> UmCpuPageFaultsSum(const TraceModel& m, const RecipeOptions& o);
 StatusOr<Table> UmStepShare(const TraceModel& m, const RecipeOptions& o);
+StatusOr<Table> OsrtSum(const TraceModel& m, const RecipeOptions& o);  // recipes_host.cc
+StatusOr<Table> PythonHotspotsRecipe(const TraceModel& m,
+                                     const RecipeOptions& o);               // recipes_host.cc
+StatusOr<Table> ThreadStates(const TraceModel& m, const RecipeOptions& o);  // recipes_host.cc
 
 // Shared by the recipes: the nsys-style statistic columns
 // (time_pct, total_ns, instances, avg_ns, med_ns, min_ns, max_ns, stddev_ns).

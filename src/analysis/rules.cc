@@ -163,6 +163,7 @@ StatusOr<Analysis> Analyze(const TraceModel& m, const AnalyzeOptions& opt) {
   UmFaultsRule(c, &a.findings);
   OomRule(c, &a.findings);
   PriceFindings(c, &a);
+  HostEvidence(c, &a);
   std::vector<Finding> kept;
   for (Finding& f : a.findings) {
     if (f.count > 0 && (f.reported || opt.all)) kept.push_back(std::move(f));

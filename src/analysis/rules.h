@@ -105,6 +105,19 @@ struct IdleSummary {
   int64_t gaps = 0;
 };
 
+// The launching thread's time in one step, by what it did (rules_host.cc,
+// docs/host.md): Python (running, outside CUDA calls), CUDA API calls,
+// blocked in a sync (or a blocking copy), on the GIL, in the DataLoader, in
+// another wait, and not observed / off-CPU for an unknown reason.
+struct HostStepSplit {
+  int64_t step = 0;
+  uint32_t tid = 0;
+  std::string source;  // samples, sched, waits, none
+  int64_t step_ns = 0, python_ns = 0, cuda_api_ns = 0, sync_ns = 0, gil_ns = 0, dataloader_ns = 0,
+          other_blocked_ns = 0, unknown_ns = 0;
+  std::string top_python;  // "train.py:88 collate 33%, ..." (samples only)
+};
+
 struct Analysis {
   StepSet steps;
   int device = -1;  // the device the time-based rules looked at; -1: no GPU activity
@@ -123,6 +136,8 @@ struct Analysis {
   std::string critical_path;  // one line, e.g. "host thread 608 (main) 71% ..."
   bool host_bound = false;
   std::string whatif_error;  // why the replay was not done
+  // Per steady step, when the trace has a host model (empty otherwise).
+  std::vector<HostStepSplit> host_split;
 };
 
 struct RuleInfo {
@@ -178,5 +193,7 @@ void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out);
 // (whatif/pricing.cc); adds the host_bound finding.
 void PriceFindings(const RuleContext& c, Analysis* a);
 void OomRule(const RuleContext& c, std::vector<Finding>* out);  // rules_oom.cc
+// The host split per step and the Python lines of the findings (rules_host.cc).
+void HostEvidence(const RuleContext& c, Analysis* a);
 
 }  // namespace stepscope

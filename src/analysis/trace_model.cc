@@ -21,6 +21,7 @@ StatusOr<std::unique_ptr<TraceModel>> TraceModel::Load(const std::string& path) 
   int64_t v = 0;
   r.rank = ParseInt64(reader->Meta("rank"), &v) ? static_cast<int>(v) : -1;
   r.meta_start_ns = ParseInt64(reader->Meta("start_ns"), &v) ? v : 0;
+  r.sample_hz = ParseInt64(reader->Meta("sample_hz"), &v) && v > 0 ? v : 0;
 
   // The kernel table is usually the largest: read it on a second connection
   // while this thread reads the rest. A trace cut off by a crash may have a
@@ -49,6 +50,13 @@ StatusOr<std::unique_ptr<TraceModel>> TraceModel::Load(const std::string& path) 
     ASSIGN_OR_RETURN(r.memory, reader->MemoryEvents());
     ASSIGN_OR_RETURN(r.um, reader->UmEvents());
     ASSIGN_OR_RETURN(r.devices, reader->Devices());
+    ASSIGN_OR_RETURN(r.frames, reader->Frames());
+    ASSIGN_OR_RETURN(r.callsites, reader->Callsites());
+    ASSIGN_OR_RETURN(r.samples, reader->Samples());
+    ASSIGN_OR_RETURN(r.sched, reader->Sched());
+    ASSIGN_OR_RETURN(r.osrt, reader->Osrt());
+    ASSIGN_OR_RETURN(r.api_callsites, reader->ApiCallsites());
+    ASSIGN_OR_RETURN(r.thread_names, reader->ThreadNames());
     return OkStatus();
   }();
   kernel_thread.join();
@@ -99,6 +107,10 @@ void Sanitize(TraceModel::Records* r) {
   }
   for (auto& d : r->devices) id(&d.name);
   for (auto& u : r->um) Clamp(&u.start_ns, &u.end_ns);
+  for (auto& f : r->frames) id(&f.function), id(&f.file);
+  for (auto& s : r->samples) s.ts_ns = std::clamp<int64_t>(s.ts_ns, 0, kMaxTime), id(&s.wait);
+  for (auto& s : r->sched) Clamp(&s.start_ns, &s.end_ns);
+  for (auto& o : r->osrt) Clamp(&o.start_ns, &o.end_ns), id(&o.name), id(&o.detail);
 }
 
 }  // namespace
@@ -108,6 +120,22 @@ std::unique_ptr<TraceModel> TraceModel::FromRecords(Records r) {
   m->r_ = std::move(r);
   if (m->r_.strings.empty()) m->r_.strings.emplace_back();
   Sanitize(&m->r_);
+  {
+    auto by_corr = [](const ApiCallsiteRecord& a, const ApiCallsiteRecord& b) {
+      return a.correlation < b.correlation;
+    };
+    std::stable_sort(m->r_.api_callsites.begin(), m->r_.api_callsites.end(), by_corr);
+    auto& smp = m->r_.samples;
+    std::stable_sort(smp.begin(), smp.end(), [](const SampleRecord& a, const SampleRecord& b) {
+      return a.tid != b.tid ? a.tid < b.tid : a.ts_ns < b.ts_ns;
+    });
+    std::stable_sort(
+        m->r_.sched.begin(), m->r_.sched.end(),
+        [](const SchedRecord& a, const SchedRecord& b) { return a.start_ns < b.start_ns; });
+    std::stable_sort(
+        m->r_.osrt.begin(), m->r_.osrt.end(),
+        [](const OsrtRecord& a, const OsrtRecord& b) { return a.start_ns < b.start_ns; });
+  }
   // Start order for the host-side tables (rows may come in stored order);
   // stable, so equal starts keep their stored order. Kernels, memcpys and
   // memsets are ordered through gpu_ops().

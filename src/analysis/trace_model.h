@@ -68,6 +68,17 @@ class TraceModel {
     std::vector<MemoryRecord> memory;
     std::vector<DeviceRecord> devices;
     std::vector<UmRecord> um;  // unified-memory events, by start
+    // Host model (schema 1.5; trace_model_host.cc): frames and callsites by
+    // id, samples by (tid, ts), sched and osrt by start, api_callsites by
+    // correlation.
+    std::vector<FrameRecord> frames;
+    std::vector<CallsiteRecord> callsites;
+    std::vector<SampleRecord> samples;
+    std::vector<SchedRecord> sched;
+    std::vector<OsrtRecord> osrt;
+    std::vector<ApiCallsiteRecord> api_callsites;
+    std::unordered_map<uint32_t, std::string> thread_names;
+    int64_t sample_hz = 0;  // meta.sample_hz; 0: not sampled
     std::string path = "memory";
     int rank = -1;
     bool finalized = true;
@@ -95,6 +106,30 @@ class TraceModel {
   const std::vector<DeviceRecord>& devices() const { return r_.devices; }
   const std::vector<UmRecord>& um() const { return r_.um; }
   const DeviceRecord* Device(uint32_t id) const;
+
+  // Host model (docs/host.md).
+  const std::vector<FrameRecord>& frames() const { return r_.frames; }
+  const std::vector<CallsiteRecord>& callsites() const { return r_.callsites; }
+  const std::vector<SampleRecord>& samples() const { return r_.samples; }
+  const std::vector<SchedRecord>& sched() const { return r_.sched; }
+  const std::vector<OsrtRecord>& osrt() const { return r_.osrt; }
+  const std::vector<ApiCallsiteRecord>& api_callsites() const { return r_.api_callsites; }
+  int64_t sample_hz() const { return r_.sample_hz; }
+  // Thread name, or "" when the trace does not name it.
+  const std::string& ThreadName(uint32_t tid) const;
+  const std::unordered_map<uint32_t, std::string>& thread_names() const { return r_.thread_names; }
+  // The frame with this id, or nullptr.
+  const FrameRecord* Frame(uint32_t id) const;
+  // Frames of a callsite, root first (empty for 0 / unknown).
+  std::vector<const FrameRecord*> Stack(uint32_t callsite) const;
+  // Innermost Python frame of a callsite's stack, or nullptr.
+  const FrameRecord* PythonLeaf(uint32_t callsite) const;
+  // "train.py:152 train_step": file base name, line, function.
+  std::string FrameLabel(const FrameRecord& f) const;
+  // Python stack of the thread at the call with this correlation id (0: unknown).
+  uint32_t ApiCallsite(uint32_t correlation) const;
+  // FrameLabel of the Python line that made the call; "" when unknown.
+  std::string ApiPythonLine(uint32_t correlation) const;
 
   const std::vector<GpuOp>& gpu_ops() const { return ops_; }
   // Device ids that ran at least one op, ascending.

@@ -16,6 +16,30 @@ namespace {
 
 double Pct(int64_t a, int64_t b) { return b > 0 ? 100.0 * a / b : 0.0; }
 
+// Analysis::host_split as a table (empty without a host model).
+Table HostSplitTable(const TraceModel& m, const Analysis& a) {
+  Table t({{"step", "Step", true},
+           {"tid", "TID", true},
+           {"thread", "Thread", false},
+           {"source", "Source", false},
+           {"step_ns", "Step (ns)", true},
+           {"python_ns", "Python (ns)", true},
+           {"cuda_api_ns", "CUDA API (ns)", true},
+           {"sync_ns", "Blocked: Sync (ns)", true},
+           {"gil_ns", "Blocked: GIL (ns)", true},
+           {"dataloader_ns", "Blocked: DataLoader (ns)", true},
+           {"other_blocked_ns", "Blocked: Other (ns)", true},
+           {"unknown_ns", "Not Observed (ns)", true},
+           {"top_python", "Top Python Lines", false}});
+  for (const HostStepSplit& h : a.host_split) {
+    t.AddRow({Cell(h.step), Cell(static_cast<int64_t>(h.tid)), m.ThreadName(h.tid), h.source,
+              Cell(h.step_ns), Cell(h.python_ns), Cell(h.cuda_api_ns), Cell(h.sync_ns),
+              Cell(h.gil_ns), Cell(h.dataloader_ns), Cell(h.other_blocked_ns), Cell(h.unknown_ns),
+              h.top_python});
+  }
+  return t;
+}
+
 std::string Text(const TraceModel& m, const Analysis& a, double min_pct) {
   std::string s = "trace " + m.path() + (m.finalized() ? "" : " (cut off: not finalized)") + "\n";
   const StepSet& st = a.steps;
@@ -194,7 +218,7 @@ int RunAnalyze(int argc, char** argv) {
   const bool many = p.positionals().size() > 1;
   struct Out {
     std::string text;
-    Table summary, findings, undecided;
+    Table summary, findings, undecided, host;
     std::string gate;  // why --fail-on matched, or empty
   };
   auto res = ForEachTrace<Out>(
@@ -249,12 +273,17 @@ int RunAnalyze(int argc, char** argv) {
           o.undecided.AddRow({colon == std::string::npos ? "" : u.substr(0, colon),
                               colon == std::string::npos ? u : u.substr(colon + 2)});
         }
+        o.host = HostSplitTable(m, a);
+        if (o.host.size() > 0) {
+          o.text += "\nhost: the launching thread per step (docs/host.md)\n" + o.host.RenderText();
+        }
         o.gate = FailOnMatch(a, fail_rules, fail_pcts);
         if (!o.gate.empty()) o.gate = m.path() + ": " + o.gate;
         if (many) {
           AddTraceColumns(&o.summary, m, index);
           AddTraceColumns(&o.findings, m, index);
           AddTraceColumns(&o.undecided, m, index);
+          if (o.host.size() > 0) AddTraceColumns(&o.host, m, index);
         }
         return o;
       });
@@ -282,10 +311,15 @@ int RunAnalyze(int argc, char** argv) {
       {"summary", "GPU time in the analyzed steps", Table(), ""},
       {"findings", "Findings, ranked by cost", Table(), ""},
       {"undecided", "Rules that lacked the evidence to decide", Table(), ""}};
+  bool any_host = false;
+  for (const Out& o : *res) any_host |= o.host.size() > 0;
+  // Only traces with a host model add the table: older outputs stay as they were.
+  if (any_host) out.push_back({"host", "The launching thread per step", Table(), ""});
   for (const Out& o : *res) {
     AppendRows(&out[0].table, o.summary);
     AppendRows(&out[1].table, o.findings);
     AppendRows(&out[2].table, o.undecided);
+    if (any_host) AppendRows(&out[3].table, o.host);
   }
   return gate(EmitTables("analyze", p, out, format));
 }

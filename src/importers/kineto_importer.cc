@@ -5,6 +5,7 @@
 
 #include "importers/exact_decimal.h"
 #include "importers/input_stream.h"
+#include "importers/kineto_host.h"
 #include "store/trace_writer.h"
 
 namespace stepscope {
@@ -695,6 +696,7 @@ Status KinetoImporter::Finish() {
     }
     RETURN_IF_ERROR(RecomputeNvtxDepth(w_->db(), tid, domains, &partial));
   }
+  RETURN_IF_ERROR(ImportKinetoPythonStacks(w_, domain_ids_[2], stats_));
   stats_->Set(stats_->Add("import_nvtx_out_of_order", ""),
               static_cast<int64_t>(depth_.out_of_order()));
   stats_->Set(stats_->Add("import_nvtx_partial_overlaps", ""), static_cast<int64_t>(partial));

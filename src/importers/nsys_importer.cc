@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "importers/import_util.h"
+#include "importers/nsys_host.h"
 #include "importers/nsys_um.h"
 #include "store/sqlite_util.h"
 #include "store/trace_writer.h"
@@ -82,6 +83,7 @@ class NsysImporter {
           ev_domain_create_ = kNvtxDomainCreate;
   std::set<uint32_t> pids_;
   std::set<uint32_t> tids_;
+  std::set<uint32_t> host_pids_, host_tids_;  // processes/threads with host rows (nsys_host.cc)
   int64_t min_ns_ = INT64_MAX, max_ns_ = INT64_MIN;
   uint64_t last_commit_rows_ = 0;
 };
@@ -556,15 +558,20 @@ Status NsysImporter::Threads() {
     ASSIGN_OR_RETURN(Statement st, Select(t, {"globalTid", "nameId"}));
     while (st.Step()) {
       uint32_t tid = NsysTid(st.Int(0));
+      // Threads with CUDA/NVTX rows, and every thread of a process with host
+      // rows (scheduling, OS runtime, samples): the host view names them all.
+      if (!tids_.count(tid) && !host_tids_.count(tid) && !host_pids_.count(NsysPid(st.Int(0))))
+        continue;
       ASSIGN_OR_RETURN(StringId name, NsysString(st.Int(1)));
-      if (!tids_.count(tid)) continue;
       w_->SetThreadName(tid, name);
       named.insert(tid);
     }
     if (!st.ok()) return TableError(t, st.status());
   }
-  for (uint32_t tid : tids_) {
-    if (!named.count(tid)) w_->SetThreadName(tid, kNoString);
+  for (const std::set<uint32_t>* set : {&tids_, &host_tids_}) {
+    for (uint32_t tid : *set) {
+      if (named.insert(tid).second) w_->SetThreadName(tid, kNoString);
+    }
   }
   return OkStatus();
 }
@@ -655,6 +662,7 @@ Status NsysImporter::Run() {
   RETURN_IF_ERROR(Api("CUPTI_ACTIVITY_KIND_DRIVER", ApiDomain::kDriver));
   RETURN_IF_ERROR(Sync());
   RETURN_IF_ERROR(Nvtx());
+  RETURN_IF_ERROR(ImportNsysHost(src_, w_, stats_, &host_pids_, &host_tids_));
   RETURN_IF_ERROR(Threads());
   RETURN_IF_ERROR(Meta());
   WarnDropped();

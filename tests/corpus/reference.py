@@ -19,6 +19,9 @@ one JSON object:
                                     positive length; the thread with the most; nested/overlapping
                                     ranges keep the earliest
   event_query_syncs                 sync events issued by cudaEventQuery/cudaStreamQuery
+  sched_rows, sched_running_ns      nsys: SCHED_EVENTS as per-thread intervals between consecutive events
+                                    that alternate in/out (in->out = running); count, and running ns
+  host_thread_names                 nsys: {tid: name} of the threads with SCHED_EVENTS rows (ThreadNames)
   may_fire / must_not_fire          rules the evidence allows / forbids (see docs/rules.md)
 
 usage: reference.py TRACE
@@ -164,6 +167,27 @@ def nsys(path):
         ranges = q("SELECT coalesce(n.text, s.value, ''), n.start, n.end, n.globalTid FROM NVTX_EVENTS n "
                    "LEFT JOIN StringIds s ON s.id = n.textId WHERE n.eventType IN (59, 60, 70) AND n.end IS NOT NULL")
     finish(r, gpu, [(a, b, c, str(d)) for a, b, c, d in ranges])
+    if "SCHED_EVENTS" in tables:
+        rows = q("SELECT globalTid, start, isSchedIn FROM SCHED_EVENTS "
+                 "WHERE globalTid IS NOT NULL AND start IS NOT NULL")
+        by_tid = {}
+        for g, t, i in rows:
+            by_tid.setdefault(g, []).append((t, 1 if i else 0))
+        n = running = 0
+        for g, events in by_tid.items():
+            events.sort(key=lambda e: e[0])  # stable: file order among equal times
+            for (t0, in0), (t1, in1) in zip(events, events[1:]):
+                if in0 != in1:
+                    n += 1
+                    running += (t1 - t0) if in0 else 0
+        r["sched_rows"], r["sched_running_ns"] = n, running
+        tids = {g & 0xFFFFFF for g in by_tid}
+        names = {}
+        if "ThreadNames" in tables:
+            for g, v in q("SELECT t.globalTid, s.value FROM ThreadNames t LEFT JOIN StringIds s ON s.id = t.nameId"):
+                if g is not None and (g & 0xFFFFFF) in tids:
+                    names[str(g & 0xFFFFFF)] = v or ""
+        r["host_thread_names"] = names
     r["event_query_syncs"] = 0
     if "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION" in tables:
         r["event_query_syncs"] = sum(1 for (c,) in q("SELECT correlationId FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")

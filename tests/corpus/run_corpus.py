@@ -13,6 +13,8 @@ message says when it is absent). Per trace it checks:
   * memcpy/memset is_async (async/sync/unknown by the issuing call) == reference;
   * NVTX steps found == reference (the step definition written again in reference.py);
   * `steps` and `analyze` agree on the steady step count;
+  * nsys: thread_sched rows and running time, and the names of the scheduled
+    threads == reference (SCHED_EVENTS, ThreadNames);
   * no rule fires that the evidence forbids (sync_memcpy without a synchronous
     copy call; host_sync on cudaEventQuery).
 Exit code 1 on any mismatch. --table writes the markdown table of docs/import.md.
@@ -72,6 +74,18 @@ def check(stepscope, trace, tmp):
                                 "SELECT is_async FROM memset) WHERE is_async IS NULL"))
     got["busy_ns"] = union_len(db.execute("SELECT start_ns, end_ns FROM kernels UNION ALL SELECT start_ns, end_ns "
                                           "FROM memcpy UNION ALL SELECT start_ns, end_ns FROM memset").fetchall())
+    if "sched_rows" in ref:
+        got["sched_rows"] = q("SELECT count(*) FROM thread_sched")
+        got["sched_running_ns"] = q("SELECT coalesce(sum(end_ns - start_ns), 0) FROM thread_sched WHERE state = 1")
+        names = dict(db.execute("SELECT t.tid, s.value FROM threads t LEFT JOIN strings s ON s.id = t.name_id"))
+        want = ref["host_thread_names"]
+        bad = [t for t in want if names.get(int(t)) != want[t]]
+        if bad:
+            problems.append(f"thread names of {len(bad)} of {len(want)} scheduled threads differ, e.g. tid {bad[0]}: "
+                            f"stepscope {names.get(int(bad[0]))!r}, reference {want[bad[0]]!r}")
+        for k in ("sched_rows", "sched_running_ns"):
+            if got[k] != ref[k]:
+                problems.append(f"{k}: stepscope {got[k]}, reference {ref[k]}")
     db.close()
     for k in ("kernels", "memcpy", "memset", "api", "kernel_ns", "busy_ns", "copies_async", "copies_sync",
               "copies_unknown"):

@@ -42,6 +42,7 @@ class DiffTest:
     finalize: bool = True          # False: build the trace as a crashed capture leaves it
     env: dict = field(default_factory=dict)
     post: list = None              # optional shell command run after; its stdout is appended
+                                   # ({tmp}, {trace}, {stepscope} substituted)
 
 
 def load_suite(path):
@@ -97,7 +98,8 @@ def run_one(t, args):
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=300, cwd=tmp)
         actual = (p.stderr if t.stderr else p.stdout).decode("utf-8", "replace")
         if t.post:
-            post = [x.replace("{tmp}", tmp).replace("{trace}", subst["{trace}"]) for x in t.post]
+            post = [x.replace("{tmp}", tmp).replace("{trace}", subst["{trace}"]).replace("{stepscope}", args.stepscope)
+                    for x in t.post]
             q = subprocess.run(post, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=tmp, env=env)
             actual += q.stdout.decode("utf-8", "replace")
         actual = actual.replace(tmp, "{tmp}")

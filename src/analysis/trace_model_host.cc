@@ -1,0 +1,68 @@
+// TraceModel's host-model helpers: stacks of callsites, the Python line of a
+// CUDA call, thread names (docs/host.md).
+#include <algorithm>
+
+#include "analysis/trace_model.h"
+#include "store/callsite_interner.h"
+
+namespace stepscope {
+
+const std::string& TraceModel::ThreadName(uint32_t tid) const {
+  static const std::string kEmpty;
+  auto it = r_.thread_names.find(tid);
+  return it == r_.thread_names.end() ? kEmpty : it->second;
+}
+
+const FrameRecord* TraceModel::Frame(uint32_t id) const {
+  const auto& f = r_.frames;
+  if (id == 0) return nullptr;
+  if (id - 1 < f.size() && f[id - 1].id == id) return &f[id - 1];
+  auto it = std::lower_bound(f.begin(), f.end(), id,
+                             [](const FrameRecord& r, uint32_t v) { return r.id < v; });
+  return it != f.end() && it->id == id ? &*it : nullptr;
+}
+
+std::vector<const FrameRecord*> TraceModel::Stack(uint32_t callsite) const {
+  std::vector<const FrameRecord*> out;
+  for (uint32_t id : ExpandCallsite(r_.callsites, callsite)) {
+    if (const FrameRecord* f = Frame(id)) out.push_back(f);
+  }
+  return out;
+}
+
+const FrameRecord* TraceModel::PythonLeaf(uint32_t callsite) const {
+  std::vector<const FrameRecord*> stack = Stack(callsite);
+  for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+    if ((*it)->kind == static_cast<uint8_t>(FrameKind::kPython)) return *it;
+  }
+  return nullptr;
+}
+
+std::string TraceModel::FrameLabel(const FrameRecord& f) const {
+  std::string file = String(f.file);
+  const size_t slash = file.find_last_of('/');
+  if (slash != std::string::npos) file = file.substr(slash + 1);
+  std::string out;
+  if (!file.empty()) {
+    out = file;
+    if (f.line > 0) out += ":" + std::to_string(f.line);
+    out += " ";
+  }
+  return out + (f.function != kNoString ? String(f.function) : std::string("?"));
+}
+
+uint32_t TraceModel::ApiCallsite(uint32_t correlation) const {
+  const auto& v = r_.api_callsites;
+  auto it =
+      std::lower_bound(v.begin(), v.end(), correlation,
+                       [](const ApiCallsiteRecord& r, uint32_t c) { return r.correlation < c; });
+  return it != v.end() && it->correlation == correlation ? it->callsite : 0;
+}
+
+std::string TraceModel::ApiPythonLine(uint32_t correlation) const {
+  if (correlation == 0) return "";
+  const FrameRecord* f = PythonLeaf(ApiCallsite(correlation));
+  return f == nullptr ? "" : FrameLabel(*f);
+}
+
+}  // namespace stepscope
