@@ -18,7 +18,7 @@
 //   STEPSCOPE_SYNC_MODE       api (default) | cupti: sync rows derived from the sync API
 //                             calls, or CUPTI SYNCHRONIZATION records (costlier)
 //   STEPSCOPE_SAMPLE_HZ       host sampling rate the collector uses for this process
-//                             (default 200; 0 off; docs/host.md)
+//                             (default 200; 0 off; docs/capture.md, "Host capture")
 //   STEPSCOPE_PYTHON_STACKS   on (default) | off | launches=N: the Python stack of the
 //                             thread at blocking and allocation CUDA calls (and 1 launch in N)
 //   STEPSCOPE_DIAG_OFF        diagnostics only: parts of the capture to switch off, to

@@ -1,5 +1,5 @@
 // The Python stack of the thread making a CUDA call, read in-process from
-// the API callback (docs/host.md): for blocking calls (synchronizations,
+// the API callback (docs/capture.md, "Host capture"): for blocking calls (synchronizations,
 // synchronous copies and memsets), allocations and frees, and optionally one
 // launch in N.
 //

@@ -1,5 +1,5 @@
 // HostRows: turns what the collector receives about host threads into the
-// trace's host tables (schema 1.5, docs/host.md):
+// trace's host tables (schema 1.5, docs/capture.md, "Host capture"):
 //  * samples from the HostSampler -> samples rows, their Python stacks
 //    interned into frames/callsites; thread names;
 //  * osrt rows (source 2, sampled) from runs of samples: a thread seen in

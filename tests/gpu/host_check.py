@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GPU check of host capture (docs/host.md): its cost and what it finds.
+"""GPU check of host capture (docs/capture.md, "Host capture"): its cost and what it finds.
 
 usage (GPU machine, repo root, stepscope built and carried):
   python3 tests/gpu/host_check.py --stepscope build/bin/stepscope \
