@@ -67,7 +67,10 @@ bool EmitPythonStack(shm::Header* ring, uint32_t correlation, uint32_t tid) {
   if (!s.tried) {
     s.tried = true;
     auto rt = pystack::PyRuntime::AttachSelf();
-    if (rt.ok()) s.rt = std::move(*rt);
+    // One walk of every thread state first: a layout this build does not
+    // recognize is found here, once, and stacks stay off.
+    std::vector<pystack::ThreadStack> all;
+    if (rt.ok() && ((*rt)->AllStacks(&all, 1) || !(*rt)->layout_mismatch())) s.rt = std::move(*rt);
   }
   if (!s.rt) return false;
   if (!s.rt->OwnStack(&s.frames, shm::kMaxPyDepth) || s.frames.empty()) return false;

@@ -89,6 +89,7 @@ void CollectorServer::Accept(int conn) {
     sampler = HostSampler::Start(pid, static_cast<int>(hz));
   }
   (*trace)->AttachSampler(std::move(sampler));
+  accepted_any_ = true;
   auto l = std::make_unique<Live>();
   l->trace = std::move(*trace);
   l->pidfd = static_cast<int>(::syscall(SYS_pidfd_open, l->trace->pid(), 0));
@@ -182,6 +183,9 @@ void CollectorServer::FinishParked() {
   }
   for (auto& [pid, p] : parked) {
     p.sampler->Stop();
+    // A tracer connected (ranks under torchrun): the child that did not is
+    // a launcher, not worth a file.
+    if (accepted_any_) continue;
     // Only a Python program gets a trace of its own: a shell or a launcher
     // that ran the traced program as its child is not worth a file.
     if (p.sampler->python_status().rfind("on", 0) != 0) continue;

@@ -36,9 +36,10 @@ class CollectorServer {
   // Runs the loop on a background thread.
   void StartThread();
   // Samples `pid` (the launcher's child) at `hz` from now on: the samples go
-  // to the trace of the tracer that connects with this pid, or, when none
-  // does (a program without CUDA or NVTX), to a trace of their own written
-  // at Finish, if the process ran Python (`hello`: that trace's fields).
+  // to the trace of the tracer that connects with this pid, or, when no
+  // tracer connects at all (a program without CUDA or NVTX), to a trace of
+  // their own written at Finish, if the process ran Python (`hello`: that
+  // trace's fields).
   void SampleChild(int pid, int hz, const HelloFields& hello);
   // The program is gone: finishes every trace whose process has ended,
   // waits up to `grace_ms` for the others (then finishes them as they are),
@@ -82,6 +83,7 @@ class CollectorServer {
   };
   std::mutex parked_mu_;          // guards parked_
   std::map<int, Parked> parked_;  // pid -> sampler waiting for its tracer
+  bool accepted_any_ = false;     // server thread only
 };
 
 }  // namespace stepscope

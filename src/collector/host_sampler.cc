@@ -448,6 +448,13 @@ void HostSampler::Tick(int64_t now_realtime, int64_t now_mono) {
           t.stack = InternStack(key, text);
         }
       }
+    } else if (im.rt->layout_mismatch()) {
+      LogWarn("pid %d: Python %s's thread states are not laid out as expected; no Python stacks",
+              static_cast<int>(pid_), im.rt->version().c_str());
+      std::lock_guard<std::mutex> lk(mu_);
+      python_status_ = "unavailable: Python " + im.rt->version() + " struct layout not recognized";
+      im.rt.reset();
+      im.python_final = true;
     } else if (++im.failed_walks > 20) {
       im.rt.reset();  // exec'ed into something else, or finalized: look again
       im.failed_walks = 0;

@@ -470,10 +470,11 @@ void TraceCollector::Finish() {
     LogWarn("%s: cannot finalize trace: %s", path_.c_str(), st.message().c_str());
   }
   // A process that initialized CUDA but did no GPU work and no NVTX (a
-  // launcher such as torchrun's agent) leaves no trace behind.
+  // launcher such as torchrun's agent) leaves no trace behind, samples or
+  // not; a host-only trace (a Python program without CUDA) is its samples.
   const uint64_t work = c.kernels + c.memcpys + c.memsets + c.api_calls + c.syncs + c.memory +
-                        c.ooms + nvtx_written_ + open.size() + host_allocs_ + host_->samples() +
-                        host_->api_stacks();
+                        c.ooms + nvtx_written_ + open.size() + host_allocs_ + host_->api_stacks() +
+                        (Get(hello_, "trace_categories") == "host" ? host_->samples() : 0);
   result_.kept = work > 0 || !st.ok();
   if (!result_.kept) ::unlink(path_.c_str());
   writer_.reset();

@@ -21,6 +21,7 @@ namespace {
 constexpr size_t kMaxStringChars = 512;
 constexpr size_t kMaxLineTable = 1 << 20;
 constexpr size_t kMaxThreads = 4096;
+constexpr size_t kThreadStateInterp = 16;  // PyThreadState: prev, next, interp (3.11-3.13)
 
 void AppendUtf8(uint32_t c, std::string* out) {
   if (c < 0x80) {
@@ -267,7 +268,8 @@ bool PyRuntime::WalkFrames(uint64_t frame, std::vector<PyFrame>* out, size_t max
   return true;
 }
 
-bool PyRuntime::ReadThreadState(uint64_t ts, uint64_t* next, uint64_t* native, uint64_t* frame) {
+bool PyRuntime::ReadThreadState(uint64_t ts, uint64_t* next, uint64_t* native, uint64_t* frame,
+                                uint64_t* interp) {
   const PyLayout& l = *layout_;
   const int64_t frame_field =
       l.tstate_current_frame >= 0 ? l.tstate_current_frame : l.tstate_cframe;
@@ -280,6 +282,7 @@ bool PyRuntime::ReadThreadState(uint64_t ts, uint64_t* next, uint64_t* native, u
   std::memcpy(next, buf + l.tstate_next, 8);
   std::memcpy(native, buf + l.tstate_native_thread_id, 8);
   std::memcpy(&ptr, buf + frame_field, 8);
+  if (interp) std::memcpy(interp, buf + kThreadStateInterp, 8);
   *frame = 0;
   if (l.tstate_current_frame >= 0) {
     *frame = ptr;
@@ -299,8 +302,14 @@ bool PyRuntime::AllStacks(std::vector<ThreadStack>* out, size_t max_depth,
     uint64_t ts = 0;
     if (!mem_.Get(interp + l.interp_threads_head, &ts)) break;
     for (size_t n = 0; ts != 0 && n < kMaxThreads; ++n) {
-      uint64_t next = 0, native = 0, frame = 0;
-      if (!ReadThreadState(ts, &next, &native, &frame)) break;
+      uint64_t next = 0, native = 0, frame = 0, owner = 0;
+      if (!ReadThreadState(ts, &next, &native, &frame, &owner)) break;
+      // A thread state names its interpreter: if not, the layout is not the
+      // one this version should have (a patched or unusual build).
+      if (owner != interp) {
+        layout_mismatch_ = true;
+        return false;
+      }
       ThreadStack t;
       t.tid = static_cast<uint32_t>(native);
       if (skip && skip(skip_ctx, t.tid)) {
@@ -333,7 +342,7 @@ bool PyRuntime::OwnStack(std::vector<PyFrame>* out, size_t max_depth) {
     return false;
   }
   uint64_t next = 0, native = 0, frame = 0;
-  if (!ReadThreadState(ts, &next, &native, &frame)) return false;
+  if (!ReadThreadState(ts, &next, &native, &frame, nullptr)) return false;
   return WalkFrames(frame, out, max_depth);
 }
 

@@ -92,12 +92,16 @@ class PyRuntime {
   const PyLayout& layout() const { return *layout_; }
   const Memory& memory() const { return mem_; }
   std::string version() const;  // "3.12.3"
+  // A walk found a thread state that does not point back at its
+  // interpreter: the struct layout is not the expected one; stop using it.
+  bool layout_mismatch() const { return layout_mismatch_; }
 
  private:
   PyRuntime(pid_t pid, const PyLayout* layout) : mem_(pid), layout_(layout) {}
   bool WalkFrames(uint64_t frame, std::vector<PyFrame>* out, size_t max_depth);
   // One read of a thread state: next, native id, current frame.
-  bool ReadThreadState(uint64_t ts, uint64_t* next, uint64_t* native, uint64_t* frame);
+  bool ReadThreadState(uint64_t ts, uint64_t* next, uint64_t* native, uint64_t* frame,
+                       uint64_t* interp);
   bool ReadString(uint64_t obj, std::string* out);
 
   Memory mem_;
@@ -106,6 +110,7 @@ class PyRuntime {
   uint64_t code_type_ = 0;
   uint32_t hexversion_ = 0;
   uint64_t gil_ = 0;
+  bool layout_mismatch_ = false;
   uint64_t (*this_thread_state_)() = nullptr;  // in-process: PyGILState_GetThisThreadState
   struct Cached {
     CodeInfo info;
