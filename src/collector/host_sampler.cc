@@ -164,7 +164,8 @@ struct HostSampler::Thread {
   // The last sample: a thread that used no CPU since is still there (same
   // state, same wait, same Python stack), so it is not read again.
   bool have_last = false;
-  bool reuse = false;  // this tick
+  bool reuse = false;   // this tick
+  bool walked = false;  // its stack was read since its CPU time last moved
   ThreadState state = ThreadState::kUnknown;
   std::string wait_name, wait_detail;
   uint32_t stack = 0;
@@ -390,6 +391,7 @@ void HostSampler::Tick(int64_t now_realtime, int64_t now_mono) {
       t.wait_name = s.wait_name;
       t.wait_detail = s.wait_detail;
       t.stack = 0;
+      t.walked = false;
       t.have_last = cpu >= 0;
     }
     if (cpu >= 0) t.last_cpu_ns = cpu;
@@ -419,7 +421,7 @@ void HostSampler::Tick(int64_t now_realtime, int64_t now_mono) {
     auto skip = [](void* ctx, uint32_t tid) {
       auto* threads = static_cast<std::unordered_map<uint32_t, std::unique_ptr<Thread>>*>(ctx);
       auto it = threads->find(tid);
-      return it != threads->end() && it->second->reuse;
+      return it != threads->end() && it->second->reuse && it->second->walked;
     };
     if (im.rt->AllStacks(&im.stacks, 128, skip, &im.threads)) {
       im.failed_walks = 0;
@@ -428,6 +430,7 @@ void HostSampler::Tick(int64_t now_realtime, int64_t now_mono) {
         if (it == im.threads.end() || ts.skipped) continue;
         Thread& t = *it->second;
         t.stack = 0;
+        t.walked = true;
         if (ts.frames.empty()) continue;
         std::vector<uint64_t> key;
         key.reserve(ts.frames.size() * 2);

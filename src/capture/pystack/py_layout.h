@@ -45,8 +45,10 @@ struct PyLayout {
   uint32_t compact_size;   // sizeof(PyCompactUnicodeObject): other compact data
   uint32_t unicode_length;
   uint32_t unicode_state;
-  uint32_t bytes_size;  // ob_size of a bytes object
-  uint32_t bytes_data;  // ob_sval
+  uint32_t bytes_size;     // ob_size of a bytes object
+  uint32_t bytes_data;     // ob_sval
+  int32_t interp_own_gil;  // 3.12+: the interpreter's own GIL state (_gil), where the main
+                           // interpreter's gil pointer points; -1 in 3.11
 };
 
 // The layout for PY_VERSION_HEX `hexversion` (Py_Version), or nullptr when

@@ -352,9 +352,20 @@ std::pair<uint64_t, uint64_t> PyRuntime::GilRange() {
     if (l.runtime_gil >= 0) {
       gil_ = runtime_ + static_cast<uint64_t>(l.runtime_gil);
     } else {
-      uint64_t interp = 0;
-      if (mem_.Get(runtime_ + l.runtime_interpreters_head, &interp) && interp) {
-        mem_.Get(interp + static_cast<uint64_t>(l.interp_gil_ptr), &gil_);
+      // The main interpreter (the last in the list) uses its own GIL
+      // state: its gil pointer must point there, else the layout is not
+      // the expected one and the GIL stays unknown.
+      uint64_t interp = 0, last = 0;
+      if (mem_.Get(runtime_ + l.runtime_interpreters_head, &interp)) {
+        for (int i = 0; interp != 0 && i < 64; ++i) {
+          last = interp;
+          if (!mem_.Get(interp + l.interp_next, &interp)) break;
+        }
+      }
+      uint64_t gil = 0;
+      if (last && mem_.Get(last + static_cast<uint64_t>(l.interp_gil_ptr), &gil) &&
+          gil == last + static_cast<uint64_t>(l.interp_own_gil)) {
+        gil_ = gil;
       }
     }
   }
