@@ -12,7 +12,7 @@ Parts (each in its own try; a failure is reported and the rest runs):
           | hz1000 (--sample-hz 1000) | torch_stack (torch.profiler with_stack=True)
         targets: default/bare <= 1.03, hz1000/bare <= 1.05 (also reported against nohost:
         what host capture adds to the CUDA capture)
-  sync  --preset tiny --sync-every 1: the Python stack of the sync calls (api_callsite) and
+  sync  --preset small --sync-every 1: the Python stack of the sync calls (api_callsite) and
         the blocked_cuda samples name the script line of loss.item(); `analyze` output saved
   data  --workers 0 --cpu-work-ms 4: the main thread's samples in the steps have
         Tokens.__getitem__ as top frame (>= 50%)
@@ -155,7 +155,7 @@ def script_line(path, text):
 def part_sync(c):
     a = c.a
     line = script_line(a.workload, "loss.item()")
-    trace, _ = c.profile("sync", [], [sys.executable, a.workload, "--preset", "tiny", "--steps", "30",
+    trace, _ = c.profile("sync", [], [sys.executable, a.workload, "--preset", "small", "--steps", "30",
                                       "--sync-every", "1", "--json"])
     rows = q(trace, "SELECT n.value, fn.value, fl.value, f.line, COUNT(*) FROM api_callsite ac "
                     "JOIN api ON api.correlation = ac.correlation JOIN strings n ON n.id = api.name_id "
@@ -185,7 +185,10 @@ def part_data(c):
     trace, _ = c.profile("data", [], [sys.executable, a.workload, "--preset", "small", "--steps", "20",
                                       "--workers", "0", "--cpu-work-ms", "4", "--json"])
     pid = int(q(trace, "SELECT value FROM meta WHERE key = 'pid'")[0][0])
-    windows = step_windows(trace, pid)
+    # The timed steps as one window: train_gpt.py loads a step's batch before
+    # its "step N" range opens, so the loading lies between the ranges.
+    steps = step_windows(trace, pid)
+    windows = [(steps[0][0], steps[-1][1])] if steps else []
     rows = [r for r in q(trace, leaf_sql("WHERE s.tid = ?"), (pid,)) if in_windows(r[0], windows)]
     hist = collections.Counter(r[2] for r in rows)
     c.data["data"] = {"samples_in_steps": len(rows), "top_leaf": hist.most_common(8)}

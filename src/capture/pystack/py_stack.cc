@@ -330,9 +330,11 @@ bool PyRuntime::OwnStack(std::vector<PyFrame>* out, size_t max_depth) {
   uint64_t ts = this_thread_state_ ? this_thread_state_() : 0;
   if (ts == 0) {
     // Not a thread the GIL API knows: find it by its native id.
+    // Only our own frames are read.
+    auto tid = static_cast<uint32_t>(::syscall(SYS_gettid));
+    auto others = [](void* ctx, uint32_t t) { return t != *static_cast<uint32_t*>(ctx); };
     std::vector<ThreadStack> all;
-    if (!AllStacks(&all, max_depth)) return false;
-    const auto tid = static_cast<uint32_t>(::syscall(SYS_gettid));
+    if (!AllStacks(&all, max_depth, others, &tid)) return false;
     for (ThreadStack& t : all) {
       if (t.tid == tid) {
         *out = std::move(t.frames);
