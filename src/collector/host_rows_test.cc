@@ -200,7 +200,8 @@ TEST(ClassifyThread, States) {
   EXPECT_EQ(c('S', futex, 0x7f0000001001, 0x7f0000001100).state, ThreadState::kBlockedLock);
   ThreadWait rd = c('S', std::to_string(SYS_read) + " 0x5 0x7ffd 0x1 0x0 0x0 0x0 0x1 0x2");
   EXPECT_EQ(rd.state, ThreadState::kBlockedIo);
-  EXPECT_EQ(rd.detail, "fd 5");
+  EXPECT_EQ(rd.fd, 5);
+  EXPECT_EQ(rd.detail, "");
   EXPECT_EQ(
       c('S', std::to_string(SYS_clock_nanosleep) + " 0x1 0x0 0x7ffd 0x0 0x0 0x0 0x1 0x2").state,
       ThreadState::kSleep);

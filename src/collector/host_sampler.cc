@@ -147,7 +147,7 @@ ThreadWait ClassifyThread(char proc_state, const std::string& syscall_text, uint
     } else if (is_poll) {
       w.poll_fds = a[0];
     }
-    if (s.fd_arg >= 0) w.detail = "fd " + std::to_string(static_cast<long long>(a[s.fd_arg]));
+    if (s.fd_arg >= 0 && a[s.fd_arg] < (1u << 30)) w.fd = static_cast<int>(a[s.fd_arg]);
     return w;
   }
   w.state = ThreadState::kBlockedOther;
@@ -368,8 +368,7 @@ void HostSampler::Tick(int64_t now_realtime, int64_t now_mono) {
       }
       ThreadWait w = ClassifyThread(state, sc, gil_begin, gil_end);
       // Name the fd a read/poll waits on: pipe, socket, a file.
-      int fd = -1;
-      if (w.detail.rfind("fd ", 0) == 0) fd = std::atoi(w.detail.c_str() + 3);
+      int fd = w.fd;
       if (w.poll_fds) {
         struct pollfd first;
         if (pystack::Memory(pid_).Read(w.poll_fds, &first, sizeof(first))) fd = first.fd;

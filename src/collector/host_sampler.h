@@ -114,6 +114,7 @@ struct ThreadWait {
   ThreadState state = ThreadState::kUnknown;
   std::string name;
   std::string detail;
+  int fd = -1;            // the fd it waits on (read, recv, epoll_wait, ...); -1 none
   uint64_t poll_fds = 0;  // poll/ppoll: the address of the pollfd array (to name its first fd)
 };
 ThreadWait ClassifyThread(char proc_state, const std::string& syscall_text, uint64_t gil_begin,
