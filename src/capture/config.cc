@@ -25,6 +25,8 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
         c.nvtx = true;
       } else if (t == "memory") {
         c.memory = true;
+      } else if (t == "host") {
+        // Host sampling is the collector's (STEPSCOPE_SAMPLE_HZ); nothing here.
       } else if (t == "host-mem") {
         c.host_mem = true;
       } else if (t == "um-gpu-faults") {

@@ -21,7 +21,7 @@
 namespace stepscope {
 namespace {
 
-constexpr size_t kMaxPending = 2'000'000;  // samples held for the collector (~100 MB at most)
+constexpr size_t kMaxPending = 1'000'000;  // samples held for the collector (~100 MB at most)
 constexpr int64_t kCommRefreshNs = 1'000'000'000;
 constexpr int64_t kAttachRetryNs = 500'000'000;
 
