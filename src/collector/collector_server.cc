@@ -81,6 +81,7 @@ void CollectorServer::Accept(int conn) {
       sampler = std::move(it->second.sampler);
       parked_.erase(it);
     }
+    connected_.insert(pid);
   }
   int64_t hz = 0;
   auto hz_field = hello.find("sample_hz");
@@ -169,9 +170,10 @@ void CollectorServer::Step(int timeout_ms) {
 
 void CollectorServer::SampleChild(int pid, int hz, const HelloFields& hello) {
   if (hz <= 0) return;
+  std::lock_guard<std::mutex> lk(parked_mu_);
+  if (connected_.count(pid)) return;  // its tracer was faster: it is sampled already
   auto sampler = HostSampler::Start(pid, hz);
   if (!sampler) return;
-  std::lock_guard<std::mutex> lk(parked_mu_);
   parked_[pid] = Parked{std::move(sampler), hello};
 }
 

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -81,8 +82,9 @@ class CollectorServer {
     std::unique_ptr<HostSampler> sampler;
     HelloFields hello;
   };
-  std::mutex parked_mu_;          // guards parked_
+  std::mutex parked_mu_;          // guards parked_, connected_
   std::map<int, Parked> parked_;  // pid -> sampler waiting for its tracer
+  std::set<int> connected_;       // pids whose tracer connected
   bool accepted_any_ = false;     // server thread only
 };
 
