@@ -198,7 +198,14 @@ void MaybePutPythonStack(Session& s, CUpti_CallbackDomain domain, CUpti_Callback
     default:
       return;
   }
-  s.PutPythonStack(r.correlation, r.tid);
+  // A failure here turns stacks off, not the tracer.
+  static std::atomic<bool> broken{false};
+  if (broken.load(std::memory_order_relaxed)) return;
+  try {
+    s.PutPythonStack(r.correlation, r.tid);
+  } catch (...) {
+    broken = true;
+  }
 }
 
 }  // namespace
