@@ -124,6 +124,32 @@ class HostSamplingTest(unittest.TestCase):
         self.assertEqual(tid, window["pid"])
         self.check(db, tid, start, end)
 
+    @unittest.skipUnless(python_supported(), "Python stacks need CPython 3.11-3.13")
+    def test_gil_contention(self):
+        # Two threads spinning in Python take turns on the GIL: the one
+        # waiting sits in a futex on the GIL's own state.
+        code = ("import threading, time\n"
+                "def spin():\n"
+                "    end = time.monotonic() + 1.5\n"
+                "    while time.monotonic() < end: pass\n"
+                "ts = [threading.Thread(target=spin) for _ in range(2)]\n"
+                "[t.start() for t in ts]; [t.join() for t in ts]\n")
+        p = subprocess.run([STEPSCOPE, "profile", "-q", "-o", os.path.join(self.tmp, "gil"), "--", sys.executable,
+                            "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        db = self.trace()
+        pid = int(db.execute("SELECT value FROM meta WHERE key = 'pid'").fetchone()[0])
+        rows = db.execute("SELECT tid, SUM(state = ?), SUM(state = ?), COUNT(*) FROM samples WHERE tid != ? "
+                          "GROUP BY tid HAVING COUNT(*) > 100", (RUNNING, BLOCKED_GIL, pid)).fetchall()
+        self.assertEqual(len(rows), 2, rows)
+        for tid, running, gil, n in rows:
+            # Each spinner holds the GIL about half the time (plus scheduling noise).
+            self.assertGreater(gil / n, 0.2, rows)
+            self.assertGreater(running / n, 0.2, rows)
+        wait = db.execute("SELECT DISTINCT w.value FROM samples s JOIN strings w ON w.id = s.wait_id "
+                          "WHERE s.state = ?", (BLOCKED_GIL,)).fetchall()
+        self.assertEqual(wait, [("GIL",)])
+
     def test_sampling_off(self):
         p = run(self.tmp, extra_args=["--sample-hz", "0"])
         self.assertEqual(p.returncode, 0, p.stderr)
