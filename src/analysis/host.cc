@@ -14,6 +14,21 @@ bool Has(std::string_view s, std::string_view part) {
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
+// A python_function range's name as a line label: "dir/train.py(88): collate"
+// -> "train.py:88 collate" (as samples name lines); other names as they are.
+std::string SpanLabel(const std::string& name) {
+  const size_t colon = name.find("): ");
+  const size_t open = colon == std::string::npos ? std::string::npos : name.rfind('(', colon);
+  if (open == std::string::npos || open == 0 || colon == open + 1) return name;
+  for (size_t i = open + 1; i < colon; ++i) {
+    if (name[i] < '0' || name[i] > '9') return name;
+  }
+  std::string file = name.substr(0, open);
+  if (const size_t slash = file.find_last_of('/'); slash != std::string::npos)
+    file = file.substr(slash + 1);
+  return file + ":" + name.substr(open + 1, colon - open - 1) + " " + name.substr(colon + 3);
+}
+
 struct Wait {
   int64_t start, end;
   ThreadState state;
@@ -24,12 +39,14 @@ struct Wait {
 // OS-runtime waits and blocking CUDA calls of `tid`, by start.
 std::vector<Wait> Waits(const TraceModel& m, uint32_t tid) {
   std::vector<Wait> w;
-  for (const OsrtRecord& o : m.osrt()) {
-    if (o.tid == tid && o.end_ns > o.start_ns)
+  for (uint32_t i : m.OsrtOfThread(tid)) {
+    const OsrtRecord& o = m.osrt()[i];
+    if (o.end_ns > o.start_ns)
       w.push_back({o.start_ns, o.end_ns, OsrtState(m.String(o.name)), o.name, o.callsite});
   }
-  for (const ApiRecord& a : m.apis()) {
-    if (a.tid == tid && a.end_ns > a.start_ns && m.IsBlockingApiName(a.name))
+  for (uint32_t i : m.ApisOfThread(tid)) {
+    const ApiRecord& a = m.apis()[i];
+    if (a.end_ns > a.start_ns && m.IsBlockingApiName(a.name))
       w.push_back(
           {a.start_ns, a.end_ns, ThreadState::kBlockedCuda, a.name, m.ApiCallsite(a.correlation)});
   }
@@ -108,8 +125,9 @@ std::vector<HostSegment> ThreadSegments(const TraceModel& m, uint32_t tid, HostS
   // 1. Scheduling intervals, off-CPU ones explained by the waits.
   bool any_sched = false;
   size_t j = 0;
-  for (const SchedRecord& r : m.sched()) {
-    if (r.tid != tid || r.end_ns <= r.start_ns) continue;
+  for (uint32_t i : m.SchedOfThread(tid)) {
+    const SchedRecord& r = m.sched()[i];
+    if (r.end_ns <= r.start_ns) continue;
     any_sched = true;
     if (r.state == ThreadState::kRunning) {
       out.push_back({r.start_ns, r.end_ns, r.state, kNoString, 0});
@@ -250,7 +268,7 @@ PythonHotspots ComputePythonHotspots(const TraceModel& m, uint32_t tid,
       for (size_t k = 0; k < idx.size(); ++k) {
         const NvtxRecord& r = m.nvtx()[idx[k]];
         if (InWindows(r.start_ns, r.start_ns + 1, windows) <= 0) continue;
-        PythonLine& l = lines[m.String(r.name)];
+        PythonLine& l = lines[SpanLabel(m.String(r.name))];
         l.self_ns += std::max<int64_t>(0, self[k]);
         l.total_ns += m.RangeEnd(idx[k]) - r.start_ns;
         h.total_ns += std::max<int64_t>(0, self[k]);

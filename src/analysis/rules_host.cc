@@ -105,8 +105,9 @@ void HostEvidence(const RuleContext& c, Analysis* a) {
       std::vector<HostSegment> v = ThreadSegments(m, tid, &src);
       segs[tid] = {std::move(v), src};
       auto& [api, blocking] = calls[tid];
-      for (const ApiRecord& r : m.apis()) {
-        if (r.tid != tid || r.end_ns <= r.start_ns) continue;
+      for (uint32_t i : m.ApisOfThread(tid)) {
+        const ApiRecord& r = m.apis()[i];
+        if (r.end_ns <= r.start_ns) continue;
         (m.IsBlockingApiName(r.name) ? blocking : api).push_back({r.start_ns, r.end_ns});
       }
     }
@@ -115,16 +116,25 @@ void HostEvidence(const RuleContext& c, Analysis* a) {
   }
   // Python lines of the findings.
   for (Finding& f : a->findings) {
-    if (f.rule == "host_sync" || f.rule == "sync_memcpy" || f.rule == "pageable_memcpy") {
+    if (f.rule == "host_sync" || f.rule == "sync_memcpy" || f.rule == "pageable_memcpy" ||
+        f.rule == "offload_copies") {
+      // The calls: the finding's blocking calls, else the launching calls of its copies.
+      std::vector<uint32_t> apis = f.apis;
+      if (apis.empty()) {
+        for (uint32_t op : f.ops) {
+          if (op < m.gpu_ops().size() && m.gpu_ops()[op].api != kNone)
+            apis.push_back(m.gpu_ops()[op].api);
+        }
+      }
       std::map<std::string, int64_t> lines;
       int64_t known = 0;
-      for (uint32_t api : f.apis) {
+      for (uint32_t api : apis) {
         std::string line = m.ApiPythonLine(m.apis()[api].correlation);
         if (line.empty()) continue;
         ++lines[line];
         ++known;
       }
-      if (f.apis.empty()) continue;
+      if (apis.empty()) continue;
       if (known == 0) {
         f.detail += "; Python line: not recorded for these calls (no api_callsite rows)";
         continue;
@@ -135,7 +145,7 @@ void HostEvidence(const RuleContext& c, Analysis* a) {
       std::string s;
       for (size_t i = 0; i < v.size() && i < 2; ++i) {
         s += (i ? ", " : "") + v[i].first + " (" + std::to_string(v[i].second) + " of " +
-             std::to_string(f.apis.size()) + " calls)";
+             std::to_string(apis.size()) + " calls)";
       }
       f.detail += "; issued at " + s;
     } else if (f.rule == "host_bound") {

@@ -130,6 +130,11 @@ class TraceModel {
   uint32_t ApiCallsite(uint32_t correlation) const;
   // FrameLabel of the Python line that made the call; "" when unknown.
   std::string ApiPythonLine(uint32_t correlation) const;
+  // Indices into apis() / osrt() of one thread's rows, by start (built on
+  // first use, for every thread at once; not thread-safe, like Timeline()).
+  const std::vector<uint32_t>& ApisOfThread(uint32_t tid) const;
+  const std::vector<uint32_t>& OsrtOfThread(uint32_t tid) const;
+  const std::vector<uint32_t>& SchedOfThread(uint32_t tid) const;
 
   const std::vector<GpuOp>& gpu_ops() const { return ops_; }
   // Device ids that ran at least one op, ascending.
@@ -192,6 +197,9 @@ class TraceModel {
   std::vector<KernelNameInfo> name_info_;
   std::vector<char> blocking_name_;
   mutable std::map<int, std::unique_ptr<FlatTimeline>> timelines_;
+  mutable std::unordered_map<uint32_t, std::vector<uint32_t>> apis_by_tid_, osrt_by_tid_,
+      sched_by_tid_;
+  mutable bool by_tid_built_ = false;
   // Correlation -> api index: dense when ids are compact, else sorted pairs.
   std::vector<uint32_t> corr_dense_;
   std::vector<std::pair<uint32_t, uint32_t>> corr_sorted_;

@@ -65,4 +65,30 @@ std::string TraceModel::ApiPythonLine(uint32_t correlation) const {
   return f == nullptr ? "" : FrameLabel(*f);
 }
 
+const std::vector<uint32_t>& TraceModel::ApisOfThread(uint32_t tid) const {
+  if (!by_tid_built_) {
+    for (uint32_t i = 0; i < r_.apis.size(); ++i) apis_by_tid_[r_.apis[i].tid].push_back(i);
+    for (uint32_t i = 0; i < r_.osrt.size(); ++i) osrt_by_tid_[r_.osrt[i].tid].push_back(i);
+    for (uint32_t i = 0; i < r_.sched.size(); ++i) sched_by_tid_[r_.sched[i].tid].push_back(i);
+    by_tid_built_ = true;
+  }
+  static const std::vector<uint32_t> kEmpty;
+  auto it = apis_by_tid_.find(tid);
+  return it == apis_by_tid_.end() ? kEmpty : it->second;
+}
+
+const std::vector<uint32_t>& TraceModel::OsrtOfThread(uint32_t tid) const {
+  ApisOfThread(tid);  // builds both indices
+  static const std::vector<uint32_t> kEmpty;
+  auto it = osrt_by_tid_.find(tid);
+  return it == osrt_by_tid_.end() ? kEmpty : it->second;
+}
+
+const std::vector<uint32_t>& TraceModel::SchedOfThread(uint32_t tid) const {
+  ApisOfThread(tid);  // builds every index
+  static const std::vector<uint32_t> kEmpty;
+  auto it = sched_by_tid_.find(tid);
+  return it == sched_by_tid_.end() ? kEmpty : it->second;
+}
+
 }  // namespace stepscope

@@ -63,14 +63,17 @@ int RunExport(int argc, char** argv) {
   Status st = ExportTrace(**reader, format, options, out, &stats, &bytes);
   if (!st.ok()) return ReportError("export", st);
   if (!p.Has("--quiet")) {
+    // Host-model slices (docs/host.md) only when the trace has them: older output unchanged.
+    const std::string host =
+        stats.host_slices > 0 ? ", " + FormatCount(stats.host_slices) + " host" : std::string();
     std::fprintf(stderr,
-                 "stepscope export: wrote %s (%s): %s tracks, %s slices (%s GPU, %s CPU), %s "
+                 "stepscope export: wrote %s (%s): %s tracks, %s slices (%s GPU, %s CPU%s), %s "
                  "flows, %s counter "
                  "points\n",
                  out.c_str(), FormatBytes(bytes).c_str(), FormatCount(stats.tracks).c_str(),
                  FormatCount(stats.slices).c_str(), FormatCount(stats.gpu_slices).c_str(),
-                 FormatCount(stats.cpu_slices).c_str(), FormatCount(stats.flows).c_str(),
-                 FormatCount(stats.counter_points).c_str());
+                 FormatCount(stats.cpu_slices).c_str(), host.c_str(),
+                 FormatCount(stats.flows).c_str(), FormatCount(stats.counter_points).c_str());
   }
   return 0;
 }

@@ -119,6 +119,7 @@ void ChromeJsonWriter::AddTrack(const TrackInfo& t) {
     case TrackKind::kThread:
     case TrackKind::kGpuStream:
     case TrackKind::kOverlapLane:
+    case TrackKind::kHost:
       meta = "thread_name";
       break;
     case TrackKind::kCounter:

@@ -7,6 +7,7 @@
 #include "common/strings.h"
 #include "export/counters.h"
 #include "format/records.h"
+#include "store/callsite_interner.h"
 
 namespace stepscope {
 namespace {
@@ -87,8 +88,10 @@ class Walker {
     RETURN_IF_ERROR(DeclareTracks());
     RETURN_IF_ERROR(CpuPass());
     RETURN_IF_ERROR(GpuPass());
+    RETURN_IF_ERROR(HostPass());
     for (auto& [tid, set] : threads_) CloseAll(&set);
     for (auto& [key, set] : streams_) CloseAll(&set);
+    for (auto& [key, set] : host_) CloseAll(&set);
     return Counters();
   }
 
@@ -97,7 +100,9 @@ class Walker {
     int64_t origin = std::numeric_limits<int64_t>::max();
     for (const char* sql : {"SELECT MIN(start_ns) FROM kernels", "SELECT MIN(start_ns) FROM memcpy",
                             "SELECT MIN(start_ns) FROM memset", "SELECT MIN(start_ns) FROM api",
-                            "SELECT MIN(start_ns) FROM nvtx", "SELECT MIN(ts_ns) FROM memory"}) {
+                            "SELECT MIN(start_ns) FROM nvtx", "SELECT MIN(ts_ns) FROM memory",
+                            "SELECT MIN(start_ns) FROM thread_sched",
+                            "SELECT MIN(ts_ns) FROM samples", "SELECT MIN(start_ns) FROM osrt"}) {
       ASSIGN_OR_RETURN(Statement st, reader_.Query(sql));
       if (st.Step() && !st.IsNull(0)) origin = std::min(origin, st.Int(0));
       RETURN_IF_ERROR(st.status());
@@ -441,6 +446,133 @@ class Walker {
     });
   }
 
+  // The host model's tracks of thread `tid` (docs/host.md); `what` is 0 CPU
+  // state, 1 samples, 2 OS runtime.
+  LaneSet& HostSet(uint32_t tid, int what) {
+    auto it = host_.find({tid, what});
+    if (it != host_.end()) return it->second;
+    static const char* kWhat[] = {"CPU state", "samples", "OS runtime"};
+    TrackInfo t;
+    t.kind = TrackKind::kHost;
+    t.parent_uuid = process_uuid_;
+    auto th = threads_.find(tid);
+    t.name = (th != threads_.end() ? th->second.base.name : "thread " + std::to_string(tid)) +
+             ": " + kWhat[what];
+    t.chrome_pid = pid_;
+    t.chrome_tid = kLaneChromeTidBase + next_lane_tid_++;
+    LaneSet& set = host_[{tid, what}];
+    set.base = t;
+    set.lanes.push_back({NewTrack(t), {}});
+    ++stats_->host_tracks;
+    return set;
+  }
+
+  void HostSlice(LaneSet& set, SliceEvent& e) {
+    e.track = Place(&set, e.start_ns, e.end_ns);
+    sink_->BeginSlice(e);
+    ++stats_->slices;
+    ++stats_->host_slices;
+  }
+
+  // "train.py:152 train_step < train.py:140 train_loop < ..." (innermost first).
+  std::string StackText(uint32_t callsite) {
+    std::string s;
+    for (auto id = ExpandCallsite(callsites_, callsite); !id.empty(); id.pop_back()) {
+      const uint32_t f = id.back();
+      if (f == 0 || f > frames_.size() || frames_[f - 1].id != f) continue;
+      const FrameRecord& r = frames_[f - 1];
+      std::string file = reader_.String(r.file);
+      if (size_t slash = file.rfind('/'); slash != std::string::npos) file = file.substr(slash + 1);
+      if (!s.empty()) s += " < ";
+      if (!file.empty()) s += file + (r.line > 0 ? ":" + std::to_string(r.line) : "") + " ";
+      s += reader_.String(r.function);
+    }
+    return s;
+  }
+
+  Status HostPass() {
+    ASSIGN_OR_RETURN(frames_, reader_.Frames());
+    ASSIGN_OR_RETURN(callsites_, reader_.Callsites());
+    ASSIGN_OR_RETURN(std::vector<SchedRecord> sched, reader_.Sched());
+    std::stable_sort(sched.begin(), sched.end(), [](const SchedRecord& a, const SchedRecord& b) {
+      return a.tid != b.tid ? a.tid < b.tid : a.start_ns < b.start_ns;
+    });
+    for (const SchedRecord& r : sched) {
+      SliceArg args[1];
+      SliceEvent e;
+      e.start_ns = r.start_ns;
+      e.end_ns = r.end_ns;
+      e.category = "cpu_state";
+      e.name = r.state == ThreadState::kUnknown ? "off_cpu" : ThreadStateName(r.state);
+      size_t n = 0;
+      if (options_.args && r.cpu >= 0) args[n++] = {"cpu", false, r.cpu, {}};
+      e.args = args;
+      e.arg_count = n;
+      HostSlice(HostSet(r.tid, 0), e);
+    }
+    // Samples: runs of one state at one stack become one slice, ending at the
+    // next sample of the thread (the last one lasts one period).
+    ASSIGN_OR_RETURN(std::vector<SampleRecord> samples, reader_.Samples());
+    int64_t hz = 0;
+    const int64_t period =
+        ParseInt64(reader_.Meta("sample_hz"), &hz) && hz > 0 ? 1000000000 / hz : 1000000;
+    for (size_t i = 0; i < samples.size();) {
+      size_t j = i + 1;
+      const SampleRecord& a = samples[i];
+      while (j < samples.size() && samples[j].tid == a.tid && samples[j].state == a.state &&
+             samples[j].callsite == a.callsite && samples[j].wait == a.wait)
+        ++j;
+      const bool more = j < samples.size() && samples[j].tid == a.tid;
+      const std::string stack = StackText(a.callsite);
+      const std::string name = std::string(ThreadStateName(a.state)) +
+                               (stack.empty() ? "" : " " + stack.substr(0, stack.find(" < ")));
+      SliceArg args[3];
+      size_t n = 0;
+      if (options_.args) {
+        args[n++] = {"samples", false, static_cast<int64_t>(j - i), {}};
+        if (a.wait != kNoString) args[n++] = {"wait", true, 0, reader_.String(a.wait)};
+        if (!stack.empty()) args[n++] = {"stack", true, 0, stack};
+      }
+      SliceEvent e;
+      e.start_ns = a.ts_ns;
+      e.end_ns = more ? samples[j].ts_ns : samples[j - 1].ts_ns + period;
+      e.category = "samples";
+      e.name = name;
+      e.args = args;
+      e.arg_count = n;
+      HostSlice(HostSet(a.tid, 1), e);
+      i = j;
+    }
+    ASSIGN_OR_RETURN(std::vector<OsrtRecord> osrt, reader_.Osrt());
+    std::stable_sort(osrt.begin(), osrt.end(), [](const OsrtRecord& a, const OsrtRecord& b) {
+      return a.tid != b.tid             ? a.tid < b.tid
+             : a.start_ns != b.start_ns ? a.start_ns < b.start_ns
+                                        : a.end_ns > b.end_ns;
+    });
+    for (const OsrtRecord& r : osrt) {
+      const std::string stack = StackText(r.callsite);
+      SliceArg args[3];
+      size_t n = 0;
+      if (options_.args) {
+        if (r.detail != kNoString) args[n++] = {"detail", true, 0, reader_.String(r.detail)};
+        args[n++] = {"source", true, 0,
+                     r.source == kOsrtTraced    ? "traced"
+                     : r.source == kOsrtSampled ? "sampled"
+                                                : "imported"};
+        if (!stack.empty()) args[n++] = {"stack", true, 0, stack};
+      }
+      SliceEvent e;
+      e.start_ns = r.start_ns;
+      e.end_ns = r.end_ns;
+      e.category = "osrt";
+      e.name = reader_.String(r.name);
+      e.args = args;
+      e.arg_count = n;
+      HostSlice(HostSet(r.tid, 2), e);
+    }
+    return OkStatus();
+  }
+
   Status Counters() {
     int64_t bucket = 0;
     ASSIGN_OR_RETURN(auto util, GpuUtilizationSeries(reader_, options_.util_bucket_ns, &bucket));
@@ -484,6 +616,9 @@ class Walker {
   std::map<std::pair<uint32_t, uint32_t>, LaneSet> streams_;
   std::map<uint32_t, uint64_t> device_tracks_;
   std::map<uint32_t, std::string> device_names_;
+  std::map<std::pair<uint32_t, int>, LaneSet> host_;  // (tid, track kind): HostSet()
+  std::vector<FrameRecord> frames_;
+  std::vector<CallsiteRecord> callsites_;
 };
 
 }  // namespace

@@ -10,7 +10,11 @@
 //  * flows from each API call to the GPU work it created (same correlation id;
 //    one flow per GPU activity, so a graph launch gets one arrow per kernel);
 //  * counter tracks per device: GPU utilization (% of each time bucket with at
-//    least one kernel running) and device memory in use (bytes).
+//    least one kernel running) and device memory in use (bytes);
+//  * host model (schema 1.5) per thread: a CPU-state track (thread_sched:
+//    running on CPU n / off-CPU states), a samples track (runs of samples in
+//    one state at one stack, the stack in the slice's args) and an OS-runtime
+//    track (osrt waits with what they waited on and their stack).
 //
 // Nesting: a viewer's track is a stack: slices on it must nest. Rows arrive
 // ordered by (start asc, end desc); each track keeps the ends of its open
@@ -36,7 +40,9 @@
 
 namespace stepscope {
 
-enum class TrackKind { kProcess, kThread, kGpuDevice, kGpuStream, kOverlapLane, kCounter };
+// kHost: a host-model track under a thread's process: "<thread>: CPU state"
+// (thread_sched), "<thread>: samples", "<thread>: OS runtime" (docs/host.md).
+enum class TrackKind { kProcess, kThread, kGpuDevice, kGpuStream, kOverlapLane, kCounter, kHost };
 
 struct TrackInfo {
   uint64_t uuid = 0;
@@ -101,6 +107,7 @@ struct TimelineStats {
   int64_t tracks = 0, thread_tracks = 0, stream_tracks = 0, lane_tracks = 0, counter_tracks = 0;
   int64_t slices = 0, gpu_slices = 0, cpu_slices = 0, instants = 0;
   int64_t flows = 0, counter_points = 0;
+  int64_t host_tracks = 0, host_slices = 0;  // host model (also counted in slices)
   int64_t time_origin_ns =
       0;  // smallest timestamp of the trace (Chrome JSON times are relative to it)
 };

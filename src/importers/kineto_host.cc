@@ -97,6 +97,16 @@ Status ImportKinetoPythonStacks(TraceWriter* w, StringId python_domain, ImportSt
     RETURN_IF_ERROR(st.status());
   }
   CallsiteInterner interner(w);
+  {
+    // Number after any rows already written (a writer reused for a second import).
+    ASSIGN_OR_RETURN(Statement st, Prepare(db,
+                                           "SELECT (SELECT COALESCE(MAX(id), 0) FROM frames), "
+                                           "(SELECT COALESCE(MAX(id), 0) FROM callsites)"));
+    if (st.Step()) {
+      interner.StartAfter(static_cast<uint32_t>(st.Int(0)), static_cast<uint32_t>(st.Int(1)));
+    }
+    RETURN_IF_ERROR(st.status());
+  }
   uint32_t cur_tid = UINT32_MAX;
   const std::vector<Span>* v = nullptr;
   size_t next = 0;

@@ -398,6 +398,50 @@ std::string ReportDataJson(const ReportData& d) {
   return j.Take();
 }
 
+// Text as HTML element content / attribute value.
+static std::string HtmlText(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// A recipe's table as static HTML (the host section needs no script).
+static std::string HtmlTable(const Table& t) {
+  std::string h = "<table class=\"static\"><thead><tr>";
+  for (const Column& c : t.columns())
+    h += "<th>" + HtmlText(c.title.empty() ? c.name : c.title) + "</th>";
+  h += "</tr></thead><tbody>\n";
+  for (const auto& row : t.rows()) {
+    h += "<tr>";
+    for (size_t i = 0; i < row.size() && i < t.columns().size(); ++i) {
+      h += std::string(t.columns()[i].right_align ? "<td class=\"num\">" : "<td>") +
+           HtmlText(row[i].Text()) + "</td>";
+    }
+    h += "</tr>\n";
+  }
+  return h + "</tbody></table>";
+}
+
 StatusOr<std::string> RenderHtmlReport(const ReportData& data) {
   std::string_view charts = EmbeddedChartLibrary();
   if (charts.empty()) {
@@ -461,6 +505,16 @@ StatusOr<std::string> RenderHtmlReport(const ReportData& data) {
         "<section id=\"roofline-section\"><h2>Roofline</h2><p class=\"note\" "
         "id=\"roofline-note\"></p><div class=\"chart tall\" id=\"chart-roofline\"></div>"
         "<div id=\"roofline-table\"></div></section>\n";
+  }
+  // Only a trace with a host model gets the section (docs/report.md, docs/host.md).
+  if (data.has_host) {
+    html +=
+        "<section id=\"host-section\"><h2>Host threads</h2><p class=\"note\">time of each thread "
+        "in each state (<code>stepscope stats -r thread_states</code>)</p>" +
+        HtmlTable(data.thread_states) +
+        "<p class=\"note\">Python lines by self time (<code>stats -r python_hotspots</code>, "
+        "first 10)</p>" +
+        HtmlTable(data.python_hotspots) + "</section>\n";
   }
   html +=
       "<section><h2>GPU utilization</h2><p class=\"note\" id=\"util-note\"></p>"

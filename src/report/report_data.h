@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "analysis/summary.h"
+#include "common/table.h"
 
 namespace stepscope {
 
@@ -234,6 +235,11 @@ struct ReportData {
   ReportRoofline roofline;
   bool has_compare = false;  // `report BEFORE AFTER`: this data is AFTER's
   ReportCompare compare;
+  // The host section (report_host.cc; docs/host.md): `stats -r thread_states`
+  // and the first rows of `stats -r python_hotspots`, as those recipes print
+  // them; only for traces with a host model.
+  bool has_host = false;
+  Table thread_states, python_hotspots;
 };
 
 }  // namespace stepscope

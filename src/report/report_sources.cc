@@ -369,6 +369,7 @@ StatusOr<ReportData> CollectReportData(const TraceReader& reader, const TraceMod
   RETURN_IF_ERROR(Findings(model, options, &d));
   RETURN_IF_ERROR(Stats(reader, &d));
   RETURN_IF_ERROR(CollectStepTimeline(model, options, &d));
+  RETURN_IF_ERROR(CollectHost(model, &d));
   Status roofline = CollectRoofline(reader, &d);
   if (!roofline.ok()) return roofline.WithContext("the roofline table");
   return d;

@@ -39,6 +39,10 @@ StatusOr<ReportData> CollectReportData(const TraceReader& reader, const TraceMod
 // -1 when the trace has no steps. Steps as chosen by options.step_regex.
 Status CollectStepTimeline(const TraceModel& model, const ReportOptions& options, ReportData* data);
 
+// The host section (report_host.cc): thread_states and the top of
+// python_hotspots; leaves data->has_host false for a trace without a host model.
+Status CollectHost(const TraceModel& model, ReportData* data);
+
 // `report BEFORE AFTER`: `stepscope diff BEFORE AFTER` (analysis/diff.h) and
 // the before trace's own steps and findings, into data->compare
 // (report_compare.cc); `data` is AFTER's.

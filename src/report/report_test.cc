@@ -278,6 +278,30 @@ TEST_F(ReportTest, NoRooflineRowsNoSection) {
   EXPECT_EQ(page.find("oofline"), std::string::npos);
 }
 
+// The fixture has no host model: no host section. A trace with one gets the
+// host recipes' tables as static HTML, every trace string escaped.
+TEST_F(ReportTest, HostSectionOnlyWithAHostModel) {
+  EXPECT_FALSE(data_.has_host);
+  if (!ReportHasChartLibrary()) GTEST_SKIP() << "built without node_modules/echarts";
+  auto html = RenderHtmlReport(data_);
+  ASSERT_TRUE(html.ok());
+  EXPECT_EQ(html->find("host-section"), std::string::npos);
+  ReportData d = data_;
+  d.has_host = true;
+  d.thread_states = Table({{"tid", "TID", true}, {"thread", "Thread", false}});
+  d.thread_states.AddRow({Cell(int64_t{7}), "<script>alert(1)</script>&"});
+  d.python_hotspots = Table({{"location", "Python Line", false}});
+  d.python_hotspots.AddRow({"train.py:152 train_step"});
+  html = RenderHtmlReport(d);
+  ASSERT_TRUE(html.ok());
+  const size_t at = html->find("<section id=\"host-section\">");
+  ASSERT_NE(at, std::string::npos);
+  const std::string section = html->substr(at, html->find("</section>", at) - at);
+  EXPECT_NE(section.find("&lt;script&gt;alert(1)&lt;/script&gt;&amp;"), std::string::npos);
+  EXPECT_EQ(section.find("<script"), std::string::npos);
+  EXPECT_NE(section.find("<td>train.py:152 train_step</td>"), std::string::npos);
+}
+
 // The shared fixture plus tests/diff/fixtures/report/roofline.sql: three
 // stored roofline rows and the ceilings they were computed with (every number
 // below is derived by hand in that file's header).

@@ -50,12 +50,13 @@ uint32_t CallsiteInterner::Child(uint32_t parent, uint32_t frame) {
   const uint64_t key = (static_cast<uint64_t>(parent) << 32) | frame;
   auto [it, added] = child_ids_.emplace(key, 0);
   if (!added) return it->second;
-  const uint16_t depth = parent == 0 || parent > depth_.size()
-                             ? 0
-                             : static_cast<uint16_t>(std::min<int>(depth_[parent - 1] + 1, 0xffff));
+  const uint16_t depth =
+      parent <= callsite_base_ || parent - callsite_base_ > depth_.size()
+          ? 0
+          : static_cast<uint16_t>(std::min<int>(depth_[parent - callsite_base_ - 1] + 1, 0xffff));
   depth_.push_back(depth);
   CallsiteRecord r{};
-  r.id = static_cast<uint32_t>(depth_.size());
+  r.id = callsite_base_ + static_cast<uint32_t>(depth_.size());
   r.parent = parent;
   r.frame = frame;
   r.depth = depth;

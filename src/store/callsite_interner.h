@@ -63,8 +63,15 @@ class CallsiteInterner {
   // Leaf callsite id of a root-to-leaf stack; 0 for an empty stack.
   uint32_t Intern(const std::vector<FrameKey>& stack);
 
+  // Continue numbering after rows already in the trace (ids up to these);
+  // call before the first Intern.
+  void StartAfter(uint32_t last_frame, uint32_t last_callsite) {
+    next_frame_ = last_frame + 1;
+    callsite_base_ = last_callsite;
+  }
+
   uint32_t frames() const { return next_frame_ - 1; }
-  uint32_t callsites() const { return static_cast<uint32_t>(depth_.size()); }
+  uint32_t callsites() const { return callsite_base_ + static_cast<uint32_t>(depth_.size()); }
 
  private:
   struct FrameHash {
@@ -75,7 +82,8 @@ class CallsiteInterner {
   uint32_t next_frame_ = 1;
   std::unordered_map<FrameKey, uint32_t, FrameHash> frame_ids_;
   std::unordered_map<uint64_t, uint32_t> child_ids_;  // (parent << 32 | frame) -> id
-  std::vector<uint16_t> depth_;                       // by callsite id - 1
+  uint32_t callsite_base_ = 0;                        // callsite ids before this interner's
+  std::vector<uint16_t> depth_;                       // by callsite id - 1 - callsite_base_
 };
 
 // Frame ids of a callsite's stack, root first; empty for 0 or an unknown id.

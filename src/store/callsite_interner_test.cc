@@ -40,6 +40,17 @@ TEST(CallsiteInterner, SharesPrefixesAndEmitsEachRowOnce) {
   EXPECT_TRUE(ExpandCallsite(sink.callsites, 99).empty());
 }
 
+TEST(CallsiteInterner, StartsAfterExistingRows) {
+  VectorSink sink;
+  CallsiteInterner in(&sink);
+  in.StartAfter(10, 20);
+  EXPECT_EQ(in.Intern({Py(1, 9, 10), Py(2, 9, 20)}), 22u);
+  EXPECT_EQ(sink.frames.front().id, 11u);
+  EXPECT_EQ(sink.callsites[1].parent, 21u);
+  EXPECT_EQ(sink.callsites[1].depth, 1);
+  EXPECT_EQ(in.callsites(), 22u);
+}
+
 TEST(CallsiteInterner, OverDeepStackKeepsOutermostAndLeaf) {
   VectorSink sink;
   CallsiteInterner in(&sink);

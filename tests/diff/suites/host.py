@@ -67,3 +67,24 @@ TESTS += [
              out="host/kineto_python_hotspots.txt",
              post=["{stepscope}", "stats", "-r", "python_hotspots", "{tmp}/k.sqlite"]),
 ]
+TESTS += [
+    # Export: per thread a samples track (runs of one state at one stack, the stack in args) and an OS-runtime
+    # track; nsys scheduling rows make a CPU-state track.
+    DiffTest(name="host_export_chrome", cmd=["export", "--format", "chrome", "{trace}", "-o", "{tmp}/out.json"],
+             trace="host/host.sql", out="host/export_chrome.txt", stderr=True,
+             post=["python3", "-c", "import json; d=json.load(open('out.json')); ev=d['traceEvents'];"
+                   " names={(e['pid'], e['tid']): e['args']['name'] for e in ev if e.get('ph') == 'M'};"
+                   " [print(names.get((e['pid'], e['tid'])), e['cat'], e['ts'], e['dur'], e['name'],"
+                   " json.dumps(e.get('args', {}), sort_keys=True))"
+                   " for e in ev if e.get('cat') in ('samples', 'osrt', 'cpu_state') and e['ts'] < 21000]"]),
+    DiffTest(name="host_export_nsys_cpu_state", cmd=["import", "-q", "{trace}", "-o", "{tmp}/out.sqlite"],
+             trace="host/nsys_host.db.sql", out="host/export_nsys.txt",
+             post=["sh", "-c", "{stepscope} export -q --format chrome {tmp}/out.sqlite -o {tmp}/out.json && "
+                   "python3 -c \"import json; ev=json.load(open('{tmp}/out.json'))['traceEvents'];"
+                   " names={(e['pid'], e['tid']): e['args']['name'] for e in ev if e.get('ph') == 'M'};"
+                   " [print(names.get((e['pid'], e['tid'])), e['cat'], e['ts'], e['dur'], e['name'],"
+                   " json.dumps(e.get('args', {}), sort_keys=True))"
+                   " for e in ev if e.get('cat') in ('samples', 'osrt', 'cpu_state')]\""]),
+    DiffTest(name="host_export_perfetto", cmd=["export", "{trace}", "-o", "{tmp}/out.pftrace"],
+             trace="host/host.sql", out="host/export_perfetto.err", stderr=True),
+]

@@ -17,6 +17,13 @@ for tag, fixture in (("v1_2", V12), ("v1_0", V10)):
         DiffTest(name=f"schema_{tag}_export", cmd=["export", "{trace}", "-o", "{tmp}/out.pftrace"], trace=fixture,
                  out=f"versions/{tag}_export.err", stderr=True),
     ]
+# Schema 1.5 (the host model): its tables read back as written.
+V15 = "../../fixtures/schema/v1.5_host.sqlite.gz"
+TESTS += [
+    DiffTest(name="schema_v1_5_thread_states", cmd=["stats", "-r", "thread_states", "{trace}"], trace=V15,
+             out="versions/v1_5_thread_states.txt"),
+    DiffTest(name="schema_v1_5_steps", cmd=["steps", "{trace}"], trace=V15, out="versions/v1_5_steps.txt"),
+]
 TESTS += [
     DiffTest(name="schema_newer_major_refused", cmd=["stats", "{trace}"], trace="versions/major2.sql",
              out="versions/major2.err", rc=2, stderr=True),
