@@ -53,8 +53,8 @@ class Check:
         with open(os.path.join(self.a.out, name + ".log"), "w") as f:
             f.write("$ " + " ".join(p.args) + "\n--- stdout\n" + p.stdout + "\n--- stderr\n" + p.stderr)
 
-    def run(self, name, cmd, timeout=300):
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+    def run(self, name, cmd, timeout=300, env=None):
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout, env=env)
         self.log(name, p)
         if p.returncode != 0:
             raise RuntimeError(f"{name}: exit {p.returncode}: {p.stderr[-800:]}")
@@ -108,10 +108,11 @@ def part_cost(c):
                        ["--torch-profiler", os.path.join(a.out, "cost_torch_stack.json")],
     }
     times = {k: [] for k in arms}
+    no_export = dict(os.environ, STEPSCOPE_BENCH_NO_EXPORT="1")
     for i in range(a.pairs):
         for name, cmd in arms.items():
             try:
-                p = c.run(f"cost_{name}_{i}", cmd, timeout=240)
+                p = c.run(f"cost_{name}_{i}", cmd, timeout=240, env=no_export if name == "torch_stack" else None)
                 times[name].append(json.loads(p.stdout.strip().splitlines()[-1])["ms_per_step"])
             except Exception as e:  # one arm failing leaves the others
                 print(f"cost {name} round {i}: {e}", flush=True)
