@@ -13,6 +13,10 @@ usage: capture_overhead.py --stepscope BIN --workload train_gpt.py
 (--trace cuda, STEPSCOPE_DIAG_OFF=api,overhead,flush), the least any CUPTI tracer costs.
 A variant adds another arm with extra environment for the tracer, e.g.
   --variant nomem=STEPSCOPE_TRACE=cuda,nvtx --variant act="STEPSCOPE_API_MODE=activity;STEPSCOPE_SYNC_MODE=cupti"
+An arm adds `stepscope profile` options, e.g. (host sampling, docs/host.md)
+  --arm nohost="--sample-hz 0 --python-stacks off" --arm hz1000="--sample-hz 1000"
+--torch-stack adds the arm "torch_stack": the workload under torch.profiler with
+with_stack=True (bench/torch_with_stack.py; the workload's --torch-profiler).
 """
 import argparse
 import json
@@ -39,6 +43,8 @@ def main():
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--variant", action="append", default=[])
     ap.add_argument("--floor", action="store_true", help="add the CUPTI floor arm (see above)")
+    ap.add_argument("--arm", action="append", default=[], help="NAME=PROFILE_OPTIONS (see above)")
+    ap.add_argument("--torch-stack", action="store_true", help="add torch.profiler with_stack=True")
     ap.add_argument("--json-out")
     a = ap.parse_args()
 
@@ -55,6 +61,14 @@ def main():
                 k, val = kv.split("=", 1)
                 env[k] = val
             arms[name] = ([a.stepscope, "profile", "-q", "-f", "-o", os.path.join(tmp, name)] + ["--"] + base, env)
+        for arm in a.arm:
+            name, opts = arm.split("=", 1)
+            arms[name] = ([a.stepscope, "profile", "-q", "-f", "-o", os.path.join(tmp, name)] + opts.split() +
+                          ["--"] + base, None)
+        if a.torch_stack:
+            wrapper = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_with_stack.py")
+            arms["torch_stack"] = ([sys.executable, wrapper, a.workload] + base[2:] +
+                                   ["--torch-profiler", os.path.join(tmp, "torch_stack.json")], None)
         if a.floor:
             env = dict(os.environ, STEPSCOPE_DIAG_OFF="api,overhead,flush")
             arms["floor"] = ([a.stepscope, "profile", "-q", "-f", "-o", os.path.join(tmp, "floor"),

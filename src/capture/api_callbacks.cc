@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "capture/python_callstack.h"
 #include "capture/session.h"
 
 namespace stepscope {
@@ -162,6 +163,51 @@ void RecordOom(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_C
   Session::Get().AddOom(o);
 }
 
+// Whether a call gets its thread's Python stack (python_callstack.h), by
+// (domain, cbid), worked out from the name once per function.
+StackPolicy PolicyFor(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  constexpr uint32_t kMax = 4096;
+  static std::atomic<uint8_t> cache[2][kMax];
+  const int d = domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : 0;
+  if (cbid >= kMax) return StackPolicy::kNone;
+  uint8_t v = cache[d][cbid].load(std::memory_order_relaxed);
+  if (v == 0) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS) name = nullptr;
+    v = static_cast<uint8_t>(StackPolicyForName(name)) + 1;
+    cache[d][cbid].store(v, std::memory_order_relaxed);
+  }
+  return static_cast<StackPolicy>(v - 1);
+}
+
+void MaybePutPythonStack(Session& s, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                         const ApiRecord& r) {
+  const CaptureConfig& c = s.config();
+  if (!c.python_stacks) return;
+  switch (PolicyFor(domain, cbid)) {
+    case StackPolicy::kAlways:
+      break;
+    case StackPolicy::kLaunch: {
+      static thread_local uint32_t launches = 0;
+      if (c.python_stack_launch_every <= 0 ||
+          ++launches % static_cast<uint32_t>(c.python_stack_launch_every) != 0) {
+        return;
+      }
+      break;
+    }
+    default:
+      return;
+  }
+  // A failure here turns stacks off, not the tracer.
+  static std::atomic<bool> broken{false};
+  if (broken.load(std::memory_order_relaxed)) return;
+  try {
+    s.PutPythonStack(r.correlation, r.tid);
+  } catch (...) {
+    broken = true;
+  }
+}
+
 }  // namespace
 
 bool IsChosenApi(CUpti_CallbackDomain domain, const char* name) {
@@ -224,6 +270,7 @@ void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
       info->functionReturnValue ? *static_cast<const int32_t*>(info->functionReturnValue) : 0;
   r.tid = ThreadId();
   s.PutApi(r);
+  MaybePutPythonStack(s, domain, cbid, r);
   // cudaErrorMemoryAllocation and CUDA_ERROR_OUT_OF_MEMORY are both 2.
   if (r.return_code == 2) RecordOom(domain, cbid, info, r);
 }

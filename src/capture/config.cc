@@ -1,5 +1,6 @@
 #include "capture/config.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "common/strings.h"
@@ -24,6 +25,8 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
         c.nvtx = true;
       } else if (t == "memory") {
         c.memory = true;
+      } else if (t == "host") {
+        // Host sampling is the collector's (STEPSCOPE_SAMPLE_HZ); nothing here.
       } else if (t == "host-mem") {
         c.host_mem = true;
       } else if (t == "um-gpu-faults") {
@@ -50,6 +53,17 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
   if (ParseInt64(env("STEPSCOPE_DEVICE_BUFFER_MB"), &n) && n >= 1 && n <= 4096)
     c.device_buffer_bytes = static_cast<size_t>(n) << 20;
   if (env("STEPSCOPE_API_MODE") == "activity") c.api_via_callbacks = false;
+  if (ParseInt64(env("STEPSCOPE_SAMPLE_HZ"), &n) && n >= 0 && n <= 10000) {
+    c.sample_hz = static_cast<int>(n);
+  }
+  v = env("STEPSCOPE_PYTHON_STACKS");
+  if (v == "off") {
+    c.python_stacks = false;
+  } else if (StartsWith(v, "launches=") && ParseInt64(v.substr(9), &n) && n >= 1) {
+    c.python_stack_launch_every = static_cast<int>(std::min<int64_t>(n, 1 << 30));
+  } else if (!v.empty() && v != "on" && warning) {
+    *warning += "STEPSCOPE_PYTHON_STACKS='" + v + "' ignored (on, off, launches=N); ";
+  }
   if (env("STEPSCOPE_SYNC_MODE") == "cupti") c.sync_from_api = false;
   for (const std::string& part : Split(env("STEPSCOPE_DIAG_OFF"), ',')) {
     if (part == "api") c.diag_no_api = true;

@@ -17,6 +17,10 @@
 //   STEPSCOPE_API_MODE        callback (default) | activity: how API calls are recorded
 //   STEPSCOPE_SYNC_MODE       api (default) | cupti: sync rows derived from the sync API
 //                             calls, or CUPTI SYNCHRONIZATION records (costlier)
+//   STEPSCOPE_SAMPLE_HZ       host sampling rate the collector uses for this process
+//                             (default 200; 0 off; docs/capture.md, "Host capture")
+//   STEPSCOPE_PYTHON_STACKS   on (default) | off | launches=N: the Python stack of the
+//                             thread at blocking and allocation CUDA calls (and 1 launch in N)
 //   STEPSCOPE_DIAG_OFF        diagnostics only: parts of the capture to switch off, to
 //                             attribute overhead (api, sync, overhead, flush, subscribe)
 #pragma once
@@ -57,6 +61,9 @@ struct CaptureConfig {
   bool zeroed_buffers = true;
   size_t device_buffer_bytes = 0;
   bool api_via_callbacks = true;
+  int sample_hz = 200;
+  bool python_stacks = true;
+  int python_stack_launch_every = 0;  // 0: no stacks on launches
   bool sync_from_api = true;
   // Diagnostics (STEPSCOPE_DIAG_OFF): what to leave out.
   bool diag_no_api = false, diag_no_sync = false, diag_no_overhead = false, diag_no_flush = false,

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -62,7 +63,8 @@ HelloFields DecodeHello(const std::string& text) {
   return f;
 }
 
-Status SendHello(int sock, int fd, const std::string& text, int timeout_ms, std::string* answer) {
+Status SendHello(int sock, int fd, const std::string& text, int timeout_ms, std::string* answer,
+                 int* collector_pid) {
   if (text.size() > kMaxHello) return InvalidInput("hello too long");
   uint32_t len = static_cast<uint32_t>(text.size());
   std::string payload(reinterpret_cast<const char*>(&len), sizeof(len));
@@ -87,15 +89,27 @@ Status SendHello(int sock, int fd, const std::string& text, int timeout_ms, std:
     return IoError(std::string("cannot reach the collector: ") + std::strerror(errno));
   answer->clear();
   char buf[4096];
-  while (answer->find('\n') == std::string::npos) {
+  std::string got;
+  while (true) {
+    // "pid N" lines (the collector's pid, for PR_SET_PTRACER) come before
+    // the answer line.
+    size_t nl;
+    while ((nl = got.find('\n')) != std::string::npos) {
+      std::string line = got.substr(0, nl);
+      got.erase(0, nl + 1);
+      if (line.rfind("pid ", 0) == 0) {
+        if (collector_pid) *collector_pid = std::atoi(line.c_str() + 4);
+        continue;
+      }
+      *answer = line;
+      return OkStatus();
+    }
     if (!WaitReadable(sock, timeout_ms)) return IoError("the collector did not answer");
     ssize_t r = ::read(sock, buf, sizeof(buf));
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) return IoError("the collector closed the connection");
-    answer->append(buf, static_cast<size_t>(r));
+    got.append(buf, static_cast<size_t>(r));
   }
-  answer->resize(answer->find('\n'));
-  return OkStatus();
 }
 
 Status ReceiveHello(int sock, int timeout_ms, std::string* text, int* fd) {

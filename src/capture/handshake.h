@@ -25,8 +25,11 @@ std::string EncodeHello(const HelloFields& f);
 HelloFields DecodeHello(const std::string& text);
 
 // Sends `text` and `fd` in one message; waits up to `timeout_ms` for the
-// one-line answer, returned in *answer.
-Status SendHello(int sock, int fd, const std::string& text, int timeout_ms, std::string* answer);
+// one-line answer, returned in *answer. A collector that samples the process
+// first sends a line "pid N" (its pid, returned in *collector_pid): the
+// tracer allows it to read its memory (PR_SET_PTRACER, for Yama).
+Status SendHello(int sock, int fd, const std::string& text, int timeout_ms, std::string* answer,
+                 int* collector_pid = nullptr);
 // Receives a hello (text and fd); *fd is -1 when none came.
 Status ReceiveHello(int sock, int timeout_ms, std::string* text, int* fd);
 Status SendAnswer(int sock, const std::string& line);

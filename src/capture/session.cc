@@ -1,5 +1,7 @@
 #include "capture/session.h"
 
+#include "capture/python_callstack.h"
+
 #include <cupti.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -7,6 +9,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -301,6 +304,11 @@ bool Session::Handshake(int memfd) {
   if (config_.host_mem) cats += "host-mem,";
   if (!cats.empty()) cats.pop_back();
   f["trace_categories"] = cats;
+  f["sample_hz"] = std::to_string(config_.sample_hz);
+  f["python_stacks"] = !config_.python_stacks ? "off"
+                       : config_.python_stack_launch_every > 0
+                           ? "launches=" + std::to_string(config_.python_stack_launch_every)
+                           : "on";
   if (config_.host_mem) {
     if (auto threshold =
             reinterpret_cast<uint64_t (*)()>(dlsym(RTLD_DEFAULT, "stepscope_hostmem_threshold"))) {
@@ -346,7 +354,8 @@ bool Session::Handshake(int memfd) {
     return false;
   }
   std::string answer;
-  Status st = SendHello(*sock, memfd, EncodeHello(f), 20000, &answer);
+  int collector_pid = 0;
+  Status st = SendHello(*sock, memfd, EncodeHello(f), 20000, &answer, &collector_pid);
   ::close(*sock);
   if (!st.ok()) {
     Disable(st.message());
@@ -355,6 +364,12 @@ bool Session::Handshake(int memfd) {
   if (!StartsWith(answer, "ok ")) {
     Disable(StartsWith(answer, "error ") ? answer.substr(6) : "the collector refused: " + answer);
     return false;
+  }
+  // The collector samples our threads: under Yama (ptrace_scope 1) only an
+  // ancestor may read our memory and /proc/self/task/N/syscall, and a
+  // self-started collector is not one. Allow it (it alone).
+  if (collector_pid > 0 && collector_pid != getppid()) {
+    (void)::prctl(PR_SET_PTRACER, static_cast<unsigned long>(collector_pid), 0, 0, 0);
   }
   // Where this process's trace is, for code in the process that writes files
   // beside it (stepscope.torch reads it with getenv at run time).
@@ -368,6 +383,11 @@ void Session::SetRecording(bool on) {
   if (was == on) return;
   if (on) recording_since_ns_ = NowNs();
   if (auto toggle = activity_toggle_.load()) toggle(on);
+}
+
+bool Session::PutPythonStack(uint32_t correlation, uint32_t tid) {
+  if (!active()) return false;
+  return EmitPythonStack(shm_, correlation, tid);
 }
 
 bool Session::PutApi(const ApiRecord& r) {

@@ -76,6 +76,9 @@ class Session {
                     NvtxKind kind, uint8_t depth, std::string_view domain, std::string_view name);
   void NvtxClose(uint64_t id, int64_t end_ns, uint32_t end_tid);
   void SetThreadName(uint32_t tid, std::string_view name);
+  // The calling thread's Python stack for API call `correlation`
+  // (python_callstack.h).
+  bool PutPythonStack(uint32_t correlation, uint32_t tid);
   // An allocation failed: the collector commits it at once.
   void AddOom(const OomRecord& o);
 

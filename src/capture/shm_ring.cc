@@ -22,6 +22,10 @@ const char* KindName(Kind k) {
       return "host_alloc";
     case Kind::kString:
       return "cupti_string";
+    case Kind::kPyCode:
+      return "python_code";
+    case Kind::kPyStack:
+      return "python_stack";
     default:
       return "unknown";
   }

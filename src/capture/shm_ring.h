@@ -31,7 +31,7 @@
 namespace stepscope::shm {
 
 inline constexpr uint64_t kMagic = 0x315043535053'5453ull;  // "STSPSCP1"
-inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kVersion = 2;
 inline constexpr uint32_t kMaxSlots = 128;
 
 // Record kinds of the ring (stable numbering: shared by two processes).
@@ -44,7 +44,9 @@ enum class Kind : uint16_t {
   kOom = 6,         // OomRecord
   kHostAlloc = 7,   // hostmem::HostAllocRecord
   kString = 8,      // ForeignString + bytes: a string a CUPTI record points to (kernel name)
-  kCount = 9,
+  kPyCode = 9,      // PyCodeName + function bytes + file bytes: a Python code object, once
+  kPyStack = 10,    // PyStackHead + depth x PyStackFrame: the Python stack at a CUDA call
+  kCount = 11,
 };
 const char* KindName(Kind k);
 
@@ -114,6 +116,28 @@ struct ForeignString {
   uint32_t len;
   uint32_t reserved;
 };
+
+// The Python stack of the thread that made a CUDA call (blocking and
+// allocation calls; launches 1-in-N): frames name code objects by address,
+// each code object's names are sent once before the first stack using it.
+struct PyCodeName {
+  uint64_t code;  // the code object's address in the traced process
+  uint32_t function_len;
+  uint32_t file_len;
+};
+struct PyStackHead {
+  uint32_t correlation;  // the API call's (api.correlation)
+  uint32_t tid;
+  uint32_t depth;  // frames that follow, root first
+  uint32_t reserved;
+};
+struct PyStackFrame {
+  uint64_t code;
+  int32_t line;
+  uint32_t reserved;
+};
+static_assert(sizeof(PyStackFrame) == 16, "PyStackFrame layout");
+inline constexpr uint32_t kMaxPyDepth = 128;
 
 inline constexpr uint32_t kMaxString = 4096;          // longer NVTX/thread names are truncated
 inline constexpr uint32_t kMaxForeignString = 16384;  // kernel names

@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,6 +38,7 @@
 #endif
 #include "common/file_util.h"
 #include "common/strings.h"
+#include "common/version.h"
 
 namespace stepscope {
 namespace {
@@ -101,10 +103,18 @@ int RunProfile(int argc, char** argv) {
          "%% a '%'; .sqlite is appended",
          "stepscope_%p", "-o");
   p.Flag("--trace", "LIST",
-         "categories to record: cuda, nvtx, memory (device allocations), host-mem (host "
+         "categories to record: cuda, nvtx, memory (device allocations), host (samples of every "
+         "thread: state, what it waits on, its Python stack; see --sample-hz), host-mem (host "
          "malloc/mmap of 1 MiB or more, via an LD_PRELOAD interposer), um-gpu-faults and "
          "um-cpu-faults (unified-memory page faults; migrations come with cuda)",
-         "cuda,nvtx,memory");
+         "cuda,nvtx,memory,host");
+  p.Flag("--sample-hz", "N",
+         "host sampling rate per process, samples per second (0: off; 1 to 10000)", "200");
+  p.Flag("--python-stacks", "on|off|launches=N",
+         "record the Python stack of the thread at each blocking CUDA call (synchronizations, "
+         "synchronous copies) and each allocation/free; launches=N also at one kernel launch "
+         "in N",
+         "on");
   p.Switch("--pytorch-memory",
            "also record PyTorch's caching-allocator events (tensor allocations with their Python "
            "frames) into TRACE.torch-memory.json beside each trace; see 'stepscope memory'");
@@ -120,7 +130,8 @@ int RunProfile(int argc, char** argv) {
       "  stepscope profile -- python train.py\n"
       "  stepscope profile -o run_%q{RANK} -- torchrun --nproc-per-node 2 train.py --ddp\n"
       "  stepscope profile --capture-range nvtx:'step 10' -o step10 -- python train.py\n"
-      "  stepscope profile --delay 20 --duration 5 -- python train.py\n\n"
+      "  stepscope profile --delay 20 --duration 5 -- python train.py\n"
+      "  stepscope profile --sample-hz 1000 -- python train.py   # finer host samples\n\n"
       "Then: stepscope stats TRACE.sqlite, stepscope analyze TRACE.sqlite, or open the file\n"
       "with sqlite3 (schema: docs/schema.md). DataLoader workers forked without exec are not\n"
       "traced (their parent's trace stays valid); processes that exec get their own file.");
@@ -137,12 +148,27 @@ int RunProfile(int argc, char** argv) {
   std::string pattern = p.Get("--output");
   if (EndsWith(pattern, "/")) pattern += "stepscope_%p";
   for (const std::string& cat : Split(p.Get("--trace"), ',')) {
-    if (cat != "cuda" && cat != "nvtx" && cat != "memory" && cat != "host-mem" &&
+    if (cat != "cuda" && cat != "nvtx" && cat != "memory" && cat != "host" && cat != "host-mem" &&
         cat != "um-gpu-faults" && cat != "um-cpu-faults") {
       return ReportError("profile", InvalidInput("unknown --trace category '" + cat +
-                                                 "' (use cuda, nvtx, memory, host-mem, "
+                                                 "' (use cuda, nvtx, memory, host, host-mem, "
                                                  "um-gpu-faults, um-cpu-faults)"));
     }
+  }
+  int64_t sample_hz = 0;
+  if (!ParseInt64(p.Get("--sample-hz"), &sample_hz) || sample_hz < 0 || sample_hz > 10000) {
+    return ReportError("profile", InvalidInput("--sample-hz: not a rate from 0 to 10000: " +
+                                               p.Get("--sample-hz")));
+  }
+  if (("," + p.Get("--trace") + ",").find(",host,") == std::string::npos) sample_hz = 0;
+  const std::string py_stacks = p.Get("--python-stacks");
+  int64_t launch_every = 0;
+  if (py_stacks != "on" && py_stacks != "off" &&
+      !(StartsWith(py_stacks, "launches=") && ParseInt64(py_stacks.substr(9), &launch_every) &&
+        launch_every > 0)) {
+    return ReportError("profile", InvalidInput("--python-stacks: use on, off or launches=N (N >= "
+                                               "1), not '" +
+                                               py_stacks + "'"));
   }
   int64_t delay_ns = 0, duration_ns = 0;
   if (p.Has("--delay") && !ParseDurationNs(p.Get("--delay"), &delay_ns)) {
@@ -239,6 +265,8 @@ int RunProfile(int argc, char** argv) {
     setenv("STEPSCOPE_COLLECTOR", collector->name().c_str(), 1);
     collector->StartThread();
 #endif
+    setenv("STEPSCOPE_SAMPLE_HZ", std::to_string(sample_hz).c_str(), 1);
+    setenv("STEPSCOPE_PYTHON_STACKS", py_stacks.c_str(), 1);
     if (delay_ns) setenv("STEPSCOPE_DELAY_NS", std::to_string(delay_ns).c_str(), 1);
     if (duration_ns) setenv("STEPSCOPE_DURATION_NS", std::to_string(duration_ns).c_str(), 1);
     if (!range.empty()) setenv("STEPSCOPE_CAPTURE_RANGE", range.c_str(), 1);
@@ -275,7 +303,49 @@ int RunProfile(int argc, char** argv) {
 
   // Spawn, signals, wait: cli/launcher.h.
   ProgramExit exit;
-  if (auto run = RunProgram(cmd, {}); run.ok()) {
+  std::function<void(int)> on_started;
+#ifdef STEPSCOPE_HAVE_COLLECTOR
+  // The program's threads are sampled from its start, CUDA or not: a program
+  // that never loads the tracer still gets a trace of its samples.
+  if (collector && sample_hz > 0) {
+    on_started = [&](int pid) {
+      HelloFields h;
+      h["pid"] = std::to_string(pid);
+      h["ppid"] = std::to_string(getpid());
+      char host[256] = {0};
+      gethostname(host, sizeof(host) - 1);
+      h["host"] = host;
+      char cwd[4096] = {0};
+      h["cwd"] = getcwd(cwd, sizeof(cwd) - 1) ? cwd : ".";
+      h["pattern"] = pattern;
+      if (force) h["overwrite_before_ns"] = std::to_string(session_start);
+      std::string line;
+      for (const std::string& a : cmd) line += (line.empty() ? "" : " ") + a;
+      h["command_line"] = line.substr(0, 16384);
+      h["clock"] = "CLOCK_REALTIME";
+      h["wall_clock_offset_ns"] = "0";
+      h["start_ns"] = std::to_string(NowRealtimeNs());
+      h["tool_version"] = kVersion;
+      h["trace_categories"] = "host";
+      h["sample_hz"] = std::to_string(sample_hz);
+      h["commit_ms"] = "250";
+      auto stat_file = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+      const std::string stat = stat_file.ok() ? *stat_file : "";
+      size_t close = stat.rfind(')');
+      std::vector<std::string> parts =
+          Split(close == std::string::npos ? "" : stat.substr(close + 2), ' ');
+      if (parts.size() > 19) h["start_time_ticks"] = parts[19];
+      for (size_t i = pattern.find("%q{"); i != std::string::npos; i = pattern.find("%q{", i + 3)) {
+        const size_t end = pattern.find('}', i);
+        if (end == std::string::npos) break;
+        const std::string var = pattern.substr(i + 3, end - i - 3);
+        if (const char* v = std::getenv(var.c_str())) h["env." + var] = v;
+      }
+      collector->SampleChild(pid, static_cast<int>(sample_hz), h);
+    };
+  }
+#endif
+  if (auto run = RunProgram(cmd, {}, on_started); run.ok()) {
     exit = *run;
   } else {
     std::fprintf(stderr, "stepscope profile: error: %s\n", run.status().message().c_str());

@@ -137,7 +137,8 @@ int ProgramExit::ExitCode() const {
 }
 
 StatusOr<ProgramExit> RunProgram(const std::vector<std::string>& command,
-                                 const std::vector<std::pair<std::string, std::string>>& env) {
+                                 const std::vector<std::pair<std::string, std::string>>& env,
+                                 const std::function<void(int pid)>& on_started) {
   if (command.empty()) return InvalidInput("no command to run (give it after '--')");
   std::vector<std::string> env_strings = ChildEnvironment(env);
   std::vector<char*> argv = CStrings(command);
@@ -214,6 +215,7 @@ StatusOr<ProgramExit> RunProgram(const std::vector<std::string>& command,
     n = ::read(fds[0], &exec_errno, sizeof(exec_errno));
   } while (n < 0 && errno == EINTR);
   ::close(fds[0]);
+  if (n == 0 && on_started) on_started(pid);
   ::sigprocmask(SIG_SETMASK, &orig_mask, nullptr);  // forward what arrived meanwhile
 
   bool has_terminal = give_terminal;

@@ -29,6 +29,7 @@
 //     without %p would replace the program's core).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,9 +48,11 @@ struct ProgramExit {
 
 // Runs `command` (searched in PATH) with `env` set on top of this process's
 // environment, and waits for it with the signal behavior above. kInvalidInput
-// when it cannot be started (not found, not executable).
+// when it cannot be started (not found, not executable). `on_started`, when
+// given, is called with the child's pid once exec succeeded.
 StatusOr<ProgramExit> RunProgram(const std::vector<std::string>& command,
-                                 const std::vector<std::pair<std::string, std::string>>& env);
+                                 const std::vector<std::pair<std::string, std::string>>& env,
+                                 const std::function<void(int pid)>& on_started = nullptr);
 
 // Checks a `profile -o` pattern before the program starts (else the whole
 // job would run untraced): its syntax (capture/output_path.h), that it names

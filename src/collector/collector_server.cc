@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -69,10 +70,32 @@ void CollectorServer::Accept(int conn) {
     ::close(conn);
     return;
   }
+  // Its threads are sampled: by the launcher's sampler of this pid if there
+  // is one, else by a new one at the rate the tracer asks for.
+  const int pid = (*trace)->pid();
+  std::unique_ptr<HostSampler> sampler;
+  {
+    std::lock_guard<std::mutex> lk(parked_mu_);
+    auto it = parked_.find(pid);
+    if (it != parked_.end()) {
+      sampler = std::move(it->second.sampler);
+      parked_.erase(it);
+    }
+    connected_.insert(pid);
+  }
+  int64_t hz = 0;
+  auto hz_field = hello.find("sample_hz");
+  if (!sampler && hz_field != hello.end() && ParseInt64(hz_field->second, &hz) && hz > 0 &&
+      hz <= 100000) {
+    sampler = HostSampler::Start(pid, static_cast<int>(hz));
+  }
+  (*trace)->AttachSampler(std::move(sampler));
+  accepted_any_ = true;
   auto l = std::make_unique<Live>();
   l->trace = std::move(*trace);
   l->pidfd = static_cast<int>(::syscall(SYS_pidfd_open, l->trace->pid(), 0));
   l->seq = next_seq_++;
+  if (l->trace->sampled()) (void)SendAnswer(conn, "pid " + std::to_string(::getpid()));
   (void)SendAnswer(conn, "ok " + l->trace->path());
   ::close(conn);
   Live* raw = l.get();
@@ -145,14 +168,68 @@ void CollectorServer::Step(int timeout_ms) {
   Reap(false);
 }
 
+void CollectorServer::SampleChild(int pid, int hz, const HelloFields& hello) {
+  if (hz <= 0) return;
+  std::lock_guard<std::mutex> lk(parked_mu_);
+  if (connected_.count(pid)) return;  // its tracer was faster: it is sampled already
+  auto sampler = HostSampler::Start(pid, hz);
+  if (!sampler) return;
+  parked_[pid] = Parked{std::move(sampler), hello};
+}
+
+void CollectorServer::FinishParked() {
+  std::map<int, Parked> parked;
+  {
+    std::lock_guard<std::mutex> lk(parked_mu_);
+    parked.swap(parked_);
+  }
+  for (auto& [pid, p] : parked) {
+    p.sampler->Stop();
+    // A tracer connected (ranks under torchrun): the child that did not is
+    // a launcher, not worth a file.
+    if (accepted_any_) continue;
+    // Only a Python program gets a trace of its own: a shell or a launcher
+    // that ran the traced program as its child is not worth a file.
+    if (p.sampler->python_status().rfind("on", 0) != 0) continue;
+    shm::Header layout{};
+    const uint64_t total = shm::Layout(0, 4096, 4096, &layout);
+    const int memfd = static_cast<int>(::syscall(SYS_memfd_create, "stepscope-host", 1u));
+    if (memfd < 0 || ::ftruncate(memfd, static_cast<off_t>(total)) != 0) {
+      if (memfd >= 0) ::close(memfd);
+      continue;
+    }
+    void* region = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+    if (region == MAP_FAILED) {
+      ::close(memfd);
+      continue;
+    }
+    shm::InitHeader(region, layout, pid);
+    static_cast<shm::Header*>(region)->flags.fetch_or(shm::kFlagExited);
+    ::munmap(region, total);
+    auto trace = TraceCollector::Start(p.hello, memfd);
+    if (!trace.ok()) {
+      LogWarn("pid %d: cannot write its host trace: %s", pid, trace.status().message().c_str());
+      continue;
+    }
+    (*trace)->AttachSampler(std::move(p.sampler));
+    (*trace)->Finish();
+    std::lock_guard<std::mutex> lk(mu_);
+    done_.emplace_back(next_seq_++, (*trace)->result());
+  }
+}
+
 void CollectorServer::Loop() {
   while (!exit_) {
     Step(20);
     if (stopping_) {
-      if (live_.empty() && pending_conn_ < 0) break;
+      if (live_.empty() && pending_conn_ < 0) {
+        FinishParked();
+        break;
+      }
       if (MonotonicNs() >= deadline_mono_ns_.load()) {
         force_ = true;
         Reap(true);
+        FinishParked();
         break;
       }
     }

@@ -11,8 +11,10 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,6 +36,12 @@ class CollectorServer {
 
   // Runs the loop on a background thread.
   void StartThread();
+  // Samples `pid` (the launcher's child) at `hz` from now on: the samples go
+  // to the trace of the tracer that connects with this pid, or, when no
+  // tracer connects at all (a program without CUDA or NVTX), to a trace of
+  // their own written at Finish, if the process ran Python (`hello`: that
+  // trace's fields).
+  void SampleChild(int pid, int hz, const HelloFields& hello);
   // The program is gone: finishes every trace whose process has ended,
   // waits up to `grace_ms` for the others (then finishes them as they are),
   // stops and returns what was collected, in connection order.
@@ -56,6 +64,7 @@ class CollectorServer {
   void TraceLoop(Live* l);
   void Step(int timeout_ms);
   void Reap(bool all);
+  void FinishParked();
 
   std::string name_;
   int listen_fd_ = -1;
@@ -69,6 +78,14 @@ class CollectorServer {
   std::mutex mu_;                            // guards done_
   std::vector<std::pair<size_t, CollectedTrace>> done_;
   std::atomic<bool> exit_{false};
+  struct Parked {
+    std::unique_ptr<HostSampler> sampler;
+    HelloFields hello;
+  };
+  std::mutex parked_mu_;          // guards parked_, connected_
+  std::map<int, Parked> parked_;  // pid -> sampler waiting for its tracer
+  std::set<int> connected_;       // pids whose tracer connected
+  bool accepted_any_ = false;     // server thread only
 };
 
 }  // namespace stepscope

@@ -91,7 +91,9 @@ void PrintRunSummary(const std::vector<CollectedTrace>& results, FILE* out) {
         empty, empty == 1 ? "" : "es");
   }
   if (traces.empty()) {
-    std::fprintf(out, "stepscope: no trace written (the command used neither CUDA nor NVTX)\n");
+    std::fprintf(out,
+                 "stepscope: no trace written (the command used neither CUDA nor NVTX, and ran no "
+                 "Python to sample)\n");
     return;
   }
   std::fprintf(out, "stepscope: %zu trace%s written:\n", traces.size(),

@@ -136,6 +136,8 @@ StatusOr<std::unique_ptr<TraceCollector>> TraceCollector::Start(const HelloField
     auto it = self->foreign_strings_.find(reinterpret_cast<uintptr_t>(foreign));
     return it == self->foreign_strings_.end() ? nullptr : it->second.c_str();
   });
+  c->host_ = std::make_unique<HostRows>(c->writer_.get(), c->wall_offset_ns_,
+                                        static_cast<int>(GetInt(hello, "sample_hz", 0)));
   c->tids_.insert(static_cast<uint32_t>(c->pid_));
   c->NameThreads();
   Status cs = w.Commit();
@@ -258,6 +260,12 @@ void TraceCollector::OnRecord(shm::Kind kind, const uint8_t* p, uint32_t n) {
       foreign_strings_[f.address].assign(reinterpret_cast<const char*>(p + sizeof(f)), f.len);
       break;
     }
+    case shm::Kind::kPyCode:
+      host_->AddPyCode(p, n);
+      break;
+    case shm::Kind::kPyStack:
+      host_->AddPyStack(p, n);
+      break;
     case shm::Kind::kOom: {
       if (n < sizeof(OomRecord)) return;
       OomRecord o;
@@ -311,6 +319,24 @@ void TraceCollector::NameThreads() {
   }
 }
 
+void TraceCollector::AttachSampler(std::unique_ptr<HostSampler> sampler) {
+  sampler_ = std::move(sampler);
+  if (sampler_) DrainSamples();
+}
+
+void TraceCollector::DrainSamples() {
+  if (!sampler_) return;
+  HostBatch b;
+  sampler_->Drain(&b);
+  for (const auto& [tid, name] : b.thread_names) {
+    tids_.insert(tid);
+    proc_names_[tid] = name;  // the sampler's latest /proc comm
+  }
+  for (const HostSample& s : b.samples) tids_.insert(s.tid);
+  host_dropped_ += b.dropped;
+  host_->AddBatch(&b);
+}
+
 void TraceCollector::Commit() {
   NameThreads();
   writer_->SetMeta("end_ns", std::to_string(std::max({NowTraceNs(), decoder_->max_ns(), max_ns_})));
@@ -326,6 +352,7 @@ void TraceCollector::Poll() {
   if (finished_ || !writer_->status().ok()) return;
   DrainSlots();
   DrainRing();
+  DrainSamples();
   if (shm_->flags.load() & shm::kFlagUrgent) {
     shm_->flags.fetch_and(~shm::kFlagUrgent);
     urgent_ = true;
@@ -336,11 +363,14 @@ void TraceCollector::Poll() {
 void TraceCollector::Finish() {
   if (finished_ || !writer_) return;
   finished_ = true;
+  if (sampler_) sampler_->Stop();
   DrainSlots();
   DrainRing();
+  DrainSamples();
   const uint32_t flags = shm_->flags.load();
   result_.exited = (flags & shm::kFlagExited) != 0;
-  const int64_t end = std::max({decoder_->max_ns(), max_ns_, NowTraceNs()});
+  const int64_t end = std::max({decoder_->max_ns(), max_ns_, host_->max_ns(), NowTraceNs()});
+  host_->Finish(end);
   // Ranges still open when the process ended: written with their start and
   // the unclosed flag, so that e.g. an OOM row names the range it died in.
   std::vector<std::pair<uint64_t, NvtxRecord>> open(open_.begin(), open_.end());
@@ -390,6 +420,27 @@ void TraceCollector::Finish() {
     w.SetStat("host_mem_dropped", static_cast<int64_t>(shm_->host_mem_dropped.load()),
               "host allocations the interposer dropped (per-thread ring full)");
   }
+  if (sampler_) {
+    w.SetMeta("sample_hz", std::to_string(sampler_->hz()));
+    const std::string py = sampler_->python_status();
+    w.SetMeta("python_stacks", py.empty() ? "unavailable: no Python runtime found" : py);
+    w.SetStat("host_samples", static_cast<int64_t>(host_->samples()),
+              "thread samples written (host sampler)");
+    w.SetStat("host_samples_dropped", static_cast<int64_t>(host_dropped_),
+              "thread samples lost because the collector was behind");
+    w.SetStat("host_sample_ticks_missed", static_cast<int64_t>(sampler_->ticks_missed()),
+              "sampling ticks skipped because the sampler was late");
+    w.SetStat("host_sampler_cpu_ns", sampler_->own_cpu_ns(),
+              "CPU time of the sampler thread (in the collector, not the program)");
+    dropped_total += host_dropped_;
+  } else if (host_->api_stacks() > 0) {
+    w.SetMeta("python_stacks", "on");
+  }
+  if (hello_.count("python_stacks")) {
+    w.SetMeta("python_stacks_cuda_calls", Get(hello_, "python_stacks"));
+  }
+  w.SetStat("host_api_callsites", static_cast<int64_t>(host_->api_stacks()),
+            "CUDA calls recorded with the Python stack of their thread");
   result_.dropped = dropped_total;
   w.SetMeta("process_exit", result_.exited ? "exited" : "died");
   w.SetMeta("end_ns", std::to_string(end));
@@ -408,6 +459,9 @@ void TraceCollector::Finish() {
                    "UPDATE sync SET tid = COALESCE((SELECT tid FROM api WHERE api.correlation = "
                    "sync.correlation LIMIT 1), 0) WHERE tid = 0;");
   if (!st.ok()) LogWarn("%s: %s", path_.c_str(), st.message().c_str());
+  if (Status hs = host_->MarkCudaWaits(); !hs.ok()) {
+    LogWarn("%s: %s", path_.c_str(), hs.message().c_str());
+  }
   ins_host_ = Statement();
   have_host_ins_ = false;
   st = w.Finalize();
@@ -416,9 +470,11 @@ void TraceCollector::Finish() {
     LogWarn("%s: cannot finalize trace: %s", path_.c_str(), st.message().c_str());
   }
   // A process that initialized CUDA but did no GPU work and no NVTX (a
-  // launcher such as torchrun's agent) leaves no trace behind.
+  // launcher such as torchrun's agent) leaves no trace behind, samples or
+  // not; a host-only trace (a Python program without CUDA) is its samples.
   const uint64_t work = c.kernels + c.memcpys + c.memsets + c.api_calls + c.syncs + c.memory +
-                        c.ooms + nvtx_written_ + open.size() + host_allocs_;
+                        c.ooms + nvtx_written_ + open.size() + host_allocs_ + host_->api_stacks() +
+                        (Get(hello_, "trace_categories") == "host" ? host_->samples() : 0);
   result_.kept = work > 0 || !st.ok();
   if (!result_.kept) ::unlink(path_.c_str());
   writer_.reset();

@@ -25,6 +25,8 @@
 #include "capture/cupti_decoder.h"
 #include "capture/handshake.h"
 #include "capture/shm_ring.h"
+#include "collector/host_rows.h"
+#include "collector/host_sampler.h"
 #include "common/status.h"
 #include "store/trace_writer.h"
 
@@ -56,6 +58,10 @@ class TraceCollector {
   // The process is gone: drain, finalize, unlock. Idempotent.
   void Finish();
   const CollectedTrace& result() const { return result_; }
+  // Samples of this process's threads go into this trace (host_sampler.h).
+  void AttachSampler(std::unique_ptr<HostSampler> sampler);
+  uint64_t host_samples() const { return host_ ? host_->samples() : 0; }
+  bool sampled() const { return sampler_ != nullptr; }
 
  private:
   TraceCollector() = default;
@@ -63,6 +69,7 @@ class TraceCollector {
   void DrainRing();
   void OnRecord(shm::Kind kind, const uint8_t* p, uint32_t n);
   void NameThreads();
+  void DrainSamples();
   void Commit();
   int64_t NowTraceNs() const;
 
@@ -89,9 +96,12 @@ class TraceCollector {
   std::unordered_map<uint64_t, NvtxRecord> open_;              // NVTX ranges started, not yet ended
   std::unordered_set<uint32_t> tids_, named_;
   std::unordered_map<uint32_t, std::string> proc_names_;
+  uint64_t host_dropped_ = 0;
   uint64_t nvtx_written_ = 0, nvtx_unmatched_ = 0, host_allocs_ = 0, lost_buffers_ = 0;
   int64_t max_ns_ = 0;
   CollectedTrace result_;
+  std::unique_ptr<HostSampler> sampler_;
+  std::unique_ptr<HostRows> host_;
 };
 
 }  // namespace stepscope

@@ -1,0 +1,378 @@
+#include "capture/pystack/py_stack.h"
+
+#include <dlfcn.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "capture/pystack/elf_symbols.h"
+
+namespace stepscope::pystack {
+namespace {
+
+constexpr size_t kMaxStringChars = 512;
+constexpr size_t kMaxLineTable = 1 << 20;
+constexpr size_t kMaxThreads = 4096;
+constexpr size_t kThreadStateInterp = 16;  // PyThreadState: prev, next, interp (3.11-3.13)
+
+void AppendUtf8(uint32_t c, std::string* out) {
+  if (c < 0x80) {
+    out->push_back(static_cast<char>(c));
+  } else if (c < 0x800) {
+    out->push_back(static_cast<char>(0xc0 | (c >> 6)));
+    out->push_back(static_cast<char>(0x80 | (c & 63)));
+  } else if (c < 0x10000) {
+    out->push_back(static_cast<char>(0xe0 | (c >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 63)));
+    out->push_back(static_cast<char>(0x80 | (c & 63)));
+  } else {
+    out->push_back(static_cast<char>(0xf0 | (c >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 12) & 63)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 63)));
+    out->push_back(static_cast<char>(0x80 | (c & 63)));
+  }
+}
+
+struct Mapping {
+  uint64_t start = 0;
+  uint64_t offset = 0;
+  std::string path;
+};
+
+std::vector<Mapping> ReadMaps(pid_t pid) {
+  std::vector<Mapping> out;
+  std::ifstream f("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  while (std::getline(f, line)) {
+    Mapping m;
+    unsigned long long start = 0, end = 0, offset = 0;
+    char perms[8] = {0};
+    int path_at = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset,
+                    &path_at) < 4 ||
+        path_at <= 0 || static_cast<size_t>(path_at) >= line.size()) {
+      continue;
+    }
+    m.start = start;
+    m.offset = offset;
+    m.path = line.substr(static_cast<size_t>(path_at));
+    if (m.path.empty() || m.path[0] != '/') continue;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+bool LooksLikePython(const std::string& path) {
+  const std::string base = path.substr(path.rfind('/') + 1);
+  return base.rfind("libpython3", 0) == 0 || base.rfind("python3", 0) == 0 || base == "python";
+}
+
+}  // namespace
+
+bool Memory::Read(uint64_t addr, void* out, size_t n) const {
+  if (addr == 0 || n == 0) return false;
+  iovec local{out, n};
+  iovec remote{reinterpret_cast<void*>(addr), n};
+  const ssize_t r = ::process_vm_readv(pid_, &local, 1, &remote, 1, 0);
+  if (r == static_cast<ssize_t>(n)) return true;
+  last_errno_ = r < 0 ? errno : EFAULT;
+  return false;
+}
+
+StatusOr<std::unique_ptr<PyRuntime>> PyRuntime::Attach(pid_t pid) {
+  std::vector<Mapping> maps = ReadMaps(pid);
+  // libpython first (a python executable linked against it has no runtime of
+  // its own), then whatever python executable is mapped.
+  std::vector<std::string> candidates;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const Mapping& m : maps) {
+      if (!LooksLikePython(m.path)) continue;
+      const bool lib = m.path.find("/libpython3") != std::string::npos;
+      if ((pass == 0) != lib) continue;
+      bool seen = false;
+      for (const auto& c : candidates) seen = seen || c == m.path;
+      if (!seen) candidates.push_back(m.path);
+    }
+  }
+  if (candidates.empty()) return NotFound("no Python runtime mapped in pid " + std::to_string(pid));
+  std::string why;
+  for (const std::string& path : candidates) {
+    auto syms = ReadElfSymbols("/proc/" + std::to_string(pid) + "/root" + path,
+                               {"_PyRuntime", "Py_Version", "PyCode_Type"});
+    if (!syms.ok()) syms = ReadElfSymbols(path, {"_PyRuntime", "Py_Version", "PyCode_Type"});
+    if (!syms.ok()) {
+      why = syms.status().message();
+      continue;
+    }
+    if (!syms->values.count("_PyRuntime")) continue;
+    uint64_t bias = 0;
+    if (syms->position_independent) {
+      bool found = false;
+      for (const Mapping& m : maps) {
+        if (m.path == path && m.offset == 0) {
+          bias = m.start - syms->first_load_vaddr;
+          found = true;
+          break;
+        }
+      }
+      if (!found) continue;
+    }
+    if (!syms->values.count("Py_Version")) {
+      return Unavailable("Python before 3.11 (no Py_Version in " + path + ")");
+    }
+    Memory mem(pid);
+    uint32_t hex = 0;
+    if (!mem.Get(bias + syms->values["Py_Version"], &hex)) {
+      return Unavailable(std::string("cannot read the Python process's memory: ") +
+                         std::strerror(mem.last_errno()));
+    }
+    const PyLayout* layout = LayoutFor(hex);
+    if (!layout) {
+      char v[32];
+      std::snprintf(v, sizeof(v), "%u.%u", hex >> 24, (hex >> 16) & 0xff);
+      return Unavailable(std::string("Python ") + v + " is not supported (3.11-3.13 are)");
+    }
+    std::unique_ptr<PyRuntime> rt(new PyRuntime(pid, layout));
+    rt->runtime_ = bias + syms->values["_PyRuntime"];
+    rt->hexversion_ = hex;
+    if (syms->values.count("PyCode_Type")) rt->code_type_ = bias + syms->values["PyCode_Type"];
+    return rt;
+  }
+  return NotFound("no _PyRuntime symbol in " + candidates[0] + (why.empty() ? "" : ": " + why));
+}
+
+StatusOr<std::unique_ptr<PyRuntime>> PyRuntime::AttachSelf() {
+  void* runtime = ::dlsym(RTLD_DEFAULT, "_PyRuntime");
+  const auto* version = static_cast<const uint32_t*>(::dlsym(RTLD_DEFAULT, "Py_Version"));
+  if (!runtime) return NotFound("no Python in this process");
+  if (!version) return Unavailable("Python before 3.11");
+  Memory mem(::getpid());
+  uint32_t hex = 0;
+  if (!mem.Get(reinterpret_cast<uint64_t>(version), &hex))
+    return Unavailable("unreadable Py_Version");
+  const PyLayout* layout = LayoutFor(hex);
+  if (!layout) return Unavailable("unsupported Python version");
+  std::unique_ptr<PyRuntime> rt(new PyRuntime(::getpid(), layout));
+  rt->runtime_ = reinterpret_cast<uint64_t>(runtime);
+  rt->hexversion_ = hex;
+  rt->code_type_ = reinterpret_cast<uint64_t>(::dlsym(RTLD_DEFAULT, "PyCode_Type"));
+  rt->this_thread_state_ =
+      reinterpret_cast<uint64_t (*)()>(::dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState"));
+  return rt;
+}
+
+std::string PyRuntime::version() const {
+  return std::to_string(hexversion_ >> 24) + "." + std::to_string((hexversion_ >> 16) & 0xff) +
+         "." + std::to_string((hexversion_ >> 8) & 0xff);
+}
+
+bool PyRuntime::ReadString(uint64_t obj, std::string* out) {
+  const PyLayout& l = *layout_;
+  uint8_t head[96];
+  if (l.compact_size > sizeof(head) || !mem_.Read(obj, head, l.compact_size)) return false;
+  int64_t length = 0;
+  uint32_t state = 0;
+  std::memcpy(&length, head + l.unicode_length, sizeof(length));
+  std::memcpy(&state, head + l.unicode_state, sizeof(state));
+  const uint32_t kind = (state >> 2) & 7;
+  const bool compact = (state >> 5) & 1;
+  const bool ascii = (state >> 6) & 1;
+  if (!compact || length < 0 || (kind != 1 && kind != 2 && kind != 4)) return false;
+  const size_t n = static_cast<size_t>(std::min<int64_t>(length, kMaxStringChars));
+  if (n == 0) {
+    out->clear();
+    return true;
+  }
+  std::vector<uint8_t> data(n * kind);
+  if (!mem_.Read(obj + (ascii ? l.ascii_size : l.compact_size), data.data(), data.size())) {
+    return false;
+  }
+  out->clear();
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t c = 0;
+    if (kind == 1) c = data[i];
+    if (kind == 2) c = static_cast<uint32_t>(data[2 * i]) | (uint32_t{data[2 * i + 1]} << 8);
+    if (kind == 4) std::memcpy(&c, &data[4 * i], 4);
+    AppendUtf8(c, out);
+  }
+  return true;
+}
+
+const CodeInfo* PyRuntime::Code(uint64_t addr) {
+  auto it = codes_.find(addr);
+  if (it != codes_.end()) return it->second.ok ? &it->second.info : nullptr;
+  if (codes_.size() > 200000) codes_.clear();
+  Cached& c = codes_[addr];
+  const PyLayout& l = *layout_;
+  uint8_t head[256];
+  if (!mem_.Read(addr, head, l.code_adaptive)) {
+    codes_.erase(addr);  // perhaps transient: try again next time
+    return nullptr;
+  }
+  uint64_t type = 0, filename = 0, name = 0, qualname = 0, linetable = 0;
+  int32_t firstlineno = 0;
+  std::memcpy(&type, head + 8, 8);
+  if (code_type_ && type != code_type_) return nullptr;  // not a code object (cached as such)
+  std::memcpy(&filename, head + l.code_filename, 8);
+  std::memcpy(&name, head + l.code_name, 8);
+  std::memcpy(&qualname, head + l.code_qualname, 8);
+  std::memcpy(&linetable, head + l.code_linetable, 8);
+  std::memcpy(&firstlineno, head + l.code_firstlineno, 4);
+  if (!ReadString(qualname, &c.info.function) && !ReadString(name, &c.info.function)) {
+    c.info.function = "?";
+  }
+  if (!ReadString(filename, &c.info.file)) c.info.file = "?";
+  c.info.firstlineno = firstlineno;
+  int64_t table_size = 0;
+  if (mem_.Get(linetable + l.bytes_size, &table_size) && table_size > 0 &&
+      static_cast<size_t>(table_size) <= kMaxLineTable) {
+    c.info.linetable.resize(static_cast<size_t>(table_size));
+    if (!mem_.Read(linetable + l.bytes_data, c.info.linetable.data(), c.info.linetable.size())) {
+      c.info.linetable.clear();
+    }
+  }
+  c.ok = true;
+  return &c.info;
+}
+
+bool PyRuntime::WalkFrames(uint64_t frame, std::vector<PyFrame>* out, size_t max_depth) {
+  const PyLayout& l = *layout_;
+  uint8_t buf[80];
+  const size_t need = l.frame_owner + 1;
+  for (size_t depth = 0; frame != 0 && depth < max_depth * 2 && out->size() < max_depth; ++depth) {
+    if (!mem_.Read(frame, buf, need)) return !out->empty();
+    uint64_t code = 0, previous = 0, instr = 0;
+    std::memcpy(&code, buf + l.frame_code, 8);
+    std::memcpy(&previous, buf + l.frame_previous, 8);
+    std::memcpy(&instr, buf + l.frame_instr, 8);
+    const int owner = static_cast<int8_t>(buf[l.frame_owner]);
+    frame = previous;
+    if (l.owner_cstack >= 0 && owner == l.owner_cstack) continue;  // a shim frame
+    const CodeInfo* info = Code(code);
+    if (!info) continue;
+    const int64_t index =
+        (static_cast<int64_t>(instr) - static_cast<int64_t>(code + l.code_adaptive)) / 2;
+    if (index < 0) continue;  // not started yet (an incomplete frame)
+    int line = LineForInstruction(info->linetable.data(), info->linetable.size(), info->firstlineno,
+                                  static_cast<int>(index));
+    out->push_back({code, line < 0 ? info->firstlineno : line});
+  }
+  return true;
+}
+
+bool PyRuntime::ReadThreadState(uint64_t ts, uint64_t* next, uint64_t* native, uint64_t* frame,
+                                uint64_t* interp) {
+  const PyLayout& l = *layout_;
+  const int64_t frame_field =
+      l.tstate_current_frame >= 0 ? l.tstate_current_frame : l.tstate_cframe;
+  const size_t need = static_cast<size_t>(std::max<int64_t>(
+                          {l.tstate_next, l.tstate_native_thread_id, frame_field})) +
+                      8;
+  uint8_t buf[512];
+  if (need > sizeof(buf) || !mem_.Read(ts, buf, need)) return false;
+  uint64_t ptr = 0;
+  std::memcpy(next, buf + l.tstate_next, 8);
+  std::memcpy(native, buf + l.tstate_native_thread_id, 8);
+  std::memcpy(&ptr, buf + frame_field, 8);
+  if (interp) std::memcpy(interp, buf + kThreadStateInterp, 8);
+  *frame = 0;
+  if (l.tstate_current_frame >= 0) {
+    *frame = ptr;
+  } else if (ptr) {
+    mem_.Get(ptr + l.cframe_current_frame, frame);  // tstate->cframe->current_frame
+  }
+  return true;
+}
+
+bool PyRuntime::AllStacks(std::vector<ThreadStack>* out, size_t max_depth,
+                          bool (*skip)(void* ctx, uint32_t tid), void* skip_ctx) {
+  out->clear();
+  const PyLayout& l = *layout_;
+  uint64_t interp = 0;
+  if (!mem_.Get(runtime_ + l.runtime_interpreters_head, &interp)) return false;
+  for (int i = 0; interp != 0 && i < 64; ++i) {
+    uint64_t ts = 0;
+    if (!mem_.Get(interp + l.interp_threads_head, &ts)) break;
+    for (size_t n = 0; ts != 0 && n < kMaxThreads; ++n) {
+      uint64_t next = 0, native = 0, frame = 0, owner = 0;
+      if (!ReadThreadState(ts, &next, &native, &frame, &owner)) break;
+      // A thread state names its interpreter: if not, the layout is not the
+      // one this version should have (a patched or unusual build).
+      if (owner != interp) {
+        layout_mismatch_ = true;
+        return false;
+      }
+      ThreadStack t;
+      t.tid = static_cast<uint32_t>(native);
+      if (skip && skip(skip_ctx, t.tid)) {
+        t.skipped = true;
+      } else {
+        WalkFrames(frame, &t.frames, max_depth);
+      }
+      out->push_back(std::move(t));
+      ts = next;
+    }
+    if (!mem_.Get(interp + l.interp_next, &interp)) break;
+  }
+  return true;
+}
+
+bool PyRuntime::OwnStack(std::vector<PyFrame>* out, size_t max_depth) {
+  out->clear();
+  uint64_t ts = this_thread_state_ ? this_thread_state_() : 0;
+  if (ts == 0) {
+    // Not a thread the GIL API knows: find it by its native id.
+    // Only our own frames are read.
+    auto tid = static_cast<uint32_t>(::syscall(SYS_gettid));
+    auto others = [](void* ctx, uint32_t t) { return t != *static_cast<uint32_t*>(ctx); };
+    std::vector<ThreadStack> all;
+    if (!AllStacks(&all, max_depth, others, &tid)) return false;
+    for (ThreadStack& t : all) {
+      if (t.tid == tid) {
+        *out = std::move(t.frames);
+        return true;
+      }
+    }
+    return false;
+  }
+  uint64_t next = 0, native = 0, frame = 0;
+  if (!ReadThreadState(ts, &next, &native, &frame, nullptr)) return false;
+  return WalkFrames(frame, out, max_depth);
+}
+
+std::pair<uint64_t, uint64_t> PyRuntime::GilRange() {
+  const PyLayout& l = *layout_;
+  if (gil_ == 0) {
+    if (l.runtime_gil >= 0) {
+      gil_ = runtime_ + static_cast<uint64_t>(l.runtime_gil);
+    } else {
+      // The main interpreter (the last in the list) uses its own GIL
+      // state: its gil pointer must point there, else the layout is not
+      // the expected one and the GIL stays unknown.
+      uint64_t interp = 0, last = 0;
+      if (mem_.Get(runtime_ + l.runtime_interpreters_head, &interp)) {
+        for (int i = 0; interp != 0 && i < 64; ++i) {
+          last = interp;
+          if (!mem_.Get(interp + l.interp_next, &interp)) break;
+        }
+      }
+      uint64_t gil = 0;
+      if (last && mem_.Get(last + static_cast<uint64_t>(l.interp_gil_ptr), &gil) &&
+          gil == last + static_cast<uint64_t>(l.interp_own_gil)) {
+        gil_ = gil;
+      }
+    }
+  }
+  if (gil_ == 0) return {0, 0};
+  return {gil_, gil_ + l.gil_size};
+}
+
+}  // namespace stepscope::pystack

@@ -1,0 +1,122 @@
+// Reads the Python stacks of a CPython 3.11-3.13 process from outside (the
+// collector's sampler) or of the calling thread from inside (the tracer's
+// CUDA API callback), without the GIL and without running any Python code.
+//
+// Every read goes through process_vm_readv (also on our own pid): a stale or
+// bad pointer, a frame that changed under the reader, a process that exited,
+// all end as a failed read (EFAULT/ESRCH), never as a crash. The runtime is
+// found from the ELF symbols `_PyRuntime`, `Py_Version` and `PyCode_Type` of
+// libpython or the python executable (see /proc/PID/maps), then:
+//   _PyRuntime.interpreters.head -> interpreter -> threads.head -> thread
+//   state (native_thread_id = the tid) -> current frame -> previous ...
+// A frame names its code object; a code object (validated by its type
+// pointer) gives qualname, filename, first line and the location table that
+// maps the frame's instruction to its line. Code objects are read once and
+// cached by address (+ first line, so that a freed and reused address is
+// noticed in most cases).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "capture/pystack/py_layout.h"
+#include "common/status.h"
+
+namespace stepscope::pystack {
+
+// Another process's (or our own) memory.
+class Memory {
+ public:
+  explicit Memory(pid_t pid) : pid_(pid) {}
+  bool Read(uint64_t addr, void* out, size_t n) const;
+  template <typename T>
+  bool Get(uint64_t addr, T* out) const {
+    return Read(addr, out, sizeof(T));
+  }
+  pid_t pid() const { return pid_; }
+  // errno of the last failed read (EPERM: no ptrace permission).
+  int last_errno() const { return last_errno_; }
+
+ private:
+  pid_t pid_;
+  mutable int last_errno_ = 0;
+};
+
+struct CodeInfo {
+  std::string function;  // co_qualname
+  std::string file;      // co_filename
+  int firstlineno = 0;
+  std::vector<uint8_t> linetable;
+};
+
+// One Python frame: its code object and the line being executed.
+struct PyFrame {
+  uint64_t code = 0;
+  int line = 0;
+  bool operator==(const PyFrame& o) const { return code == o.code && line == o.line; }
+};
+
+struct ThreadStack {
+  uint32_t tid = 0;
+  bool skipped = false;         // not walked (the caller's skip said so)
+  std::vector<PyFrame> frames;  // leaf (innermost) first
+};
+
+class PyRuntime {
+ public:
+  // The runtime of process `pid` (its maps and ELF files). NotFound when the
+  // process has no Python (yet); Unavailable for an unsupported version.
+  static StatusOr<std::unique_ptr<PyRuntime>> Attach(pid_t pid);
+  // The runtime of this process (dlsym); NotFound without Python.
+  static StatusOr<std::unique_ptr<PyRuntime>> AttachSelf();
+
+  // Stacks of every thread state of every interpreter. False when the walk
+  // could not even start (e.g. no permission: memory().last_errno()).
+  // `skip(tid)` true: the thread's frames are not read (a sampler that knows
+  // the thread has not run since its last walk keeps its previous stack).
+  bool AllStacks(std::vector<ThreadStack>* out, size_t max_depth = 128,
+                 bool (*skip)(void* ctx, uint32_t tid) = nullptr, void* skip_ctx = nullptr);
+  // The stack of the calling thread (in-process only).
+  bool OwnStack(std::vector<PyFrame>* out, size_t max_depth = 128);
+  // The code object at `addr` (cached); nullptr when unreadable.
+  const CodeInfo* Code(uint64_t addr);
+  // [begin, end) of the GIL's mutex/condition state; {0, 0} when unknown.
+  std::pair<uint64_t, uint64_t> GilRange();
+
+  const PyLayout& layout() const { return *layout_; }
+  const Memory& memory() const { return mem_; }
+  std::string version() const;  // "3.12.3"
+  // A walk found a thread state that does not point back at its
+  // interpreter: the struct layout is not the expected one; stop using it.
+  bool layout_mismatch() const { return layout_mismatch_; }
+
+ private:
+  PyRuntime(pid_t pid, const PyLayout* layout) : mem_(pid), layout_(layout) {}
+  bool WalkFrames(uint64_t frame, std::vector<PyFrame>* out, size_t max_depth);
+  // One read of a thread state: next, native id, current frame.
+  bool ReadThreadState(uint64_t ts, uint64_t* next, uint64_t* native, uint64_t* frame,
+                       uint64_t* interp);
+  bool ReadString(uint64_t obj, std::string* out);
+
+  Memory mem_;
+  const PyLayout* layout_;
+  uint64_t runtime_ = 0;
+  uint64_t code_type_ = 0;
+  uint32_t hexversion_ = 0;
+  uint64_t gil_ = 0;
+  bool layout_mismatch_ = false;
+  uint64_t (*this_thread_state_)() = nullptr;  // in-process: PyGILState_GetThisThreadState
+  struct Cached {
+    CodeInfo info;
+    bool ok = false;
+  };
+  std::unordered_map<uint64_t, Cached> codes_;
+};
+
+}  // namespace stepscope::pystack

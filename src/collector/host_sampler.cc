@@ -1,0 +1,484 @@
+#include "collector/host_sampler.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "capture/clock.h"
+#include "capture/pystack/py_stack.h"
+#include "common/log.h"
+
+namespace stepscope {
+namespace {
+
+constexpr size_t kMaxPending = 1'000'000;  // samples held for the collector (~100 MB at most)
+constexpr int64_t kCommRefreshNs = 1'000'000'000;
+constexpr int64_t kAttachRetryNs = 500'000'000;
+
+struct SyscallName {
+  long nr;
+  const char* name;
+  ThreadState state;
+  int fd_arg;  // which argument is an fd to name; -1 none
+};
+
+// The system calls a blocked thread is worth naming in. Numbers are the
+// build's own (x86-64 or aarch64): the collector runs on the traced machine.
+const SyscallName kSyscalls[] = {
+    {SYS_futex, "futex", ThreadState::kBlockedLock, -1},
+#ifdef SYS_poll
+    {SYS_poll, "poll", ThreadState::kBlockedIo, -1},
+#endif
+    {SYS_ppoll, "poll", ThreadState::kBlockedIo, -1},
+#ifdef SYS_select
+    {SYS_select, "select", ThreadState::kBlockedIo, -1},
+#endif
+    {SYS_pselect6, "select", ThreadState::kBlockedIo, -1},
+#ifdef SYS_epoll_wait
+    {SYS_epoll_wait, "epoll_wait", ThreadState::kBlockedIo, 0},
+#endif
+    {SYS_epoll_pwait, "epoll_wait", ThreadState::kBlockedIo, 0},
+    {SYS_read, "read", ThreadState::kBlockedIo, 0},
+    {SYS_readv, "read", ThreadState::kBlockedIo, 0},
+    {SYS_pread64, "read", ThreadState::kBlockedIo, 0},
+    {SYS_recvfrom, "recv", ThreadState::kBlockedIo, 0},
+    {SYS_recvmsg, "recv", ThreadState::kBlockedIo, 0},
+    {SYS_write, "write", ThreadState::kBlockedIo, 0},
+    {SYS_writev, "write", ThreadState::kBlockedIo, 0},
+    {SYS_sendto, "send", ThreadState::kBlockedIo, 0},
+    {SYS_sendmsg, "send", ThreadState::kBlockedIo, 0},
+    {SYS_accept, "accept", ThreadState::kBlockedIo, 0},
+    {SYS_accept4, "accept", ThreadState::kBlockedIo, 0},
+    {SYS_connect, "connect", ThreadState::kBlockedIo, 0},
+    {SYS_nanosleep, "nanosleep", ThreadState::kSleep, -1},
+    {SYS_clock_nanosleep, "nanosleep", ThreadState::kSleep, -1},
+    {SYS_wait4, "wait", ThreadState::kBlockedOther, -1},
+    {SYS_waitid, "wait", ThreadState::kBlockedOther, -1},
+    {SYS_sched_yield, "sched_yield", ThreadState::kRunning, -1},
+    {SYS_rt_sigtimedwait, "sigwait", ThreadState::kBlockedOther, -1},
+};
+
+// pread of a whole small /proc file from offset 0 (regenerated each time).
+bool ReadAt0(int fd, char* buf, size_t cap, size_t* len) {
+  const ssize_t n = ::pread(fd, buf, cap - 1, 0);
+  if (n < 0) return false;
+  buf[n] = 0;
+  *len = static_cast<size_t>(n);
+  return true;
+}
+
+int OpenProc(const std::string& path) { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC); }
+
+int64_t ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+std::string FdKind(const std::string& link) {
+  if (link.rfind("pipe:", 0) == 0) return "pipe";
+  if (link.rfind("socket:", 0) == 0) return "socket";
+  if (link.rfind("anon_inode:", 0) == 0) {
+    std::string s = link.substr(11);
+    if (!s.empty() && s.front() == '[') s = s.substr(1, s.size() >= 2 ? s.size() - 2 : 0);
+    return s;
+  }
+  return link;
+}
+
+ThreadWait ClassifyThread(char proc_state, const std::string& syscall_text, uint64_t gil_begin,
+                          uint64_t gil_end) {
+  ThreadWait w;
+  if (proc_state == 'R') {
+    w.state = ThreadState::kRunning;
+    return w;
+  }
+  if (proc_state == 'T' || proc_state == 't') {
+    w.state = ThreadState::kBlockedOther;
+    w.name = "stopped";
+    return w;
+  }
+  if (syscall_text.rfind("running", 0) == 0) {
+    w.state = ThreadState::kRunning;
+    return w;
+  }
+  long nr = -1;
+  unsigned long long a[6] = {0, 0, 0, 0, 0, 0};
+  const int n = std::sscanf(syscall_text.c_str(), "%ld %llx %llx %llx %llx %llx %llx", &nr, &a[0],
+                            &a[1], &a[2], &a[3], &a[4], &a[5]);
+  if (n < 1 || nr < 0) {
+    // Blocked outside a system call (a page fault), or unknown (no permission).
+    w.state = ThreadState::kBlockedOther;
+    w.name = proc_state == 'D' ? "uninterruptible" : "";
+    return w;
+  }
+  for (const SyscallName& s : kSyscalls) {
+    if (s.nr != nr) continue;
+    w.state = s.state;
+    w.name = s.name;
+    if (nr == SYS_futex && gil_end > gil_begin && a[0] >= gil_begin && a[0] < gil_end) {
+      w.state = ThreadState::kBlockedGil;
+      w.name = "GIL";
+    }
+    const bool is_poll = nr == SYS_ppoll
+#ifdef SYS_poll
+                         || nr == SYS_poll
+#endif
+        ;
+    const bool is_select = nr == SYS_pselect6
+#ifdef SYS_select
+                           || nr == SYS_select
+#endif
+        ;
+    if ((is_poll && a[1] == 0) || (is_select && a[0] == 0)) {
+      w.state = ThreadState::kSleep;  // no fds: a timeout only
+    } else if (is_poll) {
+      w.poll_fds = a[0];
+    }
+    if (s.fd_arg >= 0 && a[s.fd_arg] < (1u << 30)) w.fd = static_cast<int>(a[s.fd_arg]);
+    return w;
+  }
+  w.state = ThreadState::kBlockedOther;
+  w.name = "syscall " + std::to_string(nr);
+  return w;
+}
+
+struct HostSampler::Thread {
+  int stat_fd = -1, sched_fd = -1, syscall_fd = -1;
+  std::string comm;
+  int64_t comm_read_mono = 0;
+  int64_t last_cpu_ns = -1;
+  uint64_t generation = 0;
+  // The last sample: a thread that used no CPU since is still there (same
+  // state, same wait, same Python stack), so it is not read again.
+  bool have_last = false;
+  bool reuse = false;   // this tick
+  bool walked = false;  // its stack was read since its CPU time last moved
+  ThreadState state = ThreadState::kUnknown;
+  std::string wait_name, wait_detail;
+  uint32_t stack = 0;
+  ~Thread() {
+    for (int fd : {stat_fd, sched_fd, syscall_fd}) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+};
+
+struct HostSampler::Impl {
+  std::unique_ptr<pystack::PyRuntime> rt;
+  bool python_final = false;  // attach failed for good
+  int64_t next_attach_mono = 0;
+  int64_t first_attach_mono = 0;
+  int failed_walks = 0;
+  bool syscall_denied_warned = false;
+  std::unordered_map<uint32_t, std::unique_ptr<Thread>> threads;
+  uint64_t generation = 0;
+  std::unordered_map<std::string, uint32_t> stack_ids;
+  std::vector<pystack::ThreadStack> stacks;
+  std::unordered_map<int, std::pair<std::string, int64_t>> fd_kinds;  // fd -> kind, read at
+};
+
+std::unique_ptr<HostSampler> HostSampler::Start(pid_t pid, int hz) {
+  std::unique_ptr<HostSampler> s(new HostSampler(pid, hz));
+  s->impl_ = std::make_unique<Impl>();
+  // The sampler blocks every signal: they belong to the launcher's main thread.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  HostSampler* raw = s.get();
+  try {
+    s->thread_ = std::thread([raw] { raw->Run(); });
+  } catch (...) {
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return nullptr;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return s;
+}
+
+HostSampler::HostSampler(pid_t pid, int hz) : pid_(pid), hz_(hz) {}
+
+HostSampler::~HostSampler() { Stop(); }
+
+void HostSampler::Stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+std::string HostSampler::python_status() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return python_status_;
+}
+
+void HostSampler::Drain(HostBatch* out) {
+  std::lock_guard<std::mutex> lk(mu_);
+  *out = std::move(pending_);
+  pending_ = HostBatch();
+}
+
+void HostSampler::Run() {
+  const int64_t period = 1'000'000'000 / hz_;
+  int64_t next = MonotonicNs();
+  try {
+    while (!stop_.load()) {
+      const int64_t now = MonotonicNs();
+      if (now < next) {
+        timespec ts{static_cast<time_t>(next / 1'000'000'000),
+                    static_cast<long>(next % 1'000'000'000)};
+        ::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
+        continue;
+      }
+      if (now - next > period) {
+        // Behind (a slow tick, a descheduled sampler): skip, do not burst.
+        missed_ += static_cast<uint64_t>((now - next) / period);
+        next = now;
+      }
+      next += period;
+      if (::kill(pid_, 0) != 0 && errno == ESRCH) break;
+      Tick(RealtimeNs(), now);
+      own_cpu_ns_ = ThreadCpuNs();
+    }
+  } catch (...) {
+    LogWarn("pid %d: internal error in the host sampler; sampling stopped", static_cast<int>(pid_));
+  }
+}
+
+uint32_t HostSampler::InternStack(const std::vector<uint64_t>& key,
+                                  const std::vector<HostFrameText>& frames) {
+  std::string k(reinterpret_cast<const char*>(key.data()), key.size() * sizeof(uint64_t));
+  auto it = impl_->stack_ids.find(k);
+  if (it != impl_->stack_ids.end()) return it->second;
+  const uint32_t id = static_cast<uint32_t>(impl_->stack_ids.size() + 1);
+  impl_->stack_ids.emplace(std::move(k), id);
+  std::lock_guard<std::mutex> lk(mu_);
+  pending_.stacks.emplace_back(id, frames);
+  return id;
+}
+
+void HostSampler::Tick(int64_t now_realtime, int64_t now_mono) {
+  Impl& im = *impl_;
+  const std::string proc = "/proc/" + std::to_string(pid_);
+
+  // The Python runtime: attached once it is there (the program may not have
+  // exec'ed python yet), re-attached after an exec.
+  if (!im.rt && !im.python_final && now_mono >= im.next_attach_mono) {
+    auto rt = pystack::PyRuntime::Attach(pid_);
+    // Often at first (python may be exec'ed by a wrapper a moment later),
+    // then every half second.
+    if (im.first_attach_mono == 0) im.first_attach_mono = now_mono;
+    im.next_attach_mono =
+        now_mono + (now_mono - im.first_attach_mono < 3 * kAttachRetryNs ? kAttachRetryNs / 20
+                                                                         : kAttachRetryNs);
+    if (rt.ok()) {
+      im.rt = std::move(*rt);
+      std::lock_guard<std::mutex> lk(mu_);
+      python_status_ = "on (Python " + im.rt->version() + ")";
+    } else if (rt.status().code() == StatusCode::kUnavailable &&
+               now_mono - im.first_attach_mono > 4 * kAttachRetryNs) {
+      // (Not at once: a self-started collector gets its permission from
+      // the tracer's PR_SET_PTRACER a moment after it starts sampling.)
+      im.python_final = true;
+      std::lock_guard<std::mutex> lk(mu_);
+      python_status_ = "unavailable: " + rt.status().message();
+      LogWarn("pid %d: no Python stacks: %s", static_cast<int>(pid_),
+              rt.status().message().c_str());
+    }
+  }
+  uint64_t gil_begin = 0, gil_end = 0;
+  if (im.rt) std::tie(gil_begin, gil_end) = im.rt->GilRange();
+
+  // Pass 1: /proc. A thread whose CPU time (schedstat, ns) has not moved
+  // since its last sample cannot have changed state, wait or Python stack:
+  // its last sample is repeated and nothing else of it is read.
+  DIR* dir = ::opendir((proc + "/task").c_str());
+  if (!dir) return;
+  ++im.generation;
+  std::vector<HostSample> out;
+  std::vector<Thread*> sampled;
+  std::map<uint32_t, std::string> names;
+  char buf[1024];
+  size_t len = 0;
+  while (dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    const auto tid = static_cast<uint32_t>(std::strtoul(e->d_name, nullptr, 10));
+    auto& slot = im.threads[tid];
+    if (!slot) {
+      slot = std::make_unique<Thread>();
+      const std::string base = proc + "/task/" + e->d_name;
+      slot->stat_fd = OpenProc(base + "/stat");
+      slot->sched_fd = OpenProc(base + "/schedstat");
+      slot->syscall_fd = OpenProc(base + "/syscall");
+      if (slot->syscall_fd < 0 && errno == EACCES && !im.syscall_denied_warned) {
+        im.syscall_denied_warned = true;
+        LogWarn(
+            "pid %d: no permission to read what its threads are blocked in "
+            "(/proc/.../syscall); thread states are coarser",
+            static_cast<int>(pid_));
+      }
+    }
+    Thread& t = *slot;
+    t.generation = im.generation;
+    if (t.syscall_fd < 0 && now_mono - t.comm_read_mono > kCommRefreshNs) {
+      t.syscall_fd = OpenProc(proc + "/task/" + e->d_name + "/syscall");  // permission came
+    }
+    HostSample s;
+    s.realtime_ns = now_realtime;
+    s.tid = tid;
+    int64_t cpu = -1;
+    if (t.sched_fd >= 0 && ReadAt0(t.sched_fd, buf, sizeof(buf), &len)) {
+      cpu = std::strtoll(buf, nullptr, 10);
+    }
+    t.reuse = cpu >= 0 && t.have_last && cpu == t.last_cpu_ns;
+    if (t.reuse) {
+      s.state = t.state;
+      s.wait_name = t.wait_name;
+      s.wait_detail = t.wait_detail;
+      s.cpu_ns = 0;
+    } else {
+      if (t.stat_fd < 0 || !ReadAt0(t.stat_fd, buf, sizeof(buf), &len)) continue;
+      const char* close = std::strrchr(buf, ')');
+      if (!close || close[1] == 0) continue;
+      const char state = close[2];
+      if (state == 'Z' || state == 'X') continue;
+      if (cpu < 0) {
+        // No schedstat: utime + stime, in clock ticks.
+        unsigned long long ut = 0, st = 0;
+        if (std::sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+                        &st) == 2) {
+          static const long hz = ::sysconf(_SC_CLK_TCK);
+          cpu = static_cast<int64_t>((ut + st) * (1'000'000'000ull / static_cast<uint64_t>(hz)));
+        }
+      }
+      if (cpu >= 0 && t.last_cpu_ns >= 0) s.cpu_ns = std::max<int64_t>(cpu - t.last_cpu_ns, 0);
+      std::string sc;
+      if (state != 'R' && t.syscall_fd >= 0 && ReadAt0(t.syscall_fd, buf, sizeof(buf), &len)) {
+        sc.assign(buf, len);
+      }
+      ThreadWait w = ClassifyThread(state, sc, gil_begin, gil_end);
+      // Name the fd a read/poll waits on: pipe, socket, a file.
+      int fd = w.fd;
+      if (w.poll_fds) {
+        struct pollfd first;
+        if (pystack::Memory(pid_).Read(w.poll_fds, &first, sizeof(first))) fd = first.fd;
+      }
+      if (fd >= 0) {
+        auto& k = im.fd_kinds[fd];
+        if (k.first.empty() || now_mono - k.second > kCommRefreshNs) {
+          const std::string link = proc + "/fd/" + std::to_string(fd);
+          const ssize_t n = ::readlink(link.c_str(), buf, sizeof(buf) - 1);
+          k.first = n > 0 ? FdKind(std::string(buf, static_cast<size_t>(n))) : "fd";
+          k.second = now_mono;
+        }
+        w.detail = k.first;
+      }
+      s.state = w.state;
+      s.wait_name = std::move(w.name);
+      s.wait_detail = std::move(w.detail);
+      t.state = s.state;
+      t.wait_name = s.wait_name;
+      t.wait_detail = s.wait_detail;
+      t.stack = 0;
+      t.walked = false;
+      t.have_last = cpu >= 0;
+    }
+    if (cpu >= 0) t.last_cpu_ns = cpu;
+    if (now_mono - t.comm_read_mono > kCommRefreshNs || t.comm_read_mono == 0) {
+      const int fdc = OpenProc(proc + "/task/" + e->d_name + "/comm");
+      if (fdc >= 0) {
+        if (ReadAt0(fdc, buf, 64, &len)) {
+          std::string comm(buf, len);
+          while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+          if (comm != t.comm) {
+            t.comm = comm;
+            names[tid] = comm;
+          }
+        }
+        ::close(fdc);
+      }
+      t.comm_read_mono = now_mono;
+    }
+    out.push_back(std::move(s));
+    sampled.push_back(&t);
+  }
+  ::closedir(dir);
+
+  // Pass 2: Python stacks, one walk of the thread states; the frames of a
+  // thread that did not run are not read (its last stack stands).
+  if (im.rt) {
+    auto skip = [](void* ctx, uint32_t tid) {
+      auto* threads = static_cast<std::unordered_map<uint32_t, std::unique_ptr<Thread>>*>(ctx);
+      auto it = threads->find(tid);
+      return it != threads->end() && it->second->reuse && it->second->walked;
+    };
+    if (im.rt->AllStacks(&im.stacks, 128, skip, &im.threads)) {
+      im.failed_walks = 0;
+      for (const pystack::ThreadStack& ts : im.stacks) {
+        auto it = im.threads.find(ts.tid);
+        if (it == im.threads.end() || ts.skipped) continue;
+        Thread& t = *it->second;
+        t.stack = 0;
+        t.walked = true;
+        if (ts.frames.empty()) continue;
+        std::vector<uint64_t> key;
+        key.reserve(ts.frames.size() * 2);
+        for (auto f = ts.frames.rbegin(); f != ts.frames.rend(); ++f) {
+          key.push_back(f->code);
+          key.push_back(static_cast<uint64_t>(f->line));
+        }
+        std::string k(reinterpret_cast<const char*>(key.data()), key.size() * sizeof(uint64_t));
+        auto known = im.stack_ids.find(k);
+        if (known != im.stack_ids.end()) {
+          t.stack = known->second;
+        } else {
+          std::vector<HostFrameText> text;
+          for (auto f = ts.frames.rbegin(); f != ts.frames.rend(); ++f) {
+            const pystack::CodeInfo* c = im.rt->Code(f->code);
+            text.push_back({c ? c->function : "?", c ? c->file : "?", f->line});
+          }
+          t.stack = InternStack(key, text);
+        }
+      }
+    } else if (im.rt->layout_mismatch()) {
+      LogWarn("pid %d: Python %s's thread states are not laid out as expected; no Python stacks",
+              static_cast<int>(pid_), im.rt->version().c_str());
+      std::lock_guard<std::mutex> lk(mu_);
+      python_status_ = "unavailable: Python " + im.rt->version() + " struct layout not recognized";
+      im.rt.reset();
+      im.python_final = true;
+    } else if (++im.failed_walks > 20) {
+      im.rt.reset();  // exec'ed into something else, or finalized: look again
+      im.failed_walks = 0;
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i) out[i].stack = sampled[i]->stack;
+  // Threads that are gone.
+  for (auto it = im.threads.begin(); it != im.threads.end();) {
+    if (it->second->generation != im.generation) {
+      it = im.threads.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  taken_ += out.size();
+  std::lock_guard<std::mutex> lk(mu_);
+  for (auto& [tid, name] : names) pending_.thread_names[tid] = name;
+  if (pending_.samples.size() + out.size() > kMaxPending) {
+    pending_.dropped += out.size();
+    return;
+  }
+  for (HostSample& s : out) pending_.samples.push_back(std::move(s));
+}
+
+}  // namespace stepscope

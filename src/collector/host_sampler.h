@@ -1,0 +1,126 @@
+// HostSampler: samples every thread of one traced process from outside, at a
+// fixed rate, on its own thread (py-spy style: the program pays nothing but
+// the share of a core this thread takes).
+//
+// Each tick, for each thread in /proc/PID/task:
+//  * stat (state R/S/D/T), schedstat (CPU time in ns; stat's utime+stime
+//    when absent), comm (its name; re-read every second);
+//  * for a thread that is not running, syscall: the system call it sits in
+//    and its arguments. futex on the GIL's address -> blocked on the GIL;
+//    other futexes -> a lock; poll/select/epoll/read/recv -> I/O, the fd
+//    named from /proc/PID/fd (pipe, socket, a file); nanosleep -> sleep;
+//  * its Python stack (capture/pystack), one walk of every thread state per
+//    tick.
+// Blocking CUDA calls are recognized afterwards, from the API rows of the
+// same thread (TraceCollector). Files of a thread are kept open and re-read
+// with pread, so a tick costs a few system calls per thread.
+//
+// Without ptrace permission on the process (process_vm_readv and
+// /proc/PID/task/N/syscall answer EPERM) the sampler warns once and records
+// states from stat only, with no stacks.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "format/records.h"
+
+namespace stepscope {
+
+struct HostSample {
+  int64_t realtime_ns = 0;
+  uint32_t tid = 0;
+  ThreadState state = ThreadState::kUnknown;
+  std::string wait_name;    // "futex", "poll", "read", "nanosleep", "GIL"; empty when running
+  std::string wait_detail;  // "pipe", "socket", a file path; empty when none
+  uint32_t stack = 0;       // the sampler's stack id (HostBatch::stacks); 0: no Python stack
+  int64_t cpu_ns = -1;      // CPU time since the thread's previous sample; -1 unknown
+};
+
+struct HostFrameText {
+  std::string function;
+  std::string file;
+  int line = 0;
+};
+
+// What a Drain hands over.
+struct HostBatch {
+  std::vector<HostSample> samples;
+  // Stacks first seen since the last drain: id -> frames, root first.
+  std::vector<std::pair<uint32_t, std::vector<HostFrameText>>> stacks;
+  std::map<uint32_t, std::string> thread_names;  // new or changed names
+  uint64_t dropped = 0;                          // samples lost (the collector was behind)
+};
+
+class HostSampler {
+ public:
+  // Starts sampling `pid` at `hz` (> 0).
+  static std::unique_ptr<HostSampler> Start(pid_t pid, int hz);
+  ~HostSampler();
+  HostSampler(const HostSampler&) = delete;
+  HostSampler& operator=(const HostSampler&) = delete;
+
+  // Moves out what was sampled since the last call.
+  void Drain(HostBatch* out);
+  // Stops the thread (idempotent); Drain still returns what remains.
+  void Stop();
+
+  pid_t pid() const { return pid_; }
+  int hz() const { return hz_; }
+  uint64_t samples_taken() const { return taken_.load(); }
+  uint64_t ticks_missed() const { return missed_.load(); }
+  // "on" (stacks read, Python x.y.z), "unavailable: why", or "" (not yet known).
+  std::string python_status() const;
+  // Measured cost: the sampler thread's own CPU time so far.
+  int64_t own_cpu_ns() const { return own_cpu_ns_.load(); }
+
+ private:
+  struct Thread;
+  HostSampler(pid_t pid, int hz);
+  void Run();
+  void Tick(int64_t now_realtime, int64_t now_mono);
+  uint32_t InternStack(const std::vector<uint64_t>& key, const std::vector<HostFrameText>& frames);
+
+  const pid_t pid_;
+  const int hz_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> taken_{0}, missed_{0};
+  std::atomic<int64_t> own_cpu_ns_{0};
+
+  // Sampler thread only.
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+
+  mutable std::mutex mu_;  // guards pending_, python_status_
+  HostBatch pending_;
+  std::string python_status_;
+};
+
+// The state of a thread from its /proc state letter and the contents of its
+// /proc/.../syscall file ("running", "-1 sp pc", or "NR a0 a1 a2 a3 a4 a5 sp
+// pc"). `gil` is the [begin, end) address range of the GIL (0, 0 unknown);
+// `fd_kind(fd)` names what an fd is ("pipe", "socket", a path).
+struct ThreadWait {
+  ThreadState state = ThreadState::kUnknown;
+  std::string name;
+  std::string detail;
+  int fd = -1;            // the fd it waits on (read, recv, epoll_wait, ...); -1 none
+  uint64_t poll_fds = 0;  // poll/ppoll: the address of the pollfd array (to name its first fd)
+};
+ThreadWait ClassifyThread(char proc_state, const std::string& syscall_text, uint64_t gil_begin,
+                          uint64_t gil_end);
+// "pipe:[123]" -> "pipe", "socket:[9]" -> "socket", "anon_inode:[eventfd]" -> "eventfd",
+// a path stays a path.
+std::string FdKind(const std::string& link);
+
+}  // namespace stepscope

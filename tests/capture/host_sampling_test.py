@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""The host sampler for real, on the CPU (no GPU, no CUDA): `stepscope profile`
+of tests/capture/host_app.py, a Python program spinning in hot_function() with
+three threads blocked on a queue, a pipe and a sleep.
+
+Checks, from the trace with sqlite3 (an independent reader):
+  * >= 90% of the main thread's samples inside the hot window have
+    hot_function as their leaf Python frame, with its file and a line of its body;
+  * the blocked threads carry their OS names and states: blocked-queue
+    blocked_lock (futex), blocked-pipe blocked_io read(pipe), sleeper sleep;
+  * sampled osrt rows exist for those waits, with the Python stack of the wait;
+  * meta sample_hz / python_stacks; no samples with --sample-hz 0.
+Run twice: without NVTX (the launcher's host-only trace, nothing is injected)
+and with an NVTX range "hot" around the hot loop (NVTX through a small shim,
+so the injected tracer connects and its trace takes the samples); there the
+window is the NVTX range from the trace itself.
+
+usage: host_sampling_test.py BUILD_DIR
+"""
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else os.environ.get("STEPSCOPE_BUILD_DIR", "build")
+STEPSCOPE = os.path.join(BUILD, "bin", "stepscope")
+SHIM = os.path.join(BUILD, "tests", "libnvtx_shim.so")
+APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "host_app.py")
+RUNNING, BLOCKED_GIL, BLOCKED_LOCK, BLOCKED_IO, SLEEP = 1, 3, 4, 5, 6
+
+
+def run(tmp, extra_args=(), app_args=()):
+    p = subprocess.run([STEPSCOPE, "profile", "-q", "-o", os.path.join(tmp, "h_%p")] + list(extra_args) +
+                       ["--", sys.executable, APP, "1.5"] + list(app_args),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120, text=True)
+    return p
+
+
+def python_supported():
+    return sys.version_info[:2] in ((3, 11), (3, 12), (3, 13))
+
+
+class HostSamplingTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="stepscope-host-")
+
+    def trace(self):
+        files = [f for f in os.listdir(self.tmp) if f.endswith(".sqlite")]
+        self.assertEqual(len(files), 1, files)
+        return sqlite3.connect(os.path.join(self.tmp, files[0]))
+
+    def check(self, db, pid, start_ns, end_ns):
+        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        self.assertEqual(meta.get("sample_hz"), "200")
+        self.assertTrue(meta.get("python_stacks", "").startswith("on"), meta.get("python_stacks"))
+        leaf = ("SELECT s.state, fn.value, fl.value, f.line FROM samples s "
+                "LEFT JOIN callsites c ON c.id = s.callsite_id LEFT JOIN frames f ON f.id = c.frame_id "
+                "LEFT JOIN strings fn ON fn.id = f.function_id LEFT JOIN strings fl ON fl.id = f.file_id "
+                "WHERE s.tid = ? AND s.ts_ns BETWEEN ? AND ?")
+        rows = db.execute(leaf, (pid, start_ns, end_ns)).fetchall()
+        # 1.5 s at 200 Hz: ~300 samples (a loaded CI machine may skip ticks).
+        self.assertGreater(len(rows), 100)
+        hot = [r for r in rows if r[1] == "hot_function"]
+        self.assertGreaterEqual(len(hot) / len(rows), 0.9, rows[:20])
+        self.assertTrue(all(r[2] == APP for r in hot))
+        body = range(47, 52)  # hot_function's loop lines in host_app.py
+        self.assertTrue(all(r[3] in body for r in hot), sorted(set(r[3] for r in hot)))
+        self.assertGreaterEqual(sum(r[0] == RUNNING for r in rows) / len(rows), 0.9)
+        names = {n: t for t, n in db.execute(
+            "SELECT t.tid, s.value FROM threads t JOIN strings s ON s.id = t.name_id").fetchall()}
+        for name in ("blocked-queue", "blocked-pipe", "sleeper"):
+            self.assertIn(name, names)
+        def states(tid):
+            return db.execute("SELECT s.state, COALESCE(w.value, ''), COUNT(*) FROM samples s "
+                              "LEFT JOIN strings w ON w.id = s.wait_id WHERE s.tid = ? AND s.ts_ns "
+                              "BETWEEN ? AND ? GROUP BY 1, 2 ORDER BY 3 DESC", (tid, start_ns, end_ns)).fetchall()
+        q = states(names["blocked-queue"])
+        self.assertEqual(q[0][:2], (BLOCKED_LOCK, "futex"), q)
+        p = states(names["blocked-pipe"])
+        self.assertEqual(p[0][:2], (BLOCKED_IO, "read(pipe)"), p)
+        s = states(names["sleeper"])
+        self.assertEqual(s[0][:2], (SLEEP, "nanosleep"), s)
+        # The waits as osrt rows (sampled), with the Python function that waits.
+        osrt = db.execute(
+            "SELECT o.tid, n.value, d.value, o.end_ns - o.start_ns, fn.value FROM osrt o "
+            "JOIN strings n ON n.id = o.name_id JOIN strings d ON d.id = o.detail_id "
+            "LEFT JOIN callsites c ON c.id = o.callsite_id LEFT JOIN frames f ON f.id = c.frame_id "
+            "LEFT JOIN strings fn ON fn.id = f.function_id WHERE o.source = 2").fetchall()
+        by_tid = {}
+        for r in osrt:
+            by_tid.setdefault(r[0], []).append(r)
+        pipe = [r for r in by_tid.get(names["blocked-pipe"], []) if r[1] == "read" and r[2] == "pipe"]
+        self.assertTrue(pipe and max(r[3] for r in pipe) > 1_000_000_000, osrt)
+        self.assertTrue(any(r[4] == "wait_on_pipe" for r in pipe), pipe)
+        lock = [r for r in by_tid.get(names["blocked-queue"], []) if r[1] == "futex"]
+        self.assertTrue(lock and max(r[3] for r in lock) > 1_000_000_000, osrt)
+        # queue.get waits in Condition.wait (a lock's acquire): a threading frame.
+        self.assertTrue(any(r[4] in ("Condition.wait", "Queue.get") for r in lock), lock)
+
+    @unittest.skipUnless(python_supported(), "Python stacks need CPython 3.11-3.13")
+    def test_host_only_trace(self):
+        p = run(self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        window = json.loads(p.stdout.strip().splitlines()[-1])
+        db = self.trace()
+        self.assertEqual(db.execute("SELECT value FROM meta WHERE key = 'trace_categories'").fetchone()[0], "host")
+        self.check(db, window["pid"], window["hot_start_ns"], window["hot_end_ns"])
+
+    @unittest.skipUnless(python_supported(), "Python stacks need CPython 3.11-3.13")
+    def test_samples_inside_nvtx_range(self):
+        if not os.path.exists(SHIM):
+            self.skipTest("no nvtx shim (built with the tracer only)")
+        p = run(self.tmp, app_args=[SHIM])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        window = json.loads(p.stdout.strip().splitlines()[-1])
+        db = self.trace()
+        r = db.execute("SELECT n.start_ns, n.end_ns, n.tid FROM nvtx n JOIN strings s ON s.id = n.name_id "
+                       "WHERE s.value = 'hot'").fetchall()
+        self.assertEqual(len(r), 1, r)
+        start, end, tid = r[0]
+        self.assertEqual(tid, window["pid"])
+        self.check(db, tid, start, end)
+
+    @unittest.skipUnless(python_supported(), "Python stacks need CPython 3.11-3.13")
+    def test_gil_contention(self):
+        # Two threads spinning in Python take turns on the GIL: the one
+        # waiting sits in a futex on the GIL's own state.
+        code = ("import threading, time\n"
+                "def spin():\n"
+                "    end = time.monotonic() + 1.5\n"
+                "    while time.monotonic() < end: pass\n"
+                "ts = [threading.Thread(target=spin) for _ in range(2)]\n"
+                "[t.start() for t in ts]; [t.join() for t in ts]\n")
+        p = subprocess.run([STEPSCOPE, "profile", "-q", "-o", os.path.join(self.tmp, "gil"), "--", sys.executable,
+                            "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        db = self.trace()
+        pid = int(db.execute("SELECT value FROM meta WHERE key = 'pid'").fetchone()[0])
+        rows = db.execute("SELECT tid, SUM(state = ?), SUM(state = ?), COUNT(*) FROM samples WHERE tid != ? "
+                          "GROUP BY tid HAVING COUNT(*) > 100", (RUNNING, BLOCKED_GIL, pid)).fetchall()
+        self.assertEqual(len(rows), 2, rows)
+        for tid, running, gil, n in rows:
+            # Each spinner holds the GIL about half the time (plus scheduling noise).
+            self.assertGreater(gil / n, 0.2, rows)
+            self.assertGreater(running / n, 0.2, rows)
+        wait = db.execute("SELECT DISTINCT w.value FROM samples s JOIN strings w ON w.id = s.wait_id "
+                          "WHERE s.state = ?", (BLOCKED_GIL,)).fetchall()
+        self.assertEqual(wait, [("GIL",)])
+
+    def test_sampling_off(self):
+        p = run(self.tmp, extra_args=["--sample-hz", "0"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([f for f in os.listdir(self.tmp) if f.endswith(".sqlite")], [])
+        p = subprocess.run([STEPSCOPE, "profile", "--sample-hz", "0", "--", sys.executable, "-c", "pass"],
+                           cwd=self.tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertIn("no trace written", p.stderr)
+
+    def test_bad_flags(self):
+        for args in (["--sample-hz", "-1"], ["--sample-hz", "x"], ["--python-stacks", "launches=0"],
+                     ["--python-stacks", "maybe"]):
+            p = subprocess.run([STEPSCOPE, "profile"] + args + ["--", "true"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""The tracer's in-process Python stack at a CUDA call, without a GPU: Python
+calls, through ctypes, the same code the API callback runs
+(tests/capture/pystack_probe.cc), and the stack that comes out of the ring
+must name this file's functions and lines, root first. Also prints the cost
+of one stack read (docs/host.md quotes it).
+
+usage: python_callstack_test.py BUILD_DIR
+"""
+import ctypes
+import os
+import sys
+import threading
+import unittest
+
+BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else os.environ.get("STEPSCOPE_BUILD_DIR", "build")
+PROBE = os.path.join(BUILD, "tests", "libpystack_probe.so")
+SUPPORTED = sys.version_info[:2] in ((3, 11), (3, 12), (3, 13))
+
+
+def load():
+    lib = ctypes.CDLL(PROBE)
+    lib.probe_stack.restype = ctypes.c_char_p
+    lib.probe_cost_ns.restype = ctypes.c_double
+    lib.probe_cost_ns.argtypes = [ctypes.c_int]
+    return lib
+
+
+def frames(lib):
+    text = lib.probe_stack().decode()
+    return [tuple(line.split("|")) for line in text.splitlines()]
+
+
+class Model:
+    def training_step(self, lib):
+        return self.sync(lib)
+
+    def sync(self, lib):
+        return frames(lib)  # the "loss.item()" line
+
+
+def depth_n(lib, n):
+    if n == 0:
+        return lib.probe_cost_ns(2000)
+    return depth_n(lib, n - 1)
+
+
+@unittest.skipUnless(SUPPORTED and os.path.exists(PROBE), "needs CPython 3.11-3.13 and the probe library")
+class PythonCallstackTest(unittest.TestCase):
+    def test_stack_names_the_caller(self):
+        lib = load()
+        got = Model().training_step(lib)
+        names = [f[0] for f in got]
+        self.assertEqual(names[-3:], ["Model.training_step", "Model.sync", "frames"], got)
+        self.assertEqual(names[0], "<module>")
+        me = os.path.abspath(__file__)
+        self.assertTrue(all(os.path.abspath(f[1]) == me for f in got[-3:]), got)
+        lines = {f[0]: int(f[2]) for f in got}
+        src = open(__file__).read().splitlines()
+        self.assertIn("frames(lib)", src[lines["Model.sync"] - 1])
+        self.assertIn("self.sync(lib)", src[lines["Model.training_step"] - 1])
+        self.assertIn("lib.probe_stack()", src[lines["frames"] - 1])
+
+    def test_other_thread(self):
+        lib = load()
+        out = {}
+
+        def worker():
+            out["frames"] = Model().training_step(lib)
+
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+        names = [f[0] for f in out["frames"]]
+        self.assertTrue(names[-4].endswith("<locals>.worker"), names)
+        self.assertEqual(names[-3:], ["Model.training_step", "Model.sync", "frames"], names)
+        self.assertNotIn("<module>", names)  # a thread's stack starts at its bootstrap
+
+    def test_cost(self):
+        lib = load()
+        ns = depth_n(lib, 30)
+        print(f"\nin-process Python stack, ~35 frames deep: {ns / 1000:.1f} us per CUDA call", file=sys.stderr)
+        self.assertLess(ns, 1_000_000)  # a sanity bound, not a benchmark
+
+
+if __name__ == "__main__":
+    unittest.main()
