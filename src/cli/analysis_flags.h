@@ -32,8 +32,7 @@ inline void AddStepFlags(ArgParser* p) {
 }
 
 inline void AddOutputFlags(ArgParser* p, bool jobs = true) {
-  p->Flag("--format", "FMT", "text, csv or json", "text");
-  p->Flag("--output", "DIR", "write one file per table into DIR instead of printing");
+  p->TableOutput();
   if (jobs) p->Flag("--jobs", "N", "traces processed in parallel (default: one per core)");
 }
 
@@ -64,10 +63,8 @@ inline Status ParseScopeSpec(const ArgParser& p, ScopeSpec* spec) {
   return OkStatus();
 }
 
-inline Status ParseOutputFlags(const ArgParser& p, OutputFormat* format, int* jobs) {
-  if (!ParseOutputFormat(p.Get("--format"), format)) {
-    return InvalidInput("--format '" + p.Get("--format") + "': expected text, csv or json");
-  }
+inline Status ParseOutputFlags(const ArgParser& p, OutputSpec* spec, int* jobs) {
+  RETURN_IF_ERROR(p.ParseTableOutput(spec));
   if (jobs) {
     *jobs = 0;
     int64_t v = 0;
@@ -79,19 +76,6 @@ inline Status ParseOutputFlags(const ArgParser& p, OutputFormat* format, int* jo
     }
   }
   return OkStatus();
-}
-
-// Prints the tables, or writes them under --output. Returns the exit code.
-inline int EmitTables(const std::string& command, const ArgParser& p,
-                      const std::vector<NamedTable>& tables, OutputFormat format) {
-  if (p.Has("--output")) {
-    auto paths = WriteTables(tables, format, p.Get("--output"));
-    if (!paths.ok()) return ReportError(command, paths.status());
-    for (const std::string& path : *paths) std::fprintf(stderr, "wrote %s\n", path.c_str());
-    return 0;
-  }
-  std::fputs(RenderTables(tables, format).c_str(), stdout);
-  return 0;
 }
 
 // The what-if pricing of fp32 GEMMs uses this GPU's measured ceilings

@@ -168,10 +168,10 @@ int RunAnalyze(int argc, char** argv) {
     for (const RuleInfo& r : RuleList()) std::printf("%-16s %s\n", r.id, r.summary);
     return 0;
   }
-  OutputFormat format;
+  OutputSpec output;
   int jobs = 0;
   ScopeSpec spec;
-  Status st = ParseOutputFlags(p, &format, &jobs);
+  Status st = ParseOutputFlags(p, &output, &jobs);
   if (st.ok()) st = ParseScopeSpec(p, &spec);
   AnalyzeOptions opt;
   if (st.ok() && (!ParseDouble(p.Get("--min-cost"), &opt.min_cost_pct) || opt.min_cost_pct < 0)) {
@@ -271,12 +271,10 @@ int RunAnalyze(int argc, char** argv) {
     }
     return 0;
   };
-  if (format == OutputFormat::kText && !p.Has("--output")) {
-    for (size_t k = 0; k < res->size(); ++k) {
-      if (k) std::fputs("\n", stdout);
-      std::fputs((*res)[k].text.c_str(), stdout);
-    }
-    return gate(0);
+  if (output.format == OutputFormat::kText) {
+    std::string text;
+    for (size_t k = 0; k < res->size(); ++k) text += (k ? "\n" : "") + (*res)[k].text;
+    return gate(EmitText("analyze", p, text));
   }
   std::vector<NamedTable> out = {
       {"summary", "GPU time in the analyzed steps", Table(), ""},
@@ -287,7 +285,7 @@ int RunAnalyze(int argc, char** argv) {
     AppendRows(&out[1].table, o.findings);
     AppendRows(&out[2].table, o.undecided);
   }
-  return gate(EmitTables("analyze", p, out, format));
+  return gate(EmitTables("analyze", p, out, output));
 }
 
 }  // namespace stepscope
