@@ -1,6 +1,7 @@
 // stepscope analyze: the expert rules, ranked by cost.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "cli/analysis_flags.h"
 #include "cli/commands.h"
 #include "cli/plan_flags.h"
+#include "common/progress.h"
 
 namespace stepscope {
 namespace {
@@ -197,8 +199,16 @@ int RunAnalyze(int argc, char** argv) {
     Table summary, findings, undecided;
     std::string gate;  // why --fail-on matched, or empty
   };
+  std::atomic<size_t> done{0};
+  // Cleared (reset) before anything is printed.
+  std::optional<ProgressReporter> progress;
+  progress.emplace("analyze", CountProgress(&done, p.positionals().size(), "traces"));
   auto res = ForEachTrace<Out>(
       p.positionals(), jobs, [&](const TraceModel& m, size_t index) -> StatusOr<Out> {
+        struct Count {
+          std::atomic<size_t>* n;
+          ~Count() { ++*n; }
+        } count{&done};
         AnalyzeOptions o_opt = opt;
         ApplyCeilings(m, &o_opt);
         ASSIGN_OR_RETURN(Analysis a, Analyze(m, o_opt));
@@ -258,6 +268,7 @@ int RunAnalyze(int argc, char** argv) {
         }
         return o;
       });
+  progress.reset();
   if (!res.ok()) return ReportError("analyze", res.status());
   // --fail-on: the output is written as usual, then exit 1 with one line per matching trace.
   auto gate = [&](int rc) {

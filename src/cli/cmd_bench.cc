@@ -101,8 +101,10 @@ int RunBench(int argc, char** argv) {
     auto store = LoadCeilingsStore(path);
     if (!store.ok()) return ReportError("bench", store.status());
     if (store->gpus.empty()) {
-      return ReportError(
-          "bench", NotFound(path + ": no stored ceilings; run 'stepscope bench' on a GPU machine"));
+      // A file named with --ceilings is the input: missing, it is bad input.
+      const std::string what =
+          path + ": no stored ceilings; run 'stepscope bench' on a GPU machine";
+      return ReportError("bench", p.Has("--ceilings") ? InvalidInput(what) : NotFound(what));
     }
     std::vector<const Ceilings*> gpus;
     for (const auto& [key, c] : store->gpus) gpus.push_back(&c);
