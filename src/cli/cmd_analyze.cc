@@ -167,6 +167,13 @@ int RunAnalyze(int argc, char** argv) {
       "  stepscope analyze --fail-on host_sync,data_loading,10 run.sqlite   # a CI gate");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
   if (p.Has("--rules")) {
+    OutputSpec list_output;
+    if (Status st = p.ParseTableOutput(&list_output); !st.ok()) return ReportError("analyze", st);
+    if (list_output.format != OutputFormat::kText || !list_output.path.empty()) {
+      Table t({{"rule", "Rule", false}, {"summary", "Summary", false}});
+      for (const RuleInfo& r : RuleList()) t.AddRow({r.id, r.summary});
+      return EmitTables("analyze", p, {{"rules", "Rules", t, ""}}, list_output);
+    }
     for (const RuleInfo& r : RuleList()) std::printf("%-16s %s\n", r.id, r.summary);
     return 0;
   }

@@ -33,6 +33,15 @@ int RunStats(int argc, char** argv) {
       "  stepscope stats --format json -o stats.json rank*.sqlite");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
   if (p.Has("--list")) {
+    OutputSpec list_output;
+    if (Status st = p.ParseTableOutput(&list_output); !st.ok()) return ReportError("stats", st);
+    if (list_output.format != OutputFormat::kText || !list_output.path.empty()) {
+      Table t(
+          {{"name", "Name", false}, {"summary", "Summary", false}, {"default", "Default", false}});
+      for (const RecipeInfo& r : Recipes())
+        t.AddRow({r.name, r.summary, r.in_default_set ? "yes" : "no"});
+      return EmitTables("stats", p, {{"recipes", "Recipes", t, ""}}, list_output);
+    }
     for (const RecipeInfo& r : Recipes()) {
       std::printf("%-22s %s%s\n", r.name, r.summary,
                   r.in_default_set ? "" : " [not in the default set]");
