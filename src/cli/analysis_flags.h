@@ -3,13 +3,16 @@
 // that every cmd_*.cc stays a single file.
 #pragma once
 
+#include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "analysis/output.h"
 #include "analysis/rules.h"
 #include "analysis/scope.h"
 #include "cli/args.h"
+#include "common/log.h"
 #include "common/strings.h"
 #include "common/table.h"
 #include "roofline/ceilings.h"
@@ -76,6 +79,17 @@ inline Status ParseOutputFlags(const ArgParser& p, OutputSpec* spec, int* jobs) 
     }
   }
   return OkStatus();
+}
+
+// TraceModel::Load, with its time on stderr under -v.
+inline StatusOr<std::unique_ptr<TraceModel>> LoadTrace(const std::string& path) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto m = TraceModel::Load(path);
+  if (m.ok()) {
+    LogVerbose("%s: loaded in %.2f s", path.c_str(),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return m;
 }
 
 // The what-if pricing of fp32 GEMMs uses this GPU's measured ceilings

@@ -56,9 +56,9 @@ int RunDiff(int argc, char** argv) {
   opt.limit = static_cast<int>(limit);
   opt.steps.range_regex = spec.step_regex;
   opt.steps.device = spec.device;
-  auto before = TraceModel::Load(p.positionals()[0]);
+  auto before = LoadTrace(p.positionals()[0]);
   if (!before.ok()) return ReportError("diff", before.status());
-  auto after = TraceModel::Load(p.positionals()[1]);
+  auto after = LoadTrace(p.positionals()[1]);
   if (!after.ok()) return ReportError("diff", after.status());
   auto d = DiffTraces(**before, **after, opt);
   if (!d.ok()) return ReportError("diff", d.status());

@@ -61,7 +61,7 @@ int RunReport(int argc, char** argv) {
   const std::string& trace = p.positionals().back();
   auto reader = TraceReader::Open(trace);
   if (!reader.ok()) return ReportError("report", reader.status());
-  auto model = TraceModel::Load(trace);
+  auto model = LoadTrace(trace);
   if (!model.ok()) return ReportError("report", model.status());
   auto data = CollectReportData(**reader, **model, options);
   if (!data.ok()) return ReportError("report", data.status().WithContext(trace));
@@ -69,7 +69,7 @@ int RunReport(int argc, char** argv) {
     const std::string& before = p.positionals()[0];
     auto before_reader = TraceReader::Open(before);
     if (!before_reader.ok()) return ReportError("report", before_reader.status());
-    auto before_model = TraceModel::Load(before);
+    auto before_model = LoadTrace(before);
     if (!before_model.ok()) return ReportError("report", before_model.status());
     Status st = CollectReportCompare(**before_reader, **before_model, **model, options, &*data);
     if (!st.ok()) return ReportError("report", st.WithContext(before));

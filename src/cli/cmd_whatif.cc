@@ -79,7 +79,7 @@ int RunWhatif(int argc, char** argv) {
     st = InvalidInput("expected one trace; usage: stepscope whatif [options] TRACE");
   if (!st.ok()) return ReportError("whatif", st);
   opt.steps.range_regex = p.Get("--step-range");
-  auto model = TraceModel::Load(p.positionals()[0]);
+  auto model = LoadTrace(p.positionals()[0]);
   if (!model.ok()) return ReportError("whatif", model.status());
   const TraceModel& m = **model;
   ApplyCeilings(m, &opt);

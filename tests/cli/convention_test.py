@@ -226,6 +226,13 @@ class ConventionTest(unittest.TestCase):
                 self.assertEqual(p.returncode, 0, (cmd, p.stderr.decode()))
                 self.assertEqual(p.stderr.decode(), "", cmd)
 
+    def test_verbose_says_where_the_time_went(self):
+        for cmd in (["stats"], ["steps"], ["analyze"], ["whatif"], ["diff", self.files["trace2"]]):
+            with self.subTest(cmd=cmd[0]):
+                p = run(cmd[:1] + ["-v"] + cmd[1:] + [self.files["trace"]])
+                self.assertEqual(p.returncode, 0, p.stderr.decode())
+                self.assertIn("loaded in", p.stderr.decode(), cmd)
+
     def test_several_csv_tables_go_to_one_file_each(self):
         base = os.path.join(self.tmp, "kern")
         p = run(["stats", "-r", "cuda_gpu_kern_sum,nvtx_sum", "--format", "csv", "-o", base + ".csv",
