@@ -25,8 +25,8 @@ SELECT 1000000 + i * 10000 - 3000, 1000000 + i * 10000 - 1000, 1, i + 1, 0, 211,
 SQL
 "$BUILD/tests/make_trace" "$DIR/t.sqlite" "$DIR/gen.sql"
 echo "trace: $N kernels + $N launches, $(du -h "$DIR/t.sqlite" | cut -f1)"
-for args in "export $DIR/t.sqlite -o $DIR/t.pftrace" "export --format chrome $DIR/t.sqlite -o $DIR/t.json" \
-            "report $DIR/t.sqlite -o $DIR/r.html"; do
+for args in "export -f $DIR/t.sqlite -o $DIR/t.pftrace" "export -f --timeline-format chrome $DIR/t.sqlite -o $DIR/t.json" \
+            "report -f $DIR/t.sqlite -o $DIR/r.html"; do
   /usr/bin/time -f "  %e s wall, %M KiB peak RSS" "$BUILD/bin/stepscope" $args
 done
 ls -la "$DIR" | grep -E "pftrace|json|html"

@@ -49,8 +49,8 @@ for cmd in stats analyze; do
 done
 
 echo
-"$BIN" export "$TRACE" -o "$OUT/timeline.pftrace"
+"$BIN" export -f "$TRACE" -o "$OUT/timeline.pftrace"
 echo "demo: open $OUT/timeline.pftrace in https://ui.perfetto.dev for the timeline"
-"$BIN" report "$TRACE" -o "$OUT/report.html"
+"$BIN" report -f "$TRACE" -o "$OUT/report.html"
 echo "demo: the HTML report (open it in a browser, works offline):"
 echo "$(cd "$OUT" && pwd)/report.html"

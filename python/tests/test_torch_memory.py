@@ -194,7 +194,7 @@ class CppReaderTest(unittest.TestCase):
                                 "pytorch", "--format", "json", trace],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             self.assertEqual(p.returncode, 0, p.stderr)
-            rows = {r["series"]: r for r in json.loads(p.stdout)}
+            rows = {r["series"]: r for r in json.loads(p.stdout)["pytorch"]}
             # 9.5 MiB + the whole 10.5 MiB remainder (1 MiB would remain: not split).
             self.assertEqual(rows["torch-allocated"]["peak_bytes"], 20 * MiB)
             self.assertEqual(rows["torch-allocated"]["diff_pct"], 0.0)

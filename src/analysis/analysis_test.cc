@@ -1,8 +1,11 @@
 // Unit tests of the analysis core on models built in memory (no SQLite).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "analysis/gaps.h"
 #include "analysis/kernel_names.h"
+#include "analysis/output.h"
 #include "analysis/rules.h"
 #include "analysis/steps.h"
 #include "analysis/summary.h"
@@ -370,6 +373,58 @@ TEST(Steps, KernelSequenceNotInsideOneCall) {
       EXPECT_EQ(set->steps[0].range_end_ns, 205);
     }
   }
+}
+
+}  // namespace
+}  // namespace stepscope
+
+// The output convention (analysis/output.h): one JSON shape, file names.
+namespace stepscope {
+namespace {
+
+std::vector<NamedTable> TwoTables() {
+  Table a({{"x"}}), b({{"y"}});
+  a.AddRow({int64_t{1}});
+  b.AddRow({Cell(0.5)});
+  return {{"first", "First", a, ""}, {"second", "Second", b, ""}};
+}
+
+TEST(Output, JsonIsAnObjectOfNamedTablesForOneTableToo) {
+  std::vector<NamedTable> t = TwoTables();
+  EXPECT_EQ(RenderTables({t[0]}, OutputFormat::kJson), "{\n\"first\": [\n {\"x\": 1}\n]\n}\n");
+  EXPECT_EQ(RenderTables(t, OutputFormat::kJson),
+            "{\n\"first\": [\n {\"x\": 1}\n],\n\"second\": [\n {\"y\": 0.5}\n]\n}\n");
+  EXPECT_EQ(RenderTables({}, OutputFormat::kJson), "{}\n");
+}
+
+TEST(Output, PathsFollowNsysStats) {
+  std::vector<NamedTable> t = TwoTables();
+  OutputSpec s;
+  s.format = OutputFormat::kCsv;
+  s.path = "out.csv";
+  EXPECT_EQ(OutputPaths(t, s), (std::vector<std::string>{"out_first.csv", "out_second.csv"}));
+  EXPECT_EQ(OutputPaths({t[0]}, s), (std::vector<std::string>{"out.csv"}));
+  s.path = "dir/";
+  EXPECT_EQ(OutputPaths(t, s), (std::vector<std::string>{"dir/first.csv", "dir/second.csv"}));
+  s.format = OutputFormat::kJson;
+  s.path = "all.json";
+  EXPECT_EQ(OutputPaths(t, s), (std::vector<std::string>{"all.json"}));
+}
+
+TEST(Output, ExistingFilesNeedForce) {
+  const std::string path = ::testing::TempDir() + "stepscope_output_test.json";
+  std::remove(path.c_str());
+  OutputSpec s;
+  s.format = OutputFormat::kJson;
+  s.path = path;
+  ASSERT_TRUE(WriteTables(TwoTables(), s).ok());
+  auto again = WriteTables(TwoTables(), s);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(again.status().message().find("pass -f"), std::string::npos);
+  s.force = true;
+  EXPECT_TRUE(WriteTables(TwoTables(), s).ok());
+  std::remove(path.c_str());
 }
 
 }  // namespace

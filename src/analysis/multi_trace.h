@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "analysis/trace_model.h"
+#include "common/log.h"
 #include "common/status.h"
 #include "common/table.h"
 
@@ -30,12 +32,18 @@ StatusOr<std::vector<T>> ForEachTrace(
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i = next++; i < n; i = next++) {
+      const auto t0 = std::chrono::steady_clock::now();
       auto model = TraceModel::Load(paths[i]);
       if (!model.ok()) {
         results[i] = std::make_unique<StatusOr<T>>(model.status());
         continue;
       }
+      const auto t1 = std::chrono::steady_clock::now();
       results[i] = std::make_unique<StatusOr<T>>(fn(**model, i));
+      // -v: where the time went.
+      LogVerbose("%s: loaded in %.2f s, processed in %.2f s", paths[i].c_str(),
+                 std::chrono::duration<double>(t1 - t0).count(),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
     }
   };
   size_t threads =

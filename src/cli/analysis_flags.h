@@ -3,13 +3,16 @@
 // that every cmd_*.cc stays a single file.
 #pragma once
 
+#include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "analysis/output.h"
 #include "analysis/rules.h"
 #include "analysis/scope.h"
 #include "cli/args.h"
+#include "common/log.h"
 #include "common/strings.h"
 #include "common/table.h"
 #include "roofline/ceilings.h"
@@ -32,8 +35,7 @@ inline void AddStepFlags(ArgParser* p) {
 }
 
 inline void AddOutputFlags(ArgParser* p, bool jobs = true) {
-  p->Flag("--format", "FMT", "text, csv or json", "text");
-  p->Flag("--output", "DIR", "write one file per table into DIR instead of printing");
+  p->TableOutput();
   if (jobs) p->Flag("--jobs", "N", "traces processed in parallel (default: one per core)");
 }
 
@@ -64,10 +66,8 @@ inline Status ParseScopeSpec(const ArgParser& p, ScopeSpec* spec) {
   return OkStatus();
 }
 
-inline Status ParseOutputFlags(const ArgParser& p, OutputFormat* format, int* jobs) {
-  if (!ParseOutputFormat(p.Get("--format"), format)) {
-    return InvalidInput("--format '" + p.Get("--format") + "': expected text, csv or json");
-  }
+inline Status ParseOutputFlags(const ArgParser& p, OutputSpec* spec, int* jobs) {
+  RETURN_IF_ERROR(p.ParseTableOutput(spec));
   if (jobs) {
     *jobs = 0;
     int64_t v = 0;
@@ -81,17 +81,15 @@ inline Status ParseOutputFlags(const ArgParser& p, OutputFormat* format, int* jo
   return OkStatus();
 }
 
-// Prints the tables, or writes them under --output. Returns the exit code.
-inline int EmitTables(const std::string& command, const ArgParser& p,
-                      const std::vector<NamedTable>& tables, OutputFormat format) {
-  if (p.Has("--output")) {
-    auto paths = WriteTables(tables, format, p.Get("--output"));
-    if (!paths.ok()) return ReportError(command, paths.status());
-    for (const std::string& path : *paths) std::fprintf(stderr, "wrote %s\n", path.c_str());
-    return 0;
+// TraceModel::Load, with its time on stderr under -v.
+inline StatusOr<std::unique_ptr<TraceModel>> LoadTrace(const std::string& path) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto m = TraceModel::Load(path);
+  if (m.ok()) {
+    LogVerbose("%s: loaded in %.2f s", path.c_str(),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  std::fputs(RenderTables(tables, format).c_str(), stdout);
-  return 0;
+  return m;
 }
 
 // The what-if pricing of fp32 GEMMs uses this GPU's measured ceilings

@@ -1,10 +1,15 @@
 // ArgParser: the one flag parser every stepscope command uses, so that flags,
-// errors and --help look the same everywhere.
+// errors and --help look the same everywhere (docs/cli.md, "The convention").
 //
 //   ArgParser p("stats", "[options] TRACE...", "Summary tables ...");
-//   p.Flag("--format", "FMT", "text (default), csv or json", "text");
-//   p.Switch("--quiet", "print nothing but errors");
+//   p.Flag("--buckets", "N", "number of time buckets", "20");
+//   p.TableOutput();  // -o/--output FILE, -f, --format text|csv|json, --timeunit
+//   p.Epilog("examples:\n  stepscope stats run.sqlite");
 //   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
+//
+// Every command has -h/--help, -q/--quiet (nothing on stderr but errors) and
+// -v/--verbose (timings and what was read, on stderr). --help is wrapped to
+// the terminal ($COLUMNS, else the terminal's width, at most 100 columns).
 //
 // Flags take "--name value" or "--name=value"; repeatable flags collect every
 // value; a bare "--" ends the options and the rest is kept verbatim (profile's
@@ -16,9 +21,18 @@
 #include <string>
 #include <vector>
 
+#include "analysis/output.h"
 #include "common/status.h"
 
 namespace stepscope {
+
+// -q and -v of the running command (set by ParseOrExit).
+bool CliQuiet();
+bool CliVerbose();
+// "stepscope CMD: MESSAGE" on stderr unless -q.
+void CliNote(const std::string& command, const std::string& message);
+// The width --help is wrapped to.
+size_t HelpWidth();
 
 class ArgParser {
  public:
@@ -30,8 +44,17 @@ class ArgParser {
             bool repeatable = false);
   // A boolean flag.
   void Switch(const std::string& name, const std::string& help, const std::string& short_name = "");
-  // Free text appended to --help (examples, notes).
+  // Free text appended to --help: "examples:" and one indented command per
+  // line ("  # comment" after it), then notes. Shown under "Examples:".
   void Epilog(const std::string& text) { epilog_ = text; }
+  // The output convention for a command that prints tables: -o/--output FILE,
+  // -f/--force-overwrite, --format text|csv|json, --timeunit ns|us|ms|s.
+  void TableOutput(const std::string& output_help = "");
+  // -o/--output FILE and -f/--force-overwrite for a command that writes one
+  // file; ParseOrExit refuses an existing FILE without -f.
+  void FileOutput(const std::string& metavar, const std::string& help);
+  // Reads the flags of TableOutput (format, unit, path, force).
+  Status ParseTableOutput(OutputSpec* spec) const;
   // Whether positional arguments after "--" are kept as a command (profile).
   void AcceptCommand() { accept_command_ = true; }
 
@@ -58,6 +81,7 @@ class ArgParser {
 
   std::string command_name_, usage_, description_, epilog_;
   bool accept_command_ = false;
+  bool check_output_ = false;  // FileOutput: refuse an existing -o without -f
   std::vector<Spec> specs_;
   std::map<std::string, std::vector<std::string>> values_;
   std::vector<std::string> positionals_;
@@ -68,5 +92,15 @@ class ArgParser {
 // Prints "stepscope <command>: error: <message>" and returns the exit code for
 // the status (2 for invalid input, 1 otherwise).
 int ReportError(const std::string& command, const Status& status);
+
+// Writes tables the way TableOutput's flags say: to stdout, or to -o (with
+// "wrote PATH" on stderr unless -q). `prefix` is text printed before the
+// tables (text format only). Returns the exit code.
+int EmitTables(const std::string& command, const ArgParser& p,
+               const std::vector<NamedTable>& tables, const OutputSpec& spec,
+               const std::string& prefix = "");
+// Prints `text` to stdout, or writes it to -o FILE atomically. Returns the
+// exit code.
+int EmitText(const std::string& command, const ArgParser& p, const std::string& text);
 
 }  // namespace stepscope

@@ -1,6 +1,7 @@
 // stepscope analyze: the expert rules, ranked by cost.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "cli/analysis_flags.h"
 #include "cli/commands.h"
 #include "cli/plan_flags.h"
+#include "common/progress.h"
 
 namespace stepscope {
 namespace {
@@ -189,13 +191,20 @@ int RunAnalyze(int argc, char** argv) {
       "  stepscope analyze --fail-on host_sync,data_loading,10 run.sqlite   # a CI gate");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
   if (p.Has("--rules")) {
+    OutputSpec list_output;
+    if (Status st = p.ParseTableOutput(&list_output); !st.ok()) return ReportError("analyze", st);
+    if (list_output.format != OutputFormat::kText || !list_output.path.empty()) {
+      Table t({{"rule", "Rule", false}, {"summary", "Summary", false}});
+      for (const RuleInfo& r : RuleList()) t.AddRow({r.id, r.summary});
+      return EmitTables("analyze", p, {{"rules", "Rules", t, ""}}, list_output);
+    }
     for (const RuleInfo& r : RuleList()) std::printf("%-16s %s\n", r.id, r.summary);
     return 0;
   }
-  OutputFormat format;
+  OutputSpec output;
   int jobs = 0;
   ScopeSpec spec;
-  Status st = ParseOutputFlags(p, &format, &jobs);
+  Status st = ParseOutputFlags(p, &output, &jobs);
   if (st.ok()) st = ParseScopeSpec(p, &spec);
   AnalyzeOptions opt;
   if (st.ok() && (!ParseDouble(p.Get("--min-cost"), &opt.min_cost_pct) || opt.min_cost_pct < 0)) {
@@ -221,8 +230,16 @@ int RunAnalyze(int argc, char** argv) {
     Table summary, findings, undecided, host;
     std::string gate;  // why --fail-on matched, or empty
   };
+  std::atomic<size_t> done{0};
+  // Cleared (reset) before anything is printed.
+  std::optional<ProgressReporter> progress;
+  progress.emplace("analyze", CountProgress(&done, p.positionals().size(), "traces"));
   auto res = ForEachTrace<Out>(
       p.positionals(), jobs, [&](const TraceModel& m, size_t index) -> StatusOr<Out> {
+        struct Count {
+          std::atomic<size_t>* n;
+          ~Count() { ++*n; }
+        } count{&done};
         AnalyzeOptions o_opt = opt;
         ApplyCeilings(m, &o_opt);
         ASSIGN_OR_RETURN(Analysis a, Analyze(m, o_opt));
@@ -287,6 +304,7 @@ int RunAnalyze(int argc, char** argv) {
         }
         return o;
       });
+  progress.reset();
   if (!res.ok()) return ReportError("analyze", res.status());
   // --fail-on: the output is written as usual, then exit 1 with one line per matching trace.
   auto gate = [&](int rc) {
@@ -300,12 +318,10 @@ int RunAnalyze(int argc, char** argv) {
     }
     return 0;
   };
-  if (format == OutputFormat::kText && !p.Has("--output")) {
-    for (size_t k = 0; k < res->size(); ++k) {
-      if (k) std::fputs("\n", stdout);
-      std::fputs((*res)[k].text.c_str(), stdout);
-    }
-    return gate(0);
+  if (output.format == OutputFormat::kText) {
+    std::string text;
+    for (size_t k = 0; k < res->size(); ++k) text += (k ? "\n" : "") + (*res)[k].text;
+    return gate(EmitText("analyze", p, text));
   }
   std::vector<NamedTable> out = {
       {"summary", "GPU time in the analyzed steps", Table(), ""},
@@ -321,7 +337,7 @@ int RunAnalyze(int argc, char** argv) {
     AppendRows(&out[2].table, o.undecided);
     if (any_host) AppendRows(&out[3].table, o.host);
   }
-  return gate(EmitTables("analyze", p, out, format));
+  return gate(EmitTables("analyze", p, out, output));
 }
 
 }  // namespace stepscope

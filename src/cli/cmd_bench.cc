@@ -11,13 +11,36 @@ namespace stepscope {
 
 namespace {
 
-void PrintCeilings(const Ceilings& c, OutputFormat fmt) {
-  if (fmt == OutputFormat::kText) {
-    std::printf("GPU: %s (%s), compute capability %s, %d SMs, measured %s\n\n", c.gpu_name.c_str(),
-                c.uuid.empty() ? "uuid unknown" : c.uuid.c_str(), c.cc.c_str(), c.sm_count,
-                c.measured_at.c_str());
+// The text heading of one GPU's ceilings.
+std::string CeilingsHeading(const Ceilings& c) {
+  char buf[512];
+  std::snprintf(buf, sizeof(buf), "GPU: %s (%s), compute capability %s, %d SMs, measured %s\n\n",
+                c.gpu_name.c_str(), c.uuid.empty() ? "uuid unknown" : c.uuid.c_str(), c.cc.c_str(),
+                c.sm_count, c.measured_at.c_str());
+  return buf;
+}
+
+// Text: a heading and a table per GPU. CSV/JSON: one "ceilings" table, a
+// gpu column when there are several GPUs.
+int PrintCeilings(const ArgParser& p, const std::vector<const Ceilings*>& gpus,
+                  const OutputSpec& output, const std::string& footer = "") {
+  if (output.format == OutputFormat::kText) {
+    std::string s;
+    for (size_t i = 0; i < gpus.size(); ++i) {
+      s += (i ? "\n" : "") + CeilingsHeading(*gpus[i]) + CeilingsTable(*gpus[i]).RenderText();
+    }
+    return EmitText("bench", p, s + footer);
   }
-  std::fputs(CeilingsTable(c).Render(fmt).c_str(), stdout);
+  Table all;
+  for (const Ceilings* c : gpus) {
+    Table t = CeilingsTable(*c);
+    if (gpus.size() > 1) t.PrependColumn({"gpu", "GPU", false}, Cell(c->gpu_name + " " + c->uuid));
+    if (all.columns().empty()) {
+      for (const Column& col : t.columns()) all.AddColumn(col);
+    }
+    for (const auto& row : t.rows()) all.AddRow(row);
+  }
+  return EmitTables("bench", p, {{"ceilings", "Ceilings", all, ""}}, output);
 }
 
 bool ParseGemm(const std::string& s, BenchOptions* o) {
@@ -46,8 +69,8 @@ int RunBench(int argc, char** argv) {
       "median of --iterations timed repetitions (CUDA events) after --warmup untimed ones.\n\n"
       "The result is stored in the ceilings file keyed by GPU name and UUID (other GPUs' "
       "entries are kept) and printed next to published reference figures.");
-  p.Flag("--output", "FILE", "ceilings file to update (default ~/.cache/stepscope/ceilings.json)",
-         "", "-o");
+  p.Flag("--ceilings", "FILE",
+         "ceilings file to update or show (default ~/.cache/stepscope/ceilings.json)");
   p.Flag("--gemm", "M,N,K", "GEMM shape of the tensor-core measurements", "8192,8192,8192");
   p.Flag("--iterations", "N", "timed repetitions per measurement (the median is reported)", "20");
   p.Flag("--warmup", "N", "untimed repetitions before them", "5");
@@ -58,36 +81,34 @@ int RunBench(int argc, char** argv) {
          "measure only these ceilings (comma-separated keys, e.g. tensor_bf16,dram_bw)");
   p.Switch("--show", "print the stored ceilings instead of measuring (no GPU needed)");
   p.Switch("--no-store", "measure and print, but do not update the ceilings file");
-  p.Flag("--format", "FMT", "text (default), csv or json", "text");
+  p.TableOutput("write the table to FILE instead of stdout");
   p.Epilog(
       "examples:\n"
-      "  stepscope bench                          measure, store, print\n"
+      "  stepscope bench                          # measure, store, print\n"
       "  stepscope bench --gemm 4096,4096,4096 --iterations 50\n"
       "  stepscope bench --only tensor_bf16,dram_bw --no-store\n"
-      "  stepscope bench --show                   stored ceilings of every GPU measured here\n"
+      "  stepscope bench --show                   # stored ceilings of every GPU measured here\n"
+      "  stepscope bench --show --format json -o ceilings_table.json\n"
       "\nkeys: dram_bw l2_bw tensor_bf16 tensor_fp16 tensor_tf32 tensor_fp8 tensor_fp64 fp32 fp64 "
       "fp16 h2d_pinned d2h_pinned h2d_pageable d2h_pageable. See docs/roofline.md.\n");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
-  OutputFormat fmt;
-  if (!ParseOutputFormat(p.Get("--format"), &fmt)) {
-    return ReportError("bench", InvalidInput("--format must be text, csv or json"));
-  }
-  std::string path = p.Has("--output") ? p.Get("--output") : DefaultCeilingsPath();
+  OutputSpec output;
+  if (Status st = p.ParseTableOutput(&output); !st.ok()) return ReportError("bench", st);
+  const OutputFormat fmt = output.format;
+  std::string path = p.Has("--ceilings") ? p.Get("--ceilings") : DefaultCeilingsPath();
 
   if (p.Has("--show")) {
     auto store = LoadCeilingsStore(path);
     if (!store.ok()) return ReportError("bench", store.status());
     if (store->gpus.empty()) {
-      return ReportError(
-          "bench", NotFound(path + ": no stored ceilings; run 'stepscope bench' on a GPU machine"));
+      // A file named with --ceilings is the input: missing, it is bad input.
+      const std::string what =
+          path + ": no stored ceilings; run 'stepscope bench' on a GPU machine";
+      return ReportError("bench", p.Has("--ceilings") ? InvalidInput(what) : NotFound(what));
     }
-    bool first = true;
-    for (const auto& [key, c] : store->gpus) {
-      if (!first && fmt == OutputFormat::kText) std::printf("\n");
-      first = false;
-      PrintCeilings(c, fmt);
-    }
-    return 0;
+    std::vector<const Ceilings*> gpus;
+    for (const auto& [key, c] : store->gpus) gpus.push_back(&c);
+    return PrintCeilings(p, gpus, output);
   }
 
   BenchOptions o;
@@ -125,16 +146,17 @@ int RunBench(int argc, char** argv) {
   std::string notes;
   auto c = MeasureCeilings(o, &notes);
   if (!c.ok()) return ReportError("bench", c.status());
-  PrintCeilings(*c, fmt);
   for (const std::string& n : Split(notes, '\n')) {
-    if (!n.empty()) std::fprintf(stderr, "stepscope bench: note: %s\n", n.c_str());
+    if (!n.empty()) CliNote("bench", "note: " + n);
   }
   if (!p.Has("--no-store")) {
     Status st = SaveCeilings(path, *c);
     if (!st.ok()) return ReportError("bench", st);
-    if (fmt == OutputFormat::kText) std::printf("\nstored in %s\n", path.c_str());
   }
-  return 0;
+  return PrintCeilings(p, {&*c}, output,
+                       fmt == OutputFormat::kText && !p.Has("--no-store")
+                           ? "\nstored in " + path + "\n"
+                           : std::string());
 }
 
 }  // namespace stepscope

@@ -27,13 +27,13 @@ int RunDiff(int argc, char** argv) {
   p.Epilog(
       "examples:\n"
       "  stepscope diff workers0.sqlite workers4.sqlite\n"
-      "  stepscope diff --limit 0 --format csv --output diff/ before.sqlite after.sqlite\n"
+      "  stepscope diff --limit 0 --format csv -o diff/ before.sqlite after.sqlite\n"
       "  stepscope diff --fail-if-slower 3 main.sqlite branch.sqlite   # a CI gate");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
-  OutputFormat format;
+  OutputSpec output;
   ScopeSpec spec;
   DiffOptions opt;
-  Status st = ParseOutputFlags(p, &format, nullptr);
+  Status st = ParseOutputFlags(p, &output, nullptr);
   if (st.ok()) st = ParseScopeSpec(p, &spec);
   int64_t limit = 0;
   if (st.ok() && (!ParseInt64(p.Get("--limit"), &limit) || limit < 0)) {
@@ -56,9 +56,9 @@ int RunDiff(int argc, char** argv) {
   opt.limit = static_cast<int>(limit);
   opt.steps.range_regex = spec.step_regex;
   opt.steps.device = spec.device;
-  auto before = TraceModel::Load(p.positionals()[0]);
+  auto before = LoadTrace(p.positionals()[0]);
   if (!before.ok()) return ReportError("diff", before.status());
-  auto after = TraceModel::Load(p.positionals()[1]);
+  auto after = LoadTrace(p.positionals()[1]);
   if (!after.ok()) return ReportError("diff", after.status());
   auto d = DiffTraces(**before, **after, opt);
   if (!d.ok()) return ReportError("diff", d.status());
@@ -92,17 +92,17 @@ int RunDiff(int argc, char** argv) {
       {"diff_kernels", "Kernels: GPU time per step, largest change first", d->kernels, ""},
       {"diff_nvtx", "NVTX ranges: average duration, largest change first", d->nvtx, ""},
       {"diff_top5", "Top-5 kernels after", d->top5, ""}};
-  if (format == OutputFormat::kText && !p.Has("--output")) {
-    std::string head = "step time (" + d->basis +
-                       "): " + FormatDuration(std::llround(d->before_ns)) + " -> " +
-                       FormatDuration(std::llround(d->after_ns));
+  std::string head;
+  if (output.format == OutputFormat::kText) {
+    head = "step time (" + d->basis + "): " + FormatDuration(std::llround(d->before_ns)) + " -> " +
+           FormatDuration(std::llround(d->after_ns));
     if (d->speedup > 0) {
       head += ": " + FormatFixed(d->speedup, 3) + "x " + (d->speedup >= 1 ? "faster" : "slower") +
               " (before/after)";
     }
-    std::printf("%s\n\n", head.c_str());
+    head += "\n\n";
   }
-  const int rc = EmitTables("diff", p, out, format);
+  const int rc = EmitTables("diff", p, out, output, head);
   if (rc != 0 || slower_pct < 0) return rc;
   // --fail-if-slower: after the output, one line and exit 1 when AFTER is slower.
   if (d->before_ns > 0 && d->after_ns > d->before_ns * (1.0 + slower_pct / 100.0)) {

@@ -9,27 +9,27 @@ namespace stepscope {
 
 int RunExport(int argc, char** argv) {
   ArgParser p(
-      "export", "[--format perfetto|chrome] TRACE.sqlite -o OUT",
+      "export", "[--timeline-format perfetto|chrome] TRACE.sqlite -o OUT",
       "Write the trace as a timeline for the Perfetto UI (ui.perfetto.dev, or trace_processor): "
       "a track per GPU stream under its device, host threads with their CUDA API calls and NVTX "
       "ranges, an arrow from each launch to the kernel/memcpy/memset it created, and counter "
       "tracks per device for GPU utilization (% of each time bucket with a kernel running) and "
       "device memory in use. The output streams (any trace size) and appears only when complete.");
-  p.Flag("--format", "FMT",
-         "perfetto (default: protobuf .pftrace, loads traces of any size) or chrome (Chrome "
-         "trace-event "
+  p.Flag("--timeline-format", "FMT",
+         "perfetto (protobuf .pftrace, loads traces of any size) or chrome (Chrome trace-event "
          "JSON; Perfetto's JSON importer struggles near 1 GB)",
          "perfetto");
-  p.Flag("--output", "OUT", "output file (required)", "", "-o");
+  p.Flag("--format", "FMT", "deprecated spelling of --timeline-format");
+  p.FileOutput("OUT", "output file (required)");
   p.Flag("--util-bucket", "DURATION",
          "GPU utilization bucket, e.g. 1ms (default: auto, about 2000 buckets)");
   p.Switch("--no-args",
            "leave out per-slice arguments (grid, block, bytes, correlation): smaller files");
-  p.Switch("--quiet", "print nothing but errors", "-q");
   p.Epilog(
       "examples:\n"
       "  stepscope export trace.sqlite -o trace.pftrace     # then open it in ui.perfetto.dev\n"
-      "  stepscope export --format chrome trace.sqlite -o trace.json\n"
+      "  stepscope export --timeline-format chrome trace.sqlite -o trace.json\n"
+      "  stepscope export -f trace.sqlite -o trace.pftrace   # replace an earlier export\n"
       "  stepscope export --util-bucket 500us trace.sqlite -o trace.pftrace\n"
       "\nTimes: the .pftrace keeps the trace clock in ns; the JSON is relative to the first event\n"
       "(otherData.time_origin_ns holds it). See docs/export.md for the track layout.\n");
@@ -41,10 +41,15 @@ int RunExport(int argc, char** argv) {
   if (!p.Has("--output")) {
     return ReportError("export", InvalidInput("missing -o OUT; see 'stepscope export --help'"));
   }
+  std::string timeline_format = p.Get("--timeline-format");
+  if (p.Has("--format")) {
+    CliNote("export", "note: --format is deprecated; use --timeline-format " + p.Get("--format"));
+    timeline_format = p.Get("--format");
+  }
   ExportFormat format;
-  if (!ParseExportFormat(p.Get("--format"), &format)) {
-    return ReportError(
-        "export", InvalidInput("--format " + p.Get("--format") + ": expected perfetto or chrome"));
+  if (!ParseExportFormat(timeline_format, &format)) {
+    return ReportError("export", InvalidInput("--timeline-format '" + timeline_format +
+                                              "': expected perfetto or chrome"));
   }
   TimelineOptions options;
   options.args = !p.Has("--no-args");
@@ -62,7 +67,7 @@ int RunExport(int argc, char** argv) {
   std::string out = p.Get("--output");
   Status st = ExportTrace(**reader, format, options, out, &stats, &bytes);
   if (!st.ok()) return ReportError("export", st);
-  if (!p.Has("--quiet")) {
+  if (!CliQuiet()) {
     // Host-model slices (docs/host.md) only when the trace has them: older output unchanged.
     const std::string host =
         stats.host_slices > 0 ? ", " + FormatCount(stats.host_slices) + " host" : std::string();

@@ -5,6 +5,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "common/progress.h"
 #include "common/strings.h"
 #include "common/table.h"
 #include "importers/import.h"
@@ -13,7 +14,7 @@ namespace stepscope {
 
 int RunImport(int argc, char** argv) {
   ArgParser p(
-      "import", "IN -o OUT.sqlite [--format auto|kineto|nsys]",
+      "import", "IN -o OUT.sqlite [--input-format auto|kineto|nsys] [--format text|csv|json]",
       "Convert a foreign trace into a stepscope trace, so that every recipe, rule and report "
       "works on it:\n"
       "  * torch.profiler / Kineto Chrome-trace JSON (.json or .json.gz, read as a stream:\n"
@@ -25,14 +26,16 @@ int RunImport(int argc, char** argv) {
       "and skipped; only an unreadable file is an error (exit code 2, no output left behind).\n"
       "Prints the counters of the import (what was read, what was skipped); the time taken\n"
       "goes to stderr. docs/import.md lists what is mapped to what.");
-  p.Flag("--output", "OUT", "the stepscope trace to write (replaced if it exists)", "", "-o");
-  p.Flag("--format", "FMT", "input format: auto (default), kineto or nsys", "auto");
-  p.Flag("--summary", "FMT", "summary table format: text (default), csv or json", "text");
-  p.Switch("--quiet", "print nothing but errors", "-q");
+  p.FileOutput("OUT", "the stepscope trace to write (required)");
+  p.Flag("--input-format", "FMT", "input format: auto, kineto or nsys", "auto");
+  p.Flag("--format", "FMT", "format of the summary table: text, csv or json", "text");
+  p.Flag("--summary", "FMT", "deprecated spelling of --format");
   p.Epilog(
       "examples:\n"
       "  stepscope import trace.json.gz -o trace.sqlite\n"
-      "  stepscope import report.sqlite --format nsys -o trace.sqlite\n"
+      "  stepscope import report.sqlite --input-format nsys -o trace.sqlite\n"
+      "  stepscope import trace.json.gz -o trace.sqlite -f --format json   # replace, JSON "
+      "summary\n"
       "  sqlite3 trace.sqlite \"SELECT name, value FROM stats WHERE value > 0\"");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
   if (p.positionals().size() != 1) {
@@ -46,26 +49,44 @@ int RunImport(int argc, char** argv) {
                        InvalidInput("missing -o OUT.sqlite; see 'stepscope import --help'"));
   if (out == in)
     return ReportError("import", InvalidInput(in + ": the output would overwrite the input"));
+  // Before the convention --format named the input format and --summary the
+  // table format: both spellings still work, with a note.
+  std::string input_format = p.Get("--input-format"), table_format = p.Get("--format");
   ImportFormat format;
-  if (!ParseImportFormat(p.Get("--format"), &format)) {
-    return ReportError("import", InvalidInput("unknown --format '" + p.Get("--format") +
-                                              "' (auto, kineto, nsys)"));
+  if (p.Has("--format") && ParseImportFormat(table_format, &format)) {
+    CliNote("import", "note: --format " + table_format + " is deprecated; use --input-format " +
+                          table_format + " (--format is the summary table's format)");
+    input_format = table_format;
+    table_format = "text";
+  }
+  if (p.Has("--summary")) {
+    CliNote("import", "note: --summary is deprecated; use --format");
+    table_format = p.Get("--summary");
+  }
+  if (!ParseImportFormat(input_format, &format)) {
+    return ReportError("import", InvalidInput("--input-format '" + input_format +
+                                              "': expected auto, kineto or nsys"));
   }
   OutputFormat summary_format;
-  if (!ParseOutputFormat(p.Get("--summary"), &summary_format)) {
-    return ReportError(
-        "import", InvalidInput("unknown --summary '" + p.Get("--summary") + "' (text, csv, json)"));
+  if (!ParseOutputFormat(table_format, &summary_format)) {
+    return ReportError("import",
+                       InvalidInput("--format '" + table_format + "': expected text, csv or json"));
   }
 
   auto t0 = std::chrono::steady_clock::now();
   ImportResult r;
-  Status st = ImportTrace(in, out, format, &r);
+  Status st;
+  {
+    ProgressReporter progress("import", ReadProgress(in));
+    st = ImportTrace(in, out, format, &r);
+  }
   if (!st.ok()) return ReportError("import", st);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  for (const std::string& w : r.stats.warnings()) {
-    std::fprintf(stderr, "import: warning: %s: %s\n", in.c_str(), w.c_str());
+  if (!CliQuiet()) {
+    for (const std::string& w : r.stats.warnings()) {
+      std::fprintf(stderr, "import: warning: %s: %s\n", in.c_str(), w.c_str());
+    }
   }
-  if (p.Has("--quiet")) return 0;
 
   Table t({{"counter"}, {"value", "", true}});
   for (const ImportStats::Counter& c : r.stats.counters()) {
@@ -78,7 +99,11 @@ int RunImport(int argc, char** argv) {
     std::printf("kernel time: %s.%03lld us\n", FormatCount(kernel_ns / 1000).c_str(),
                 static_cast<long long>(kernel_ns % 1000));
   }
-  std::fputs(t.Render(summary_format).c_str(), stdout);
+  std::fputs(summary_format == OutputFormat::kText
+                 ? t.RenderText().c_str()
+                 : RenderTables({{"import", "Import counters", t, ""}}, summary_format).c_str(),
+             stdout);
+  if (CliQuiet()) return 0;
   std::fprintf(stderr,
                "import: %s bytes parsed in %.2f s (%.1f MB/s), %s rows written "
                "(read+parse+insert %.2f s, indices+close %.2f s)\n",

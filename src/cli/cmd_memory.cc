@@ -47,11 +47,10 @@ int RunMemory(int argc, char** argv) {
       "(stepscope profile --pytorch-memory, or `import stepscope.torch`): the caching\n"
       "allocator's allocated vs reserved bytes and the live tensors at the peak with\n"
       "their Python source lines. Definitions: docs/memory.md.");
-  p.Flag("--format", "FMT", "text (default), csv or json", "text");
   p.Flag("--section", "NAME",
          "print one table: peaks, live_at_peak, largest, never_freed, threads, pools, pytorch, "
          "pytorch_live_at_peak, oom, oom_live, quality");
-  p.Flag("--top", "N", "rows per ranking (default 10)", "10");
+  p.Flag("--top", "N", "rows per ranking", "10");
   p.Flag("--torch-memory", "FILE",
          "the PyTorch memory file (default: TRACE.torch-memory.json or torch-memory-PID.json "
          "beside the trace; 'none' to ignore it)");
@@ -59,24 +58,22 @@ int RunMemory(int argc, char** argv) {
            "print bytes in use over time instead (CSV: ts_ns,t_s,place,series,bytes)");
   p.Flag("--max-points", "N", "with --timeline: at most N points per series, peaks kept (0: all)",
          "0");
-  p.Flag("--output", "FILE", "write to FILE (atomically) instead of stdout", "", "-o");
+  p.TableOutput("write to FILE instead of stdout");
   p.Epilog(
       "examples:\n"
-      "  stepscope memory run/trace.sqlite\n"
-      "  stepscope memory --section live_at_peak --format csv run/trace.sqlite\n"
-      "  stepscope memory --timeline --max-points 2000 -o mem.csv run/trace.sqlite\n"
-      "  stepscope profile --pytorch-memory -o run -- python train.py && stepscope memory "
-      "run/trace.sqlite");
+      "  stepscope memory run.sqlite\n"
+      "  stepscope memory --section live_at_peak --format csv run.sqlite\n"
+      "  stepscope memory --timeline --max-points 2000 -o mem.csv run.sqlite\n"
+      "  stepscope profile --pytorch-memory -o run -- python train.py\n"
+      "  stepscope memory run.sqlite   # finds the PyTorch memory file beside the trace");
   AddPlanFlags(&p, false);  // the run's model: the oom finding's fixes from the planner
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
   if (p.positionals().size() != 1) {
     return ReportError("memory", InvalidInput("expected one TRACE; see 'stepscope memory --help'"));
   }
-  OutputFormat format;
-  if (!ParseOutputFormat(p.Get("--format"), &format)) {
-    return ReportError("memory", InvalidInput("--format must be text, csv or json, not '" +
-                                              p.Get("--format") + "'"));
-  }
+  OutputSpec output;
+  if (Status st = p.ParseTableOutput(&output); !st.ok()) return ReportError("memory", st);
+  const OutputFormat format = output.format;
   int64_t top = 0, max_points = 0;
   if (!ParseInt64(p.Get("--top"), &top) || top < 1) {
     return ReportError("memory", InvalidInput("--top must be a positive integer"));
@@ -114,8 +111,9 @@ int RunMemory(int argc, char** argv) {
   std::string out;
   if (p.Has("--timeline")) {
     auto points = memory::MemoryTimeline(*analysis, static_cast<size_t>(max_points));
-    out = memory::TimelineTable(*analysis, points)
-              .Render(format == OutputFormat::kText ? OutputFormat::kCsv : format);
+    out = RenderTables(
+        {{"memory_timeline", "Memory in use", memory::TimelineTable(*analysis, points), ""}},
+        format == OutputFormat::kText ? OutputFormat::kCsv : format);
   } else {
     memory::ReportOptions ro;
     ro.top = static_cast<size_t>(top);
@@ -125,13 +123,7 @@ int RunMemory(int argc, char** argv) {
       out = OomLead(p.positionals()[0], oom_model.get()) + out;
     }
   }
-  if (p.Has("--output")) {
-    Status st = WriteFileAtomic(p.Get("--output"), out);
-    if (!st.ok()) return ReportError("memory", st);
-  } else {
-    std::fputs(out.c_str(), stdout);
-  }
-  return 0;
+  return EmitText("memory", p, out);
 }
 
 }  // namespace stepscope

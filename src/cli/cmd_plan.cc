@@ -16,20 +16,20 @@ int RunPlan(int argc, char** argv) {
               "and loss, workspace, and the total; with --gpu-mem, whether it fits and which "
               "settings do, fastest first. The model and its calibration: docs/plan.md.");
   AddPlanFlags(&p, true);
-  p.Flag("--format", "FMT", "text or json", "text");
+  p.TableOutput("write to FILE instead of stdout");
   p.Flag("--top", "N", "fitting settings listed with --gpu-mem", "8");
   p.Epilog(
       "examples:\n"
       "  stepscope plan --model llama/config.json --micro-batch 4 --seq-len 2048\n"
-      "  stepscope plan --model config.json --micro-batch 8 --seq-len 4096 --gpu-mem 80\n"
-      "      (does it fit an 80 GiB GPU; if not, which micro-batch/recompute/ZeRO settings do)\n"
+      "  stepscope plan --model config.json --micro-batch 8 --seq-len 4096 --gpu-mem 80   # "
+      "does it fit an 80 GiB GPU; if not, which settings do\n"
+
       "  stepscope plan --model config.json --micro-batch 4 --seq-len 1024 --lora-rank 16 "
       "--lora-targets q_proj,v_proj\n"
       "  stepscope plan --model gpt2/config.json --micro-batch 8 --seq-len 1024 --dtype amp-bf16 "
       "--recompute full\n"
-      "  stepscope plan --model megatron_args.txt --gpu-mem 80 --format json\n"
-      "      (a Megatron argument file: --num-layers, --hidden-size, ..., its --tensor-model-"
-      "parallel-size etc. are the defaults)\n"
+      "  stepscope plan --model megatron_args.txt --gpu-mem 80 --format json   # a Megatron "
+      "argument file: its parallel sizes are the defaults\n"
       "  stepscope plan --model config.json --micro-batch 1 --seq-len 8192 --tp 8 --pp 4 --dp 16 "
       "--sequence-parallel --distributed-optimizer --master-weights --impl megatron");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
@@ -37,8 +37,10 @@ int RunPlan(int argc, char** argv) {
     return ReportError("plan", InvalidInput("unexpected argument '" + p.positionals()[0] +
                                             "'; the model is given with --model CONFIG"));
   }
-  OutputFormat format;
-  if (!ParseOutputFormat(p.Get("--format"), &format) || format == OutputFormat::kCsv) {
+  OutputSpec output;
+  if (Status st = p.ParseTableOutput(&output); !st.ok()) return ReportError("plan", st);
+  const OutputFormat format = output.format;
+  if (format == OutputFormat::kCsv) {
     return ReportError("plan",
                        InvalidInput("--format '" + p.Get("--format") + "': expected text or json"));
   }
@@ -62,8 +64,7 @@ int RunPlan(int argc, char** argv) {
   }
   std::string out =
       format == OutputFormat::kJson ? plan::RenderPlanJson(r) : plan::RenderPlanText(r);
-  std::fputs(out.c_str(), stdout);
-  return 0;
+  return EmitText("plan", p, out);
 }
 
 }  // namespace stepscope

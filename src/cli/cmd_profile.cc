@@ -124,7 +124,6 @@ int RunProfile(int argc, char** argv) {
          "record only inside a range: cudaProfilerApi (cudaProfilerStart/Stop) or nvtx:NAME "
          "(the NVTX push/pop range NAME)");
   p.Switch("--force-overwrite", "replace trace files left by an earlier run", "-f");
-  p.Switch("--quiet", "print no summary at exit", "-q");
   p.Epilog(
       "examples:\n"
       "  stepscope profile -- python train.py\n"

@@ -124,7 +124,7 @@ int RunRanks(int argc, char** argv) {
          "what to print: steps, ranks, sections, collectives, scores, verdict "
          "(repeatable; default: steps,ranks,scores,verdict)",
          "", "", true);
-  p.Flag("--format", "FMT", "text (default), csv or json", "text");
+  p.TableOutput();
   p.Epilog(
       "Examples:\n"
       "  stepscope profile -o run_%q{RANK} -- torchrun --nproc-per-node 2 train_gpt.py --ddp\n"
@@ -136,11 +136,9 @@ int RunRanks(int argc, char** argv) {
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
 
   RanksOptions opt;
-  OutputFormat format;
-  if (!ParseOutputFormat(p.Get("--format"), &format)) {
-    return ReportError("ranks", InvalidInput("--format must be text, csv or json, not '" +
-                                             p.Get("--format") + "'"));
-  }
+  OutputSpec output;
+  if (Status st = p.ParseTableOutput(&output); !st.ok()) return ReportError("ranks", st);
+  const OutputFormat format = output.format;
   int64_t window = 0;
   if (!ParseDouble(p.Get("--threshold"), &opt.threshold) || opt.threshold <= 0 ||
       opt.threshold > 1) {
@@ -213,26 +211,26 @@ int RunRanks(int argc, char** argv) {
       for (const auto& [name, title] : kTitles) {
         if (r == name) out += std::string("\n") + title + "\n";
       }
-      out += table_of(r).RenderText();
+      out += table_of(r).RenderText(output.unit);
     }
-  } else if (format == OutputFormat::kCsv) {
-    for (size_t i = 0; i < reports.size(); ++i) {
-      if (reports.size() > 1) out += (i ? "\n# " : "# ") + reports[i] + "\n";
-      out += table_of(reports[i]).RenderCsv();
-    }
-  } else {
-    out = "{\"world_size\": " + std::to_string(a.world_size) + ", \"missing_ranks\": [";
-    for (size_t i = 0; i < a.missing_ranks.size(); ++i)
-      out += (i ? ", " : "") + std::to_string(a.missing_ranks[i]);
-    out += "], \"notes\": [";
-    for (size_t i = 0; i < a.notes.size(); ++i) out += (i ? ", " : "") + JsonQuote(a.notes[i]);
-    out += "]";
-    for (const std::string& r : reports)
-      out += ",\n" + JsonQuote(r) + ": " + table_of(r).RenderJson();
-    out += "}\n";
+    return EmitText("ranks", p, out);
   }
-  std::fputs(out.c_str(), stdout);
-  return 0;
+  // CSV and JSON: the asked-for tables; JSON adds the job (world size,
+  // missing ranks) and the notes as tables of their own.
+  std::vector<NamedTable> tables;
+  if (format == OutputFormat::kJson) {
+    Table job({{"world_size", "World Size", true}, {"missing_ranks", "Missing Ranks", false}});
+    std::string missing;
+    for (size_t i = 0; i < a.missing_ranks.size(); ++i)
+      missing += (i ? "," : "") + std::to_string(a.missing_ranks[i]);
+    job.AddRow({Cell(static_cast<int64_t>(a.world_size)), missing});
+    Table notes({{"note", "Note", false}});
+    for (const std::string& n : a.notes) notes.AddRow({n});
+    tables.push_back({"job", "Job", job, ""});
+    tables.push_back({"notes", "Notes", notes, ""});
+  }
+  for (const std::string& r : reports) tables.push_back({r, r, table_of(r), ""});
+  return EmitTables("ranks", p, tables, output);
 }
 
 }  // namespace stepscope

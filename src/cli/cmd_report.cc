@@ -23,19 +23,18 @@ int RunReport(int argc, char** argv) {
       "diff's tables and both traces' findings). "
       "The file has the charting library inside: it opens from disk (file://), offline, and makes "
       "no network request.");
-  p.Flag("--output", "FILE", "the HTML file to write (required)", "", "-o");
+  p.FileOutput("FILE", "the HTML file to write (required)");
   p.Flag("--top", "N", "how many kernels the top-kernels chart shows", "15");
   AddStepFlags(&p);
-  p.Switch("--quiet", "print nothing but errors", "-q");
   p.Epilog(
       "examples:\n"
       "  stepscope report trace.sqlite -o report.html && xdg-open report.html\n"
       "  stepscope report --top 25 imported.sqlite -o report.html\n"
-      "  stepscope report before.sqlite after.sqlite -o compare.html   (AFTER's report with a "
-      "before/after section: stepscope diff's tables)\n"
-      "  stepscope roofline --from trace.sqlite -- python train.py   (GPU: stores roofline rows)\n"
-      "  stepscope report trace.sqlite -o report.html                (now with a Roofline "
-      "section)\n"
+      "  stepscope report before.sqlite after.sqlite -o compare.html   # AFTER's report with a "
+      "before/after section: stepscope diff's tables\n"
+      "  stepscope roofline --from trace.sqlite -- python train.py   # GPU: stores roofline rows\n"
+      "  stepscope report -f trace.sqlite -o report.html             # replaced, now with a "
+      "Roofline section\n"
       "\nNames from the trace (kernels, NVTX ranges) are shown as text, never run as HTML.\n"
       "See docs/report.md for what each chart shows.\n");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
@@ -62,7 +61,7 @@ int RunReport(int argc, char** argv) {
   const std::string& trace = p.positionals().back();
   auto reader = TraceReader::Open(trace);
   if (!reader.ok()) return ReportError("report", reader.status());
-  auto model = TraceModel::Load(trace);
+  auto model = LoadTrace(trace);
   if (!model.ok()) return ReportError("report", model.status());
   auto data = CollectReportData(**reader, **model, options);
   if (!data.ok()) return ReportError("report", data.status().WithContext(trace));
@@ -70,7 +69,7 @@ int RunReport(int argc, char** argv) {
     const std::string& before = p.positionals()[0];
     auto before_reader = TraceReader::Open(before);
     if (!before_reader.ok()) return ReportError("report", before_reader.status());
-    auto before_model = TraceModel::Load(before);
+    auto before_model = LoadTrace(before);
     if (!before_model.ok()) return ReportError("report", before_model.status());
     Status st = CollectReportCompare(**before_reader, **before_model, **model, options, &*data);
     if (!st.ok()) return ReportError("report", st.WithContext(before));
@@ -78,7 +77,7 @@ int RunReport(int argc, char** argv) {
   std::string out = p.Get("--output");
   Status st = WriteHtmlReport(*data, out);
   if (!st.ok()) return ReportError("report", st);
-  if (!p.Has("--quiet")) {
+  if (!CliQuiet()) {
     std::fprintf(
         stderr,
         "stepscope report: wrote %s (%zu steps, %zu kernels in the top list, %zu findings)\n",

@@ -25,7 +25,11 @@ void PrintReport(const RooflineReport& r, OutputFormat fmt, const std::string& c
                 r.step >= 0 ? (", step " + std::to_string(r.step)).c_str() : "", r.entries.size(),
                 ceilings_how.c_str());
   }
-  std::fputs(RooflineTable(r, fmt == OutputFormat::kText).Render(fmt).c_str(), stdout);
+  const bool text = fmt == OutputFormat::kText;
+  std::fputs(
+      text ? RooflineTable(r, true).RenderText().c_str()
+           : RenderTables({{"roofline", "Roofline", RooflineTable(r, false), ""}}, fmt).c_str(),
+      stdout);
   for (const RooflineEntry& e : r.entries) {
     for (const std::string& n : e.result.notes) {
       std::fprintf(stderr, "stepscope roofline: note: #%d: %s\n", e.target.rank, n.c_str());
@@ -93,6 +97,7 @@ int RunRoofline(int argc, char** argv) {
   p.Flag("--from", "TRACE",
          "pick kernels from this trace instead of a survey run; results are stored in it");
   p.Flag("--output", "TRACE", "trace the survey run writes", "roofline.sqlite", "-o");
+  p.Switch("--force-overwrite", "replace an existing survey trace", "-f");
   p.Flag("--instances", "K", "profile at most K launches of each kernel", "3");
   p.Flag("--skip", "S", "let the first S matching launches of each kernel run unprofiled", "0");
   p.Flag("--ceilings", "FILE", "ceilings file (default ~/.cache/stepscope/ceilings.json)");
@@ -108,15 +113,15 @@ int RunRoofline(int argc, char** argv) {
            "one profiling run: time and bytes from the replayed launches (faster; DRAM bytes "
            "of kernels whose inputs sit in L2 can read high)");
   p.Flag("--results", "FILE", "keep the profiler's raw result lines (JSON lines) in FILE");
-  p.Flag("--format", "FMT", "text (default), csv or json", "text");
+  p.Flag("--format", "FMT", "table format: text, csv or json (one object of named tables)", "text");
   p.Epilog(
       "examples:\n"
       "  stepscope roofline -- python train.py --steps 10\n"
       "  stepscope roofline --top 10 --step 7 -o run.sqlite -- python train.py\n"
       "  stepscope roofline --from run.sqlite --kernel 'gemm|nvjet' --instances 1 -- python "
       "train.py\n"
-      "  stepscope roofline --from run.sqlite --dry-run         which kernels would be profiled\n"
-      "  stepscope roofline --from run.sqlite                   show stored results again\n"
+      "  stepscope roofline --from run.sqlite --dry-run   # which kernels would be profiled\n"
+      "  stepscope roofline --from run.sqlite             # show stored results again\n"
       "\nNeeds permission to read GPU counters (root, or the nvidia module option "
       "NVreg_RestrictProfilingToAdminUsers=0) and measured ceilings (run `stepscope bench` "
       "once). See docs/roofline.md.\n");
@@ -179,6 +184,8 @@ int RunRoofline(int argc, char** argv) {
     trace_path = p.Get("--from");
   } else {
     trace_path = p.Get("--output");
+    if (Status st = CheckOverwrite(trace_path, p.Has("--force-overwrite")); !st.ok())
+      return ReportError(kCmd, st);
     if (text)
       std::printf("roofline: survey run (kernels, launches, NVTX) -> %s\n", trace_path.c_str());
     std::fflush(stdout);
@@ -207,7 +214,13 @@ int RunRoofline(int argc, char** argv) {
                   FormatDuration(sel->step_kernel_ns).c_str());
     }
   }
-  if (p.Has("--dry-run") || text) std::fputs(SelectionTable(*sel).Render(fmt).c_str(), stdout);
+  if (text) {
+    std::fputs(SelectionTable(*sel).RenderText().c_str(), stdout);
+  } else if (p.Has("--dry-run")) {
+    std::fputs(
+        RenderTables({{"selection", "Selected kernels", SelectionTable(*sel), ""}}, fmt).c_str(),
+        stdout);
+  }
   if (p.Has("--dry-run")) return 0;
 
   // 3. Profile.

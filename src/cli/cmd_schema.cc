@@ -12,14 +12,14 @@ int RunSchema(int argc, char** argv) {
               "docs/schema.md.");
   p.Switch("--markdown", "print docs/schema.md");
   p.Switch("--sql", "print CREATE statements (default)");
+  p.FileOutput("FILE", "write to FILE instead of stdout");
+  p.Epilog(
+      "examples:\n"
+      "  stepscope schema | less\n"
+      "  stepscope schema --markdown -o docs/schema.md -f   # regenerate docs/schema.md");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
-  if (p.Has("--markdown")) {
-    std::fputs(SchemaMarkdown().c_str(), stdout);
-  } else {
-    std::fputs(SchemaCreateSql().c_str(), stdout);
-    std::fputs(SchemaIndexSql().c_str(), stdout);
-  }
-  return 0;
+  if (p.Has("--markdown")) return EmitText("schema", p, SchemaMarkdown());
+  return EmitText("schema", p, SchemaCreateSql() + SchemaIndexSql());
 }
 
 }  // namespace stepscope

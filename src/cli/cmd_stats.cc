@@ -29,20 +29,30 @@ int RunStats(int argc, char** argv) {
       "  stepscope stats -r cuda_gpu_kern_sum --step 12 run.sqlite\n"
       "  stepscope stats -r nvtx_gpu_proj_sum --nvtx forward --format csv run.sqlite\n"
       "  stepscope stats -r cuda_gpu_kern_pace --name nvjet run.sqlite\n"
-      "  stepscope stats --format csv --output stats/ rank*.sqlite");
+      "  stepscope stats --format csv -o stats/ rank*.sqlite   # stats/<recipe>.csv\n"
+      "  stepscope stats --format json -o stats.json rank*.sqlite");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
   if (p.Has("--list")) {
+    OutputSpec list_output;
+    if (Status st = p.ParseTableOutput(&list_output); !st.ok()) return ReportError("stats", st);
+    if (list_output.format != OutputFormat::kText || !list_output.path.empty()) {
+      Table t(
+          {{"name", "Name", false}, {"summary", "Summary", false}, {"default", "Default", false}});
+      for (const RecipeInfo& r : Recipes())
+        t.AddRow({r.name, r.summary, r.in_default_set ? "yes" : "no"});
+      return EmitTables("stats", p, {{"recipes", "Recipes", t, ""}}, list_output);
+    }
     for (const RecipeInfo& r : Recipes()) {
       std::printf("%-22s %s%s\n", r.name, r.summary,
                   r.in_default_set ? "" : " [not in the default set]");
     }
     return 0;
   }
-  OutputFormat format;
+  OutputSpec output;
   int jobs = 0;
   ScopeSpec spec;
   RecipeOptions base;
-  Status st = ParseOutputFlags(p, &format, &jobs);
+  Status st = ParseOutputFlags(p, &output, &jobs);
   if (st.ok()) st = ParseScopeSpec(p, &spec);
   int64_t buckets = 0;
   if (st.ok() && (!ParseInt64(p.Get("--buckets"), &buckets) || buckets < 1 || buckets > 100000)) {
@@ -97,7 +107,7 @@ int RunStats(int argc, char** argv) {
     if (nt.table.columns().empty() && !per_trace->empty()) nt.table = (*per_trace)[0][k];
     out.push_back(std::move(nt));
   }
-  return EmitTables("stats", p, out, format);
+  return EmitTables("stats", p, out, output);
 }
 
 }  // namespace stepscope

@@ -9,11 +9,7 @@
 namespace stepscope {
 namespace {
 
-std::string ShortName(const std::string& name, size_t max = 60) {
-  std::string s(KernelBaseName(name));
-  if (s.size() > max) s = s.substr(0, max - 3) + "...";
-  return s;
-}
+std::string ShortName(const std::string& name) { return std::string(KernelBaseName(name)); }
 
 double Pct(int64_t part, int64_t whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
 
@@ -37,13 +33,14 @@ int RunSteps(int argc, char** argv) {
       "examples:\n"
       "  stepscope steps run.sqlite\n"
       "  stepscope steps --kernels --format csv run.sqlite\n"
+      "  stepscope steps --timeunit ms run.sqlite\n"
       "  stepscope steps --step-range '^train_step' run.sqlite\n"
       "  stepscope steps rank0.sqlite rank1.sqlite");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
-  OutputFormat format;
+  OutputSpec output;
   int jobs = 0;
   ScopeSpec spec;
-  Status st = ParseOutputFlags(p, &format, &jobs);
+  Status st = ParseOutputFlags(p, &output, &jobs);
   if (st.ok()) st = ParseScopeSpec(p, &spec);
   if (st.ok() && p.positionals().empty())
     st = InvalidInput("no trace given; usage: stepscope steps [options] TRACE...");
@@ -71,7 +68,7 @@ int RunSteps(int argc, char** argv) {
                          {"idle_pct", "Idle (%)", true},
                          {"gpu_ops", "GPU Ops", true},
                          {"status", "Status", false},
-                         {"top_kernel", "Top Kernel", false}});
+                         {"top_kernel", "Top Kernel", false, 60}});
         const double median = set.stats.median;
         for (const Step& s : set.steps) {
           const Breakdown& b = s.breakdown;
@@ -137,7 +134,7 @@ int RunSteps(int argc, char** argv) {
     if (kernels) AppendRows(&out[2].table, o.kernels);
   }
   if (!kernels) out.pop_back();
-  return EmitTables("steps", p, out, format);
+  return EmitTables("steps", p, out, output);
 }
 
 }  // namespace stepscope

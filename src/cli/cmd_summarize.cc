@@ -18,15 +18,19 @@ int RunSummarize(int argc, char** argv) {
       "compares the summaries of all ranks of a job; docs/ranks.md describes the file.");
   p.Flag("--output", "PATH", "where to write the summary (one TRACE only; '-' prints it)", "",
          "-o");
+  p.Switch("--force-overwrite", "replace existing summary files", "-f");
   p.Flag("--output-dir", "DIR", "write every summary into DIR instead of beside its trace");
   p.Epilog(
-      "Each summary goes beside its trace: run_0.sqlite -> run_0.summary.json.\n\n"
-      "Examples:\n"
+      "examples:\n"
       "  stepscope summarize run_*.sqlite\n"
       "  stepscope summarize run_0.sqlite -o -        # print it\n"
+      "  stepscope summarize -f run_*.sqlite          # replace earlier summaries\n"
       "  srun --ntasks-per-node=1 stepscope summarize /scratch/job/run_$SLURM_NODEID_*.sqlite   # "
       "per node\n"
-      "  stepscope ranks run_*.summary.json");
+      "  stepscope ranks run_*.summary.json\n"
+      "\n"
+      "Each summary goes beside its trace: run_0.sqlite -> run_0.summary.json. One line per file "
+      "written, on stderr.");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
   const auto& traces = p.positionals();
   if (traces.empty())
@@ -57,11 +61,13 @@ int RunSummarize(int argc, char** argv) {
         path = dir + "/" + (slash == std::string::npos ? path : path.substr(slash + 1));
       }
     }
-    Status st = WriteFileAtomic(path, json);
+    Status st = CheckOverwrite(path, p.Has("--force-overwrite"));
+    if (st.ok()) st = WriteFileAtomic(path, json);
     if (!st.ok()) return ReportError("summarize", st);
-    std::printf("%s: rank %lld, %zu steps, %s NCCL collectives\n", path.c_str(),
-                static_cast<long long>(summary->rank), summary->steps.size(),
-                FormatCount(static_cast<int64_t>(summary->collectives.size())).c_str());
+    CliNote("summarize", "wrote " + path + ": rank " + std::to_string(summary->rank) + ", " +
+                             std::to_string(summary->steps.size()) + " steps, " +
+                             FormatCount(static_cast<int64_t>(summary->collectives.size())) +
+                             " NCCL collectives");
   }
   return 0;
 }

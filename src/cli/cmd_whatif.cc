@@ -53,15 +53,15 @@ int RunWhatif(int argc, char** argv) {
   p.Switch("--steps", "list every step: measured and simulated duration");
   AddStepFlags(&p);
   p.Flag("--device", "D", "the device whose steps are timed (default: the busiest)");
-  p.Flag("--format", "FMT", "text, csv or json", "text");
+  p.TableOutput("write to FILE instead of stdout");
   p.Epilog(
       "examples:\n"
       "  stepscope whatif run.sqlite\n"
       "  stepscope whatif --remove-sync cudaStreamSynchronize --in loss.item run.sqlite\n"
       "  stepscope whatif --prefetch --batch 4 --format json run.sqlite");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
-  OutputFormat format;
-  Status st = ParseOutputFlags(p, &format, nullptr);
+  OutputSpec output;
+  Status st = ParseOutputFlags(p, &output, nullptr);
   AnalyzeOptions opt;
   opt.all = true;
   int64_t v = 0;
@@ -79,7 +79,7 @@ int RunWhatif(int argc, char** argv) {
     st = InvalidInput("expected one trace; usage: stepscope whatif [options] TRACE");
   if (!st.ok()) return ReportError("whatif", st);
   opt.steps.range_regex = p.Get("--step-range");
-  auto model = TraceModel::Load(p.positionals()[0]);
+  auto model = LoadTrace(p.positionals()[0]);
   if (!model.ok()) return ReportError("whatif", model.status());
   const TraceModel& m = **model;
   ApplyCeilings(m, &opt);
@@ -199,9 +199,8 @@ int RunWhatif(int argc, char** argv) {
     t.AddRow({x.question, Cell(x.p.measured_ns), Cell(x.p.base_ns), Cell(x.p.fixed_ns),
               Cell(x.p.saving_ns()), Cell(x.p.speedup(), 3), x.note});
   }
-  if (format != OutputFormat::kText) {
-    std::fputs(t.Render(format).c_str(), stdout);
-    return 0;
+  if (output.format != OutputFormat::kText) {
+    return EmitTables("whatif", p, {{"whatif", "What if", t, ""}}, output);
   }
   std::string s = "trace " + m.path() + "\n";
   const int64_t me = e.measured().median, si = e.base().median;
@@ -222,8 +221,7 @@ int RunWhatif(int argc, char** argv) {
          FormatFixed(x.p.speedup(), 2) + "x)" + (x.note.empty() ? "" : "; " + x.note) + "\n";
     if (!x.p.bound_after.empty()) s += "  then bound by " + x.p.bound_after + "\n";
   }
-  std::fputs(s.c_str(), stdout);
-  return 0;
+  return EmitText("whatif", p, s);
 }
 
 }  // namespace stepscope

@@ -38,7 +38,9 @@ void PrintUsage(FILE* out) {
                kVersion);
   for (const CommandInfo& c : kCommands) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
   std::fprintf(out,
-               "\nRun 'stepscope COMMAND --help' for a command's options and examples.\n"
+               "\nEvery command: -h help and examples, -q quiet, -v verbose; output to -o FILE\n"
+               "(replaced only with -f); tables as --format text|csv|json (docs/cli.md).\n"
+               "Run 'stepscope COMMAND --help' for a command's options and examples.\n"
                "A 5-minute tour: README.md; every table and rule: docs/.\n");
 }
 

@@ -9,6 +9,8 @@
 namespace stepscope {
 namespace {
 
+int g_level = 0;  // -1 quiet, 0 normal, 1 verbose
+
 void Emit(const char* level, const char* fmt, va_list ap) {
   // Format into one buffer and write(2) it at once so that lines from several
   // processes (ranks, workers) do not interleave mid-line.
@@ -25,7 +27,11 @@ void Emit(const char* level, const char* fmt, va_list ap) {
 
 }  // namespace
 
+void SetLogLevel(int level) { g_level = level; }
+bool LogQuiet() { return g_level < 0; }
+
 void LogInfo(const char* fmt, ...) {
+  if (g_level < 0) return;
   va_list ap;
   va_start(ap, fmt);
   Emit("", fmt, ap);
@@ -33,6 +39,7 @@ void LogInfo(const char* fmt, ...) {
 }
 
 void LogWarn(const char* fmt, ...) {
+  if (g_level < 0) return;
   va_list ap;
   va_start(ap, fmt);
   Emit("warning: ", fmt, ap);
@@ -47,6 +54,7 @@ void LogError(const char* fmt, ...) {
 }
 
 bool VerboseEnabled() {
+  if (g_level > 0) return true;
   static const bool enabled = [] {
     const char* v = std::getenv("STEPSCOPE_VERBOSE");
     return v != nullptr && v[0] != '\0' && std::strcmp(v, "0") != 0;

@@ -1,6 +1,7 @@
 #include "common/table.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -22,6 +23,47 @@ bool ParseOutputFormat(const std::string& s, OutputFormat* out) {
   return true;
 }
 
+bool ParseTimeUnit(const std::string& s, TimeUnit* out) {
+  if (s == "ns") {
+    *out = TimeUnit::kNs;
+  } else if (s == "us") {
+    *out = TimeUnit::kUs;
+  } else if (s == "ms") {
+    *out = TimeUnit::kMs;
+  } else if (s == "s") {
+    *out = TimeUnit::kS;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+const char* TimeUnitName(TimeUnit u) {
+  switch (u) {
+    case TimeUnit::kUs:
+      return "us";
+    case TimeUnit::kMs:
+      return "ms";
+    case TimeUnit::kS:
+      return "s";
+    case TimeUnit::kNs:
+      break;
+  }
+  return "ns";
+}
+
+std::string ShortestNumber(double v) {
+  if (!std::isfinite(v)) return "";
+  // Plain decimals ("200000", "0.5") over exponents where they stay short;
+  // either way the shortest digits that read back as v.
+  char buf[400];
+  const double a = std::fabs(v);
+  auto r = a == 0 || (a >= 1e-6 && a < 1e21)
+               ? std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::fixed)
+               : std::to_chars(buf, buf + sizeof(buf), v);
+  return std::string(buf, r.ptr);
+}
+
 std::string Cell::Text() const {
   if (auto* s = std::get_if<std::string>(&value)) return *s;
   if (auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
@@ -37,7 +79,7 @@ void Table::PrependColumn(Column c, const Cell& value) {
   for (auto& row : rows_) row.insert(row.begin(), value);
 }
 
-std::string Table::Render(OutputFormat format) const {
+std::string Table::Render(OutputFormat format, TimeUnit unit) const {
   switch (format) {
     case OutputFormat::kCsv:
       return RenderCsv();
@@ -46,23 +88,74 @@ std::string Table::Render(OutputFormat format) const {
     case OutputFormat::kText:
       break;
   }
-  return RenderText();
+  return RenderText(unit);
 }
 
-std::string Table::RenderText() const {
+namespace {
+
+bool IsNsColumn(const Column& c) { return EndsWith(c.name, "_ns"); }
+
+// The title of a nanosecond column in `unit`: "(ns)" replaced, else appended.
+std::string UnitTitle(const std::string& title, TimeUnit unit) {
+  const std::string u = std::string("(") + TimeUnitName(unit) + ")";
+  const size_t at = title.find("(ns)");
+  if (at != std::string::npos) return title.substr(0, at) + u + title.substr(at + 4);
+  return title + " " + u;
+}
+
+// A nanosecond cell in `unit`: integers stay exact in ns; other units show
+// 3 decimals (6 for seconds).
+std::string UnitText(const Cell& cell, TimeUnit unit) {
+  double v = 0;
+  if (auto* i = std::get_if<int64_t>(&cell.value)) {
+    if (unit == TimeUnit::kNs) return std::to_string(*i);
+    v = static_cast<double>(*i);
+  } else if (auto* d = std::get_if<double>(&cell.value)) {
+    if (unit == TimeUnit::kNs) return cell.Text();
+    v = *d;
+  } else {
+    return cell.Text();
+  }
+  if (!std::isfinite(v)) return "";
+  const double scale = unit == TimeUnit::kUs ? 1e3 : unit == TimeUnit::kMs ? 1e6 : 1e9;
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", unit == TimeUnit::kS ? 6 : 3, v / scale);
+  return buf;
+}
+
+std::string Shortened(std::string s, size_t max) {
+  if (max > 3 && s.size() > max) {
+    size_t cut = max - 3;
+    // Not inside a UTF-8 sequence.
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+    s = s.substr(0, cut) + "...";
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string Table::RenderText(TimeUnit unit) const {
   const size_t n = columns_.size();
   std::vector<size_t> width(n, 0);
   std::vector<std::vector<std::string>> cells;
   cells.reserve(rows_.size());
+  std::vector<std::string> titles;
   for (size_t c = 0; c < n; ++c) {
-    const std::string& t = columns_[c].title.empty() ? columns_[c].name : columns_[c].title;
-    width[c] = PrintableText(t).size();
+    std::string t = columns_[c].title.empty() ? columns_[c].name : columns_[c].title;
+    if (unit != TimeUnit::kNs && IsNsColumn(columns_[c])) t = UnitTitle(t, unit);
+    titles.push_back(PrintableText(t));
+    width[c] = titles.back().size();
   }
   for (const auto& row : rows_) {
     std::vector<std::string> line;
     for (size_t c = 0; c < n; ++c) {
       // Names come from traces: no escape sequence reaches the terminal.
-      line.push_back(c < row.size() ? PrintableText(row[c].Text()) : "");
+      std::string v;
+      if (c < row.size()) {
+        v = PrintableText(IsNsColumn(columns_[c]) ? UnitText(row[c], unit) : row[c].Text());
+      }
+      line.push_back(Shortened(std::move(v), columns_[c].text_max_width));
       width[c] = std::max(width[c], line.back().size());
     }
     cells.push_back(std::move(line));
@@ -87,14 +180,9 @@ std::string Table::RenderText() const {
     out->push_back('\n');
   };
   std::string out;
-  std::vector<std::string> header;
   std::vector<std::string> rule;
-  for (size_t c = 0; c < n; ++c) {
-    header.push_back(
-        PrintableText(columns_[c].title.empty() ? columns_[c].name : columns_[c].title));
-    rule.push_back(std::string(width[c], '-'));
-  }
-  emit_line(header, &out);
+  for (size_t c = 0; c < n; ++c) rule.push_back(std::string(width[c], '-'));
+  emit_line(titles, &out);
   emit_line(rule, &out);
   for (const auto& line : cells) emit_line(line, &out);
   return out;
@@ -132,9 +220,7 @@ std::string Table::RenderCsv() const {
       if (c < row.size()) {
         const Cell& cell = row[c];
         if (auto* d = std::get_if<double>(&cell.value)) {
-          char buf[64];
-          std::snprintf(buf, sizeof(buf), "%.*f", std::max(cell.decimals, 3), *d);
-          out.append(std::isfinite(*d) ? buf : "");
+          out.append(ShortestNumber(*d));
         } else {
           out.append(CsvQuote(cell.Text()));
         }
@@ -204,9 +290,7 @@ std::string Table::RenderJson() const {
       } else {
         double d = std::get<double>(cell.value);
         if (std::isfinite(d)) {
-          char buf[64];
-          std::snprintf(buf, sizeof(buf), "%.*f", std::max(cell.decimals, 3), d);
-          out.append(buf);
+          out.append(ShortestNumber(d));
         } else {
           out.append("null");
         }

@@ -3,7 +3,10 @@
 // A Table has named columns (with a unit and alignment) and rows of cells. It
 // renders as an aligned text table (the terminal default), CSV or JSON, so that
 // every recipe gets `--format csv|json` for free. Numeric cells keep their raw
-// value for CSV/JSON and a formatted string for the text view.
+// value for CSV/JSON (doubles in the shortest form that reads back to the same
+// value, names never shortened) and a formatted string for the text view.
+// Columns whose machine name ends in "_ns" hold nanoseconds: the text view
+// shows them in the --timeunit (ns by default); CSV/JSON keep nanoseconds.
 #pragma once
 
 #include <cstdint>
@@ -16,10 +19,22 @@ namespace stepscope {
 enum class OutputFormat { kText, kCsv, kJson };
 bool ParseOutputFormat(const std::string& s, OutputFormat* out);
 
+// The unit of "_ns" columns in text tables (--timeunit).
+enum class TimeUnit { kNs, kUs, kMs, kS };
+bool ParseTimeUnit(const std::string& s, TimeUnit* out);
+const char* TimeUnitName(TimeUnit u);
+
+// A double in the shortest text that reads back as the same value ("0.1",
+// "200000", "1e-07": plain decimals from 1e-6 to 1e21); "" for NaN and
+// infinities.
+std::string ShortestNumber(double v);
+
 struct Column {
   std::string name;   // machine name, used as CSV header and JSON key
   std::string title;  // header in the text view (defaults to name)
   bool right_align = false;
+  // Text view only: longer values are cut to this width with "..." (0: never).
+  size_t text_max_width = 0;
 };
 
 // A cell: text, an integer, or a double shown with `decimals` digits.
@@ -50,8 +65,8 @@ class Table {
   const std::vector<std::vector<Cell>>& rows() const { return rows_; }
   size_t size() const { return rows_.size(); }
 
-  std::string Render(OutputFormat format) const;
-  std::string RenderText() const;
+  std::string Render(OutputFormat format, TimeUnit unit = TimeUnit::kNs) const;
+  std::string RenderText(TimeUnit unit = TimeUnit::kNs) const;
   std::string RenderCsv() const;
   std::string RenderJson() const;
 

@@ -77,14 +77,14 @@ TEST(Ceilings, TableShowsReferencesInDisplayUnits) {
   Ceilings c = Gpu("H100", "GPU-a", 798.25e12);
   c.values["h2d_pinned"] = {53.2e9, "pinned"};
   std::string t = CeilingsTable(c).RenderCsv();
-  EXPECT_NE(t.find("DRAM bandwidth,3.010,TB/s,lent H100 3.00; lent H200 4.30,copy\n"),
+  EXPECT_NE(t.find("DRAM bandwidth,3.01,TB/s,lent H100 3.00; lent H200 4.30,copy\n"),
             std::string::npos)
       << t;
   EXPECT_NE(
-      t.find("tensor bf16,798.250,TFLOP/s,lent H100 798.00; lent H200 790.00,cuBLASLt 8192^3\n"),
+      t.find("tensor bf16,798.25,TFLOP/s,lent H100 798.00; lent H200 790.00,cuBLASLt 8192^3\n"),
       std::string::npos)
       << t;
-  EXPECT_NE(t.find("host->device pinned,53.200,GB/s,x86+H100 55.67; GH200 C2C 381.70,pinned\n"),
+  EXPECT_NE(t.find("host->device pinned,53.2,GB/s,x86+H100 55.67; GH200 C2C 381.70,pinned\n"),
             std::string::npos)
       << t;
   EXPECT_NE(t.find("host->device pageable,-,GB/s,x86+H100 9.50,not measured\n"), std::string::npos)

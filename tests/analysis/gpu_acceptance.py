@@ -52,7 +52,7 @@ def main():
                 ms[name] = json.load(f)["ms_per_step"]
 
         def findings(name):
-            out = subprocess.run([stepscope, "analyze", "--format", "csv", "--output", os.path.join(tmp, name),
+            out = subprocess.run([stepscope, "analyze", "-f", "--format", "csv", "--output", os.path.join(tmp, name, ""),
                                   traces[name]], check=True, capture_output=True)
             with open(os.path.join(tmp, name, "findings.csv")) as f:
                 return list(csv.DictReader(f))
@@ -76,7 +76,7 @@ def main():
         f = findings("default")
         worst = max((float(x["cost_pct"]) for x in f), default=0.0)
         check(worst <= 5.0, f"default run: costliest finding {worst:.2f}% of the analyzed time (limit 5%)")
-        out = subprocess.run([stepscope, "diff", "--format", "csv", "--output", os.path.join(tmp, "diff"),
+        out = subprocess.run([stepscope, "diff", "--format", "csv", "--output", os.path.join(tmp, "diff", ""),
                               traces["workers0_cpu4"], traces["workers4_cpu4"]], check=True, capture_output=True)
         with open(os.path.join(tmp, "diff", "diff_summary.csv")) as f:
             rows = {r["metric"]: r for r in csv.DictReader(f)}

@@ -86,7 +86,7 @@ function buildReport(name, sqlFiles) {
   const html = path.join(outDir, `${name}.html`);
   fs.rmSync(trace, { force: true });
   run(args['make-trace'], [trace, ...sqlFiles]);
-  run(args.stepscope, ['report', '--quiet', trace, '-o', html]);
+  run(args.stepscope, ['report', '--quiet', '-f', trace, '-o', html]);
   return html;
 }
 
@@ -286,7 +286,7 @@ async function docShot(page, selector, name) {
 {
   const trace = gpuTrace('workers0_cpu4');
   const html = path.join(outDir, 'workers0_cpu4.html');
-  run(args.stepscope, ['report', '--quiet', trace, '-o', html]);
+  run(args.stepscope, ['report', '--quiet', '-f', trace, '-o', html]);
   const analyze = JSON.parse(run(args.stepscope, ['analyze', '--format', 'json', trace]).stdout);
   const expected = analyze.findings.map((f) => f.rule);
   const shot = path.join(outDir, 'workers0_cpu4.png');
@@ -344,7 +344,7 @@ async function docShot(page, selector, name) {
 {
   const trace = gpuTrace('offload');
   const html = path.join(outDir, 'offload.html');
-  run(args.stepscope, ['report', '--quiet', trace, '-o', html]);
+  run(args.stepscope, ['report', '--quiet', '-f', trace, '-o', html]);
   const shot = path.join(outDir, 'offload.png');
   const seen = await openReport(html, shot, async (page) => {
     const res = await page.evaluate(() => {
@@ -382,7 +382,7 @@ async function docShot(page, selector, name) {
   const before = gpuTrace('workers0_cpu4');
   const after = gpuTrace('workers4_cpu4');
   const html = path.join(outDir, 'compare.html');
-  run(args.stepscope, ['report', '--quiet', before, after, '-o', html]);
+  run(args.stepscope, ['report', '--quiet', '-f', before, after, '-o', html]);
   const diff = JSON.parse(run(args.stepscope, ['diff', '--format', 'json', before, after]).stdout);
   const speedup = diff.diff_summary.filter((x) => /^speedup/.test(x.metric))[0].change;
   const shot = path.join(outDir, 'compare.png');

@@ -65,10 +65,13 @@ class RooflineSurveyTest(unittest.TestCase):
         self.assertEqual(p.returncode, 1)
         self.assertIn("s.sqlite: no kernels in step 2", p.stderr)
 
-    def test_survey_replaces_an_existing_trace(self):
+    def test_survey_replaces_an_existing_trace_with_f(self):
         with open(os.path.join(self.tmp, "s.sqlite"), "w") as f:
             f.write("old")
         p = self.roofline(["-o", "s.sqlite", "--dry-run", "--", APP, "steps", "2", "1"])
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("s.sqlite exists; pass -f", p.stderr)
+        p = self.roofline(["-f", "-o", "s.sqlite", "--dry-run", "--", APP, "steps", "2", "1"])
         self.assertIn("no kernels in step 0", p.stderr)
         self.assertEqual(rows(os.path.join(self.tmp, "s.sqlite"), "SELECT value FROM meta WHERE key = 'source'"),
                          [("capture",)])
@@ -77,7 +80,7 @@ class RooflineSurveyTest(unittest.TestCase):
     def test_failed_program_leaves_the_old_file_and_no_temporary(self):
         with open(os.path.join(self.tmp, "s.sqlite"), "w") as f:
             f.write("old")
-        p = self.roofline(["-o", "s.sqlite", "--", APP, "exit", "3"])
+        p = self.roofline(["-f", "-o", "s.sqlite", "--", APP, "exit", "3"])
         self.assertEqual(p.returncode, 1)
         self.assertIn("the command exited with code 3 during the survey run; fix it and retry", p.stderr)
         self.assertEqual(self.files(), ["s.sqlite"])

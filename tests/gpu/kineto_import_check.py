@@ -71,7 +71,7 @@ def main():
             trace = os.path.join(a.out, f"{kind}.json")
             record(kind, trace)
             db = os.path.join(a.out, f"{kind}.sqlite")
-            imp = subprocess.run([a.stepscope, "import", trace, "-o", db, "--summary", "json"],
+            imp = subprocess.run([a.stepscope, "import", trace, "-f", "-o", db, "--format", "json"],
                                  capture_output=True, text=True)
             open(os.path.join(a.out, f"{kind}.import.txt"), "w").write(imp.stdout + imp.stderr)
             corpus = subprocess.run([sys.executable, os.path.join(REPO, "tests", "corpus", "run_corpus.py"),

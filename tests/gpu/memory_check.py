@@ -36,7 +36,7 @@ def memory_json(st, trace, section):
     p = run([st, "memory", trace, "--format", "json", "--section", section])
     if p.returncode != 0:
         raise RuntimeError(f"stepscope memory {section}: {p.stderr.decode()[-800:]}")
-    return json.loads(p.stdout)
+    return json.loads(p.stdout)[section]  # one object of named tables (docs/cli.md)
 
 
 def profiled(a, name, extra, pytorch_memory=True):

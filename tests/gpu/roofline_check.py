@@ -108,7 +108,7 @@ def dram(m):
 
 # ---------------------------------------------------------------------------------------------
 def check_bench():
-    rc, out, _ = run("bench", [SS, "bench", "--output", CEIL])
+    rc, out, _ = run("bench", [SS, "bench", "--ceilings", CEIL])
     if rc != 0:
         verdict("bench", False, f"stepscope bench exited {rc}: {out.strip().splitlines()[-1:]}")
         return False
@@ -145,7 +145,7 @@ def rows(db):
 def check_selftest():
     db = os.path.join(OUT, "selftest.sqlite")
     rc, out, _ = run("selftest", [SS, "roofline", "--kernel", ".", "--top", "0", "--instances", "1",
-                                  "--ceilings", CEIL, "-o", db, "--results",
+                                  "--ceilings", CEIL, "-f", "-o", db, "--results",
                                   os.path.join(OUT, "selftest_results.jsonl"),
                                   "--svg", os.path.join(OUT, "selftest.svg"), "--",
                                   SELFTEST, "--gemm", "4096,4096,4096", "--repeat", "2"])
@@ -201,7 +201,7 @@ def check_top5(train_gpt):
     rc, bare, _ = run("gpt_bare", args, timeout=240)
     _, bare2, _ = run("gpt_bare2", args, timeout=240)
     db = os.path.join(OUT, "gpt.sqlite")
-    rc2, out, dt = run("gpt_top5", [SS, "roofline", "--top", "5", "--ceilings", CEIL, "-o", db,
+    rc2, out, dt = run("gpt_top5", [SS, "roofline", "--top", "5", "--ceilings", CEIL, "-f", "-o", db,
                                     "--results", os.path.join(OUT, "gpt_results.jsonl"),
                                     "--svg", os.path.join(OUT, "gpt.svg"), "--"] + args, timeout=300)
     lb = [float(x) for x in losses(bare) + losses(bare2)]

@@ -69,7 +69,7 @@ def check_trace(args, label, trace):
         report(f"{label} steps_v", False, repr(e))
     try:
         recipe = {r["range"]: r for r in cli_json(args.stepscope, "stats", trace, "--report",
-                                                  "nvtx_gpu_proj_sum")}
+                                                  "nvtx_gpu_proj_sum")["nvtx_gpu_proj_sum"]}
         got = {r[0]: r[1:] for r in db.execute(
             "SELECT range, instances, total_proj_ns, total_gpu_ops FROM (" + proj_query() + ")")}
         bad = [k for k in recipe if got.get(k) != (recipe[k]["instances"],

@@ -26,7 +26,7 @@ def eq(what, a, b, tol=0):
     if not ok:
         bad += 1; print('  MISMATCH', what, a, b)
 for t in traces:
-    subprocess.run([S, 'report', '-q', t, '-o', html_path], check=True)
+    subprocess.run([S, 'report', '-q', '-f', t, '-o', html_path], check=True)
     html = open(html_path).read()
     d = json.loads(re.search(r'<script type="application/json" id="stepscope-data">(.*?)</script>', html, re.S).group(1))
     steps = cli('steps', t)

@@ -544,7 +544,8 @@ std::string RenderMemoryReport(const MemoryReport& report, OutputFormat format,
   if (format == OutputFormat::kText && only.empty()) {
     for (const std::string& h : report.header) out += h + "\n";
   }
-  if (format == OutputFormat::kJson && only.empty()) out += "{";
+  // JSON: one object of named tables, one section or all.
+  if (format == OutputFormat::kJson) out += "{";
   bool first = true;
   for (const MemorySection& s : report.sections) {
     if (!only.empty() && s.name != only) continue;
@@ -560,19 +561,15 @@ std::string RenderMemoryReport(const MemoryReport& report, OutputFormat format,
         if (only.empty()) out += std::string(first ? "" : "\n") + "# " + s.name + "\n";
         out += s.table.RenderCsv();
         break;
-      case OutputFormat::kJson:
-        if (only.empty()) {
-          std::string body = s.table.RenderJson();
-          while (!body.empty() && body.back() == '\n') body.pop_back();
-          out += std::string(first ? "\n" : ",\n") + JsonQuote(s.name) + ": " + body;
-        } else {
-          out += s.table.RenderJson();
-        }
-        break;
+      case OutputFormat::kJson: {
+        std::string body = s.table.RenderJson();
+        while (!body.empty() && body.back() == '\n') body.pop_back();
+        out += std::string(first ? "\n" : ",\n") + JsonQuote(s.name) + ": " + body;
+      } break;
     }
     first = false;
   }
-  if (format == OutputFormat::kJson && only.empty()) out += "\n}\n";
+  if (format == OutputFormat::kJson) out += first ? "}\n" : "\n}\n";
   return out;
 }
 

@@ -41,7 +41,7 @@ TESTS = [
     DiffTest(name="stats_two_ranks", cmd=["stats", "-r", "cuda_gpu_mem_time_sum", "--jobs", "2", "{traces}"],
              trace=[fx("recipes"), fx("train_healthy")], out=out("stats_two_ranks.txt")),
     DiffTest(name="stats_output_dir", cmd=["stats", "-r", "cuda_gpu_mem_size_sum,nvtx_sum", "--format", "csv",
-                                           "--output", "{tmp}/out", "{trace}"], trace=fx("recipes"),
+                                           "--output", "{tmp}/out/", "{trace}"], trace=fx("recipes"),
              out=out("stats_output_dir.txt"), post=["sh", "-c", "cd {tmp}/out && for f in *; do echo \"## $f\"; cat $f; done"]),
     DiffTest(name="stats_empty_trace", cmd=["stats", "{trace}"], trace=fx("empty"), out=out("stats_empty.txt")),
     DiffTest(name="stats_no_gpu", cmd=["stats", "{trace}"], trace=fx("no_gpu"), out=out("stats_no_gpu.txt")),

@@ -4,7 +4,7 @@
 # checked by hand against tests/diff/fixtures/export/small.sql.
 TESTS = [
     DiffTest(name="export_chrome_small",
-             cmd=["export", "--format", "chrome", "--util-bucket", "1us", "-q", "{trace}", "-o", "{tmp}/out.json"],
+             cmd=["export", "--timeline-format", "chrome", "--util-bucket", "1us", "-q", "{trace}", "-o", "{tmp}/out.json"],
              trace="export/small.sql", out="export/small_chrome.json",
              post=["python3", "-c", "import json,sys; d=json.load(open('out.json')); "
                    "print(json.dumps(d, indent=0, sort_keys=True))"]),
@@ -16,7 +16,7 @@ TESTS = [
              out="export/not_a_trace.err", rc=2, stderr=True, post=["ls", "{tmp}"]),
     DiffTest(name="export_missing_output_is_exit_2", cmd=["export", "{trace}"], trace="export/small.sql",
              out="export/missing_output.err", rc=2, stderr=True),
-    DiffTest(name="export_bad_format_is_exit_2", cmd=["export", "--format", "svg", "{trace}", "-o", "{tmp}/x"],
+    DiffTest(name="export_bad_format_is_exit_2", cmd=["export", "--timeline-format", "svg", "{trace}", "-o", "{tmp}/x"],
              trace="export/small.sql", out="export/bad_format.err", rc=2, stderr=True),
     DiffTest(name="report_not_a_trace_is_exit_2",
              cmd=["report", "{trace}", "-o", "{tmp}/report.html"], trace="export/not_a_trace.json",

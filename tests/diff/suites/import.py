@@ -43,7 +43,7 @@ TESTS = [
     DiffTest(name="import_kineto_small_gzip", cmd=["import", "{trace}"] + OUT,
              trace="import/kineto_small.json.gz", out="import/kineto_small_gzip.out",
              post=["sqlite3", "-header", "{tmp}/out.sqlite", KINETO_QUERIES]),
-    DiffTest(name="import_kineto_summary_csv", cmd=["import", "{trace}", "--summary", "csv"] + OUT,
+    DiffTest(name="import_kineto_summary_csv", cmd=["import", "{trace}", "--format", "csv"] + OUT,
              trace="import/kineto_small.json", out="import/kineto_small_summary.csv"),
     DiffTest(name="import_nsys_basic", cmd=["import", "{trace}"] + OUT, trace="import/nsys_basic.db.sql",
              out="import/nsys_basic.out", post=["sqlite3", "-header", "{tmp}/out.sqlite", NSYS_QUERIES]),
@@ -56,7 +56,7 @@ TESTS = [
     bad("import_bad_unrecognized", "not_a_trace.txt"),
     bad("import_bad_sqlite_not_a_trace", "not_a_trace.db.sql"),
     bad("import_bad_already_stepscope", "stepscope_trace.sql"),
-    bad("import_bad_forced_format", "kineto_small.json", ["--format", "nsys"]),
+    bad("import_bad_forced_format", "kineto_small.json", ["--input-format", "nsys"]),
     DiffTest(name="import_missing_output_flag", cmd=["import", "{trace}"], trace="import/kineto_small.json",
              out="import/missing_output.err", rc=2, stderr=True),
 ]

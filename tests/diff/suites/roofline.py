@@ -28,7 +28,7 @@ TESTS = [
              cmd=["roofline", "--from", "{trace}", "--ceilings", "{fixtures}/roofline/ceilings.json",
                   "--no-svg", "--format", "json"],
              out="roofline/show_stored.json"),
-    DiffTest(name="bench_show_stored_ceilings", cmd=["bench", "--show", "--output", "{fixtures}/roofline/ceilings.json"],
+    DiffTest(name="bench_show_stored_ceilings", cmd=["bench", "--show", "--ceilings", "{fixtures}/roofline/ceilings.json"],
              out="roofline/bench_show.txt"),
     DiffTest(name="roofline_no_results_stored", trace="roofline/steps.sql",
              cmd=["roofline", "--from", "{trace}"], out="roofline/no_results.err", rc=1, stderr=True),

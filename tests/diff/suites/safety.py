@@ -28,7 +28,7 @@ TESTS = [
     # INT64_MIN timestamps (was: std::length_error in export, abort, temp file left).
     refused("int64_min_time_export", ["export", "{trace}", "-o", "{tmp}/out.pftrace"], "int64_min_time.sql"),
     refused("int64_min_time_export_chrome",
-            ["export", "--format", "chrome", "{trace}", "-o", "{tmp}/out.json"], "int64_min_time.sql"),
+            ["export", "--timeline-format", "chrome", "{trace}", "-o", "{tmp}/out.json"], "int64_min_time.sql"),
     # The commands that do not need the span read the times clamped to
     # [0, 2^62] ns (no signed overflow: the ASan+UBSan suite aborts on one).
     DiffTest(name="int64_min_time_summarize", cmd=["summarize", "{trace}", "-o", "-"],
@@ -54,8 +54,8 @@ TESTS = [
              cmd=["stats", "-r", "cuda_gpu_kern_sum", "-r", "nvtx_sum", "{trace}"],
              trace="safety/hostile_names.sql", out="safety/hostile_names_stats.txt"),
     # Every file strictly UTF-8, JSON parses, CSV has no control character.
-    DiffTest(name="hostile_names_stats_json", cmd=["stats", "--format", "json", "--output", "{tmp}/o", "{trace}"],
+    DiffTest(name="hostile_names_stats_json", cmd=["stats", "--format", "json", "--output", "{tmp}/o/", "{trace}"],
              trace="safety/hostile_names.sql", out="safety/hostile_names_stats_json.txt", post=CHECK_FILES),
-    DiffTest(name="hostile_names_stats_csv", cmd=["stats", "--format", "csv", "--output", "{tmp}/o", "{trace}"],
+    DiffTest(name="hostile_names_stats_csv", cmd=["stats", "--format", "csv", "--output", "{tmp}/o/", "{trace}"],
              trace="safety/hostile_names.sql", out="safety/hostile_names_stats_csv.txt", post=CHECK_FILES),
 ]
