@@ -70,7 +70,7 @@ TESTS += [
 TESTS += [
     # Export: per thread a samples track (runs of one state at one stack, the stack in args) and an OS-runtime
     # track; nsys scheduling rows make a CPU-state track.
-    DiffTest(name="host_export_chrome", cmd=["export", "--format", "chrome", "{trace}", "-o", "{tmp}/out.json"],
+    DiffTest(name="host_export_chrome", cmd=["export", "--timeline-format", "chrome", "{trace}", "-o", "{tmp}/out.json"],
              trace="host/host.sql", out="host/export_chrome.txt", stderr=True,
              post=["python3", "-c", "import json; d=json.load(open('out.json')); ev=d['traceEvents'];"
                    " names={(e['pid'], e['tid']): e['args']['name'] for e in ev if e.get('ph') == 'M'};"
@@ -79,7 +79,7 @@ TESTS += [
                    " for e in ev if e.get('cat') in ('samples', 'osrt', 'cpu_state') and e['ts'] < 21000]"]),
     DiffTest(name="host_export_nsys_cpu_state", cmd=["import", "-q", "{trace}", "-o", "{tmp}/out.sqlite"],
              trace="host/nsys_host.db.sql", out="host/export_nsys.txt",
-             post=["sh", "-c", "{stepscope} export -q --format chrome {tmp}/out.sqlite -o {tmp}/out.json && "
+             post=["sh", "-c", "{stepscope} export -q --timeline-format chrome {tmp}/out.sqlite -o {tmp}/out.json && "
                    "python3 -c \"import json; ev=json.load(open('{tmp}/out.json'))['traceEvents'];"
                    " names={(e['pid'], e['tid']): e['args']['name'] for e in ev if e.get('ph') == 'M'};"
                    " [print(names.get((e['pid'], e['tid'])), e['cat'], e['ts'], e['dur'], e['name'],"
