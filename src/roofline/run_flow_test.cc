@@ -73,8 +73,7 @@ std::string Expand(std::string pattern, int n) {
 // A traced run whose processes leave traces with these kernel counts.
 TracedRunner FakeTracedRun(std::vector<int> kernels, int exit_code, std::string* seen_pattern,
                            std::string* seen_categories) {
-  return [=](const std::string& pattern,
-             const std::string& categories) -> StatusOr<TracedExit> {
+  return [=](const std::string& pattern, const std::string& categories) -> StatusOr<TracedExit> {
     *seen_pattern = pattern;
     *seen_categories = categories;
     TracedExit e;
@@ -91,8 +90,8 @@ TEST(RunFlow, SurveyKeepsTheTraceWithTheMostKernelsAndNothingElse) {
   const std::string dir = MakeDir();
   const std::string final_path = dir + "/run 100%.sqlite";  // '%' is no token here
   std::string pattern, categories, note;
-  ASSERT_TRUE(SurveyTrace(final_path, FakeTracedRun({1, 3, 2}, 0, &pattern, &categories), &note)
-                  .ok());
+  ASSERT_TRUE(
+      SurveyTrace(final_path, FakeTracedRun({1, 3, 2}, 0, &pattern, &categories), &note).ok());
   EXPECT_EQ(categories, "cuda,nvtx");
   EXPECT_EQ(pattern.rfind(dir + "/.run 100%%.sqlite.survey-", 0), 0u) << pattern;
   EXPECT_EQ(Kernels(final_path), 3);
@@ -117,8 +116,8 @@ TEST(RunFlow, FailedSurveyLeavesTheOldFileAndNoTemporary) {
   const std::string dir = MakeDir();
   ASSERT_TRUE(WriteFileAtomic(dir + "/s.sqlite", "old").ok());
   std::string pattern, categories, note;
-  Status st = SurveyTrace(dir + "/s.sqlite", FakeTracedRun({4, 1}, 3, &pattern, &categories),
-                          &note);
+  Status st =
+      SurveyTrace(dir + "/s.sqlite", FakeTracedRun({4, 1}, 3, &pattern, &categories), &note);
   EXPECT_EQ(st.code(), StatusCode::kUnavailable);
   EXPECT_EQ(st.message(), "the command exited with code 3 during the survey run; fix it and retry");
   EXPECT_EQ(Files(dir), std::vector<std::string>{"s.sqlite"});
@@ -230,7 +229,8 @@ TEST(RunFlow, ProfileStopsAfterAFailedRunAndKeepsResultsWhenAsked) {
   const std::string dir = MakeDir();
   FakeProfiledProgram prog;
   prog.exit_code = 1;
-  prog.extra_lines = {"{\"type\": \"inst\n", MessageLine({false, 0, "kernel 0 was never launched"})};
+  prog.extra_lines = {"{\"type\": \"inst\n",
+                      MessageLine({false, 0, "kernel 0 was never launched"})};
   ProfileOptions opt;
   opt.results_path = dir + "/raw.jsonl";
   auto out = ProfileKernels(OneKernel(), dir + "/t.sqlite", opt, prog.Runner(), nullptr);
