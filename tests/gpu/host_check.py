@@ -205,9 +205,11 @@ def part_hf(c):
     a = c.a
     trace, _ = c.profile("hf", [], [sys.executable, os.path.join(HERE, "hf_lora_train.py"), "--batch", "8",
                                     "--steps", "20"], timeout=400)
-    # The launching thread: the one that launches the most kernels.
-    tid = q(trace, "SELECT api.tid FROM api JOIN strings s ON s.id = api.name_id WHERE s.value LIKE "
-                   "'%Launch%' GROUP BY 1 ORDER BY COUNT(*) DESC LIMIT 1")[0][0]
+    # The launching thread whose step it is: the thread of the NVTX 'step N' ranges (the
+    # Trainer's main thread, which launches the forward; the autograd thread launches more
+    # kernels but runs no step of its own).
+    tid = q(trace, "SELECT n.tid FROM nvtx n JOIN strings s ON s.id = n.name_id WHERE s.value LIKE "
+                   "'step %' GROUP BY 1 ORDER BY COUNT(*) DESC LIMIT 1")[0][0]
     hz = int(q(trace, "SELECT value FROM meta WHERE key = 'sample_hz'")[0][0])
     windows = step_windows(trace, tid, skip=3)
     step_ns = sum(end - start for start, end in windows)
