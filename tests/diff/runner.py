@@ -102,7 +102,7 @@ def run_one(t, args):
                     for x in t.post]
             q = subprocess.run(post, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=tmp, env=env)
             actual += q.stdout.decode("utf-8", "replace")
-        actual = actual.replace(tmp, "{tmp}")
+        actual = actual.replace(tmp, "{tmp}").replace(subst["{fixtures}"], "{fixtures}")
         expected_path = os.path.join(HERE, "expected", t.out)
         problems = []
         if p.returncode != t.rc:
