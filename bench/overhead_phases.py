@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Figure: capture overhead measured inside ONE process (docs/PERFORMANCE.md, "Capture overhead").
+
+Why: on the lent VMs a bare `train_gpt.py --preset small` run moves by +-20% from one process to
+the next (CPU placement, host load), so process-level A/B pairs cannot resolve 2-3%. Here one
+process alternates phases with stepscope recording ON and OFF, 20 steps each, by calling
+cudaProfilerStart/Stop (torch.cuda.profiler.start/stop) under
+`stepscope profile --capture-range cudaProfilerApi`: every phase runs on the same CPUs, GPU and
+memory layout, interleaved (A B A B ...). OFF is "injected, subscribed, recording off": activity
+kinds and API callbacks disabled (what recording windows do), so ON/OFF is the cost of recording;
+a bare run of the same wrapper (no stepscope) gives the residual cost of the tracer when it does
+not record (OFF vs bare, process-level, so noisy).
+
+Runs the workload itself (this file wraps it):
+  python3 bench/overhead_phases.py --run --workload train_gpt.py [--phase 20] [--phases 12] -- [workload args]
+The driver (what a GPU machine runs):
+  python3 bench/overhead_phases.py --stepscope BIN --workload train_gpt.py --out DIR \
+      [--presets small,tiny] [--profile-args="--sample-hz 0"]
+prints per preset: median ms/step of the ON phases and of the OFF phases, their ratio, the median
+of the ratios of each ON phase to the mean of its two OFF neighbours, and writes DIR/phases.json.
+"""
+import argparse
+import json
+import os
+import runpy
+import statistics
+import subprocess
+import sys
+import time
+
+
+def run_wrapped(a, rest):
+    import torch  # noqa: the workload imports it anyway
+
+    total = a.warmup + 2 * a.phase * a.phases
+    ends = []
+    state = {"on": False}
+
+    def hook(opt, args, kwargs):  # after every optimizer step: one training step ended
+        ends.append(time.perf_counter())
+        n = len(ends)
+        if n >= a.warmup and (n - a.warmup) % a.phase == 0:
+            k = (n - a.warmup) // a.phase  # phase index about to start
+            want = k % 2 == 0 and k < 2 * a.phases  # even phases ON, odd OFF
+            if want != state["on"]:
+                torch.cuda.synchronize()
+                (torch.cuda.profiler.start if want else torch.cuda.profiler.stop)()
+                state["on"] = want
+            ends.append(None)  # phase boundary marker
+
+    torch.optim.optimizer.register_optimizer_step_post_hook(hook)
+    sys.argv = [a.workload] + rest + ["--steps", str(total)]
+    try:
+        runpy.run_path(a.workload, run_name="__main__")
+    except SystemExit:
+        pass
+    if state["on"]:
+        torch.cuda.profiler.stop()
+    # Split into phases at the markers; per phase the mean step time over its steps after the
+    # first `skip` (the toggle and the queue refilling).
+    phases, cur = [], []
+    for t in ends:
+        if t is None:
+            phases.append(cur)
+            cur = []
+        else:
+            cur.append(t)
+    phases = phases[1:]  # the warm-up
+    out = []
+    for i, ts in enumerate(phases[: 2 * a.phases]):
+        ts = ts[a.skip:]
+        if len(ts) >= 3:
+            out.append({"phase": i, "on": i % 2 == 0, "ms_per_step": (ts[-1] - ts[0]) * 1e3 / (len(ts) - 1)})
+    print(json.dumps({"phases": out}), flush=True)
+
+
+def summarize(phases):
+    on = [p["ms_per_step"] for p in phases if p["on"]]
+    off = [p["ms_per_step"] for p in phases if not p["on"]]
+    pair = []
+    for i, p in enumerate(phases):
+        if not p["on"]:
+            continue
+        nb = [q["ms_per_step"] for q in phases[max(0, i - 1): i + 2] if not q["on"]]
+        if nb:
+            pair.append(p["ms_per_step"] / statistics.mean(nb))
+    return {"on_median_ms": statistics.median(on), "off_median_ms": statistics.median(off),
+            "ratio_of_medians": statistics.median(on) / statistics.median(off),
+            "median_of_phase_ratios": statistics.median(pair), "phase_ratios": pair,
+            "on": on, "off": off}
+
+
+def drive(a):
+    os.makedirs(a.out, exist_ok=True)
+    res = {}
+    for preset in a.presets.split(","):
+        wrap = [sys.executable, os.path.abspath(__file__), "--run", "--workload", a.workload,
+                "--phase", str(a.phase), "--phases", str(a.phases), "--", "--preset", preset]
+        cmd = [a.stepscope, "profile", "-q", "-f", "-o", os.path.join(a.out, f"phases_{preset}"),
+               "--capture-range", "cudaProfilerApi"] + a.profile_args.split() + ["--"] + wrap
+        row = {}
+        for name, c in (("traced", cmd), ("bare", wrap)):
+            p = subprocess.run(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+            with open(os.path.join(a.out, f"{preset}_{name}.log"), "wb") as f:
+                f.write(p.stdout + b"\n--- stderr\n" + p.stderr)
+            lines = [l for l in p.stdout.decode().splitlines() if l.startswith('{"phases"')]
+            if p.returncode != 0 or not lines:
+                row[name] = {"error": f"rc {p.returncode}: {p.stderr.decode()[-400:]}"}
+                continue
+            row[name] = summarize(json.loads(lines[-1])["phases"])
+        res[preset] = row
+        t, b = row.get("traced", {}), row.get("bare", {})
+        if "ratio_of_medians" in t:
+            print(f"{preset}: ON {t['on_median_ms']:.3f} ms, OFF {t['off_median_ms']:.3f} ms -> ON/OFF "
+                  f"{t['ratio_of_medians']:.3f} (median of phase ratios {t['median_of_phase_ratios']:.3f}, "
+                  f"{len(t['phase_ratios'])} ON phases)", flush=True)
+        if "ratio_of_medians" in b and "off_median_ms" in t:
+            print(f"{preset}: bare run (same phases, no tracer) {statistics.median(b['on'] + b['off']):.3f} ms; "
+                  f"OFF/bare {t['off_median_ms'] / statistics.median(b['on'] + b['off']):.3f} (two processes)",
+                  flush=True)
+    with open(os.path.join(a.out, "phases.json"), "w") as f:
+        json.dump(res, f, indent=1)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--run", action="store_true", help="(internal) run the workload with phases")
+    ap.add_argument("--workload", required=True)
+    ap.add_argument("--stepscope")
+    ap.add_argument("--out", default="phases_out")
+    ap.add_argument("--presets", default="small,tiny")
+    ap.add_argument("--profile-args", default="--sample-hz 0")
+    ap.add_argument("--phase", type=int, default=20, help="steps per phase")
+    ap.add_argument("--phases", type=int, default=12, help="ON phases (as many OFF)")
+    ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--skip", type=int, default=3, help="steps dropped at the start of each phase")
+    a, rest = ap.parse_known_args()
+    if rest and rest[0] == "--":
+        rest = rest[1:]
+    a.workload = os.path.abspath(a.workload)
+    if a.run:
+        run_wrapped(a, rest)
+    else:
+        drive(a)
+
+
+if __name__ == "__main__":
+    main()
