@@ -48,7 +48,9 @@ def run_wrapped(a, rest):
                 state["on"] = want
             ends.append(None)  # phase boundary marker
 
-    torch.optim.optimizer.register_optimizer_step_post_hook(hook)
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+
+    register_optimizer_step_post_hook(hook)
     sys.argv = [a.workload] + rest + ["--steps", str(total)]
     try:
         runpy.run_path(a.workload, run_name="__main__")
