@@ -91,9 +91,16 @@ void NoteUnifiedMemoryEnable(CUptiResult r) {
 
 // A context was created: retry the unified-memory kind if it is wanted,
 // recording and not on yet.
+void ConfigureUnifiedMemory(const CaptureConfig& c);
+
 void OnContextCreated() {
   g_context_seen = true;
   if (!g_um_configured || g_um_enabled.load()) return;
+  // Configure again now that cuInit has finished: the configuration made inside
+  // it was accepted, yet enabling still answered NOT_READY at the first context
+  // (H200, 2026-11-23); other CUPTI clients configure after cuInit.
+  ConfigureUnifiedMemory(Session::Get().config());
+  if (!g_um_configured) return;
   if (!Session::Get().recording()) return;  // the next recording window enables it
   NoteUnifiedMemoryEnable(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER));
 }
