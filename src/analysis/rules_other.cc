@@ -90,7 +90,7 @@ void CopyRules(const RuleContext& c, std::vector<Finding>* out) {
     return (e - s) - covered;
   };
   Acc pageable, sync_copy, offload;
-  uint64_t pageable_bytes = 0, offload_bytes = 0, offload_h2d = 0, offload_d2h = 0;
+  uint64_t pageable_bytes = 0, offload_h2d = 0, offload_d2h = 0;
   int64_t offload_total = 0, undecided_copies = 0;
   for (const GpuOp& o : m.gpu_ops()) {
     if (o.kind == GpuOpKind::kKernel) continue;
@@ -119,7 +119,6 @@ void CopyRules(const RuleContext& c, std::vector<Finding>* out) {
         if (x > 0) {
           offload.Add(c, t, o.start_ns, o.end_ns, x, range);
           offload.f.ops.push_back(static_cast<uint32_t>(&o - m.gpu_ops().data()));
-          offload_bytes += r.bytes;
           (r.copy_kind == CopyKind::kHostToDevice ? offload_h2d : offload_d2h) += r.bytes;
         }
       }
