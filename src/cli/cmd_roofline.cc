@@ -2,6 +2,8 @@
 // measured ceilings. The flow is in roofline/run_flow.h (survey -> select ->
 // profile -> evaluate); this file parses the flags, runs the stages with the
 // launcher and prints.
+#include <sys/stat.h>
+
 #include <cstdio>
 
 #include "cli/args.h"
@@ -97,7 +99,7 @@ int RunRoofline(int argc, char** argv) {
   p.Flag("--from", "TRACE",
          "pick kernels from this trace instead of a survey run; results are stored in it");
   p.Flag("--output", "TRACE", "trace the survey run writes", "roofline.sqlite", "-o");
-  p.Switch("--force-overwrite", "replace an existing survey trace", "-f");
+  p.Switch("--force-overwrite", "replace an existing survey trace, --svg or --results file", "-f");
   p.Flag("--instances", "K", "profile at most K launches of each kernel", "3");
   p.Flag("--skip", "S", "let the first S matching launches of each kernel run unprofiled", "0");
   p.Flag("--ceilings", "FILE", "ceilings file (default ~/.cache/stepscope/ceilings.json)");
@@ -176,6 +178,19 @@ int RunRoofline(int argc, char** argv) {
                                       "to show stored results; see 'stepscope roofline --help'"));
     }
     if (!p.Has("--dry-run")) return ShowStored(p, fmt);
+  }
+
+  // Files named explicitly are not replaced without -f (the default chart beside the
+  // trace is derived from it and rewritten with it). Checked before anything runs.
+  for (const char* flag : {"--svg", "--results"}) {
+    if (!p.Has(flag) || p.Has("--dry-run")) continue;
+    const std::string path = p.Get(flag);
+    struct stat st;
+    if (!p.Has("--force-overwrite") && ::stat(path.c_str(), &st) == 0) {
+      return ReportError(kCmd, InvalidInput(std::string(flag) + " " + path +
+                                            ": exists; pass -f (--force-overwrite) to replace "
+                                            "it, or name another file"));
+    }
   }
 
   // 1. The trace to pick kernels from.

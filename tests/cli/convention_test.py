@@ -185,6 +185,19 @@ class ConventionTest(unittest.TestCase):
                 with open(out, "rb") as f:
                     self.assertNotEqual(f.read(), b"keep me\n", cmd)
 
+    def test_roofline_named_files_are_not_replaced_without_f(self):
+        # --svg FILE and --results FILE are outputs too: refused before the program runs.
+        for flag in ("--svg", "--results"):
+            with self.subTest(flag=flag):
+                out = os.path.join(self.tmp, "existing_roofline_" + flag.strip("-"))
+                with open(out, "w") as f:
+                    f.write("keep me\n")
+                p = run(["roofline", flag, out, "-o", os.path.join(self.tmp, "never.sqlite"), "--", "true"])
+                self.one_line_error(p, "roofline " + flag)
+                self.assertIn(flag, p.stderr.decode())
+                with open(out) as f:
+                    self.assertEqual(f.read(), "keep me\n")
+
     def test_json_is_one_object_of_named_tables(self):
         for cmd, case in CASES.items():
             if case["output"] != "tables" and not case.get("table_stdout"):
