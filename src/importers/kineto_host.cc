@@ -31,7 +31,12 @@ FrameKey ParseFrame(TraceWriter* w, const std::string& name) {
     if (digits && colon - open - 1 <= 9) {
       f.kind = FrameKind::kPython;
       f.file = w->Intern(name.substr(0, open));
-      f.line = std::stoi(name.substr(open + 1, colon - open - 1));
+      // Not the executing line: torch names a frame by its code object's first
+      // line (or, for frames already on the stack when profiling started, the
+      // line they were at then). A real torch 2.11 trace put every sync of a
+      // loop at the line of its prof.step() call; so the line is left unknown
+      // (0) and the frame is named by file and function.
+      f.line = 0;
       f.function = w->Intern(name.substr(colon + 3));
       return f;
     }
