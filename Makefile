@@ -32,8 +32,9 @@ test-asan: bootstrap
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j $(JOBS) -LE no_asan
 
-# The capture tests (shared ring, tracer -> collector) under ThreadSanitizer.
-TSAN_TESTS = shm_ring_test collector_test
+# The capture tests (shared ring, tracer -> collector, the injected tracer inside a
+# multi-threaded program) under ThreadSanitizer.
+TSAN_TESTS = shm_ring_test collector_test stepscope stepscope_inject nvtx_app
 test-tsan: bootstrap
 	cmake -S . -B $(TSAN_BUILD) -G Ninja -DSTEPSCOPE_TSAN=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TESTS)

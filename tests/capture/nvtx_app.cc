@@ -13,6 +13,9 @@
 //   nvtx_app open MODE       ranges "layer_0_fwd" > "layer_1_fwd" left open, then
 //                            MODE: exit (return 0), kill (SIGKILL itself), segv
 //   nvtx_app steps N MS      N ranges "step i" of MS ms each, printing "step i" when it ends
+//   nvtx_app threads T K     T threads at once, each naming itself and doing K iterations of
+//                            nested push/pop, a mark, and a start/end range ended by the next
+//                            thread (the tracer's producers racing: the TSan test)
 #include <fcntl.h>
 #include <nvtx3/nvToolsExt.h>
 #include <signal.h>
@@ -20,12 +23,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 static void Busy(int ms) {
   auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
@@ -168,6 +173,39 @@ int main(int argc, char** argv) {
                       .count());
       std::fflush(stdout);
     }
+    return 0;
+  }
+  if (mode == "threads") {
+    const int threads = argc > 2 ? std::atoi(argv[2]) : 8;
+    const long iters = argc > 3 ? std::atol(argv[3]) : 1000;
+    // NVTX's own lazy initialization (nvtxInitOnce in NVIDIA's header, compiled into this
+    // program) reads its state without synchronization when threads race to the first
+    // call: TSan reports it, and it is not the tracer's code. Initialize on this thread.
+    nvtxMarkA("threads: start");
+    std::vector<std::thread> pool;
+    std::vector<std::atomic<nvtxRangeId_t>> handoff(static_cast<size_t>(threads));
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([t, threads, iters, &handoff] {
+        const std::string me = "worker-" + std::to_string(t);
+        nvtxNameOsThreadA(static_cast<uint32_t>(syscall(SYS_gettid)), me.c_str());
+        for (long i = 0; i < iters; ++i) {
+          nvtxRangePushA("outer");
+          nvtxRangePushA(me.c_str());
+          nvtxMarkA("tick");
+          nvtxRangePop();
+          nvtxRangePop();
+          // A start/end range opened here and ended by the next thread.
+          nvtxRangeId_t mine = nvtxRangeStartA("handoff");
+          nvtxRangeId_t prev = handoff[static_cast<size_t>((t + 1) % threads)].exchange(mine);
+          if (prev != 0) nvtxRangeEnd(prev);
+        }
+      });
+    }
+    for (auto& th : pool) th.join();
+    for (auto& h : handoff) {
+      if (nvtxRangeId_t id = h.exchange(0); id != 0) nvtxRangeEnd(id);
+    }
+    std::printf("threads %d x %ld iterations done\n", threads, iters);
     return 0;
   }
   if (mode == "many") {
