@@ -41,7 +41,7 @@ SCENARIOS = {
     "loader": ("data_loading", ["--prefetch"], "saving"),
     "offload": ("offload_copies", ["--no-copies"], "saving"),
     "fp32": ("fp32_gemm", ["--tensor-cores"], "saving"),
-    "checkpoint": (None, None, "saving"),  # recomputation: no transformation yet
+    "checkpoint": ("recompute", ["--no-recompute"], "saving"),
     "hf_lora_batch": ("host_bound", ["--batch", "4"], "batch"),
     "hf_lora_workers": ("data_loading", ["--prefetch"], "saving"),
     "compile_graphs": ("launch_bound", ["--graph", "steps"], "saving"),

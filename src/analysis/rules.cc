@@ -21,6 +21,8 @@ const std::vector<RuleInfo>& RuleList() {
       {"fp32_gemm", "fp32 GEMMs on a GPU with bf16/fp16 tensor cores"},
       {"memory_capacity", "device memory close to capacity"},
       {"um_faults", "kernels stalled by unified-memory page faults (prefetch instead)"},
+      {"recompute",
+       "activation checkpointing recomputes the forward in the backward (GPU and host time)"},
       {"host_bound", "the host bounds the step (critical path): a larger batch amortizes it"},
       {"oom", "the process ran out of device memory: where, the holders, the changes that fit"},
   };
@@ -161,6 +163,7 @@ StatusOr<Analysis> Analyze(const TraceModel& m, const AnalyzeOptions& opt) {
   Fp32GemmRule(c, &a.findings);
   MemoryCapacityRule(c, &a.findings);
   UmFaultsRule(c, &a.findings);
+  RecomputeRule(c, &a.findings);
   OomRule(c, &a.findings);
   PriceFindings(c, &a);
   HostEvidence(c, &a);

@@ -19,8 +19,9 @@
 //                   -> launch_bound when they fall in a stretch of kernels
 //                      shorter than the time between their launches;
 //                   -> host_wait otherwise (grouped by the host's NVTX range).
-// offload_copies (exposed pinned host<->device copies), fp32_gemm and
-// memory_capacity have their own evidence.
+// offload_copies (exposed pinned host<->device copies), fp32_gemm,
+// recompute (activation checkpointing) and memory_capacity have their own
+// evidence.
 // Costs: every finding except memory_capacity is priced by replaying the
 // steps with its fix applied (whatif/, docs/whatif.md): the cost is the
 // simulated saving of the median step, so costs do not add up; the critical
@@ -76,6 +77,10 @@ struct Finding {
     int64_t end_ns;
   };
   std::vector<Span> host_spans;
+  // recompute: the forward's checkpoint boundary gaps (main thread), each cut
+  // to boundary_residual_ns by the fix (the median launch gap).
+  std::vector<Span> boundary_spans;
+  int64_t boundary_residual_ns = 0;
 };
 
 struct OomModel;  // rules_oom.h
@@ -189,6 +194,7 @@ void CopyRules(const RuleContext& c, std::vector<Finding>* out);
 void Fp32GemmRule(const RuleContext& c, std::vector<Finding>* out);
 void MemoryCapacityRule(const RuleContext& c, std::vector<Finding>* out);
 void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out);
+void RecomputeRule(const RuleContext& c, std::vector<Finding>* out);  // rules_recompute.cc
 // Replaces the findings' costs by the simulated saving of their fix
 // (whatif/pricing.cc); adds the host_bound finding.
 void PriceFindings(const RuleContext& c, Analysis* a);

@@ -47,6 +47,8 @@ int RunWhatif(int argc, char** argv) {
   p.Switch("--side-stream", "host<->device copies on a side stream (their data dependencies kept)");
   p.Switch("--no-copies", "without the host<->device copies of the steps (offload avoided)");
   p.Switch("--tensor-cores", "bf16 tensor-core GEMMs instead of fp32/TF32");
+  p.Switch("--no-recompute",
+           "activation checkpointing off: without the recomputed forward (the recompute finding)");
   p.Flag("--graph", "RANGE",
          "CUDA graphs over every instance of the NVTX range RANGE ('steps': the step ranges)");
   p.Flag("--batch", "N", "N times the batch: GPU time x N, host time unchanged");
@@ -130,6 +132,7 @@ int RunWhatif(int argc, char** argv) {
   };
   if (p.Has("--prefetch")) from_finding("data_loading", "prefetch data");
   if (p.Has("--tensor-cores")) from_finding("fp32_gemm", "tensor cores");
+  if (p.Has("--no-recompute")) from_finding("recompute", "no recomputation");
   std::vector<uint32_t> copies, pageable;
   for (uint32_t i = 0; i < m.gpu_ops().size(); ++i) {
     const GpuOp& o = m.gpu_ops()[i];

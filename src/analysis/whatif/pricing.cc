@@ -155,6 +155,19 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
       apply(&f, e.Price([&](Graph* x) { return whatif::RemoveOps(x, ops); }), "without the copies");
       f.detail += "; with the copies on a side stream instead: step " + Ms(side.base_ns) + " -> " +
                   Ms(side.fixed_ns) + " ms";
+    } else if (f.rule == "recompute") {
+      const auto ops = OpNodes(g, f.ops);
+      const auto segments = Spans(f);
+      Finding b;
+      b.host_spans = f.boundary_spans;
+      const auto boundaries = Spans(b);
+      apply(&f, e.Price([&](Graph* x) {
+        return whatif::RemoveRecompute(x, ops, segments, boundaries, f.boundary_residual_ns);
+      }),
+            "without recomputation (" + std::to_string(ops.size()) + " kernels, " +
+                std::to_string(segments.size()) + " backward segments' CPU time, " +
+                std::to_string(boundaries.size()) + " checkpoint entry/exit gaps cut to " +
+                FormatFixed(f.boundary_residual_ns / 1e3, 0) + " us)");
     } else if (f.rule == "fp32_gemm") {
       // The GEMMs, and fp32 attention kernels, which autocast moves to bf16 too.
       std::vector<uint32_t> ops32, ops_tf32;

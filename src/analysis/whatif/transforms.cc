@@ -102,6 +102,12 @@ int RemoveOps(Graph* g, const std::vector<uint32_t>& ops) {
   return static_cast<int>(ops.size() + waiting.size());
 }
 
+int RemoveRecompute(Graph* g, const std::vector<uint32_t>& ops,
+                    const std::vector<HostSpan>& segments, const std::vector<HostSpan>& boundaries,
+                    int64_t boundary_ns) {
+  return RemoveOps(g, ops) + CutHostTime(g, segments, 0) + CutHostTime(g, boundaries, boundary_ns);
+}
+
 int PinCopies(Graph* g, const std::vector<uint32_t>& copy_ops, double speedup) {
   std::vector<uint32_t> h2d_calls;
   for (uint32_t v : copy_ops) {

@@ -37,6 +37,15 @@ int ScaleOps(Graph* g, const std::vector<uint32_t>& ops, double factor);
 // waits for the rest of the stream.
 int RemoveOps(Graph* g, const std::vector<uint32_t>& ops);
 
+// Activation checkpointing off: the recomputed ops go (RemoveOps), and with
+// them the CPU time of the thread that launched them across each recompute
+// segment (`segments`, cut to 0) and the checkpoint wrapper's entry/exit time
+// in the forward (`boundaries`: CPU gaps of the launching thread, each cut to
+// `boundary_ns`, the typical gap between launches).
+int RemoveRecompute(Graph* g, const std::vector<uint32_t>& ops,
+                    const std::vector<HostSpan>& segments, const std::vector<HostSpan>& boundaries,
+                    int64_t boundary_ns);
+
 // Pinned instead of pageable copies: the launching calls stop blocking (host
 // to device) and the copies run at `speedup` x the pageable rate.
 int PinCopies(Graph* g, const std::vector<uint32_t>& copy_ops, double speedup);

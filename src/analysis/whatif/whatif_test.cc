@@ -240,6 +240,74 @@ TEST(WhatIfGraph, HandOverToTheAutogradThread) {
   EXPECT_EQ(Step3(g, f.steps), 705 * kUs);
 }
 
+TEST(WhatIfTransforms, RemoveRecomputeCutsTheHostTimeOfCheckpointing) {
+  // Per step of 1000 us (kernels 10 us: the host bounds the step):
+  //   main (7), the forward: L1 [100, 105]; the checkpointed block L2 [200, 205]
+  //     (the wrapper's entry: a 95 us gap), L3 [210, 215], L4 [220, 225];
+  //   autograd (8): B1 [300, 305]; the recomputed block R1 [350, 355] (45 us
+  //     of the re-run's Python before it), R2 [360, 365]; B2 [500, 505];
+  //   main resumes: O [525, 530]; the next step's L1 570 us later.
+  Builder b;
+  for (int i = 0; i < 6; ++i) {
+    const int64_t t = i * 1000;
+    b.Step(i, t, t + 990);
+    for (int64_t s : {100, 200, 210, 220}) b.Launch(7, t + s, t + s + 5, t + s + 6, t + s + 16);
+    for (int64_t s : {300, 350, 360, 500}) b.Launch(8, t + s, t + s + 5, t + s + 6, t + s + 16);
+    b.Launch(7, t + 525, t + 530, t + 531, t + 541);
+  }
+  Fixture f = b.Done();
+  ASSERT_EQ(Step3(f.g, f.steps), 1000 * kUs);
+  std::vector<uint32_t> recomputed;
+  std::vector<HostSpan> segments, boundaries;
+  for (uint32_t v = 0; v < f.g.nodes.size(); ++v) {
+    const Node& n = f.g.nodes[v];
+    const int64_t at = n.measured_start / kUs % 1000;
+    if (n.kind == NodeKind::kOp && (at == 356 || at == 366)) recomputed.push_back(v);
+  }
+  ASSERT_EQ(recomputed.size(), 12u);
+  for (int i = 0; i < 6; ++i) {
+    const int64_t t = i * 1000;
+    segments.push_back({8, (t + 305) * kUs, (t + 365) * kUs});
+    boundaries.push_back({7, (t + 105) * kUs, (t + 200) * kUs});
+  }
+  // Recompute segment: 45 + 5 us of CPU and 2 x 5 us of calls go (60 us);
+  // the entry gap is cut from 95 to the 5 us of a launch gap (90 us).
+  Graph g = f.g;
+  EXPECT_GT(RemoveRecompute(&g, recomputed, segments, boundaries, 5 * kUs), 0);
+  EXPECT_EQ(Step3(g, f.steps), 850 * kUs);
+  // Without the forward's part: only the backward's 60 us.
+  Graph h = f.g;
+  EXPECT_GT(RemoveRecompute(&h, recomputed, segments, {}, 5 * kUs), 0);
+  EXPECT_EQ(Step3(h, f.steps), 940 * kUs);
+  // A recompute segment longer than what RemoveOps takes before a launch
+  // (0.2 ms): the segment's span still removes all of it.
+  Builder b2;
+  for (int i = 0; i < 6; ++i) {
+    const int64_t t = i * 1000;
+    b2.Step(i, t, t + 990);
+    b2.Launch(7, t + 100, t + 105, t + 106, t + 116);
+    b2.Launch(8, t + 200, t + 205, t + 206, t + 216);
+    b2.Launch(8, t + 505, t + 510, t + 511, t + 521);  // recomputed: 300 us of Python before
+    b2.Launch(8, t + 520, t + 525, t + 526, t + 536);
+    b2.Launch(7, t + 545, t + 550, t + 551, t + 561);
+  }
+  Fixture f2 = b2.Done();
+  ASSERT_EQ(Step3(f2.g, f2.steps), 1000 * kUs);
+  std::vector<uint32_t> ops2;
+  std::vector<HostSpan> seg2;
+  for (uint32_t v = 0; v < f2.g.nodes.size(); ++v) {
+    const Node& n = f2.g.nodes[v];
+    if (n.kind == NodeKind::kOp && n.measured_start / kUs % 1000 == 511) ops2.push_back(v);
+  }
+  for (int i = 0; i < 6; ++i) seg2.push_back({8, (i * 1000 + 205) * kUs, (i * 1000 + 510) * kUs});
+  Graph g2 = f2.g;
+  EXPECT_GT(RemoveRecompute(&g2, ops2, seg2, {}, 0), 0);
+  EXPECT_EQ(Step3(g2, f2.steps), 695 * kUs);  // 300 us of CPU and the 5 us call
+  Graph r2 = f2.g;
+  RemoveOps(&r2, ops2);  // the offload model alone takes only 0.2 ms of the Python
+  EXPECT_EQ(Step3(r2, f2.steps), 795 * kUs);
+}
+
 TEST(WhatIfGraph, QueueFullLaunchWaitsForTheGpu) {
   // The host is far ahead of a GPU running 200 us kernels back to back from
   // t = 1000: from the 5th launch on, each returns 5 us after the kernel four

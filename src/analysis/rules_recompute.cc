@@ -1,0 +1,244 @@
+// The recompute rule: activation checkpointing re-runs the forward of the
+// checkpointed blocks in the backward pass (docs/rules.md).
+//
+// Detection needs no NVTX range. In PyTorch the forward is launched by the
+// main thread (the thread that launches a step's first kernel) and the
+// backward by the autograd thread; a recomputed block is a run of kernels the
+// autograd thread launches that repeats a stretch of the forward's kernel
+// sequence of the same step. Each kernel is keyed by (name, grid, block); the
+// autograd thread's sequence is matched against the main thread's greedily,
+// longest match first, and a match of at least kMinRun kernels is a recompute
+// run. Each run is paired with one stretch of the forward (the checkpointed
+// block's forward): the latest occurrence of the same sequence not yet paired
+// (the backward recomputes the blocks in reverse order).
+//
+// What checkpointing costs, and what the fix (no checkpointing) removes:
+//   * the recomputed kernels (GPU time);
+//   * the autograd thread's CPU time across each run, from the end of the call
+//     before the run's first launch to the end of its last launch (the Python
+//     of the re-run forward, the hook that triggered it);
+//   * in the forward, the checkpoint wrapper's entry and exit: the CPU gaps just
+//     before the first and after the last launch of each paired stretch, in
+//     excess of the median gap inside the stretches.
+// The replay (whatif/, RemoveRecompute) prices them together.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "analysis/rules.h"
+#include "common/strings.h"
+
+namespace stepscope {
+namespace {
+
+constexpr size_t kMinRun = 4;
+constexpr size_t kMinKinds = 3;  // distinct kernel names in a run
+// Candidates per kernel key tried as a match start (bounds the matching on a
+// trace with thousands of launches of one elementwise kernel per step).
+constexpr size_t kMaxCandidates = 256;
+
+struct KernelKey {
+  StringId name;
+  int32_t grid[3];
+  int32_t block[3];
+  bool operator==(const KernelKey& o) const {
+    return name == o.name && std::equal(grid, grid + 3, o.grid) &&
+           std::equal(block, block + 3, o.block);
+  }
+};
+struct KeyHash {
+  size_t operator()(const KernelKey& k) const {
+    size_t h = k.name;
+    for (int32_t v : k.grid) h = h * 1000003u ^ static_cast<uint32_t>(v);
+    for (int32_t v : k.block) h = h * 1000003u ^ static_cast<uint32_t>(v);
+    return h;
+  }
+};
+
+struct Launch {
+  int64_t t;    // the launching call's start
+  uint32_t op;  // gpu_ops index
+  uint32_t api;
+  KernelKey key;
+};
+
+// Position of api row `a` in its thread's call list.
+size_t PosOnThread(const TraceModel& m, const std::vector<uint32_t>& calls, uint32_t a) {
+  auto it = std::lower_bound(calls.begin(), calls.end(), a, [&](uint32_t x, uint32_t y) {
+    const int64_t sx = m.apis()[x].start_ns, sy = m.apis()[y].start_ns;
+    return sx != sy ? sx < sy : x < y;
+  });
+  while (it != calls.end() && *it != a) ++it;
+  return static_cast<size_t>(it - calls.begin());
+}
+
+}  // namespace
+
+void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
+  const TraceModel& m = c.m;
+  // Kernel launches of each steady step, by launch time.
+  std::map<int, std::vector<Launch>> by_step;
+  for (uint32_t i = 0; i < m.gpu_ops().size(); ++i) {
+    const GpuOp& o = m.gpu_ops()[i];
+    if (o.kind != GpuOpKind::kKernel || o.api == kNone || o.device != c.device) continue;
+    const int s = c.op_step[i];
+    if (s < 0 || !c.steps.steps[s].steady()) continue;
+    const KernelRecord& k = m.kernels()[o.index];
+    by_step[s].push_back(
+        {m.apis()[o.api].start_ns,
+         i,
+         o.api,
+         {k.name, {k.grid_x, k.grid_y, k.grid_z}, {k.block_x, k.block_y, k.block_z}}});
+  }
+  Finding f;
+  int64_t gpu = 0, host = 0, runs = 0, kernels = 0, steps_with = 0;
+  std::vector<int> steps;
+  std::vector<int64_t> inner_gaps;
+  std::set<std::pair<uint32_t, int64_t>> seen_boundary;
+  std::vector<std::pair<Finding::Span, int64_t>> boundaries;  // span, its gap
+  for (auto& [s, launches] : by_step) {
+    std::sort(launches.begin(), launches.end(),
+              [](const Launch& a, const Launch& b) { return a.t < b.t; });
+    const uint32_t main = m.apis()[launches[0].api].tid;
+    std::vector<const Launch*> fwd;
+    std::map<uint32_t, std::vector<const Launch*>> other;
+    for (const Launch& l : launches) {
+      const uint32_t tid = m.apis()[l.api].tid;
+      (tid == main ? fwd : other[tid]).push_back(&l);
+    }
+    std::vector<int64_t> other_t;  // launch times of the other threads, sorted
+    for (const Launch& l : launches) {
+      if (m.apis()[l.api].tid != main) other_t.push_back(l.t);
+    }
+    std::unordered_map<KernelKey, std::vector<size_t>, KeyHash> at;
+    for (size_t j = 0; j < fwd.size(); ++j) at[fwd[j]->key].push_back(j);
+    std::vector<char> paired(fwd.size(), 0);
+    const std::vector<uint32_t>& main_calls = m.ApisOfThread(main);
+    bool any = false;
+    for (const auto& [tid, seq] : other) {
+      const std::vector<uint32_t>& calls = m.ApisOfThread(tid);
+      for (size_t i = 0; i < seq.size();) {
+        auto it = at.find(seq[i]->key);
+        size_t best = 0;
+        if (it != at.end()) {
+          const auto& cand = it->second;
+          for (size_t n = 0; n < cand.size() && n < kMaxCandidates; ++n) {
+            const size_t j = cand[n];
+            size_t l = 0;
+            while (i + l < seq.size() && j + l < fwd.size() && seq[i + l]->key == fwd[j + l]->key)
+              ++l;
+            best = std::max(best, l);
+          }
+        }
+        // A run of one or two kernel kinds (a chain of adds in the backward
+        // that happens to repeat the forward's) is not a re-run forward.
+        std::set<StringId> kinds;
+        for (size_t l = 0; l < best && kinds.size() < kMinKinds; ++l)
+          kinds.insert(seq[i + l]->key.name);
+        if (best < kMinRun || kinds.size() < kMinKinds) {
+          ++i;
+          continue;
+        }
+        // The run's forward stretch: the latest unpaired occurrence.
+        size_t pj = SIZE_MAX;
+        for (auto n = it->second.rbegin(); n != it->second.rend(); ++n) {
+          const size_t j = *n;
+          if (j + best > fwd.size()) continue;
+          bool ok = true;
+          for (size_t l = 0; l < best && ok; ++l)
+            ok = !paired[j + l] && seq[i + l]->key == fwd[j + l]->key;
+          if (ok) {
+            pj = j;
+            break;
+          }
+        }
+        any = true;
+        ++runs;
+        kernels += static_cast<int64_t>(best);
+        for (size_t l = 0; l < best; ++l) {
+          const GpuOp& o = m.gpu_ops()[seq[i + l]->op];
+          gpu += o.end_ns - o.start_ns;
+          f.ops.push_back(seq[i + l]->op);
+        }
+        // The autograd thread's time across the run.
+        const size_t p0 = PosOnThread(m, calls, seq[i]->api);
+        const size_t p1 = PosOnThread(m, calls, seq[i + best - 1]->api);
+        if (p0 < calls.size() && p1 < calls.size()) {
+          // From the end of the call before, when that call is in this step
+          // (else the thread was idle since the previous step: from the launch).
+          const bool prev_in_step = p0 > 0 && m.apis()[calls[p0 - 1]].start_ns >= launches[0].t;
+          const int64_t from =
+              prev_in_step ? m.apis()[calls[p0 - 1]].end_ns : m.apis()[calls[p0]].start_ns;
+          const int64_t to = m.apis()[calls[p1]].end_ns;
+          host += std::max<int64_t>(0, to - from);
+          f.host_spans.push_back({tid, from, to});
+        }
+        if (pj != SIZE_MAX) {
+          for (size_t l = 0; l < best; ++l) paired[pj + l] = 1;
+          const size_t q0 = PosOnThread(m, main_calls, fwd[pj]->api);
+          const size_t q1 = PosOnThread(m, main_calls, fwd[pj + best - 1]->api);
+          if (q0 < main_calls.size() && q1 < main_calls.size()) {
+            auto gap = [&](size_t q) {
+              return m.apis()[main_calls[q]].start_ns - m.apis()[main_calls[q - 1]].end_ns;
+            };
+            for (size_t q = q0 + 1; q <= q1; ++q) inner_gaps.push_back(gap(q));
+            for (size_t q : {q0, q1 + 1}) {
+              if (q == 0 || q >= main_calls.size()) continue;
+              const int64_t a = m.apis()[main_calls[q - 1]].end_ns;
+              const int64_t b = m.apis()[main_calls[q]].start_ns;
+              // Not a hand-over: no other thread launched in the gap (the main
+              // thread waiting in backward() is not the wrapper's time).
+              auto o = std::upper_bound(other_t.begin(), other_t.end(), a);
+              if (o != other_t.end() && *o < b) continue;
+              if (!seen_boundary.insert({main, a}).second) continue;
+              boundaries.push_back({{main, a, b}, gap(q)});
+            }
+          }
+        }
+        i += best;
+      }
+    }
+    if (any) {
+      ++steps_with;
+      steps.push_back(s);
+    }
+  }
+  if (runs == 0) return;
+  int64_t median_gap = 0;
+  if (!inner_gaps.empty()) {
+    std::nth_element(inner_gaps.begin(), inner_gaps.begin() + (inner_gaps.size() - 1) / 2,
+                     inner_gaps.end());
+    median_gap = std::max<int64_t>(0, inner_gaps[(inner_gaps.size() - 1) / 2]);
+  }
+  int64_t excess = 0;
+  for (const auto& [span, g] : boundaries) {
+    if (g <= median_gap) continue;
+    excess += g - median_gap;
+    f.boundary_spans.push_back(span);
+  }
+  f.boundary_residual_ns = median_gap;
+  const int64_t n = std::max<int64_t>(steps_with, 1);
+  f.rule = "recompute";
+  f.title = "Activation checkpointing recomputes " + FormatFixed(std::max(gpu, host) / n / 1e6, 1) +
+            " ms of forward work per step";
+  f.where = c.StepsText(steps) + "; device " + std::to_string(c.device);
+  f.detail = "per step: " + FormatFixed(1.0 * runs / n, 0) +
+             " recomputed stretches of the forward, " + FormatFixed(1.0 * kernels / n, 0) +
+             " kernels, " + FormatDuration(gpu / n) + " GPU time, " + FormatDuration(host / n) +
+             " of the backward thread's time launching them; the checkpoint wrapper's entry/exit "
+             "in the forward " +
+             FormatDuration(excess / n) + " above the median launch gap (" +
+             FormatDuration(median_gap) + ")";
+  f.fix =
+      "Turn activation checkpointing off where memory allows (`stepscope plan --recompute none` "
+      "says whether the step fits); else recompute selectively (only the cheap ops: "
+      "torch.utils.checkpoint with a selective policy, attention-only) or checkpoint fewer "
+      "layers. Checkpointing trades memory for this time.";
+  f.count = runs;
+  f.cost_ns = gpu + host + excess;  // replaced by the replayed saving
+  c.Finish(&f, 2 * steps_with >= static_cast<int64_t>(by_step.size()));
+  out->push_back(f);
+}
+
+}  // namespace stepscope
