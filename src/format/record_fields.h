@@ -277,13 +277,16 @@ struct RecordFormat<HostAllocRecord> {
   static constexpr auto kFields = std::make_tuple(
       Col("ts_ns", &HostAllocRecord::ts_ns, "time of the call, ns"),
       Col("tid", &HostAllocRecord::tid, "calling thread (threads.tid)"),
-      Col("op", &HostAllocRecord::op, "enum_memory_op.id: 1 alloc, 2 free"),
+      Col("op", &HostAllocRecord::op, "enum_memory_op.id: 1 alloc, 2 free",
+          {.read = ReadInRange<0, 2>}),
       Col("address", &HostAllocRecord::address,
           "address returned by the allocation / passed to the free"),
       Col("bytes", &HostAllocRecord::bytes,
-          "size requested (alloc) or released (free; usable size for free()), bytes"),
+          "size requested (alloc) or released (free; usable size for free()), bytes",
+          {.read = ReadAtLeast<0>}),
       Col("kind", &HostAllocRecord::kind,
-          "enum_host_alloc_kind.id: 1 malloc family, 2 anonymous mmap"));
+          "enum_host_alloc_kind.id: 1 malloc family, 2 anonymous mmap",
+          {.read = ReadInRange<0, 2>}));
 };
 
 template <>
