@@ -97,10 +97,13 @@ constexpr int RecordColumnIndex(std::string_view column) {
 
 namespace record_sql {
 
-template <typename F, typename R>
-void BindField(Statement& s, int i, const F& f, const R& r) {
+// The per-field steps are forced inline (no lambdas: GCC keeps those out of
+// line), so that a record's insert is a straight sequence of binds, as a
+// hand-written one.
+template <typename R, typename M>
+[[gnu::always_inline]] inline void BindField(Statement& s, int i, const Col<R, M>& f, const R& r,
+                                             const int64_t*, int&) {
   const auto& v = r.*(f.member);
-  using M = typename F::Member;
   if constexpr (std::is_array_v<M>) {
     s.BindText(i, std::string_view(v, strnlen(v, sizeof(v))));
   } else {
@@ -113,10 +116,16 @@ void BindField(Statement& s, int i, const F& f, const R& r) {
   }
 }
 
-template <typename F, typename R>
-void DecodeField(const Statement& s, int i, const F& f, R& r) {
+template <typename R>
+[[gnu::always_inline]] inline void BindField(Statement& s, int i, const Extra&, const R&,
+                                             const int64_t* extra, int& next_extra) {
+  s.BindInt(i, extra[next_extra++]);
+}
+
+template <typename R, typename M>
+[[gnu::always_inline]] inline void DecodeField(const Statement& s, int i, const Col<R, M>& f,
+                                               R& r) {
   auto& v = r.*(f.member);
-  using M = typename F::Member;
   if constexpr (std::is_array_v<M>) {
     std::string_view text = s.Text(i);
     std::memcpy(v, text.data(), std::min(text.size(), sizeof(v) - 1));
@@ -127,34 +136,43 @@ void DecodeField(const Statement& s, int i, const F& f, R& r) {
   }
 }
 
+template <typename R>
+[[gnu::always_inline]] inline void DecodeField(const Statement&, int, const Extra&, R&) {}
+
+template <typename R, size_t... I>
+[[gnu::always_inline]] inline void BindFields(Statement& s, const R& r, const int64_t* extra,
+                                              std::index_sequence<I...>) {
+  int next_extra = 0;
+  (BindField(s, static_cast<int>(I) + 1, std::get<I>(RecordFormat<R>::kFields), r, extra,
+             next_extra),
+   ...);
+}
+
+template <typename R, size_t... I>
+[[gnu::always_inline]] inline void DecodeFields(const Statement& s, R& r,
+                                                std::index_sequence<I...>) {
+  (DecodeField(s, static_cast<int>(I), std::get<I>(RecordFormat<R>::kFields), r), ...);
+}
+
+template <typename R>
+using FieldIndices = std::make_index_sequence<
+    std::tuple_size_v<std::remove_cv_t<decltype(RecordFormat<R>::kFields)>>>;
+
 }  // namespace record_sql
 
 // Binds `r` (and the values of the Extra columns, in order) to an insert
 // prepared from RecordInsertSql<R>().
 template <typename R, typename... X>
-void BindRecord(Statement& s, const R& r, X... extras) {
+[[gnu::always_inline]] inline void BindRecord(Statement& s, const R& r, X... extras) {
   static_assert(sizeof...(X) == record_sql::ExtraCount<R>(), "one value per Extra column");
-  const int64_t extra[] = {0, static_cast<int64_t>(extras)...};
-  int param = 1;
-  size_t next_extra = 1;
-  record_sql::ForEachField<R>([&](const auto& f) {
-    if constexpr (record_sql::kIsExtra<decltype(f)>) {
-      s.BindInt(param, extra[next_extra++]);
-    } else {
-      record_sql::BindField(s, param, f, r);
-    }
-    ++param;
-  });
+  const int64_t extra[] = {static_cast<int64_t>(extras)..., 0};
+  record_sql::BindFields(s, r, extra, record_sql::FieldIndices<R>{});
 }
 
 // Fills `r` from a row of RecordSelectSql<R>() (Extra columns are left to the caller).
 template <typename R>
 void DecodeRecord(const Statement& s, R& r) {
-  int i = 0;
-  record_sql::ForEachField<R>([&](const auto& f) {
-    if constexpr (!record_sql::kIsExtra<decltype(f)>) record_sql::DecodeField(s, i, f, r);
-    ++i;
-  });
+  record_sql::DecodeFields(s, r, record_sql::FieldIndices<R>{});
 }
 
 struct NoFixup {
