@@ -211,6 +211,7 @@ StatusOr<std::vector<UmRecord>> TraceReader::UmEvents() const {
 StatusOr<std::vector<NvtxRecord>> TraceReader::Nvtx() const {
   constexpr int kEnd = RecordColumnIndex<NvtxRecord>("end_ns");
   constexpr int kUnclosed = RecordColumnIndex<NvtxRecord>("unclosed");
+  static_assert(kEnd >= 0 && kUnclosed >= 0, "nvtx columns renamed");
   return LoadRecords<NvtxRecord>(
       db_, " ORDER BY start_ns, id", [](const Statement& s, NvtxRecord& r) {
         // -1: not ended. The collector writes a range still open when the
