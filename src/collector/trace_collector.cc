@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "capture/clock.h"
-#include "capture/host_mem/host_mem.h"
 #include "capture/output_path.h"
 #include "collector/cupti_loader.h"
 #include "common/log.h"
@@ -111,13 +110,6 @@ StatusOr<std::unique_ptr<TraceCollector>> TraceCollector::Start(const HelloField
     if (StartsWith(k, "meta.")) w.SetMeta(k.substr(5), v);
   }
   w.SetMeta("collector", "separate process");
-  auto ins = Prepare(w.db(),
-                     "INSERT INTO host_alloc(ts_ns, tid, op, address, bytes, kind) "
-                     "VALUES(?,?,?,?,?,?)");
-  if (ins.ok()) {
-    c->ins_host_ = std::move(*ins);
-    c->have_host_ins_ = true;
-  }
   TraceCollector* self = c.get();
   c->decoder_ = std::make_unique<ActivityDecoder>(
       c->writer_.get(), [self](ApiDomain d, uint32_t cbid) -> const char* {
@@ -275,17 +267,10 @@ void TraceCollector::OnRecord(shm::Kind kind, const uint8_t* p, uint32_t n) {
       break;
     }
     case shm::Kind::kHostAlloc: {
-      if (n < sizeof(hostmem::HostAllocRecord) || !have_host_ins_) return;
-      hostmem::HostAllocRecord r;
+      if (n < sizeof(HostAllocRecord)) return;
+      HostAllocRecord r;
       std::memcpy(&r, p, sizeof(r));
-      ins_host_.BindInt(1, r.ts_ns);
-      ins_host_.BindInt(2, r.tid);
-      ins_host_.BindInt(3, static_cast<int64_t>(r.op));
-      ins_host_.BindInt(4, static_cast<int64_t>(r.address));
-      ins_host_.BindInt(5, static_cast<int64_t>(r.bytes));
-      ins_host_.BindInt(6, static_cast<int64_t>(r.kind));
-      ins_host_.Step();
-      ins_host_.Reset();
+      writer_->AddHostAlloc(r);
       ++host_allocs_;
       break;
     }
@@ -462,8 +447,6 @@ void TraceCollector::Finish() {
   if (Status hs = host_->MarkCudaWaits(); !hs.ok()) {
     LogWarn("%s: %s", path_.c_str(), hs.message().c_str());
   }
-  ins_host_ = Statement();
-  have_host_ins_ = false;
   st = w.Finalize();
   if (!st.ok()) {
     if (result_.error.empty()) result_.error = st.message();

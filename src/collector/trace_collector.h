@@ -82,8 +82,6 @@ class TraceCollector {
   uint64_t mapped_ = 0;
   std::unique_ptr<TraceWriter> writer_;
   std::unique_ptr<ActivityDecoder> decoder_;
-  Statement ins_host_;
-  bool have_host_ins_ = false;
   bool zeroed_buffers_ = true;
   bool cupti_warned_ = false;
   int64_t commit_interval_ns_ = 250'000'000;

@@ -273,6 +273,22 @@ struct DeviceRecord {
   uint32_t reserved;
 };
 
+// A host memory allocation or free at or above the threshold (`--trace
+// host-mem`; table host_alloc). Produced by the LD_PRELOAD interposer
+// (capture/host_mem), which includes this header only: keep it POD.
+enum class HostAllocOp : uint8_t { kAlloc = 1, kFree = 2 };     // = enum_memory_op
+enum class HostAllocKind : uint8_t { kMalloc = 1, kMmap = 2 };  // = enum_host_alloc_kind
+
+struct HostAllocRecord {
+  int64_t ts_ns;  // CLOCK_REALTIME, like every trace time
+  uint64_t address;
+  uint64_t bytes;
+  uint32_t tid;
+  HostAllocOp op;
+  HostAllocKind kind;
+  uint16_t reserved;
+};
+
 // ---- Host model (schema 1.5): what the CPU threads did (docs/host.md) ----
 
 // State of a host thread over an interval or at a sample.
@@ -365,6 +381,7 @@ static_assert(sizeof(NvtxRecord) == 48, "NvtxRecord layout changed: bump kRecord
 static_assert(sizeof(OverheadRecord) == 24, "OverheadRecord layout changed");
 static_assert(sizeof(OomRecord) == 56, "OomRecord layout changed");
 static_assert(sizeof(UmRecord) == 48, "UmRecord layout changed");
+static_assert(sizeof(HostAllocRecord) == 32, "HostAllocRecord layout changed");
 static_assert(sizeof(FrameRecord) == 20, "FrameRecord layout changed");
 static_assert(sizeof(CallsiteRecord) == 16, "CallsiteRecord layout changed");
 static_assert(sizeof(SampleRecord) == 32, "SampleRecord layout changed");

@@ -1,6 +1,7 @@
 #include "store/schema.h"
 
 #include "format/records.h"
+#include "store/record_sql.h"
 
 namespace stepscope {
 namespace {
@@ -28,19 +29,7 @@ std::vector<TableDef> BuildTables() {
                false});
   t.push_back({"devices",
                "GPUs seen by the traced process (CUPTI device records).",
-               {{"name_id", "INTEGER", "device name (strings.id)"},
-                {"uuid", "TEXT", "GPU UUID, e.g. GPU-5f3c...; empty when unknown"},
-                {"cc_major", "INTEGER", "compute capability, major"},
-                {"cc_minor", "INTEGER", "compute capability, minor"},
-                {"sm_count", "INTEGER", "number of streaming multiprocessors"},
-                {"global_memory_bytes", "INTEGER", "device memory size, bytes"},
-                {"memory_bandwidth_bytes_per_s", "INTEGER",
-                 "theoretical DRAM bandwidth reported by CUPTI, bytes/s (0: unknown)"},
-                {"l2_cache_bytes", "INTEGER", "L2 cache size, bytes"},
-                {"core_clock_khz", "INTEGER", "SM clock, kHz"},
-                {"max_threads_per_block", "INTEGER", "limit"},
-                {"max_shared_memory_per_block", "INTEGER", "bytes"},
-                {"max_warps_per_sm", "INTEGER", "limit"}},
+               RecordColumns<DeviceRecord>(),
                {}});
   t.push_back({"threads",
                "Host threads seen in the trace (OS thread id = tid).",
@@ -48,186 +37,64 @@ std::vector<TableDef> BuildTables() {
                 {"name_id", "INTEGER", "thread name (strings.id): nvtxNameOsThread or /proc comm"}},
                {},
                false});
-  t.push_back(
-      {"kernels",
-       "GPU kernel executions (CUPTI CONCURRENT_KERNEL).",
-       {{"start_ns", "INTEGER", "start on the trace clock, ns"},
-        {"end_ns", "INTEGER", "end on the trace clock, ns"},
-        {"device", "INTEGER", "devices.id"},
-        {"context", "INTEGER", "CUDA context id"},
-        {"stream", "INTEGER", "CUDA stream id"},
-        {"correlation", "INTEGER", "links to the launching api row (api.correlation)"},
-        {"name_id", "INTEGER", "demangled kernel name (strings.id)"},
-        {"mangled_id", "INTEGER", "mangled name (strings.id); 0 when the name was not mangled"},
-        {"grid_x", "INTEGER", "grid size"},
-        {"grid_y", "INTEGER", ""},
-        {"grid_z", "INTEGER", ""},
-        {"block_x", "INTEGER", "block size"},
-        {"block_y", "INTEGER", ""},
-        {"block_z", "INTEGER", ""},
-        {"registers_per_thread", "INTEGER", "registers per thread"},
-        {"static_smem_bytes", "INTEGER", "static shared memory per block, bytes"},
-        {"dynamic_smem_bytes", "INTEGER", "dynamic shared memory per block, bytes"},
-        {"graph_id", "INTEGER", "CUDA graph id, 0 when not launched from a graph"},
-        {"graph_node_id", "INTEGER", "CUDA graph node id, 0 when not from a graph"}},
-       {"kernels_correlation(correlation)"}});
+  t.push_back({"kernels",
+               "GPU kernel executions (CUPTI CONCURRENT_KERNEL).",
+               RecordColumns<KernelRecord>(),
+               {"kernels_correlation(correlation)"}});
   t.push_back({"memcpy",
                "GPU memory copies (CUPTI MEMCPY and MEMCPY2).",
-               {{"start_ns", "INTEGER", "start, ns"},
-                {"end_ns", "INTEGER", "end, ns"},
-                {"device", "INTEGER", "devices.id"},
-                {"context", "INTEGER", "CUDA context id"},
-                {"stream", "INTEGER", "CUDA stream id"},
-                {"correlation", "INTEGER", "api.correlation of the call that issued it"},
-                {"bytes", "INTEGER", "bytes copied"},
-                {"copy_kind", "INTEGER", "enum_copy_kind.id (HtoD, DtoH, DtoD, ...)"},
-                {"src_kind", "INTEGER",
-                 "enum_memory_kind.id of the source (pageable, pinned, device, ...)"},
-                {"dst_kind", "INTEGER", "enum_memory_kind.id of the destination"},
-                {"is_async", "INTEGER",
-                 "1 issued by an async API (cudaMemcpyAsync), 0 by a synchronous one; NULL "
-                 "unknown (imported, no issuing call in the trace)"},
-                {"dst_device", "INTEGER", "destination device for peer copies; else = device"},
-                {"graph_id", "INTEGER", "CUDA graph id, 0 when not from a graph"}},
+               RecordColumns<MemcpyRecord>(),
                {"memcpy_correlation(correlation)"}});
   t.push_back({"memset",
                "GPU memsets (CUPTI MEMSET).",
-               {{"start_ns", "INTEGER", "start, ns"},
-                {"end_ns", "INTEGER", "end, ns"},
-                {"device", "INTEGER", "devices.id"},
-                {"context", "INTEGER", "CUDA context id"},
-                {"stream", "INTEGER", "CUDA stream id"},
-                {"correlation", "INTEGER", "api.correlation of the call that issued it"},
-                {"bytes", "INTEGER", "bytes set"},
-                {"value", "INTEGER", "value written"},
-                {"memory_kind", "INTEGER", "enum_memory_kind.id"},
-                {"is_async", "INTEGER", "1 async API, 0 synchronous; NULL unknown (as memcpy)"},
-                {"graph_id", "INTEGER", "CUDA graph id, 0 when not from a graph"}},
+               RecordColumns<MemsetRecord>(),
                {"memset_correlation(correlation)"}});
-  t.push_back(
-      {"api",
-       "CUDA runtime and driver API calls. Captured traces hold only the chosen set "
-       "(launches, graph launch, memcpy/memset, synchronization, stream-wait-event, "
-       "malloc/free families): see docs/capture.md.",
-       {{"start_ns", "INTEGER", "call entry, ns"},
-        {"end_ns", "INTEGER", "call return, ns"},
-        {"tid", "INTEGER", "OS thread id (threads.tid)"},
-        {"correlation", "INTEGER", "links to kernels/memcpy/memset/sync/memory.correlation"},
-        {"domain", "INTEGER", "enum_api_domain.id: 0 runtime, 1 driver"},
-        {"cbid", "INTEGER", "CUPTI callback id within the domain"},
-        {"name_id", "INTEGER", "function name (strings.id), e.g. cudaLaunchKernel"},
-        {"return_code", "INTEGER", "cudaError_t / CUresult returned"}},
-       {"api_correlation(correlation)"}});
+  t.push_back({"api",
+               "CUDA runtime and driver API calls. Captured traces hold only the chosen set "
+               "(launches, graph launch, memcpy/memset, synchronization, stream-wait-event, "
+               "malloc/free families): see docs/capture.md.",
+               RecordColumns<ApiRecord>(),
+               {"api_correlation(correlation)"}});
   t.push_back({"sync",
                "Host-side synchronizations (CUPTI SYNCHRONIZATION): the thread waited in "
                "[start_ns, end_ns].",
-               {{"start_ns", "INTEGER", "wait start, ns"},
-                {"end_ns", "INTEGER", "wait end, ns"},
-                {"tid", "INTEGER", "waiting thread, from the matching api row (0 when unknown)"},
-                {"correlation", "INTEGER", "api.correlation of the synchronizing call"},
-                {"type", "INTEGER", "enum_sync_type.id"},
-                {"context", "INTEGER", "CUDA context id"},
-                {"stream", "INTEGER", "CUDA stream id; 4294967295 when not stream-specific"},
-                {"event", "INTEGER", "CUDA event id; 0 when none"}},
+               RecordColumns<SyncRecord>(),
                {}});
-  t.push_back(
-      {"memory",
-       "Device, pinned-host and managed memory allocations and frees (CUPTI MEMORY2).",
-       {{"ts_ns", "INTEGER", "time of the operation, ns"},
-        {"op", "INTEGER", "enum_memory_op.id: 1 alloc, 2 free"},
-        {"address", "INTEGER", "address of the allocation"},
-        {"bytes", "INTEGER", "size, bytes"},
-        {"memory_kind", "INTEGER", "enum_memory_kind.id (device, pinned, managed, ...)"},
-        {"device", "INTEGER", "devices.id"},
-        {"context", "INTEGER", "CUDA context id"},
-        {"stream", "INTEGER", "stream of a stream-ordered allocation, else 0"},
-        {"correlation", "INTEGER", "api.correlation of the allocating/freeing call"},
-        {"is_async", "INTEGER", "1 for stream-ordered (pool) allocations"},
-        {"pool_address", "INTEGER", "owning memory pool for stream-ordered allocations, else 0"}},
-       {"memory_address(address)"}});
+  t.push_back({"memory",
+               "Device, pinned-host and managed memory allocations and frees (CUPTI MEMORY2).",
+               RecordColumns<MemoryRecord>(),
+               {"memory_address(address)"}});
   t.push_back({"memory_pool",
                "Stream-ordered memory pool events (CUPTI MEMORY_POOL).",
-               {{"ts_ns", "INTEGER", "time, ns"},
-                {"op", "INTEGER", "enum_memory_pool_op.id: created, destroyed, trimmed"},
-                {"address", "INTEGER", "pool base address"},
-                {"size", "INTEGER", "pool size, bytes"},
-                {"utilized_bytes", "INTEGER", "bytes in use in the pool"},
-                {"release_threshold", "INTEGER", "pool release threshold, bytes"},
-                {"device", "INTEGER", "devices.id"},
-                {"is_managed", "INTEGER", "1 for a managed-memory pool"}},
+               RecordColumns<MemoryPoolRecord>(),
                {}});
   t.push_back(
       {"um",
        "Unified-memory events (CUPTI UNIFIED_MEMORY_COUNTER; nsys "
        "CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER): page migrations between host and device, "
        "GPU fault groups, CPU page faults, thrashing, throttling, remote maps. See docs/um.md.",
-       {{"start_ns", "INTEGER", "start, ns (faults: when the driver started handling them)"},
-        {"end_ns", "INTEGER", "end, ns (= start_ns for CPU faults, thrashing, remote maps)"},
-        {"kind", "INTEGER",
-         "enum_um_counter_kind.id: 1 bytes_htod, 2 bytes_dtoh, 3 cpu_page_fault, "
-         "4 gpu_page_fault, 5 thrashing, 6 throttling, 7 remote_map, 8 bytes_dtod"},
-        {"value", "INTEGER",
-         "migrations, thrashing, remote maps: bytes; gpu_page_fault: faults in the group; "
-         "cpu_page_fault: program counter of the faulting instruction"},
-        {"address", "INTEGER", "virtual address of the page(s)"},
-        {"src_id", "INTEGER", "source processor (device id; for migrations from the host, CPU)"},
-        {"dst_id", "INTEGER", "destination processor (migrations, remote maps)"},
-        {"flags", "INTEGER",
-         "migrations: cause (1 user prefetch, 2 coherence = a fault, 3 driver prefetch, "
-         "4 eviction); gpu_page_fault: access type (1 read, 2 write, 3 atomic, 4 prefetch)"}},
+       RecordColumns<UmRecord>(),
        {}});
-  t.push_back(
-      {"oom",
-       "Failed allocations (out of memory): an allocation API returned "
-       "cudaErrorMemoryAllocation / CUDA_ERROR_OUT_OF_MEMORY. Written and committed at "
-       "once so the evidence survives the abort that usually follows. See docs/memory.md.",
-       {{"ts_ns", "INTEGER", "when the failing call returned, ns"},
-        {"tid", "INTEGER", "calling thread (threads.tid)"},
-        {"device", "INTEGER", "devices.id the allocation was for (current device of the call)"},
-        {"correlation", "INTEGER", "api.correlation of the failing call; 0 when not traced"},
-        {"name_id", "INTEGER", "API name (strings.id), e.g. cudaMalloc"},
-        {"return_code", "INTEGER", "cudaError_t / CUresult returned (2 for out of memory)"},
-        {"requested_bytes", "INTEGER", "size the call asked for, bytes"},
-        {"memory_kind", "INTEGER", "enum_memory_kind.id of the request (device, pinned, managed)"},
-        {"free_bytes", "INTEGER",
-         "free device memory right after the failure (cuMemGetInfo), bytes; -1 unknown"},
-        {"total_bytes", "INTEGER", "total device memory (cuMemGetInfo), bytes; -1 unknown"}},
-       {}});
+  t.push_back({"oom",
+               "Failed allocations (out of memory): an allocation API returned "
+               "cudaErrorMemoryAllocation / CUDA_ERROR_OUT_OF_MEMORY. Written and committed at "
+               "once so the evidence survives the abort that usually follows. See docs/memory.md.",
+               RecordColumns<OomRecord>(),
+               {}});
   t.push_back({"host_alloc",
                "Host memory allocations and frees at or above a size threshold (`--trace "
                "host-mem`): malloc/calloc/realloc/aligned allocations and anonymous mmap/munmap. "
                "See docs/memory.md.",
-               {{"ts_ns", "INTEGER", "time of the call, ns"},
-                {"tid", "INTEGER", "calling thread (threads.tid)"},
-                {"op", "INTEGER", "enum_memory_op.id: 1 alloc, 2 free"},
-                {"address", "INTEGER", "address returned by the allocation / passed to the free"},
-                {"bytes", "INTEGER",
-                 "size requested (alloc) or released (free; usable size for free()), bytes"},
-                {"kind", "INTEGER", "enum_host_alloc_kind.id: 1 malloc family, 2 anonymous mmap"}},
+               RecordColumns<HostAllocRecord>(),
                {}});
   t.push_back({"nvtx",
                "NVTX ranges and marks (and, in imported traces, CPU-side ranges such as "
                "torch cpu_op and user_annotation, with the source in domain_id).",
-               {{"start_ns", "INTEGER", "range start, ns"},
-                {"end_ns", "INTEGER", "range end, ns (= start_ns for marks; -1 if never closed)"},
-                {"tid", "INTEGER", "thread that started the range"},
-                {"end_tid", "INTEGER", "thread that ended it (differs only for start/end ranges)"},
-                {"kind", "INTEGER", "enum_nvtx_kind.id: 1 push/pop, 2 start/end, 3 mark"},
-                {"depth", "INTEGER", "push/pop nesting depth at start (0 = outermost)"},
-                {"domain_id", "INTEGER", "NVTX domain (strings.id); 0 = default domain"},
-                {"name_id", "INTEGER", "message (strings.id)"},
-                {"category", "INTEGER", "NVTX category, 0 when none"},
-                {"color", "INTEGER", "ARGB color, 0 when none"},
-                {"unclosed", "INTEGER DEFAULT 0",
-                 "1: the range was still open when the process died or exited (end_ns is then "
-                 "the end of the trace); 0 otherwise (schema 1.3; older traces lack the column)"}},
+               RecordColumns<NvtxRecord>(),
                {"nvtx_start(start_ns)", "nvtx_tid(tid, start_ns)"}});
   t.push_back({"overhead",
                "Time spent on profiling work (CUPTI overhead records; the tracer's own work).",
-               {{"start_ns", "INTEGER", "start, ns"},
-                {"end_ns", "INTEGER", "end, ns"},
-                {"tid", "INTEGER", "thread, 0 when not thread-specific"},
-                {"kind_id", "INTEGER", "what the overhead was (strings.id)"}},
+               RecordColumns<OverheadRecord>(),
                {}});
   t.push_back(
       {"roofline",
@@ -284,64 +151,32 @@ std::vector<TableDef> BuildTables() {
   t.push_back({"frames",
                "Stack frames of host call stacks (Python, native, and a synthetic CUDA API "
                "leaf), shared by every stack that holds them (schema 1.5).",
-               {{"kind", "INTEGER", "enum_frame_kind.id: 1 python, 2 native, 3 cuda_api"},
-                {"function_id", "INTEGER",
-                 "function name (strings.id), qualified when known: Trainer.training_step"},
-                {"file_id", "INTEGER",
-                 "source file (strings.id) as the code object names it; 0 for native frames "
-                 "without one"},
-                {"line", "INTEGER", "line being executed (Python); 0 unknown"}},
+               RecordColumns<FrameRecord>(),
                {}});
   t.push_back({"callsites",
                "Host call stacks as a trie of frames: a row is one frame under its parent, and "
                "the id of a leaf names the whole stack, root (outermost) first (schema 1.5).",
-               {{"parent_id", "INTEGER", "callsites.id of the caller; 0 for a root frame"},
-                {"frame_id", "INTEGER", "frames.id"},
-                {"depth", "INTEGER", "0 for a root frame, parent's depth + 1 otherwise"}},
+               RecordColumns<CallsiteRecord>(),
                {}});
   t.push_back({"samples",
                "Host threads observed at instants: a sampler's view of what each thread was "
                "doing (captures with sampling, nsys CPU sampling) (schema 1.5).",
-               {{"ts_ns", "INTEGER", "time of the observation, ns"},
-                {"tid", "INTEGER", "thread (threads.tid)"},
-                {"state", "INTEGER", "enum_thread_state.id"},
-                {"wait_id", "INTEGER",
-                 "what it was blocked in (strings.id): futex, poll(pipe), "
-                 "cudaStreamSynchronize, GIL; 0 when running"},
-                {"callsite_id", "INTEGER",
-                 "leaf callsites.id of its stack; 0 none (not a Python thread, or unwound)"},
-                {"cpu_ns", "INTEGER",
-                 "thread CPU time consumed since its previous sample, ns; -1 unknown"}},
+               RecordColumns<SampleRecord>(),
                {"samples_tid(tid, ts_ns)"}});
   t.push_back({"thread_sched",
                "Intervals a host thread spent in one scheduling state (nsys SCHED_EVENTS: "
                "running on a CPU, or switched out) (schema 1.5).",
-               {{"start_ns", "INTEGER", "interval start, ns"},
-                {"end_ns", "INTEGER", "interval end, ns"},
-                {"tid", "INTEGER", "thread (threads.tid)"},
-                {"cpu", "INTEGER", "CPU it ran on; -1 unknown or not running"},
-                {"state", "INTEGER", "enum_thread_state.id: 1 running, or the blocked kind"}},
+               RecordColumns<SchedRecord>(),
                {}});
-  t.push_back(
-      {"osrt",
-       "OS-runtime waits of host threads: condition variables, futexes, poll, read, "
-       "sleeps (schema 1.5).",
-       {{"start_ns", "INTEGER", "wait start, ns"},
-        {"end_ns", "INTEGER", "wait end, ns"},
-        {"tid", "INTEGER", "waiting thread (threads.tid)"},
-        {"name_id", "INTEGER",
-         "call (strings.id): pthread_cond_wait, futex, poll, read, sem_wait, nanosleep"},
-        {"detail_id", "INTEGER", "what it waited on (strings.id): pipe, socket, a path; 0 unknown"},
-        {"callsite_id", "INTEGER", "leaf callsites.id of the stack at the wait; 0 none"},
-        {"source", "INTEGER",
-         "1 traced (exact), 2 sampled (two or more consecutive samples in one wait: ends "
-         "accurate to one sample period), 3 imported (nsys OSRT_API)"}},
-       {}});
+  t.push_back({"osrt",
+               "OS-runtime waits of host threads: condition variables, futexes, poll, read, "
+               "sleeps (schema 1.5).",
+               RecordColumns<OsrtRecord>(),
+               {}});
   t.push_back({"api_callsite",
                "The host call stack (Python) of the thread when it made a CUDA API call: "
                "which line issued a sync, a copy, an allocation (schema 1.5).",
-               {{"correlation", "INTEGER", "api.correlation"},
-                {"callsite_id", "INTEGER", "leaf callsites.id"}},
+               RecordColumns<ApiCallsiteRecord>(),
                {"api_callsite_correlation(correlation)"},
                false});
   // Enum tables: id -> name, filled when the trace is created.

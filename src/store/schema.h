@@ -1,7 +1,8 @@
 // The trace store's schema, declared once.
 //
 // Every table of a stepscope trace is described here: its columns, their SQL
-// types and units, and their meaning. TraceWriter creates the tables from this
+// types and units, and their meaning (a record table's columns come from its
+// column list in format/record_fields.h). TraceWriter creates the tables from this
 // list, and `stepscope schema --markdown` renders docs/schema.md from it (a
 // test keeps the two in sync), so the docs cannot drift from the code.
 //

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "common/strings.h"
+#include "store/record_sql.h"
 #include "store/schema.h"
 
 namespace stepscope {
@@ -168,24 +169,6 @@ const std::string& TraceReader::String(StringId id) const {
 
 namespace {
 
-// Times from a trace are clamped to [0, 2^62] ns (146 years), so that the
-// difference of any two fits in an int64: a damaged INT64_MIN becomes 0 (the
-// same bounds as TraceModel's sanitizing).
-int64_t TimeNs(int64_t v) { return std::clamp<int64_t>(v, 0, int64_t{1} << 62); }
-
-template <typename T, typename Fill>
-StatusOr<std::vector<T>> LoadAll(sqlite3* db, const std::string& sql, Fill fill) {
-  ASSIGN_OR_RETURN(Statement st, Prepare(db, sql));
-  std::vector<T> out;
-  while (st.Step()) {
-    T r{};
-    fill(st, r);
-    out.push_back(r);
-  }
-  if (!st.ok()) return st.status();
-  return out;
-}
-
 std::string OrderBy(TraceReader::RowOrder order) {
   return order == TraceReader::RowOrder::kByStart ? " ORDER BY start_ns, id" : " ORDER BY id";
 }
@@ -193,226 +176,58 @@ std::string OrderBy(TraceReader::RowOrder order) {
 }  // namespace
 
 StatusOr<std::vector<KernelRecord>> TraceReader::Kernels(RowOrder order) const {
-  return LoadAll<KernelRecord>(
-      db_,
-      "SELECT start_ns,end_ns,device,context,stream,correlation,name_id,mangled_id,grid_x,grid_y,"
-      "grid_z,block_x,block_y,block_z,registers_per_thread,static_smem_bytes,dynamic_smem_bytes,"
-      "graph_id,graph_node_id FROM kernels" +
-          OrderBy(order),
-      [](const Statement& s, KernelRecord& r) {
-        r.start_ns = TimeNs(s.Int(0));
-        r.end_ns = TimeNs(s.Int(1));
-        r.device = static_cast<uint32_t>(s.Int(2));
-        r.context = static_cast<uint32_t>(s.Int(3));
-        r.stream = static_cast<uint32_t>(s.Int(4));
-        r.correlation = static_cast<uint32_t>(s.Int(5));
-        r.name = static_cast<StringId>(s.Int(6));
-        r.mangled_name = static_cast<StringId>(s.Int(7));
-        r.grid_x = static_cast<int32_t>(s.Int(8));
-        r.grid_y = static_cast<int32_t>(s.Int(9));
-        r.grid_z = static_cast<int32_t>(s.Int(10));
-        r.block_x = static_cast<int32_t>(s.Int(11));
-        r.block_y = static_cast<int32_t>(s.Int(12));
-        r.block_z = static_cast<int32_t>(s.Int(13));
-        r.registers_per_thread = static_cast<uint32_t>(s.Int(14));
-        r.static_smem_bytes = static_cast<int32_t>(s.Int(15));
-        r.dynamic_smem_bytes = static_cast<int32_t>(s.Int(16));
-        r.graph_id = static_cast<uint32_t>(s.Int(17));
-        r.graph_node_id = static_cast<uint64_t>(s.Int(18));
-      });
+  return LoadRecords<KernelRecord>(db_, OrderBy(order));
 }
 
 StatusOr<std::vector<MemcpyRecord>> TraceReader::Memcpys(RowOrder order) const {
-  return LoadAll<MemcpyRecord>(
-      db_,
-      "SELECT start_ns,end_ns,device,context,stream,correlation,bytes,copy_kind,src_kind,dst_kind,"
-      "is_async,dst_device,graph_id FROM memcpy" +
-          OrderBy(order),
-      [](const Statement& s, MemcpyRecord& r) {
-        r.start_ns = TimeNs(s.Int(0));
-        r.end_ns = TimeNs(s.Int(1));
-        r.device = static_cast<uint32_t>(s.Int(2));
-        r.context = static_cast<uint32_t>(s.Int(3));
-        r.stream = static_cast<uint32_t>(s.Int(4));
-        r.correlation = static_cast<uint32_t>(s.Int(5));
-        r.bytes = static_cast<uint64_t>(s.Int(6));
-        r.copy_kind = static_cast<CopyKind>(s.Int(7));
-        r.src_kind = static_cast<MemoryKind>(s.Int(8));
-        r.dst_kind = static_cast<MemoryKind>(s.Int(9));
-        r.is_async = s.IsNull(10) ? kAsyncUnknown : static_cast<uint8_t>(s.Int(10));
-        r.dst_device = static_cast<uint32_t>(s.Int(11));
-        r.graph_id = static_cast<uint32_t>(s.Int(12));
-      });
+  return LoadRecords<MemcpyRecord>(db_, OrderBy(order));
 }
 
 StatusOr<std::vector<MemsetRecord>> TraceReader::Memsets(RowOrder order) const {
-  return LoadAll<MemsetRecord>(
-      db_,
-      "SELECT start_ns,end_ns,device,context,stream,correlation,bytes,value,memory_kind,is_async,"
-      "graph_id FROM memset" +
-          OrderBy(order),
-      [](const Statement& s, MemsetRecord& r) {
-        r.start_ns = TimeNs(s.Int(0));
-        r.end_ns = TimeNs(s.Int(1));
-        r.device = static_cast<uint32_t>(s.Int(2));
-        r.context = static_cast<uint32_t>(s.Int(3));
-        r.stream = static_cast<uint32_t>(s.Int(4));
-        r.correlation = static_cast<uint32_t>(s.Int(5));
-        r.bytes = static_cast<uint64_t>(s.Int(6));
-        r.value = static_cast<uint32_t>(s.Int(7));
-        r.memory_kind = static_cast<MemoryKind>(s.Int(8));
-        r.is_async = s.IsNull(9) ? kAsyncUnknown : static_cast<uint8_t>(s.Int(9));
-        r.graph_id = static_cast<uint32_t>(s.Int(10));
-      });
+  return LoadRecords<MemsetRecord>(db_, OrderBy(order));
 }
 
 StatusOr<std::vector<ApiRecord>> TraceReader::Apis(RowOrder order) const {
-  return LoadAll<ApiRecord>(
-      db_,
-      std::string(
-          "SELECT start_ns,end_ns,tid,correlation,domain,cbid,name_id,return_code FROM api") +
-          OrderBy(order),
-      [](const Statement& s, ApiRecord& r) {
-        r.start_ns = TimeNs(s.Int(0));
-        r.end_ns = TimeNs(s.Int(1));
-        r.tid = static_cast<uint32_t>(s.Int(2));
-        r.correlation = static_cast<uint32_t>(s.Int(3));
-        r.domain = static_cast<ApiDomain>(s.Int(4));
-        r.cbid = static_cast<uint32_t>(s.Int(5));
-        r.name = static_cast<StringId>(s.Int(6));
-        r.return_code = static_cast<int32_t>(s.Int(7));
-      });
+  return LoadRecords<ApiRecord>(db_, OrderBy(order));
 }
 
 StatusOr<std::vector<SyncRecord>> TraceReader::Syncs(RowOrder order) const {
-  return LoadAll<SyncRecord>(
-      db_,
-      std::string("SELECT start_ns,end_ns,tid,correlation,type,context,stream,event FROM sync") +
-          OrderBy(order),
-      [](const Statement& s, SyncRecord& r) {
-        r.start_ns = TimeNs(s.Int(0));
-        r.end_ns = TimeNs(s.Int(1));
-        r.tid = static_cast<uint32_t>(s.Int(2));
-        r.correlation = static_cast<uint32_t>(s.Int(3));
-        r.type = static_cast<SyncType>(s.Int(4));
-        r.context = static_cast<uint32_t>(s.Int(5));
-        r.stream = static_cast<uint32_t>(s.Int(6));
-        r.event = static_cast<uint32_t>(s.Int(7));
-      });
+  return LoadRecords<SyncRecord>(db_, OrderBy(order));
 }
 
 StatusOr<std::vector<MemoryRecord>> TraceReader::MemoryEvents() const {
-  return LoadAll<MemoryRecord>(
-      db_,
-      "SELECT ts_ns,op,address,bytes,memory_kind,device,context,stream,correlation,is_async,"
-      "pool_address FROM memory ORDER BY ts_ns, id",
-      [](const Statement& s, MemoryRecord& r) {
-        r.ts_ns = TimeNs(s.Int(0));
-        r.op = static_cast<MemoryOp>(s.Int(1));
-        r.address = static_cast<uint64_t>(s.Int(2));
-        r.bytes = static_cast<uint64_t>(s.Int(3));
-        r.memory_kind = static_cast<MemoryKind>(s.Int(4));
-        r.device = static_cast<uint32_t>(s.Int(5));
-        r.context = static_cast<uint32_t>(s.Int(6));
-        r.stream = static_cast<uint32_t>(s.Int(7));
-        r.correlation = static_cast<uint32_t>(s.Int(8));
-        r.is_async = static_cast<uint8_t>(s.Int(9));
-        r.pool_address = static_cast<uint64_t>(s.Int(10));
-      });
+  return LoadRecords<MemoryRecord>(db_, " ORDER BY ts_ns, id");
 }
 
 StatusOr<std::vector<MemoryPoolRecord>> TraceReader::MemoryPoolEvents() const {
-  return LoadAll<MemoryPoolRecord>(
-      db_,
-      "SELECT ts_ns,op,address,size,utilized_bytes,release_threshold,device,is_managed "
-      "FROM memory_pool ORDER BY ts_ns, id",
-      [](const Statement& s, MemoryPoolRecord& r) {
-        r.ts_ns = TimeNs(s.Int(0));
-        r.op = static_cast<MemoryPoolOp>(s.Int(1));
-        r.address = static_cast<uint64_t>(s.Int(2));
-        r.size = static_cast<uint64_t>(s.Int(3));
-        r.utilized_bytes = static_cast<uint64_t>(s.Int(4));
-        r.release_threshold = static_cast<uint64_t>(s.Int(5));
-        r.device = static_cast<uint32_t>(s.Int(6));
-        r.is_managed = static_cast<uint8_t>(s.Int(7));
-      });
+  return LoadRecords<MemoryPoolRecord>(db_, " ORDER BY ts_ns, id");
 }
 
 StatusOr<std::vector<UmRecord>> TraceReader::UmEvents() const {
   if (!TableExists(db_, "um")) return std::vector<UmRecord>{};  // traces before schema 1.4
-  return LoadAll<UmRecord>(db_,
-                           "SELECT start_ns,end_ns,kind,value,address,src_id,dst_id,flags FROM um "
-                           "ORDER BY start_ns, id",
-                           [](const Statement& s, UmRecord& r) {
-                             r.start_ns = s.Int(0);
-                             r.end_ns = s.Int(1);
-                             int64_t k = s.Int(2);
-                             r.kind = k >= 0 && k <= 8 ? static_cast<UmCounterKind>(k)
-                                                       : UmCounterKind::kUnknown;
-                             r.value = static_cast<uint64_t>(s.Int(3));
-                             r.address = static_cast<uint64_t>(s.Int(4));
-                             r.src_id = static_cast<uint32_t>(s.Int(5));
-                             r.dst_id = static_cast<uint32_t>(s.Int(6));
-                             r.flags = static_cast<uint32_t>(s.Int(7));
-                           });
+  return LoadRecords<UmRecord>(db_, " ORDER BY start_ns, id");
 }
 
 StatusOr<std::vector<NvtxRecord>> TraceReader::Nvtx() const {
-  return LoadAll<NvtxRecord>(
-      db_,
-      "SELECT start_ns,end_ns,tid,end_tid,kind,depth,domain_id,name_id,category,color,"
-      "COALESCE(unclosed, 0) FROM nvtx ORDER BY start_ns, id",
-      [](const Statement& s, NvtxRecord& r) {
-        r.start_ns = TimeNs(s.Int(0));
+  constexpr int kEnd = RecordColumnIndex<NvtxRecord>("end_ns");
+  constexpr int kUnclosed = RecordColumnIndex<NvtxRecord>("unclosed");
+  static_assert(kEnd >= 0 && kUnclosed >= 0, "nvtx columns renamed");
+  return LoadRecords<NvtxRecord>(
+      db_, " ORDER BY start_ns, id", [](const Statement& s, NvtxRecord& r) {
         // -1: not ended. The collector writes a range still open when the
         // process died (or recording stopped) with end_ns = the trace's end
         // and unclosed = 1 for SQL readers; the model sees it as never ended,
         // as in a cut-off trace.
-        r.end_ns = (s.Int(1) == -1 || s.Int(10) != 0) ? -1 : TimeNs(s.Int(1));
-        r.tid = static_cast<uint32_t>(s.Int(2));
-        r.end_tid = static_cast<uint32_t>(s.Int(3));
-        r.kind = static_cast<NvtxKind>(s.Int(4));
-        r.depth = static_cast<uint8_t>(s.Int(5));
-        r.domain = static_cast<StringId>(s.Int(6));
-        r.name = static_cast<StringId>(s.Int(7));
-        r.category = static_cast<uint32_t>(s.Int(8));
-        r.color = static_cast<uint32_t>(s.Int(9));
+        r.end_ns = (r.end_ns == -1 || s.Int(kUnclosed) != 0) ? -1 : ReadTime(s.Int(kEnd));
       });
 }
 
 StatusOr<std::vector<OverheadRecord>> TraceReader::Overheads() const {
-  return LoadAll<OverheadRecord>(
-      db_, "SELECT start_ns,end_ns,tid,kind_id FROM overhead ORDER BY start_ns, id",
-      [](const Statement& s, OverheadRecord& r) {
-        r.start_ns = TimeNs(s.Int(0));
-        r.end_ns = TimeNs(s.Int(1));
-        r.tid = static_cast<uint32_t>(s.Int(2));
-        r.kind = static_cast<StringId>(s.Int(3));
-      });
+  return LoadRecords<OverheadRecord>(db_, " ORDER BY start_ns, id");
 }
 
 StatusOr<std::vector<DeviceRecord>> TraceReader::Devices() const {
-  return LoadAll<DeviceRecord>(
-      db_,
-      "SELECT id,name_id,uuid,cc_major,cc_minor,sm_count,global_memory_bytes,"
-      "memory_bandwidth_bytes_per_s,l2_cache_bytes,core_clock_khz,max_threads_per_block,"
-      "max_shared_memory_per_block,max_warps_per_sm FROM devices ORDER BY id",
-      [](const Statement& s, DeviceRecord& r) {
-        r.id = static_cast<uint32_t>(s.Int(0));
-        r.name = static_cast<StringId>(s.Int(1));
-        std::string_view uuid = s.Text(2);
-        std::memcpy(r.uuid, uuid.data(), std::min(uuid.size(), sizeof(r.uuid) - 1));
-        r.cc_major = static_cast<uint32_t>(s.Int(3));
-        r.cc_minor = static_cast<uint32_t>(s.Int(4));
-        r.sm_count = static_cast<uint32_t>(s.Int(5));
-        r.global_memory_bytes = static_cast<uint64_t>(s.Int(6));
-        r.memory_bandwidth_bytes_per_s = static_cast<uint64_t>(s.Int(7));
-        r.l2_cache_bytes = static_cast<uint32_t>(s.Int(8));
-        r.core_clock_khz = static_cast<uint32_t>(s.Int(9));
-        r.max_threads_per_block = static_cast<uint32_t>(s.Int(10));
-        r.max_shared_memory_per_block = static_cast<uint32_t>(s.Int(11));
-        r.max_warps_per_sm = static_cast<uint32_t>(s.Int(12));
-      });
+  return LoadRecords<DeviceRecord>(db_, " ORDER BY id");
 }
 
 StatusOr<std::unordered_map<uint32_t, std::string>> TraceReader::ThreadNames() const {

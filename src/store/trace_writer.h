@@ -49,6 +49,8 @@ class TraceWriter {
   void AddOverhead(const OverheadRecord& r);
   void AddDevice(const DeviceRecord& r);
   void AddOom(const OomRecord& r, StringId api_name);
+  // Host memory (`--trace host-mem`; table host_alloc).
+  void AddHostAlloc(const HostAllocRecord& r);
   void SetThreadName(uint32_t tid, StringId name);
   // Host model (schema 1.5). Frames and callsites keep their ids (1-based,
   // dense: store/callsite_interner.h hands them out).
@@ -83,7 +85,8 @@ class TraceWriter {
   std::unordered_map<std::string, StringId> strings_;
   Statement ins_string_, ins_kernel_, ins_memcpy_, ins_memset_, ins_api_, ins_sync_, ins_memory_,
       ins_pool_, ins_nvtx_, ins_overhead_, ins_device_, ins_thread_, ins_meta_, ins_stat_, ins_oom_,
-      ins_um_, ins_frame_, ins_callsite_, ins_sample_, ins_sched_, ins_osrt_, ins_api_callsite_;
+      ins_um_, ins_frame_, ins_callsite_, ins_sample_, ins_sched_, ins_osrt_, ins_api_callsite_,
+      ins_host_alloc_;
 };
 
 }  // namespace stepscope

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "common/strings.h"
+#include "store/record_sql.h"
 
 namespace stepscope::memory {
 
@@ -75,22 +76,23 @@ Status LoadMemoryRows(const TraceReader& r, MemoryTrace* t) {
 Status LoadHostAllocRows(const TraceReader& r, MemoryTrace* t) {
   if (!TableExists(r.db(), "host_alloc")) return OkStatus();
   t->has_host_alloc = true;
-  ASSIGN_OR_RETURN(Statement st, r.Query("SELECT ts_ns, tid, op, address, bytes, kind FROM "
-                                         "host_alloc ORDER BY ts_ns, id"));
-  while (st.Step()) {
+  ASSIGN_OR_RETURN(std::vector<HostAllocRecord> rows,
+                   LoadRecords<HostAllocRecord>(r.db(), " ORDER BY ts_ns, id"));
+  for (const HostAllocRecord& h : rows) {
     AllocEvent e;
-    e.ts_ns = e.call_ns = st.Int(0);
-    e.tid = static_cast<uint32_t>(st.Int(1));
-    int64_t op = st.Int(2);
-    e.op = op == 1 ? MemoryOp::kAlloc : op == 2 ? MemoryOp::kFree : MemoryOp::kUnknown;
-    e.address = static_cast<uint64_t>(st.Int(3));
-    e.bytes = static_cast<uint64_t>(std::max<int64_t>(0, st.Int(4)));
-    e.kind = st.Int(5) == 2 ? SeriesKind::kHostMmap : SeriesKind::kHostMalloc;
+    e.ts_ns = e.call_ns = h.ts_ns;
+    e.tid = h.tid;
+    e.op = h.op == HostAllocOp::kAlloc  ? MemoryOp::kAlloc
+           : h.op == HostAllocOp::kFree ? MemoryOp::kFree
+                                        : MemoryOp::kUnknown;
+    e.address = h.address;
+    e.bytes = h.bytes;
+    e.kind = h.kind == HostAllocKind::kMmap ? SeriesKind::kHostMmap : SeriesKind::kHostMalloc;
     e.place = kHostPlace;
     t->events.push_back(e);
     ++t->host_alloc_rows;
   }
-  return st.ok() ? OkStatus() : st.status();
+  return OkStatus();
 }
 
 Status LoadOoms(const TraceReader& r, MemoryTrace* t) {

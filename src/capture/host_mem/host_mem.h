@@ -19,22 +19,14 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "format/records.h"
+
 namespace stepscope::hostmem {
 
-enum class HostAllocOp : uint8_t { kAlloc = 1, kFree = 2 };     // = enum_memory_op
-enum class HostAllocKind : uint8_t { kMalloc = 1, kMmap = 2 };  // = enum_host_alloc_kind
-
-// One host_alloc row (docs/schema.md).
-struct HostAllocRecord {
-  int64_t ts_ns;  // CLOCK_REALTIME, like every trace time
-  uint64_t address;
-  uint64_t bytes;
-  uint32_t tid;
-  HostAllocOp op;
-  HostAllocKind kind;
-  uint16_t reserved;
-};
-static_assert(sizeof(HostAllocRecord) == 32, "HostAllocRecord layout changed");
+// The record is the trace format's (format/records.h), shared with the collector.
+using HostAllocOp = stepscope::HostAllocOp;
+using HostAllocKind = stepscope::HostAllocKind;
+using HostAllocRecord = stepscope::HostAllocRecord;
 
 inline constexpr uint64_t kDefaultThreshold = 1 << 20;
 inline constexpr uint32_t kRingCapacity = 4096;  // records per thread between drains
