@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "capture/pystack/elf_symbols.h"
+#include "common/strings.h"
 
 namespace stepscope::pystack {
 namespace {
@@ -22,24 +23,6 @@ constexpr size_t kMaxStringChars = 512;
 constexpr size_t kMaxLineTable = 1 << 20;
 constexpr size_t kMaxThreads = 4096;
 constexpr size_t kThreadStateInterp = 16;  // PyThreadState: prev, next, interp (3.11-3.13)
-
-void AppendUtf8(uint32_t c, std::string* out) {
-  if (c < 0x80) {
-    out->push_back(static_cast<char>(c));
-  } else if (c < 0x800) {
-    out->push_back(static_cast<char>(0xc0 | (c >> 6)));
-    out->push_back(static_cast<char>(0x80 | (c & 63)));
-  } else if (c < 0x10000) {
-    out->push_back(static_cast<char>(0xe0 | (c >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 63)));
-    out->push_back(static_cast<char>(0x80 | (c & 63)));
-  } else {
-    out->push_back(static_cast<char>(0xf0 | (c >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((c >> 12) & 63)));
-    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 63)));
-    out->push_back(static_cast<char>(0x80 | (c & 63)));
-  }
-}
 
 struct Mapping {
   uint64_t start = 0;
@@ -201,7 +184,7 @@ bool PyRuntime::ReadString(uint64_t obj, std::string* out) {
     if (kind == 1) c = data[i];
     if (kind == 2) c = static_cast<uint32_t>(data[2 * i]) | (uint32_t{data[2 * i + 1]} << 8);
     if (kind == 4) std::memcpy(&c, &data[4 * i], 4);
-    AppendUtf8(c, out);
+    AppendUtf8(out, c);
   }
   return true;
 }
