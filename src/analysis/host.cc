@@ -181,15 +181,19 @@ bool HasHostModel(const TraceModel& m) {
          !m.api_callsites().empty() || !m.callsites().empty();
 }
 
-int64_t InWindows(int64_t s, int64_t e, const std::vector<Interval>& windows) {
-  if (windows.empty()) return std::max<int64_t>(0, e - s);
+int64_t Overlap(int64_t s, int64_t e, const std::vector<Interval>& intervals) {
   int64_t total = 0;
-  auto it = std::upper_bound(windows.begin(), windows.end(), s,
+  auto it = std::upper_bound(intervals.begin(), intervals.end(), s,
                              [](int64_t v, const Interval& w) { return v < w.end; });
-  for (; it != windows.end() && it->start < e; ++it) {
+  for (; it != intervals.end() && it->start < e; ++it) {
     total += std::max<int64_t>(0, std::min(e, it->end) - std::max(s, it->start));
   }
   return total;
+}
+
+int64_t InWindows(int64_t s, int64_t e, const std::vector<Interval>& windows) {
+  if (windows.empty()) return std::max<int64_t>(0, e - s);
+  return Overlap(s, e, windows);
 }
 
 bool IsDataLoaderStack(const TraceModel& m, uint32_t callsite) {

@@ -51,6 +51,8 @@ bool HasHostModel(const TraceModel& m);
 
 // Length of [s, e) inside the sorted, disjoint windows (all of it when empty).
 int64_t InWindows(int64_t s, int64_t e, const std::vector<Interval>& windows);
+// Time of [s, e) covered by `intervals` (sorted by start, disjoint); 0 when there are none.
+int64_t Overlap(int64_t s, int64_t e, const std::vector<Interval>& intervals);
 
 // True when the stack of `callsite` is in PyTorch's DataLoader (a frame in
 // torch/utils/data, or a function named like _next_data / DataLoader).

@@ -32,17 +32,6 @@ uint32_t LaunchingThread(const TraceModel& m, const Step& s) {
   return s.tid != 0 ? s.tid : m.main_tid();
 }
 
-// Time of [s, e) covered by the calls in `calls` (sorted by start, disjoint).
-int64_t Covered(int64_t s, int64_t e, const std::vector<Interval>& calls) {
-  int64_t total = 0;
-  auto it = std::upper_bound(calls.begin(), calls.end(), s,
-                             [](int64_t v, const Interval& c) { return v < c.end; });
-  for (; it != calls.end() && it->start < e; ++it) {
-    total += std::max<int64_t>(0, std::min(e, it->end) - std::max(s, it->start));
-  }
-  return total;
-}
-
 HostStepSplit SplitOf(const TraceModel& m, const Step& st, uint32_t tid,
                       const std::vector<HostSegment>& segs, HostSource src,
                       const std::vector<Interval>& api_calls,
@@ -62,8 +51,8 @@ HostStepSplit SplitOf(const TraceModel& m, const Step& st, uint32_t tid,
     covered += d;
     switch (g.state) {
       case ThreadState::kRunning: {
-        const int64_t sync = Covered(a, b, blocking_calls);
-        const int64_t api = Covered(a, b, api_calls);
+        const int64_t sync = Overlap(a, b, blocking_calls);
+        const int64_t api = Overlap(a, b, api_calls);
         h.sync_ns += sync;
         h.cuda_api_ns += api;
         h.python_ns += std::max<int64_t>(0, d - sync - api);
