@@ -18,6 +18,13 @@ The driver (what a GPU machine runs):
       [--presets small,tiny] [--profile-args="--sample-hz 0"]
 prints per preset: median ms/step of the ON phases and of the OFF phases, their ratio, the median
 of the ratios of each ON phase to the mean of its two OFF neighbours, and writes DIR/phases.json.
+
+Where the cost goes, in the same process: --cycle "none;api;stacks;...;FLOOR" sets
+STEPSCOPE_DIAG_CYCLE, so ON phase j records with the parts of set j mod n switched off (names as in
+STEPSCOPE_DIAG_OFF: api, stacks, sampling, memory, overhead, um, nvtx, kernels, flush; `none` for
+the full tracer). Per set: the median of its ON/OFF phase ratios, and its ratio to the last set
+(the floor, e.g. "api,overhead,memory,um,nvtx,sampling": kernel + memcpy records only) within the
+same round. Use --phases as a multiple of n.
 """
 import argparse
 import json
@@ -34,17 +41,28 @@ def run_wrapped(a, rest):
 
     total = a.warmup + 2 * a.phase * a.phases
     ends = []
-    state = {"on": False}
+    state = {"on": False, "steps": 0}
 
     def hook(opt, args, kwargs):  # after every optimizer step: one training step ended
         ends.append(time.perf_counter())
-        n = len(ends)
+        state["steps"] += 1
+        n = state["steps"]
         if n >= a.warmup and (n - a.warmup) % a.phase == 0:
             k = (n - a.warmup) // a.phase  # phase index about to start
             want = k % 2 == 0 and k < 2 * a.phases  # even phases ON, odd OFF
             if want != state["on"]:
                 torch.cuda.synchronize()
-                (torch.cuda.profiler.start if want else torch.cuda.profiler.stop)()
+                if a.torch_stack:  # the comparison arm: torch.profiler with_stack, no stepscope
+                    if want:
+                        from torch.profiler import ProfilerActivity, profile
+                        state["prof"] = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                                                with_stack=True)
+                        state["prof"].__enter__()
+                    else:
+                        state["prof"].__exit__(None, None, None)  # its processing lands in dropped steps
+                        state["prof"] = None
+                else:
+                    (torch.cuda.profiler.start if want else torch.cuda.profiler.stop)()
                 state["on"] = want
             ends.append(None)  # phase boundary marker
 
@@ -56,7 +74,7 @@ def run_wrapped(a, rest):
         runpy.run_path(a.workload, run_name="__main__")
     except SystemExit:
         pass
-    if state["on"]:
+    if state["on"] and not a.torch_stack:
         torch.cuda.profiler.stop()
     # Split into phases at the markers; per phase the mean step time over its steps after the
     # first `skip` (the toggle and the queue refilling).
@@ -92,35 +110,76 @@ def summarize(phases):
             "on": on, "off": off}
 
 
+def summarize_cycle(phases, sets):
+    """Per diagnostics set: ON/OFF phase ratios, and ratios to the last set (the floor) per round."""
+    n = len(sets)
+    ratio = {}  # ON phase index j -> ON / mean of OFF neighbours
+    for i, p in enumerate(phases):
+        if not p["on"]:
+            continue
+        nb = [q["ms_per_step"] for q in phases[max(0, i - 1): i + 2] if not q["on"]]
+        if nb:
+            ratio[i // 2] = p["ms_per_step"] / statistics.mean(nb)
+    out = {}
+    for v, name in enumerate(sets):
+        rs = [r for j, r in ratio.items() if j % n == v]
+        vs_floor = [r / ratio[j - v + n - 1] for j, r in ratio.items()
+                    if j % n == v and (j - v + n - 1) in ratio]
+        ms = [p["ms_per_step"] for i, p in enumerate(phases) if p["on"] and (i // 2) % n == v]
+        if rs:
+            out[name] = {"on_off": statistics.median(rs), "vs_floor": statistics.median(vs_floor) if vs_floor else None,
+                         "on_median_ms": statistics.median(ms), "rounds": len(rs), "ratios": rs}
+    return out
+
+
 def drive(a):
     os.makedirs(a.out, exist_ok=True)
     res = {}
     for preset in a.presets.split(","):
         wrap = [sys.executable, os.path.abspath(__file__), "--run", "--workload", a.workload,
                 "--phase", str(a.phase), "--phases", str(a.phases), "--", "--preset", preset]
-        cmd = [a.stepscope, "profile", "-q", "-f", "-o", os.path.join(a.out, f"phases_{preset}"),
+        cmd = [a.stepscope, "profile", "-q", "-f", "-o", os.path.join(a.out, f"phases_{preset}{a.tag}"),
                "--capture-range", "cudaProfilerApi"] + a.profile_args.split() + ["--"] + wrap
         row = {}
-        for name, c in (("traced", cmd), ("bare", wrap)):
-            p = subprocess.run(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
-            with open(os.path.join(a.out, f"{preset}_{name}.log"), "wb") as f:
+        env = dict(os.environ)
+        sets = a.cycle.split(";") if a.cycle else []
+        if sets:
+            env["STEPSCOPE_DIAG_CYCLE"] = a.cycle
+        arms = (("traced", cmd),) if a.no_bare else (("traced", cmd), ("bare", wrap))
+        if a.torch_arm:
+            k = wrap.index("--")
+            arms += (("torch_stack", wrap[:k] + ["--torch-stack"] + wrap[k:]),)
+        for name, c in arms:
+            p = subprocess.run(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600, env=env)
+            with open(os.path.join(a.out, f"{preset}{a.tag}_{name}.log"), "wb") as f:
                 f.write(p.stdout + b"\n--- stderr\n" + p.stderr)
             lines = [l for l in p.stdout.decode().splitlines() if l.startswith('{"phases"')]
             if p.returncode != 0 or not lines:
                 row[name] = {"error": f"rc {p.returncode}: {p.stderr.decode()[-400:]}"}
                 continue
-            row[name] = summarize(json.loads(lines[-1])["phases"])
+            ph = json.loads(lines[-1])["phases"]
+            row[name] = summarize(ph)
+            if sets and name == "traced":
+                row["cycle"] = summarize_cycle(ph, sets)
         res[preset] = row
+        for sname, v in row.get("cycle", {}).items():
+            vf = f"{v['vs_floor']:.3f}" if v["vs_floor"] is not None else "-"
+            print(f"{preset}: set [{sname}] ON/OFF {v['on_off']:.3f}, vs floor {vf}, "
+                  f"ON {v['on_median_ms']:.3f} ms ({v['rounds']} rounds)", flush=True)
         t, b = row.get("traced", {}), row.get("bare", {})
         if "ratio_of_medians" in t:
             print(f"{preset}: ON {t['on_median_ms']:.3f} ms, OFF {t['off_median_ms']:.3f} ms -> ON/OFF "
                   f"{t['ratio_of_medians']:.3f} (median of phase ratios {t['median_of_phase_ratios']:.3f}, "
                   f"{len(t['phase_ratios'])} ON phases)", flush=True)
+        ts = row.get("torch_stack", {})
+        if "ratio_of_medians" in ts:
+            print(f"{preset}: torch.profiler with_stack ON/OFF {ts['ratio_of_medians']:.3f} (median of phase "
+                  f"ratios {ts['median_of_phase_ratios']:.3f})", flush=True)
         if "ratio_of_medians" in b and "off_median_ms" in t:
             print(f"{preset}: bare run (same phases, no tracer) {statistics.median(b['on'] + b['off']):.3f} ms; "
                   f"OFF/bare {t['off_median_ms'] / statistics.median(b['on'] + b['off']):.3f} (two processes)",
                   flush=True)
-    with open(os.path.join(a.out, "phases.json"), "w") as f:
+    with open(os.path.join(a.out, f"phases{a.tag}.json"), "w") as f:
         json.dump(res, f, indent=1)
 
 
@@ -132,6 +191,12 @@ def main():
     ap.add_argument("--out", default="phases_out")
     ap.add_argument("--presets", default="small,tiny")
     ap.add_argument("--profile-args", default="--sample-hz 0")
+    ap.add_argument("--cycle", default="", help="diagnostics sets, one per ON phase in turn (see above)")
+    ap.add_argument("--torch-arm", action="store_true",
+                    help="also run the phases with torch.profiler(with_stack=True) as ON (no stepscope)")
+    ap.add_argument("--torch-stack", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--no-bare", action="store_true", help="skip the bare run")
+    ap.add_argument("--tag", default="", help="suffix of the result names (several runs into one DIR)")
     ap.add_argument("--phase", type=int, default=20, help="steps per phase")
     ap.add_argument("--phases", type=int, default=12, help="ON phases (as many OFF)")
     ap.add_argument("--warmup", type=int, default=20)

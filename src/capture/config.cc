@@ -65,14 +65,8 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
     *warning += "STEPSCOPE_PYTHON_STACKS='" + v + "' ignored (on, off, launches=N); ";
   }
   if (env("STEPSCOPE_SYNC_MODE") == "cupti") c.sync_from_api = false;
-  for (const std::string& part : Split(env("STEPSCOPE_DIAG_OFF"), ',')) {
-    if (part == "api") c.diag_no_api = true;
-    if (part == "sync") c.diag_no_sync = true;
-    if (part == "overhead") c.diag_no_overhead = true;
-    if (part == "flush") c.diag_no_flush = true;
-    if (part == "subscribe") c.diag_no_subscribe = true;
-    if (part == "kernels") c.diag_no_kernels = true;
-  }
+  for (const std::string& part : Split(env("STEPSCOPE_DIAG_OFF"), ',')) c.SetDiagPart(part);
+  if (!(v = env("STEPSCOPE_DIAG_CYCLE")).empty()) c.diag_cycle = Split(v, ';');
   v = env("STEPSCOPE_CAPTURE_RANGE");
   if (v == "cudaProfilerApi") {
     c.range = Range::kCudaProfilerApi;
@@ -83,6 +77,41 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
     *warning += "unknown capture range '" + v + "' ignored; ";
   }
   return c;
+}
+
+bool CaptureConfig::SetDiagPart(std::string_view part) {
+  if (part == "api") return diag_no_api = true;
+  if (part == "sync") return diag_no_sync = true;
+  if (part == "overhead") return diag_no_overhead = true;
+  if (part == "flush") return diag_no_flush = true;
+  if (part == "subscribe") return diag_no_subscribe = true;
+  if (part == "kernels") return diag_no_kernels = true;
+  if (part == "memory") return diag_no_memory = true;
+  if (part == "um") return diag_no_um = true;
+  if (part == "nvtx") return diag_no_nvtx = true;
+  if (part == "sampling") return diag_no_sampling = true;
+  if (part == "stacks") {
+    python_stacks = false;
+    return true;
+  }
+  return part == "none";
+}
+
+void CaptureConfig::ApplyDiagCycle(const CaptureConfig& base, uint64_t k) {
+  if (diag_cycle.empty()) return;
+  diag_no_api = base.diag_no_api;
+  diag_no_sync = base.diag_no_sync;
+  diag_no_overhead = base.diag_no_overhead;
+  diag_no_flush = base.diag_no_flush;
+  diag_no_kernels = base.diag_no_kernels;
+  diag_no_memory = base.diag_no_memory;
+  diag_no_um = base.diag_no_um;
+  diag_no_nvtx = base.diag_no_nvtx;
+  diag_no_sampling = base.diag_no_sampling;
+  python_stacks = base.python_stacks;
+  for (const std::string& part : Split(diag_cycle[k % diag_cycle.size()], ',')) {
+    SetDiagPart(Trim(part));
+  }
 }
 
 }  // namespace stepscope

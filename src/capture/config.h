@@ -22,11 +22,19 @@
 //   STEPSCOPE_PYTHON_STACKS   on (default) | off | launches=N: the Python stack of the
 //                             thread at blocking and allocation CUDA calls (and 1 launch in N)
 //   STEPSCOPE_DIAG_OFF        diagnostics only: parts of the capture to switch off, to
-//                             attribute overhead (api, sync, overhead, flush, subscribe)
+//                             attribute overhead (api, sync, overhead, flush, subscribe,
+//                             kernels, stacks, memory, um, nvtx,
+//                             sampling: the collector's host sampling)
+//   STEPSCOPE_DIAG_CYCLE      diagnostics only: "PARTS;PARTS;..." (PARTS as in DIAG_OFF,
+//                             `none` for nothing): recording window k switches off the
+//                             k-th set (mod n), so that one process compares them
+//                             (bench/overhead_phases.py --cycle)
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace stepscope {
 
@@ -67,7 +75,17 @@ struct CaptureConfig {
   bool sync_from_api = true;
   // Diagnostics (STEPSCOPE_DIAG_OFF): what to leave out.
   bool diag_no_api = false, diag_no_sync = false, diag_no_overhead = false, diag_no_flush = false,
-       diag_no_subscribe = false, diag_no_kernels = false;
+       diag_no_subscribe = false, diag_no_kernels = false, diag_no_memory = false,
+       diag_no_um = false, diag_no_nvtx = false, diag_no_sampling = false;
+  // STEPSCOPE_DIAG_CYCLE: the sets of parts, one per recording window, in turn.
+  std::vector<std::string> diag_cycle;
+
+  // Switches off one diagnostics part (a DIAG_OFF name); false if unknown.
+  bool SetDiagPart(std::string_view part);
+  // Recording window `k` of a DIAG_CYCLE run: the diagnostics fields of `base`
+  // with the k-th set applied. Changed only while recording is off (no API
+  // callback is enabled then); diagnostics only.
+  void ApplyDiagCycle(const CaptureConfig& base, uint64_t k);
 
   // Parses the environment. Unknown categories or ranges are reported in
   // `warning` (the tracer prints it once) and ignored.

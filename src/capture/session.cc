@@ -197,6 +197,7 @@ void Session::Disable(const std::string& why) {
 bool Session::Start() {
   std::string warning;
   config_ = CaptureConfig::FromEnv(&warning);
+  if (!config_.diag_cycle.empty()) diag_base_ = config_;
   if (!warning.empty()) LogWarn("%s", warning.c_str());
   if (config_.cuda) {
     uint64_t cupti_now = 0;
@@ -240,6 +241,8 @@ bool Session::Start() {
 
   const bool delay_pending = config_.delay_ns > 0;
   recording_ = !delay_pending && config_.range == CaptureConfig::Range::kNone;
+  shm_->flags.fetch_or(shm::kFlagRecordingKnown |
+                       (recording_.load() && !config_.diag_no_sampling ? shm::kFlagRecording : 0));
   recording_since_ns_ = start_ns_;
   if (config_.host_mem) {
     host_drain_ = dlsym(RTLD_DEFAULT, "stepscope_hostmem_drain");
@@ -382,6 +385,15 @@ void Session::SetRecording(bool on) {
   bool was = recording_.exchange(on);
   if (was == on) return;
   if (on) recording_since_ns_ = NowNs();
+  // STEPSCOPE_DIAG_CYCLE (diagnostics): this window's parts, set while every
+  // API callback is still off.
+  if (on && !config_.diag_cycle.empty()) config_.ApplyDiagCycle(diag_base_, windows_++);
+  // The collector samples the host only while this flag is up.
+  if (on && !config_.diag_no_sampling) {
+    shm_->flags.fetch_or(shm::kFlagRecording);
+  } else {
+    shm_->flags.fetch_and(~shm::kFlagRecording);
+  }
   if (auto toggle = activity_toggle_.load()) toggle(on);
 }
 

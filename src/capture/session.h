@@ -111,6 +111,8 @@ class Session {
   void SendForeignStrings(uint8_t* buffer, size_t valid);
 
   CaptureConfig config_;
+  CaptureConfig diag_base_;  // STEPSCOPE_DIAG_CYCLE only: config_ as read at start
+  uint64_t windows_ = 0;     // recording windows opened (DIAG_CYCLE)
   std::atomic<bool> active_{false};
   std::atomic<bool> recording_{false};
   std::atomic<bool> warned_{false};

@@ -56,6 +56,11 @@ enum SlotState : uint32_t { kSlotFree = 0, kSlotCupti = 1, kSlotReady = 2 };
 inline constexpr uint32_t kFlagExited = 1;    // the tracer's atexit ran (clean exit)
 inline constexpr uint32_t kFlagDisabled = 2;  // the tracer turned itself off (warning printed)
 inline constexpr uint32_t kFlagUrgent = 4;    // an OOM was recorded: commit at once
+// The tracer is recording (inside --delay/--duration/capture range): the
+// collector samples the host only then. kFlagRecordingKnown: this tracer keeps
+// kFlagRecording up to date (a collector treats older tracers as recording).
+inline constexpr uint32_t kFlagRecording = 8;
+inline constexpr uint32_t kFlagRecordingKnown = 16;
 
 struct Slot {
   std::atomic<uint32_t> state;

@@ -247,6 +247,11 @@ void HostSampler::Run() {
       }
       next += period;
       if (::kill(pid_, 0) != 0 && errno == ESRCH) break;
+      if (const auto* gate = gate_.load(std::memory_order_acquire);
+          gate && (gate->load(std::memory_order_relaxed) & gate_bit_) == 0) {
+        ++gated_;  // not recording: no sample
+        continue;
+      }
       Tick(RealtimeNs(), now);
       own_cpu_ns_ = ThreadCpuNs();
     }

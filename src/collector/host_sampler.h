@@ -69,6 +69,14 @@ class HostSampler {
   HostSampler(const HostSampler&) = delete;
   HostSampler& operator=(const HostSampler&) = delete;
 
+  // Samples only while `(*flags & bit) != 0` (the tracer's recording windows);
+  // call before the first sample is wanted. `flags` must outlive Stop().
+  void SetGate(const std::atomic<uint32_t>* flags, uint32_t bit) {
+    gate_bit_ = bit;
+    gate_.store(flags, std::memory_order_release);
+  }
+  uint64_t ticks_gated() const { return gated_.load(); }
+
   // Moves out what was sampled since the last call.
   void Drain(HostBatch* out);
   // Stops the thread (idempotent); Drain still returns what remains.
@@ -94,7 +102,9 @@ class HostSampler {
   const int hz_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> taken_{0}, missed_{0};
+  std::atomic<uint64_t> taken_{0}, missed_{0}, gated_{0};
+  std::atomic<const std::atomic<uint32_t>*> gate_{nullptr};
+  uint32_t gate_bit_ = 0;  // written before gate_ (release)
   std::atomic<int64_t> own_cpu_ns_{0};
 
   // Sampler thread only.

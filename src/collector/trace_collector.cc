@@ -306,7 +306,12 @@ void TraceCollector::NameThreads() {
 
 void TraceCollector::AttachSampler(std::unique_ptr<HostSampler> sampler) {
   sampler_ = std::move(sampler);
-  if (sampler_) DrainSamples();
+  if (!sampler_) return;
+  // A tracer that keeps the recording flag: sample only inside its windows.
+  if (shm_ && (shm_->flags.load() & shm::kFlagRecordingKnown)) {
+    sampler_->SetGate(&shm_->flags, shm::kFlagRecording);
+  }
+  DrainSamples();
 }
 
 void TraceCollector::DrainSamples() {
