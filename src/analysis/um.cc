@@ -30,6 +30,13 @@ double Bandwidth(const std::vector<UmRecord>& um, UmCounterKind kind, bool user_
   return ns > 0 ? static_cast<double>(bytes) / static_cast<double>(ns) : 0.0;
 }
 
+// Migrations that faults caused: the faulted page itself (coherence) and the
+// neighbours the driver moved with it (its speculative prefetch: on a lent
+// H100 most of a faulting kernel's host->device bytes, 2026-11-24).
+bool FaultDriven(const UmRecord& u) {
+  return u.flags == kUmCauseCoherence || u.flags == kUmCausePrefetch;
+}
+
 }  // namespace
 
 int64_t UmPrefetchSaving(int64_t stalled_ns, uint64_t bytes, double bytes_per_ns) {
@@ -55,7 +62,7 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device) {
   std::vector<const UmRecord*> ev, htod;
   for (const UmRecord& u : um) {
     const bool fault = u.kind == UmCounterKind::kGpuPageFault;
-    const bool mig = u.kind == UmCounterKind::kBytesHtoD && u.flags == kUmCauseCoherence;
+    const bool mig = u.kind == UmCounterKind::kBytesHtoD && FaultDriven(u);
     if (mig) htod.push_back(&u);
     if (a.has_gpu_faults ? fault : mig) ev.push_back(&u);
   }
@@ -124,7 +131,7 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device) {
     cur = UmCpuBurst{};
   };
   for (const UmRecord& u : um) {
-    if (u.kind != UmCounterKind::kBytesDtoH || u.flags != kUmCauseCoherence) continue;
+    if (u.kind != UmCounterKind::kBytesDtoH || !FaultDriven(u)) continue;
     while (op_i < ops.size() && ops[op_i].end_ns <= u.start_ns) ++op_i;
     bool in_kernel = false;
     for (size_t j = op_i; j < ops.size() && ops[j].start_ns <= u.start_ns; ++j) {

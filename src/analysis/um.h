@@ -5,8 +5,9 @@
 // live on the other side; the GPU stalls while the driver services the fault
 // group and migrates the pages. Evidence, per kernel: the GPU fault groups
 // (um.kind = gpu_page_fault, recorded with --trace um-gpu-faults) whose
-// [start, end] overlaps the kernel, else the host->device migrations caused by
-// coherence (faults) that overlap it (recorded by default). The union of
+// [start, end] overlaps the kernel, else the host->device migrations that
+// faults caused (cause coherence, and the driver's speculative prefetch of the
+// neighbouring pages) that overlap it (recorded by default). The union of
 // the fault groups clipped to the kernel, groups less than 200 us apart
 // merged (the replay latency between batches; without them: the span from the
 // first to the last fault-driven migration in it) is the kernel's

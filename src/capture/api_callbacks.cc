@@ -210,6 +210,12 @@ void MaybePutPythonStack(Session& s, CUpti_CallbackDomain domain, CUpti_Callback
 
 }  // namespace
 
+bool IsManagedAllocation(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  return (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+          cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000) ||
+         (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged);
+}
+
 bool IsChosenApi(CUpti_CallbackDomain domain, const char* name) {
   if (!name) return false;
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
@@ -224,17 +230,20 @@ bool IsChosenApi(CUpti_CallbackDomain domain, const char* name) {
   return false;
 }
 
-void ToggleApiCallbacks(CUpti_SubscriberHandle subscriber, bool on) {
+void ToggleApiCallbacks(CUpti_SubscriberHandle subscriber, bool on, bool driver) {
   struct {
     CUpti_CallbackDomain domain;
     uint32_t max;
   } domains[] = {{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE},
                  {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE}};
   for (const auto& d : domains) {
+    if (!driver && d.domain == CUPTI_CB_DOMAIN_DRIVER_API) continue;
     for (uint32_t cbid = 1; cbid < d.max; ++cbid) {
       const char* name = nullptr;
       if (cuptiGetCallbackName(d.domain, cbid, &name) != CUPTI_SUCCESS) continue;
-      if (IsChosenApi(d.domain, name)) cuptiEnableCallback(on ? 1 : 0, subscriber, d.domain, cbid);
+      if (!IsChosenApi(d.domain, name)) continue;
+      if (!on && IsManagedAllocation(d.domain, cbid)) continue;  // stays on (unified memory)
+      cuptiEnableCallback(on ? 1 : 0, subscriber, d.domain, cbid);
     }
   }
 }
@@ -259,6 +268,12 @@ void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     return;
   }
   if (runtime) t_runtime_correlation = 0;
+  if (IsManagedAllocation(domain, cbid)) {
+    static std::atomic<bool> seen{false};
+    if (!seen.exchange(true)) OnFirstManagedAllocation();
+    // API activity records mode: this callback is only for the line above.
+    if (!s.config().api_via_callbacks || s.config().diag_no_api) return;
+  }
   if (!s.recording()) return;
   ApiRecord r{};
   r.start_ns = static_cast<int64_t>(*info->correlationData);

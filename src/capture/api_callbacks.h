@@ -14,12 +14,20 @@
 
 namespace stepscope {
 
-// Enables or disables the callbacks for the chosen API set.
-void ToggleApiCallbacks(CUpti_SubscriberHandle subscriber, bool on);
+// Enables or disables the callbacks for the chosen API set (without the
+// driver domain: diagnostics, STEPSCOPE_DIAG_OFF=driver).
+void ToggleApiCallbacks(CUpti_SubscriberHandle subscriber, bool on, bool driver = true);
 
 // Handles one runtime/driver API callback (enter or exit).
 void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                    const CUpti_CallbackData* info);
+
+// True for the managed-allocation functions (cudaMallocManaged,
+// cuMemAllocManaged): their callbacks stay on outside recording windows, and
+// the first one turns the unified-memory counters on (cupti_setup.cc).
+bool IsManagedAllocation(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+// Defined in cupti_setup.cc: the program made its first managed allocation.
+void OnFirstManagedAllocation();
 
 // True when the function name belongs to the chosen API set.
 bool IsChosenApi(CUpti_CallbackDomain domain, const char* name);

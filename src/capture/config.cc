@@ -29,6 +29,8 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
         // Host sampling is the collector's (STEPSCOPE_SAMPLE_HZ); nothing here.
       } else if (t == "host-mem") {
         c.host_mem = true;
+      } else if (t == "um") {
+        c.um = c.um_at_start = true;
       } else if (t == "um-gpu-faults") {
         c.um_gpu_faults = true;
       } else if (t == "um-cpu-faults") {
@@ -90,6 +92,7 @@ bool CaptureConfig::SetDiagPart(std::string_view part) {
   if (part == "um") return diag_no_um = true;
   if (part == "nvtx") return diag_no_nvtx = true;
   if (part == "sampling") return diag_no_sampling = true;
+  if (part == "driver") return diag_no_driver = true;
   if (part == "stacks") {
     python_stacks = false;
     return true;
@@ -108,6 +111,7 @@ void CaptureConfig::ApplyDiagCycle(const CaptureConfig& base, uint64_t k) {
   diag_no_um = base.diag_no_um;
   diag_no_nvtx = base.diag_no_nvtx;
   diag_no_sampling = base.diag_no_sampling;
+  diag_no_driver = base.diag_no_driver;
   python_stacks = base.python_stacks;
   for (const std::string& part : Split(diag_cycle[k % diag_cycle.size()], ',')) {
     SetDiagPart(Trim(part));

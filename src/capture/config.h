@@ -2,7 +2,7 @@
 // that `stepscope profile` sets up (the tracer has no other input).
 //
 //   STEPSCOPE_OUTPUT          output pattern (see output_path.h); default stepscope_%p
-//   STEPSCOPE_TRACE           categories: cuda,nvtx,memory (default), host-mem,
+//   STEPSCOPE_TRACE           categories: cuda,nvtx,memory (default), host-mem, um,
 //                             um-gpu-faults, um-cpu-faults
 //   STEPSCOPE_UM              off: no unified-memory migration records (default on with cuda)
 //   STEPSCOPE_DELAY_NS        start recording this long after the tracer starts
@@ -24,7 +24,8 @@
 //   STEPSCOPE_DIAG_OFF        diagnostics only: parts of the capture to switch off, to
 //                             attribute overhead (api, sync, overhead, flush, subscribe,
 //                             kernels, stacks, memory, um, nvtx,
-//                             sampling: the collector's host sampling)
+//                             sampling: the collector's host sampling, driver:
+//                             driver-domain API callbacks)
 //   STEPSCOPE_DIAG_CYCLE      diagnostics only: "PARTS;PARTS;..." (PARTS as in DIAG_OFF,
 //                             `none` for nothing): recording window k switches off the
 //                             k-th set (mod n), so that one process compares them
@@ -51,6 +52,11 @@ struct CaptureConfig {
   // and CPU page faults are their own categories (nsys documents both as
   // costly and leaves them off by default; so do we).
   bool um = true;
+  // `--trace um` (STEPSCOPE_TRACE ...,um): counters on from the first context,
+  // for memory that no managed allocation announces (system-allocated / ATS
+  // memory on Grace Hopper). Otherwise they are enabled at the program's first
+  // cudaMallocManaged / cuMemAllocManaged.
+  bool um_at_start = false;
   bool um_gpu_faults = false;
   bool um_cpu_faults = false;
   int64_t delay_ns = 0;
@@ -76,7 +82,8 @@ struct CaptureConfig {
   // Diagnostics (STEPSCOPE_DIAG_OFF): what to leave out.
   bool diag_no_api = false, diag_no_sync = false, diag_no_overhead = false, diag_no_flush = false,
        diag_no_subscribe = false, diag_no_kernels = false, diag_no_memory = false,
-       diag_no_um = false, diag_no_nvtx = false, diag_no_sampling = false;
+       diag_no_um = false, diag_no_nvtx = false, diag_no_sampling = false,
+       diag_no_driver = false;
   // STEPSCOPE_DIAG_CYCLE: the sets of parts, one per recording window, in turn.
   std::vector<std::string> diag_cycle;
 

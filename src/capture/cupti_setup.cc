@@ -25,7 +25,13 @@ namespace {
 
 CUpti_SubscriberHandle g_subscriber = nullptr;
 // True once CUPTI accepted the unified-memory counter configuration.
-bool g_um_configured = false;
+std::atomic<bool> g_um_configured{false};
+// Unified-memory counters are wanted: the program made a managed allocation,
+// or `--trace um` asked for them from the start (system-allocated memory,
+// docs/um.md). Enabling them in a program without unified memory cost 2.0 s
+// of a 0.95 s run on a lent H100 (2026-11-24), so they wait for the first
+// cudaMallocManaged/cuMemAllocManaged.
+std::atomic<bool> g_um_wanted{false};
 // The unified-memory kind is enabled once a context exists: enabling it inside
 // cuInit (where the injection runs) returns CUPTI_ERROR_NOT_READY (seen on the
 // lent H200, driver 580, CUDA 13.0), so a failure before the first context is
@@ -59,7 +65,7 @@ std::vector<CUpti_ActivityKind> DataKinds(const CaptureConfig& c) {
   if (!c.diag_no_kernels) kinds.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (!c.diag_no_sync && !c.sync_from_api) kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
   if (!c.diag_no_overhead) kinds.push_back(CUPTI_ACTIVITY_KIND_OVERHEAD);
-  if (g_um_configured && !c.diag_no_um) kinds.push_back(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+  if (g_um_configured && g_um_wanted && !c.diag_no_um) kinds.push_back(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
   if (c.memory && !c.diag_no_memory) {
     kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
     kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
@@ -95,7 +101,7 @@ void ConfigureUnifiedMemory(const CaptureConfig& c);
 
 void OnContextCreated() {
   g_context_seen = true;
-  if (!g_um_configured || g_um_enabled.load()) return;
+  if (!g_um_configured || !g_um_wanted || g_um_enabled.load()) return;
   // Configure again now that cuInit has finished: the configuration made inside
   // it was accepted, yet enabling still answered NOT_READY at the first context
   // (H200, 2026-11-23); other CUPTI clients configure after cuInit.
@@ -123,7 +129,7 @@ void ToggleActivities(bool on) {
     }
   }
   if (!c.diag_no_api && c.api_via_callbacks) {
-    ToggleApiCallbacks(g_subscriber, on);
+    ToggleApiCallbacks(g_subscriber, on, !c.diag_no_driver);
   } else if (!c.diag_no_api) {
     ToggleApis(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, on, &err);
     ToggleApis(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, on, &err);
@@ -255,17 +261,31 @@ void ConfigureUnifiedMemory(const CaptureConfig& c) {
     r = cuptiActivityConfigureUnifiedMemoryCounter(wanted.data(), static_cast<uint32_t>(essential));
   }
   g_um_configured = r == CUPTI_SUCCESS;
-  if (g_um_configured) {
+  if (g_um_configured.load()) {
     LogVerbose("unified-memory counters on (gpu faults %s, cpu faults %s)",
                c.um_gpu_faults ? "on" : "off", c.um_cpu_faults ? "on" : "off");
   } else if (c.um_gpu_faults || c.um_cpu_faults) {
     LogWarn("unified-memory page faults cannot be recorded here (%s)", ResultString(r).c_str());
-  } else if (!g_um_configured) {
+  } else {
     LogVerbose("unified-memory counters unavailable (%s)", ResultString(r).c_str());
   }
 }
 
 }  // namespace
+
+// The first managed allocation (its API exit callback, on the program's
+// thread; the allocation exists, its pages are not populated yet, so the
+// migrations of its first touch are recorded).
+void OnFirstManagedAllocation() {
+  Session& s = Session::Get();
+  const CaptureConfig& c = s.config();
+  if (!c.um && !c.um_gpu_faults && !c.um_cpu_faults) return;
+  g_context_seen = true;  // an allocation needs a context
+  if (g_um_wanted.exchange(true)) return;
+  if (!g_um_configured) ConfigureUnifiedMemory(c);
+  if (!g_um_configured || !s.recording()) return;  // the next recording window enables it
+  NoteUnifiedMemoryEnable(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER));
+}
 
 int InitializeCupti() {
   Session& s = Session::Get();
@@ -314,11 +334,22 @@ int InitializeCupti() {
     cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
                         CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
   }
-  ConfigureUnifiedMemory(s.config());
-  if (g_um_configured) {
-    // Context creation: where the unified-memory kind can be enabled (above).
-    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-                        CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+  const CaptureConfig& c = s.config();
+  if (c.um_at_start) {
+    // `--trace um`: from the start. Context creation is where the kind can
+    // be enabled (above).
+    g_um_wanted = true;
+    ConfigureUnifiedMemory(c);
+    if (g_um_configured) {
+      cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                          CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+    }
+  } else if (c.um || c.um_gpu_faults || c.um_cpu_faults) {
+    // At the first managed allocation: these two callbacks stay on.
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000);
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                        CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged);
   }
   s.SetCuptiActive(true);
   s.SetActivityToggle(&ToggleActivities);
