@@ -193,6 +193,7 @@ def main():
             variants = [("devmem_um_on", ["--device-mem"], {}, "cuda,nvtx,memory"),
                         ("devmem_um_off", ["--device-mem"], {"STEPSCOPE_UM": "off"}, "cuda,nvtx,memory"),
                         ("managed_default", [], {}, "cuda,nvtx,memory"),
+                        ("managed_um_off", [], {"STEPSCOPE_UM": "off"}, "cuda,nvtx,memory"),
                         ("managed_gpu_faults", [], {}, "cuda,nvtx,memory,um-gpu-faults"),
                         ("managed_cpu_faults", [], {}, "cuda,nvtx,memory,um-cpu-faults")]
             for rep in range(5):
