@@ -10,7 +10,8 @@ of medians between two arms is the per-launch cost of what separates them.
   python3 bench/launch_cost.py --stepscope BIN --out DIR [--n 200000] [--rounds 5]
 
 Arms: bare; floor (kernel + memcpy records only); api (floor + API callbacks, runtime and driver
-domain); api_rt (floor + runtime-domain callbacks only); full (the default tracer, no host
+domain); api_rt (floor + runtime-domain callbacks only); api_noop (callbacks that return at once:
+CUPTI's own cost of calling them); api_noput (timestamps, no ring write); full (the default tracer, no host
 sampling: a C program has no Python). Prints per arm the median us/launch and the difference to
 bare and to the floor, and writes DIR/launch_cost.json.
 """
@@ -45,6 +46,8 @@ def main():
         "floor": (prof + ["--trace", "cuda"], {"STEPSCOPE_DIAG_OFF": floor_off}),
         "api": (prof + ["--trace", "cuda"], {"STEPSCOPE_DIAG_OFF": "overhead,memory,um"}),
         "api_rt": (prof + ["--trace", "cuda"], {"STEPSCOPE_DIAG_OFF": "overhead,memory,um,driver"}),
+        "api_noop": (prof + ["--trace", "cuda"], {"STEPSCOPE_DIAG_OFF": "overhead,memory,um,apiwork"}),
+        "api_noput": (prof + ["--trace", "cuda"], {"STEPSCOPE_DIAG_OFF": "overhead,memory,um,apiput"}),
         "full": (prof, {}),
     }
     us = {k: [] for k in arms}

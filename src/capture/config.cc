@@ -93,6 +93,8 @@ bool CaptureConfig::SetDiagPart(std::string_view part) {
   if (part == "nvtx") return diag_no_nvtx = true;
   if (part == "sampling") return diag_no_sampling = true;
   if (part == "driver") return diag_no_driver = true;
+  if (part == "apiwork") return diag_no_api_work = true;
+  if (part == "apiput") return diag_no_api_put = true;
   if (part == "stacks") {
     python_stacks = false;
     return true;
@@ -112,6 +114,8 @@ void CaptureConfig::ApplyDiagCycle(const CaptureConfig& base, uint64_t k) {
   diag_no_nvtx = base.diag_no_nvtx;
   diag_no_sampling = base.diag_no_sampling;
   diag_no_driver = base.diag_no_driver;
+  diag_no_api_work = base.diag_no_api_work;
+  diag_no_api_put = base.diag_no_api_put;
   python_stacks = base.python_stacks;
   for (const std::string& part : Split(diag_cycle[k % diag_cycle.size()], ',')) {
     SetDiagPart(Trim(part));

@@ -5,7 +5,8 @@
 // activity kind, touches 64 MiB of managed memory from CPU and GPU and counts
 // the records. Prints each CUPTI result code. (docs/um.md, issue 15.)
 //
-// Build: nvcc -O2 -o um_probe tests/gpu/um_probe.cu -lcupti -L$CUDA/extras/CUPTI/lib64
+// Build: nvcc -O2 -o um_probe tests/gpu/um_probe.cu -lcupti
+// Run:   um_probe early|context|alloc [KINDS 2|3|7] [MIB]   (three CPU/GPU touch rounds)
 #include <cuda_runtime.h>
 #include <cupti.h>
 
@@ -13,7 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 
-static int g_records = 0, g_bytes_htod = 0, g_faults = 0;
+static int g_records = 0, g_faults = 0, g_other = 0;
+static unsigned long long g_bytes[3][8];  // [direction 1 htod / 2 dtoh][cause]
 
 static void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *size = 8 << 20;
@@ -28,8 +30,13 @@ static void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_
       ++g_records;
       auto* u = reinterpret_cast<CUpti_ActivityUnifiedMemoryCounter3*>(rec);
       if (u->counterKind == CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD)
-        g_bytes_htod += static_cast<int>(u->value >> 20);
-      if (u->counterKind == CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT) ++g_faults;
+        g_bytes[1][u->flags & 7] += u->value;
+      else if (u->counterKind == CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH)
+        g_bytes[2][u->flags & 7] += u->value;
+      else if (u->counterKind == CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT)
+        ++g_faults;
+      else
+        ++g_other;
     }
   }
   free(buffer);
@@ -41,20 +48,26 @@ static const char* Str(CUptiResult r) {
   return s ? s : "?";
 }
 
+static int g_nkinds = 3;  // 2: migrations; 3: + GPU faults; 7: + thrashing, throttling, remote map, DtoD
+
 static CUptiResult Configure() {
-  CUpti_ActivityUnifiedMemoryCounterConfig cfg[3];
+  CUpti_ActivityUnifiedMemoryCounterConfig cfg[7];
   std::memset(cfg, 0, sizeof(cfg));
-  CUpti_ActivityUnifiedMemoryCounterKind kinds[3] = {
+  CUpti_ActivityUnifiedMemoryCounterKind kinds[7] = {
       CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
       CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
-      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT};
-  for (int i = 0; i < 3; ++i) {
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT,
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING,
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THROTTLING,
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_REMOTE_MAP,
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD};
+  for (int i = 0; i < g_nkinds; ++i) {
     cfg[i].scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE;
     cfg[i].kind = kinds[i];
     cfg[i].deviceId = 0;
     cfg[i].enable = 1;
   }
-  return cuptiActivityConfigureUnifiedMemoryCounter(cfg, 3);
+  return cuptiActivityConfigureUnifiedMemoryCounter(cfg, g_nkinds);
 }
 
 __global__ void touch(float* a, size_t n) {
@@ -64,6 +77,8 @@ __global__ void touch(float* a, size_t n) {
 
 int main(int argc, char** argv) {
   const char* when = argc > 1 ? argv[1] : "context";  // early | context | alloc
+  if (argc > 2) g_nkinds = std::atoi(argv[2]);
+  const size_t mib = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 64;
   cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted);
   CUptiResult r;
   if (!std::strcmp(when, "early")) {
@@ -79,7 +94,7 @@ int main(int argc, char** argv) {
     r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
     std::printf("enable after context: %s\n", Str(r));
   }
-  const size_t n = (64u << 20) / sizeof(float);
+  const size_t n = (mib << 20) / sizeof(float);
   float* a = nullptr;
   cudaMallocManaged(&a, n * sizeof(float));
   if (!std::strcmp(when, "alloc")) {
@@ -93,13 +108,19 @@ int main(int argc, char** argv) {
   std::printf("concurrentManagedAccess=%d\n", attr);
   cudaDeviceGetAttribute(&attr, cudaDevAttrPageableMemoryAccess, 0);
   std::printf("pageableMemoryAccess=%d\n", attr);
-  for (int round = 0; round < 2; ++round) {
+  for (int round = 0; round < 3; ++round) {
     for (size_t i = 0; i < n; ++i) a[i] = 1.0f;
     touch<<<1024, 256>>>(a, n);
     cudaDeviceSynchronize();
   }
   cuptiActivityFlushAll(1);
-  std::printf("mode=%s UM records=%d HtoD MiB=%d GPU fault records=%d\n", when, g_records, g_bytes_htod,
-              g_faults);
+  size_t dropped = 0;
+  cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped);
+  std::printf("mode=%s kinds=%d mib=%zu x3 rounds: UM records=%d GPU fault records=%d other=%d dropped=%zu\n",
+              when, g_nkinds, mib, g_records, g_faults, g_other, dropped);
+  for (int d = 1; d <= 2; ++d)
+    for (int c = 0; c < 8; ++c)
+      if (g_bytes[d][c])
+        std::printf("  %s cause %d: %.1f MiB\n", d == 1 ? "HtoD" : "DtoH", c, g_bytes[d][c] / 1048576.0);
   return 0;
 }
