@@ -11,7 +11,8 @@ of medians between two arms is the per-launch cost of what separates them.
 
 Arms: bare; floor (kernel + memcpy records only); api (floor + API callbacks, runtime and driver
 domain); api_rt (floor + runtime-domain callbacks only); api_noop (callbacks that return at once:
-CUPTI's own cost of calling them); api_noput (timestamps, no ring write); full (the default tracer, no host
+CUPTI's own cost of calling them); api_drvlaunch (launches from the driver-domain callbacks only:
+one callback pair per launch instead of two); full_drvlaunch (the default tracer so); api_noput (timestamps, no ring write); full (the default tracer, no host
 sampling: a C program has no Python). Prints per arm the median us/launch and the difference to
 bare and to the floor, and writes DIR/launch_cost.json.
 """
@@ -46,6 +47,8 @@ def main():
         "floor": (prof + ["--trace", "cuda"], {"STEPSCOPE_DIAG_OFF": floor_off}),
         "api": (prof + ["--trace", "cuda"], {"STEPSCOPE_DIAG_OFF": "overhead,memory,um"}),
         "api_rt": (prof + ["--trace", "cuda"], {"STEPSCOPE_DIAG_OFF": "overhead,memory,um,driver"}),
+        "api_drvlaunch": (prof + ["--trace", "cuda"], {"STEPSCOPE_DIAG_OFF": "overhead,memory,um,rtlaunch"}),
+        "full_drvlaunch": (prof, {"STEPSCOPE_DIAG_OFF": "rtlaunch"}),
         "api_noop": (prof + ["--trace", "cuda"], {"STEPSCOPE_DIAG_OFF": "overhead,memory,um,apiwork"}),
         "api_noput": (prof + ["--trace", "cuda"], {"STEPSCOPE_DIAG_OFF": "overhead,memory,um,apiput"}),
         "full": (prof, {}),
@@ -64,7 +67,7 @@ def main():
             us[name].append(d["seconds"] / a.n * 1e6)
     med = {k: statistics.median(v) for k, v in us.items() if v}
     for k, m in med.items():
-        print(f"{k:6s} {m:.3f} us/launch  (+{m - med.get('bare', m):.3f} vs bare, "
+        print(f"{k:14s} {m:.3f} us/launch  (+{m - med.get('bare', m):.3f} vs bare, "
               f"{m - med.get('floor', m):+.3f} vs floor)  runs {[round(x, 3) for x in us[k]]}", flush=True)
     with open(os.path.join(a.out, "launch_cost.json"), "w") as f:
         json.dump({"n": a.n, "us_per_launch": us, "median": med}, f, indent=1)

@@ -230,7 +230,12 @@ bool IsChosenApi(CUpti_CallbackDomain domain, const char* name) {
   return false;
 }
 
-void ToggleApiCallbacks(CUpti_SubscriberHandle subscriber, bool on, bool driver) {
+bool IsRuntimeLaunch(const char* name) {
+  return std::strncmp(name, "cudaLaunch", 10) == 0 || std::strncmp(name, "cudaGraphLaunch", 15) == 0;
+}
+
+void ToggleApiCallbacks(CUpti_SubscriberHandle subscriber, bool on, bool driver,
+                        bool runtime_launches) {
   struct {
     CUpti_CallbackDomain domain;
     uint32_t max;
@@ -243,6 +248,8 @@ void ToggleApiCallbacks(CUpti_SubscriberHandle subscriber, bool on, bool driver)
       if (cuptiGetCallbackName(d.domain, cbid, &name) != CUPTI_SUCCESS) continue;
       if (!IsChosenApi(d.domain, name)) continue;
       if (!on && IsManagedAllocation(d.domain, cbid)) continue;  // stays on (unified memory)
+      if (!runtime_launches && d.domain == CUPTI_CB_DOMAIN_RUNTIME_API && IsRuntimeLaunch(name))
+        continue;
       cuptiEnableCallback(on ? 1 : 0, subscriber, d.domain, cbid);
     }
   }

@@ -16,7 +16,10 @@ namespace stepscope {
 
 // Enables or disables the callbacks for the chosen API set (without the
 // driver domain: diagnostics, STEPSCOPE_DIAG_OFF=driver).
-void ToggleApiCallbacks(CUpti_SubscriberHandle subscriber, bool on, bool driver = true);
+// runtime_launches false: kernel and graph launches are taken from the driver
+// domain only (the runtime's cudaLaunchKernel calls cuLaunchKernel).
+void ToggleApiCallbacks(CUpti_SubscriberHandle subscriber, bool on, bool driver = true,
+                        bool runtime_launches = true);
 
 // Handles one runtime/driver API callback (enter or exit).
 void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,

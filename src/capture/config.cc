@@ -95,6 +95,7 @@ bool CaptureConfig::SetDiagPart(std::string_view part) {
   if (part == "driver") return diag_no_driver = true;
   if (part == "apiwork") return diag_no_api_work = true;
   if (part == "apiput") return diag_no_api_put = true;
+  if (part == "rtlaunch") return diag_no_rtlaunch = true;
   if (part == "stacks") {
     python_stacks = false;
     return true;
@@ -116,6 +117,7 @@ void CaptureConfig::ApplyDiagCycle(const CaptureConfig& base, uint64_t k) {
   diag_no_driver = base.diag_no_driver;
   diag_no_api_work = base.diag_no_api_work;
   diag_no_api_put = base.diag_no_api_put;
+  diag_no_rtlaunch = base.diag_no_rtlaunch;
   python_stacks = base.python_stacks;
   for (const std::string& part : Split(diag_cycle[k % diag_cycle.size()], ',')) {
     SetDiagPart(Trim(part));
