@@ -15,6 +15,12 @@ CUPTI's own cost of calling them); api_drvlaunch (launches from the driver-domai
 one callback pair per launch instead of two); full_drvlaunch (the default tracer so); api_noput (timestamps, no ring write); full (the default tracer, no host
 sampling: a C program has no Python). Prints per arm the median us/launch and the difference to
 bare and to the floor, and writes DIR/launch_cost.json.
+
+--in-process: the same parts inside ONE process (tests/gpu/launch_phases.cu under
+`--capture-range cudaProfilerApi` with STEPSCOPE_DIAG_CYCLE): ROUNDS x SETS phases of N launches
+with recording ON, each followed by N launches with it OFF; per set the median over rounds of
+(ON - mean of the OFF phases around it) in us/launch. Process-to-process noise on the lent VMs
+(+-20% on bare runs) cancels; what remains is the cost of each set's parts.
 """
 import argparse
 import json
@@ -26,6 +32,50 @@ import subprocess
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+IN_PROCESS_SETS = [
+    ("floor", "api,overhead,memory,um,nvtx,sampling"),  # kernel + memcpy records only
+    ("api_noop", "overhead,memory,um,nvtx,sampling,apiwork"),
+    ("api_noput", "overhead,memory,um,nvtx,sampling,apiput"),
+    ("api", "overhead,memory,um,nvtx,sampling"),
+    ("api_rt", "overhead,memory,um,nvtx,sampling,driver"),
+    ("api_drvlaunch", "overhead,memory,um,nvtx,sampling,rtlaunch"),
+    ("full", "none"),
+    ("full_drvlaunch", "rtlaunch"),
+]
+
+
+def in_process(a):
+    binary = os.path.join(a.out, "launch_phases")
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    subprocess.run([nvcc, "-O2", "-o", binary, os.path.join(HERE, "..", "tests", "gpu", "launch_phases.cu")],
+                   check=True)
+    env = dict(os.environ, STEPSCOPE_DIAG_CYCLE=";".join(p for _, p in IN_PROCESS_SETS))
+    cmd = [a.stepscope, "profile", "-q", "-f", "--sample-hz", "0", "--capture-range", "cudaProfilerApi",
+           "-o", os.path.join(a.out, "lp"), "--", binary, str(a.n), str(a.rounds), str(len(IN_PROCESS_SETS))]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=600)
+    line = [l for l in p.stdout.decode().splitlines() if l.startswith("{")]
+    if p.returncode != 0 or not line:
+        raise SystemExit(f"launch_phases failed rc {p.returncode}: {p.stderr.decode()[-500:]}")
+    ph = json.loads(line[-1])["phases"]
+    # OFF phase i follows ON phase i; the OFF before ON phase i is phase i-1's.
+    res = {}
+    for i, x in enumerate(ph):
+        offs = [x["off"]] + ([ph[i - 1]["off"]] if i else [])
+        res.setdefault(x["set"], []).append(x["on"] - statistics.mean(offs))
+    off_all = statistics.median(x["off"] for x in ph)
+    out = {}
+    floor = statistics.median(res[0])
+    print(f"OFF (recording off, tracer subscribed) {off_all:.3f} us/launch; N={a.n}, {a.rounds} rounds", flush=True)
+    for k, (name, parts) in enumerate(IN_PROCESS_SETS):
+        d = statistics.median(res[k])
+        out[name] = {"parts_off": parts, "us_over_off": d, "us_over_floor": d - floor, "per_round": res[k]}
+        print(f"{name:14s} +{d:.3f} us/launch over OFF, {d - floor:+.3f} over the floor "
+              f"(IQR {statistics.quantiles(res[k], n=4)[0]:.3f}..{statistics.quantiles(res[k], n=4)[2]:.3f})",
+              flush=True)
+    with open(os.path.join(a.out, "launch_cost_in_process.json"), "w") as f:
+        json.dump({"n": a.n, "rounds": a.rounds, "off_us": off_all, "sets": out, "phases": ph}, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--stepscope", required=True)
@@ -33,8 +83,11 @@ def main():
     ap.add_argument("--n", type=int, default=200000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--binary", help="a prebuilt tiny_kernels")
+    ap.add_argument("--in-process", action="store_true", help="the parts inside one process (see above)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
+    if a.in_process:
+        return in_process(a)
     binary = a.binary or os.path.join(a.out, "tiny_kernels")
     if not a.binary:
         nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"

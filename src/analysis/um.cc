@@ -58,50 +58,62 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device) {
     a.dtoh_bytes_per_ns = Bandwidth(um, UmCounterKind::kBytesDtoH, false);
   for (const UmRecord& u : um) a.has_gpu_faults |= u.kind == UmCounterKind::kGpuPageFault;
 
-  // Evidence intervals, sorted by start (um() is start-ordered).
-  std::vector<const UmRecord*> ev, htod;
+  // Evidence intervals, sorted by start (um() is start-ordered): the GPU fault
+  // groups, and the fault-driven host->device migrations.
+  std::vector<const UmRecord*> faults, htod;
   for (const UmRecord& u : um) {
-    const bool fault = u.kind == UmCounterKind::kGpuPageFault;
-    const bool mig = u.kind == UmCounterKind::kBytesHtoD && FaultDriven(u);
-    if (mig) htod.push_back(&u);
-    if (a.has_gpu_faults ? fault : mig) ev.push_back(&u);
+    if (u.kind == UmCounterKind::kGpuPageFault) faults.push_back(&u);
+    if (u.kind == UmCounterKind::kBytesHtoD && FaultDriven(u)) htod.push_back(&u);
   }
-  // Kernels of the device, by start; a sweep over the evidence (kernels of
-  // one device rarely overlap; each kernel scans from the first interval
-  // that can still reach it).
-  size_t first_ev = 0, first_mig = 0;
-  std::vector<int64_t> ev_max_end(ev.size());
-  for (size_t i = 0; i < ev.size(); ++i)
-    ev_max_end[i] = std::max(i ? ev_max_end[i - 1] : 0, ev[i]->end_ns);
+  // A sweep over one evidence list (kernels of one device rarely overlap;
+  // each kernel scans from the first interval that can still reach it).
+  struct Sweep {
+    const std::vector<const UmRecord*>& ev;
+    std::vector<int64_t> max_end;
+    size_t first = 0;
+    explicit Sweep(const std::vector<const UmRecord*>& e) : ev(e), max_end(e.size()) {
+      for (size_t i = 0; i < ev.size(); ++i)
+        max_end[i] = std::max(i ? max_end[i - 1] : 0, ev[i]->end_ns);
+    }
+    // The evidence clipped to [s, e); fault groups counted into k.
+    void Cover(int64_t s, int64_t e, std::vector<Interval>* cover, UmKernelStall* k) {
+      while (first < ev.size() && ev[first]->end_ns < s && max_end[first] < s) ++first;
+      for (size_t j = first; j < ev.size() && ev[j]->start_ns < e; ++j) {
+        const UmRecord& u = *ev[j];
+        const int64_t cs = std::max(u.start_ns, s), ce = std::min(u.end_ns, e);
+        if (ce <= cs) continue;
+        cover->push_back({cs, ce});
+        if (u.kind == UmCounterKind::kGpuPageFault) {
+          ++k->fault_groups;
+          k->faults += static_cast<int64_t>(u.value);
+        }
+      }
+    }
+  };
+  Sweep fault_sweep(faults), mig_sweep(htod);
+  size_t first_mig = 0;
   const auto& ops = m.gpu_ops();
   std::vector<Interval> cover;
   for (uint32_t i = 0; i < ops.size(); ++i) {
     const GpuOp& o = ops[i];
     if (o.kind != GpuOpKind::kKernel || (device >= 0 && o.device != device)) continue;
-    while (first_ev < ev.size() && ev[first_ev]->end_ns < o.start_ns &&
-           ev_max_end[first_ev] < o.start_ns)
-      ++first_ev;
     UmKernelStall k;
     k.op = i;
     cover.clear();
-    for (size_t j = first_ev; j < ev.size() && ev[j]->start_ns < o.end_ns; ++j) {
-      const UmRecord& u = *ev[j];
-      const int64_t s = std::max(u.start_ns, o.start_ns), e = std::min(u.end_ns, o.end_ns);
-      if (e <= s) continue;
-      cover.push_back({s, e});
-      if (u.kind == UmCounterKind::kGpuPageFault) {
-        ++k.fault_groups;
-        k.faults += static_cast<int64_t>(u.value);
+    fault_sweep.Cover(o.start_ns, o.end_ns, &cover, &k);
+    // Per kernel: its fault groups, else (none recorded: not asked for, or
+    // lost; CUPTI on the lent VMs delivered them for the first kernel only,
+    // docs/um.md) the span from its first to its last fault-driven migration:
+    // the copies themselves are short, the fault handling between them is
+    // what the kernel waits for.
+    if (cover.empty()) {
+      mig_sweep.Cover(o.start_ns, o.end_ns, &cover, &k);
+      if (cover.size() > 1) {
+        Interval span = cover.front();
+        for (const Interval& iv : cover)
+          span = {std::min(span.start, iv.start), std::max(span.end, iv.end)};
+        cover.assign(1, span);
       }
-    }
-    // Without fault groups, the kernel is taken as stalled from its first to
-    // its last fault-driven migration: the copies themselves are short, the
-    // fault handling between them is what the kernel waits for.
-    if (!a.has_gpu_faults && cover.size() > 1) {
-      Interval span = cover.front();
-      for (const Interval& iv : cover)
-        span = {std::min(span.start, iv.start), std::max(span.end, iv.end)};
-      cover.assign(1, span);
     }
     std::sort(cover.begin(), cover.end(),
               [](const Interval& x, const Interval& y) { return x.start < y.start; });

@@ -78,6 +78,30 @@ TEST(UnifiedMemory, SpeculativePrefetchIsFaultDriven) {
   EXPECT_EQ(a.kernels[0].htod_bytes, 8u << 20);
 }
 
+// Fault groups recorded for one kernel and lost for the next: the second
+// falls back to its migrations.
+TEST(UnifiedMemory, KernelWithoutFaultGroupsFallsBackToMigrations) {
+  TraceModel::Records r;
+  r.strings = {"", "touch"};
+  for (int64_t s0 : {1000 * kUs, 20000 * kUs}) {
+    KernelRecord k{};
+    k.start_ns = s0;
+    k.end_ns = s0 + 10000 * kUs;
+    k.name = 1;
+    r.kernels.push_back(k);
+  }
+  r.um = {Um(UmCounterKind::kGpuPageFault, 2000 * kUs, 4000 * kUs, 10, 2),
+          Um(UmCounterKind::kBytesHtoD, 21000 * kUs, 21100 * kUs, 1 << 20, kUmCauseCoherence),
+          Um(UmCounterKind::kBytesHtoD, 25000 * kUs, 25100 * kUs, 1 << 20, kUmCausePrefetch)};
+  auto m = TraceModel::FromRecords(std::move(r));
+  UmAnalysis a = AnalyzeUm(*m, -1);
+  ASSERT_EQ(a.kernels.size(), 2u);
+  EXPECT_EQ(a.kernels[0].stalled_ns, 2000 * kUs);
+  EXPECT_EQ(a.kernels[0].fault_groups, 1);
+  EXPECT_EQ(a.kernels[1].stalled_ns, 4100 * kUs);
+  EXPECT_EQ(a.kernels[1].fault_groups, 0);
+}
+
 TEST(UnifiedMemory, CpuBurstsOutsideKernelsOnly) {
   auto m =
       Model({Um(UmCounterKind::kBytesDtoH, 200 * kUs, 300 * kUs, 1 << 20, kUmCauseCoherence),
