@@ -9,10 +9,11 @@ of medians between two arms is the per-launch cost of what separates them.
 
   python3 bench/launch_cost.py --stepscope BIN --out DIR [--n 200000] [--rounds 5]
 
-Arms: bare; floor (kernel + memcpy records only); api (floor + API callbacks, runtime and driver
-domain); api_rt (floor + runtime-domain callbacks only); api_noop (callbacks that return at once:
-CUPTI's own cost of calling them); api_drvlaunch (launches from the driver-domain callbacks only:
-one callback pair per launch instead of two); full_drvlaunch (the default tracer so); api_noput (timestamps, no ring write); full (the default tracer, no host
+Arms: bare; floor (kernel + memcpy records only); api (floor + API callbacks; launches from the
+driver domain only, the default); api_both (launches from the runtime and the driver domain: two
+callback pairs per launch, the tracer before 2026-11-24); full_both (the default tracer so);
+api_noop (callbacks that return at once: CUPTI's own cost of calling them); api_noput
+(timestamps, no ring write); full (the default tracer, no host
 sampling: a C program has no Python). Prints per arm the median us/launch and the difference to
 bare and to the floor, and writes DIR/launch_cost.json.
 
@@ -36,11 +37,11 @@ IN_PROCESS_SETS = [
     ("floor", "api,overhead,memory,um,nvtx,sampling"),  # kernel + memcpy records only
     ("api_noop", "overhead,memory,um,nvtx,sampling,apiwork"),
     ("api_noput", "overhead,memory,um,nvtx,sampling,apiput"),
-    ("api", "overhead,memory,um,nvtx,sampling"),
-    ("api_rt", "overhead,memory,um,nvtx,sampling,driver"),
-    ("api_drvlaunch", "overhead,memory,um,nvtx,sampling,rtlaunch"),
-    ("full", "none"),
-    ("full_drvlaunch", "rtlaunch"),
+    ("api_both", "overhead,memory,um,nvtx,sampling,rtlaunch_on"),  # launches from both domains
+    ("api_rt", "overhead,memory,um,nvtx,sampling,rtlaunch_on,driver"),  # runtime domain only
+    ("api", "overhead,memory,um,nvtx,sampling"),  # the default: launches from the driver domain
+    ("full_both", "rtlaunch_on"),  # the tracer before 2026-11-24
+    ("full", "none"),  # the default tracer
 ]
 
 
@@ -99,9 +100,8 @@ def main():
         "bare": ([], {}),
         "floor": (prof + ["--trace", "cuda"], {"STEPSCOPE_DIAG_OFF": floor_off}),
         "api": (prof + ["--trace", "cuda"], {"STEPSCOPE_DIAG_OFF": "overhead,memory,um"}),
-        "api_rt": (prof + ["--trace", "cuda"], {"STEPSCOPE_DIAG_OFF": "overhead,memory,um,driver"}),
-        "api_drvlaunch": (prof + ["--trace", "cuda"], {"STEPSCOPE_DIAG_OFF": "overhead,memory,um,rtlaunch"}),
-        "full_drvlaunch": (prof, {"STEPSCOPE_DIAG_OFF": "rtlaunch"}),
+        "api_both": (prof + ["--trace", "cuda"], {"STEPSCOPE_DIAG_OFF": "overhead,memory,um,rtlaunch_on"}),
+        "full_both": (prof, {"STEPSCOPE_DIAG_OFF": "rtlaunch_on"}),
         "api_noop": (prof + ["--trace", "cuda"], {"STEPSCOPE_DIAG_OFF": "overhead,memory,um,apiwork"}),
         "api_noput": (prof + ["--trace", "cuda"], {"STEPSCOPE_DIAG_OFF": "overhead,memory,um,apiput"}),
         "full": (prof, {}),

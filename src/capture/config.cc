@@ -55,6 +55,7 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
   if (ParseInt64(env("STEPSCOPE_DEVICE_BUFFER_MB"), &n) && n >= 1 && n <= 4096)
     c.device_buffer_bytes = static_cast<size_t>(n) << 20;
   if (env("STEPSCOPE_API_MODE") == "activity") c.api_via_callbacks = false;
+  if (env("STEPSCOPE_RUNTIME_LAUNCHES") == "1") c.runtime_launches = true;
   if (ParseInt64(env("STEPSCOPE_SAMPLE_HZ"), &n) && n >= 0 && n <= 10000) {
     c.sample_hz = static_cast<int>(n);
   }
@@ -95,7 +96,11 @@ bool CaptureConfig::SetDiagPart(std::string_view part) {
   if (part == "driver") return diag_no_driver = true;
   if (part == "apiwork") return diag_no_api_work = true;
   if (part == "apiput") return diag_no_api_put = true;
-  if (part == "rtlaunch") return diag_no_rtlaunch = true;
+  if (part == "rtlaunch") {
+    runtime_launches = false;
+    return true;
+  }
+  if (part == "rtlaunch_on") return runtime_launches = true;
   if (part == "stacks") {
     python_stacks = false;
     return true;
@@ -117,7 +122,7 @@ void CaptureConfig::ApplyDiagCycle(const CaptureConfig& base, uint64_t k) {
   diag_no_driver = base.diag_no_driver;
   diag_no_api_work = base.diag_no_api_work;
   diag_no_api_put = base.diag_no_api_put;
-  diag_no_rtlaunch = base.diag_no_rtlaunch;
+  runtime_launches = base.runtime_launches;
   python_stacks = base.python_stacks;
   for (const std::string& part : Split(diag_cycle[k % diag_cycle.size()], ',')) {
     SetDiagPart(Trim(part));

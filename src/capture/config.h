@@ -15,6 +15,7 @@
 //   STEPSCOPE_RING_MB         size of the shared ring for API/NVTX/OOM records (default 32)
 //   STEPSCOPE_COMMIT_MS       commit interval of the collector (default 250)
 //   STEPSCOPE_API_MODE        callback (default) | activity: how API calls are recorded
+//   STEPSCOPE_RUNTIME_LAUNCHES 1: launches recorded as runtime calls too (cudaLaunchKernel)
 //   STEPSCOPE_SYNC_MODE       api (default) | cupti: sync rows derived from the sync API
 //                             calls, or CUPTI SYNCHRONIZATION records (costlier)
 //   STEPSCOPE_SAMPLE_HZ       host sampling rate the collector uses for this process
@@ -27,7 +28,8 @@
 //                             sampling: the collector's host sampling, driver:
 //                             driver-domain API callbacks,
 //                             apiwork: callbacks that return at once, apiput: no ring write, rtlaunch:
-//                             launches from the driver domain only)
+//                             launches from the driver domain only, rtlaunch_on: and from
+//                             the runtime domain)
 //   STEPSCOPE_DIAG_CYCLE      diagnostics only: "PARTS;PARTS;..." (PARTS as in DIAG_OFF,
 //                             `none` for nothing): recording window k switches off the
 //                             k-th set (mod n), so that one process compares them
@@ -77,6 +79,14 @@ struct CaptureConfig {
   bool zeroed_buffers = true;
   size_t device_buffer_bytes = 0;
   bool api_via_callbacks = true;
+  // Kernel and graph launches are recorded from the driver-domain callbacks
+  // only (the runtime's cudaLaunchKernel calls cuLaunchKernel, which CUPTI
+  // reports with the same correlation id): one callback pair per launch
+  // instead of two, 0.18-0.23 us less per launch on a lent H200
+  // (bench/launch_cost.py --in-process, docs/PERFORMANCE.md). Records then
+  // name the driver function (cuLaunchKernel). STEPSCOPE_RUNTIME_LAUNCHES=1:
+  // both domains, the runtime name kept.
+  bool runtime_launches = false;
   int sample_hz = 200;
   bool python_stacks = true;
   int python_stack_launch_every = 0;  // 0: no stacks on launches
@@ -85,8 +95,7 @@ struct CaptureConfig {
   bool diag_no_api = false, diag_no_sync = false, diag_no_overhead = false, diag_no_flush = false,
        diag_no_subscribe = false, diag_no_kernels = false, diag_no_memory = false,
        diag_no_um = false, diag_no_nvtx = false, diag_no_sampling = false,
-       diag_no_driver = false, diag_no_api_work = false, diag_no_api_put = false,
-       diag_no_rtlaunch = false;
+       diag_no_driver = false, diag_no_api_work = false, diag_no_api_put = false;
   // STEPSCOPE_DIAG_CYCLE: the sets of parts, one per recording window, in turn.
   std::vector<std::string> diag_cycle;
 

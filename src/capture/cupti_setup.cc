@@ -129,7 +129,7 @@ void ToggleActivities(bool on) {
     }
   }
   if (!c.diag_no_api && c.api_via_callbacks) {
-    ToggleApiCallbacks(g_subscriber, on, !c.diag_no_driver, !c.diag_no_rtlaunch);
+    ToggleApiCallbacks(g_subscriber, on, !c.diag_no_driver, c.runtime_launches);
   } else if (!c.diag_no_api) {
     ToggleApis(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, on, &err);
     ToggleApis(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, on, &err);
