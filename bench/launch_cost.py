@@ -51,6 +51,8 @@ def in_process(a):
     subprocess.run([nvcc, "-O2", "-o", binary, os.path.join(HERE, "..", "tests", "gpu", "launch_phases.cu")],
                    check=True)
     env = dict(os.environ, STEPSCOPE_DIAG_CYCLE=";".join(p for _, p in IN_PROCESS_SETS))
+    if a.ring_mb:
+        env["STEPSCOPE_RING_MB"] = str(a.ring_mb)
     cmd = [a.stepscope, "profile", "-q", "-f", "--sample-hz", "0", "--capture-range", "cudaProfilerApi",
            "-o", os.path.join(a.out, "lp"), "--", binary, str(a.n), str(a.rounds), str(len(IN_PROCESS_SETS))]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=600)
@@ -73,7 +75,7 @@ def in_process(a):
         print(f"{name:14s} +{d:.3f} us/launch over OFF, {d - floor:+.3f} over the floor "
               f"(IQR {statistics.quantiles(res[k], n=4)[0]:.3f}..{statistics.quantiles(res[k], n=4)[2]:.3f})",
               flush=True)
-    with open(os.path.join(a.out, "launch_cost_in_process.json"), "w") as f:
+    with open(os.path.join(a.out, f"launch_cost_in_process{a.tag}.json"), "w") as f:
         json.dump({"n": a.n, "rounds": a.rounds, "off_us": off_all, "sets": out, "phases": ph}, f, indent=1)
 
 
@@ -84,6 +86,8 @@ def main():
     ap.add_argument("--n", type=int, default=200000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--binary", help="a prebuilt tiny_kernels")
+    ap.add_argument("--ring-mb", type=int, default=0, help="STEPSCOPE_RING_MB for --in-process")
+    ap.add_argument("--tag", default="", help="suffix of the result file")
     ap.add_argument("--in-process", action="store_true", help="the parts inside one process (see above)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
