@@ -19,7 +19,8 @@ double NsPerCall(F&& f, int n = 2000000) {
   uint64_t sink = 0;
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < n; ++i) sink += f();
-  double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  double ns =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
   if (sink == 42) std::printf(" ");
   return ns / n;
 }
@@ -28,10 +29,22 @@ int main() {
   std::string src;
   std::ifstream("/sys/devices/system/clocksource/clocksource0/current_clocksource") >> src;
   std::printf("clocksource %s\n", src.c_str());
-  auto rt = [] { timespec t; clock_gettime(CLOCK_REALTIME, &t); return uint64_t(t.tv_nsec); };
-  auto mono = [] { timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return uint64_t(t.tv_nsec); };
+  auto rt = [] {
+    timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return uint64_t(t.tv_nsec);
+  };
+  auto mono = [] {
+    timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return uint64_t(t.tv_nsec);
+  };
   auto tsc = [] { return uint64_t(__rdtsc()); };
-  auto cupti = [] { uint64_t t = 0; cuptiGetTimestamp(&t); return t; };
+  auto cupti = [] {
+    uint64_t t = 0;
+    cuptiGetTimestamp(&t);
+    return t;
+  };
   std::printf("clock_gettime(REALTIME)  %.1f ns\n", NsPerCall(rt));
   std::printf("clock_gettime(MONOTONIC) %.1f ns\n", NsPerCall(mono));
   std::printf("rdtsc                    %.1f ns\n", NsPerCall(tsc));

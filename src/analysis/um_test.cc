@@ -70,8 +70,9 @@ TEST(UnifiedMemory, WithoutFaultGroupsTheMigrationSpanIsTheStall) {
 // The driver's speculative prefetch of a faulting page's neighbours is
 // fault-driven too (most of the bytes on a lent H100): it extends the span.
 TEST(UnifiedMemory, SpeculativePrefetchIsFaultDriven) {
-  auto m = Model({Um(UmCounterKind::kBytesHtoD, 2000 * kUs, 2100 * kUs, 2 << 20, kUmCauseCoherence),
-                  Um(UmCounterKind::kBytesHtoD, 9000 * kUs, 9100 * kUs, 6 << 20, kUmCausePrefetch)});
+  auto m =
+      Model({Um(UmCounterKind::kBytesHtoD, 2000 * kUs, 2100 * kUs, 2 << 20, kUmCauseCoherence),
+             Um(UmCounterKind::kBytesHtoD, 9000 * kUs, 9100 * kUs, 6 << 20, kUmCausePrefetch)});
   UmAnalysis a = AnalyzeUm(*m, -1);
   ASSERT_EQ(a.kernels.size(), 1u);
   EXPECT_EQ(a.kernels[0].stalled_ns, 7100 * kUs);

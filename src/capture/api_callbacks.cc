@@ -213,7 +213,8 @@ void MaybePutPythonStack(Session& s, CUpti_CallbackDomain domain, CUpti_Callback
 bool IsManagedAllocation(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   return (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000) ||
-         (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged);
+         (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+          cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged);
 }
 
 bool IsChosenApi(CUpti_CallbackDomain domain, const char* name) {
@@ -231,7 +232,8 @@ bool IsChosenApi(CUpti_CallbackDomain domain, const char* name) {
 }
 
 bool IsRuntimeLaunch(const char* name) {
-  return std::strncmp(name, "cudaLaunch", 10) == 0 || std::strncmp(name, "cudaGraphLaunch", 15) == 0;
+  return std::strncmp(name, "cudaLaunch", 10) == 0 ||
+         std::strncmp(name, "cudaGraphLaunch", 15) == 0;
 }
 
 void ToggleApiCallbacks(CUpti_SubscriberHandle subscriber, bool on, bool driver,

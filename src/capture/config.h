@@ -27,8 +27,8 @@
 //                             kernels, stacks, memory, um, nvtx,
 //                             sampling: the collector's host sampling, driver:
 //                             driver-domain API callbacks,
-//                             apiwork: callbacks that return at once, apiput: no ring write, rtlaunch:
-//                             launches from the driver domain only, rtlaunch_on: and from
+//                             apiwork: callbacks that return at once, apiput: no ring write,
+//                             rtlaunch: launches from the driver domain only, rtlaunch_on: and from
 //                             the runtime domain)
 //   STEPSCOPE_DIAG_CYCLE      diagnostics only: "PARTS;PARTS;..." (PARTS as in DIAG_OFF,
 //                             `none` for nothing): recording window k switches off the
@@ -94,8 +94,8 @@ struct CaptureConfig {
   // Diagnostics (STEPSCOPE_DIAG_OFF): what to leave out.
   bool diag_no_api = false, diag_no_sync = false, diag_no_overhead = false, diag_no_flush = false,
        diag_no_subscribe = false, diag_no_kernels = false, diag_no_memory = false,
-       diag_no_um = false, diag_no_nvtx = false, diag_no_sampling = false,
-       diag_no_driver = false, diag_no_api_work = false, diag_no_api_put = false;
+       diag_no_um = false, diag_no_nvtx = false, diag_no_sampling = false, diag_no_driver = false,
+       diag_no_api_work = false, diag_no_api_put = false;
   // STEPSCOPE_DIAG_CYCLE: the sets of parts, one per recording window, in turn.
   std::vector<std::string> diag_cycle;
 

@@ -65,7 +65,8 @@ std::vector<CUpti_ActivityKind> DataKinds(const CaptureConfig& c) {
   if (!c.diag_no_kernels) kinds.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (!c.diag_no_sync && !c.sync_from_api) kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
   if (!c.diag_no_overhead) kinds.push_back(CUPTI_ACTIVITY_KIND_OVERHEAD);
-  if (g_um_configured && g_um_wanted && !c.diag_no_um) kinds.push_back(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+  if (g_um_configured && g_um_wanted && !c.diag_no_um)
+    kinds.push_back(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
   if (c.memory && !c.diag_no_memory) {
     kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
     kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
