@@ -273,7 +273,7 @@ void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   Session& s = Session::Get();
   // Diagnostics (bench/launch_cost.py): CUPTI's callback cost alone, and
   // without the ring.
-  if (s.config().diag_no_api_work) return;
+  if (s.config().diag_off.api_work) return;
   if (info->callbackSite == CUPTI_API_ENTER) {
     if (runtime) t_runtime_correlation = info->correlationId;
     *info->correlationData = static_cast<uint64_t>(s.NowNs());
@@ -284,7 +284,7 @@ void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     static std::atomic<bool> seen{false};
     if (!seen.exchange(true)) OnFirstManagedAllocation();
     // API activity records mode: this callback is only for the line above.
-    if (!s.config().api_via_callbacks || s.config().diag_no_api) return;
+    if (!s.config().api_via_callbacks || s.config().diag_off.api) return;
   }
   if (!s.recording()) return;
   ApiRecord r{};
@@ -296,7 +296,7 @@ void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   r.return_code =
       info->functionReturnValue ? *static_cast<const int32_t*>(info->functionReturnValue) : 0;
   r.tid = ThreadId();
-  if (s.config().diag_no_api_put) return;
+  if (s.config().diag_off.api_put) return;
   s.PutApi(r);
   MaybePutPythonStack(s, domain, cbid, r);
   // cudaErrorMemoryAllocation and CUDA_ERROR_OUT_OF_MEMORY are both 2.

@@ -83,19 +83,19 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
 }
 
 bool CaptureConfig::SetDiagPart(std::string_view part) {
-  if (part == "api") return diag_no_api = true;
-  if (part == "sync") return diag_no_sync = true;
-  if (part == "overhead") return diag_no_overhead = true;
-  if (part == "flush") return diag_no_flush = true;
-  if (part == "subscribe") return diag_no_subscribe = true;
-  if (part == "kernels") return diag_no_kernels = true;
-  if (part == "memory") return diag_no_memory = true;
-  if (part == "um") return diag_no_um = true;
-  if (part == "nvtx") return diag_no_nvtx = true;
-  if (part == "sampling") return diag_no_sampling = true;
-  if (part == "driver") return diag_no_driver = true;
-  if (part == "apiwork") return diag_no_api_work = true;
-  if (part == "apiput") return diag_no_api_put = true;
+  if (part == "api") return diag_off.api = true;
+  if (part == "sync") return diag_off.sync = true;
+  if (part == "overhead") return diag_off.overhead = true;
+  if (part == "flush") return diag_off.flush = true;
+  if (part == "subscribe") return diag_off.subscribe = true;
+  if (part == "kernels") return diag_off.kernels = true;
+  if (part == "memory") return diag_off.memory = true;
+  if (part == "um") return diag_off.um = true;
+  if (part == "nvtx") return diag_off.nvtx = true;
+  if (part == "sampling") return diag_off.sampling = true;
+  if (part == "driver") return diag_off.driver = true;
+  if (part == "apiwork") return diag_off.api_work = true;
+  if (part == "apiput") return diag_off.api_put = true;
   if (part == "rtlaunch") {
     runtime_launches = false;
     return true;
@@ -110,18 +110,7 @@ bool CaptureConfig::SetDiagPart(std::string_view part) {
 
 void CaptureConfig::ApplyDiagCycle(const CaptureConfig& base, uint64_t k) {
   if (diag_cycle.empty()) return;
-  diag_no_api = base.diag_no_api;
-  diag_no_sync = base.diag_no_sync;
-  diag_no_overhead = base.diag_no_overhead;
-  diag_no_flush = base.diag_no_flush;
-  diag_no_kernels = base.diag_no_kernels;
-  diag_no_memory = base.diag_no_memory;
-  diag_no_um = base.diag_no_um;
-  diag_no_nvtx = base.diag_no_nvtx;
-  diag_no_sampling = base.diag_no_sampling;
-  diag_no_driver = base.diag_no_driver;
-  diag_no_api_work = base.diag_no_api_work;
-  diag_no_api_put = base.diag_no_api_put;
+  diag_off = base.diag_off;
   runtime_launches = base.runtime_launches;
   python_stacks = base.python_stacks;
   for (const std::string& part : Split(diag_cycle[k % diag_cycle.size()], ',')) {

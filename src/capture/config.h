@@ -91,18 +91,20 @@ struct CaptureConfig {
   bool python_stacks = true;
   int python_stack_launch_every = 0;  // 0: no stacks on launches
   bool sync_from_api = true;
-  // Diagnostics (STEPSCOPE_DIAG_OFF): what to leave out.
-  bool diag_no_api = false, diag_no_sync = false, diag_no_overhead = false, diag_no_flush = false,
-       diag_no_subscribe = false, diag_no_kernels = false, diag_no_memory = false,
-       diag_no_um = false, diag_no_nvtx = false, diag_no_sampling = false, diag_no_driver = false,
-       diag_no_api_work = false, diag_no_api_put = false;
+  // Diagnostics (STEPSCOPE_DIAG_OFF): the parts left out.
+  struct DiagOff {
+    bool api = false, sync = false, overhead = false, flush = false, subscribe = false,
+         kernels = false, memory = false, um = false, nvtx = false, sampling = false,
+         driver = false, api_work = false, api_put = false;
+  } diag_off;
   // STEPSCOPE_DIAG_CYCLE: the sets of parts, one per recording window, in turn.
   std::vector<std::string> diag_cycle;
 
   // Switches off one diagnostics part (a DIAG_OFF name); false if unknown.
   bool SetDiagPart(std::string_view part);
-  // Recording window `k` of a DIAG_CYCLE run: the diagnostics fields of `base`
-  // with the k-th set applied. Changed only while recording is off (no API
+  // Recording window `k` of a DIAG_CYCLE run: the fields a part can change
+  // (diag_off, python_stacks, runtime_launches) reset to `base`'s, then the
+  // k-th set applied. Changed only while recording is off (no API
   // callback is enabled then); diagnostics only.
   void ApplyDiagCycle(const CaptureConfig& base, uint64_t k);
 

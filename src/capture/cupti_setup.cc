@@ -62,12 +62,12 @@ void ToggleApis(CUpti_CallbackDomain domain, uint32_t max_cbid, bool on, CUptiRe
 std::vector<CUpti_ActivityKind> DataKinds(const CaptureConfig& c) {
   std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
                                            CUPTI_ACTIVITY_KIND_MEMSET};
-  if (!c.diag_no_kernels) kinds.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  if (!c.diag_no_sync && !c.sync_from_api) kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
-  if (!c.diag_no_overhead) kinds.push_back(CUPTI_ACTIVITY_KIND_OVERHEAD);
-  if (g_um_configured && g_um_wanted && !c.diag_no_um)
+  if (!c.diag_off.kernels) kinds.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (!c.diag_off.sync && !c.sync_from_api) kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+  if (!c.diag_off.overhead) kinds.push_back(CUPTI_ACTIVITY_KIND_OVERHEAD);
+  if (g_um_configured && g_um_wanted && !c.diag_off.um)
     kinds.push_back(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
-  if (c.memory && !c.diag_no_memory) {
+  if (c.memory && !c.diag_off.memory) {
     kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
     kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
   }
@@ -129,9 +129,9 @@ void ToggleActivities(bool on) {
       err = r;
     }
   }
-  if (!c.diag_no_api && c.api_via_callbacks) {
-    ToggleApiCallbacks(g_subscriber, on, !c.diag_no_driver, c.runtime_launches);
-  } else if (!c.diag_no_api) {
+  if (!c.diag_off.api && c.api_via_callbacks) {
+    ToggleApiCallbacks(g_subscriber, on, !c.diag_off.driver, c.runtime_launches);
+  } else if (!c.diag_off.api) {
     ToggleApis(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, on, &err);
     ToggleApis(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, on, &err);
   }
@@ -302,7 +302,7 @@ int InitializeCupti() {
               "'s, whose activity records stepscope decodes; stepscope records no CUDA activity");
     return 1;
   }
-  CUptiResult r = s.config().diag_no_subscribe
+  CUptiResult r = s.config().diag_off.subscribe
                       ? CUPTI_SUCCESS
                       : cuptiSubscribe(&g_subscriber,
                                        reinterpret_cast<CUpti_CallbackFunc>(&OnCallback), nullptr);

@@ -132,7 +132,7 @@ int Push(nvtxDomainHandle_t domain, Attrs&& attrs) {
     opens = true;
   }
   uint64_t id = 0;
-  if (s.recording() && !s.config().diag_no_nvtx) {
+  if (s.recording() && !s.config().diag_off.nvtx) {
     id = s.NvtxOpen(s.NowNs(), ThreadId(), attrs.category, attrs.color, NvtxKind::kPushPop,
                     Depth(stack.size()), DomainName(domain), attrs.message);
   }
@@ -154,7 +154,7 @@ int Pop(nvtxDomainHandle_t domain) {
 
 void Mark(nvtxDomainHandle_t domain, Attrs&& attrs) {
   Session& s = S();
-  if (!s.recording() || s.config().diag_no_nvtx) return;
+  if (!s.recording() || s.config().diag_off.nvtx) return;
   s.NvtxOpen(s.NowNs(), ThreadId(), attrs.category, attrs.color, NvtxKind::kMark, 0,
              DomainName(domain), attrs.message);
 }
@@ -163,7 +163,7 @@ void Mark(nvtxDomainHandle_t domain, Attrs&& attrs) {
 // the id of the open record, which the collector pairs with the end record.
 nvtxRangeId_t Start(nvtxDomainHandle_t domain, Attrs&& attrs) {
   Session& s = S();
-  if (!s.recording() || s.config().diag_no_nvtx) return 0;
+  if (!s.recording() || s.config().diag_off.nvtx) return 0;
   return s.NvtxOpen(s.NowNs(), ThreadId(), attrs.category, attrs.color, NvtxKind::kStartEnd, 0,
                     DomainName(domain), attrs.message);
 }

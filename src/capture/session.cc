@@ -242,7 +242,7 @@ bool Session::Start() {
   const bool delay_pending = config_.delay_ns > 0;
   recording_ = !delay_pending && config_.range == CaptureConfig::Range::kNone;
   shm_->flags.fetch_or(shm::kFlagRecordingKnown |
-                       (recording_.load() && !config_.diag_no_sampling ? shm::kFlagRecording : 0));
+                       (recording_.load() && !config_.diag_off.sampling ? shm::kFlagRecording : 0));
   recording_since_ns_ = start_ns_;
   if (config_.host_mem) {
     host_drain_ = dlsym(RTLD_DEFAULT, "stepscope_hostmem_drain");
@@ -389,7 +389,7 @@ void Session::SetRecording(bool on) {
   // API callback is still off.
   if (on && !config_.diag_cycle.empty()) config_.ApplyDiagCycle(diag_base_, windows_++);
   // The collector samples the host only while this flag is up.
-  if (on && !config_.diag_no_sampling) {
+  if (on && !config_.diag_off.sampling) {
     shm_->flags.fetch_or(shm::kFlagRecording);
   } else {
     shm_->flags.fetch_and(~shm::kFlagRecording);
@@ -568,7 +568,7 @@ void Session::TimerLoop() {
         SetRecording(false);
       }
       const int64_t mono = MonotonicNs();
-      if (cupti_active_.load() && !config_.diag_no_flush &&
+      if (cupti_active_.load() && !config_.diag_off.flush &&
           (urgent || mono - last_flush >= flush_interval)) {
         // Delivers every buffer whose records are all complete (not forced:
         // kernels still running stay in CUPTI until they finish).

@@ -17,11 +17,32 @@
 #include "capture/handshake.h"
 #include "capture/shm_ring.h"
 #include "collector/collector_server.h"
+#include "collector/host_sampler.h"
 #include "collector/trace_collector.h"
 #include "store/trace_reader.h"
 
 namespace stepscope {
 namespace {
+
+// The collector samples a traced process only inside its recording windows
+// (the tracer's shm::kFlagRecording).
+TEST(HostSampler, SamplesOnlyWhileTheTracerRecords) {
+  std::atomic<uint32_t> flags{0};
+  auto sampler = HostSampler::Start(getpid(), 1000);
+  ASSERT_TRUE(sampler);
+  sampler->SetGate(&flags, shm::kFlagRecording);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // a tick begun before the gate
+  HostBatch b;
+  sampler->Drain(&b);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  sampler->Drain(&b);
+  EXPECT_TRUE(b.samples.empty()) << b.samples.size() << " samples outside the window";
+  flags = shm::kFlagRecording | shm::kFlagRecordingKnown;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  sampler->Drain(&b);
+  EXPECT_FALSE(b.samples.empty());
+  sampler->Stop();
+}
 
 class CollectorTest : public ::testing::Test {
  protected:

@@ -249,8 +249,7 @@ void HostSampler::Run() {
       if (::kill(pid_, 0) != 0 && errno == ESRCH) break;
       if (const auto* gate = gate_.load(std::memory_order_acquire);
           gate && (gate->load(std::memory_order_relaxed) & gate_bit_) == 0) {
-        ++gated_;  // not recording: no sample
-        continue;
+        continue;  // not recording: no sample
       }
       Tick(RealtimeNs(), now);
       own_cpu_ns_ = ThreadCpuNs();

@@ -75,7 +75,6 @@ class HostSampler {
     gate_bit_ = bit;
     gate_.store(flags, std::memory_order_release);
   }
-  uint64_t ticks_gated() const { return gated_.load(); }
 
   // Moves out what was sampled since the last call.
   void Drain(HostBatch* out);
@@ -102,7 +101,7 @@ class HostSampler {
   const int hz_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> taken_{0}, missed_{0}, gated_{0};
+  std::atomic<uint64_t> taken_{0}, missed_{0};
   std::atomic<const std::atomic<uint32_t>*> gate_{nullptr};
   uint32_t gate_bit_ = 0;  // written before gate_ (release)
   std::atomic<int64_t> own_cpu_ns_{0};
