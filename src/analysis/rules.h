@@ -81,6 +81,15 @@ struct Finding {
   // to boundary_residual_ns by the fix (the median launch gap).
   std::vector<Span> boundary_spans;
   int64_t boundary_residual_ns = 0;
+  // recompute: windows of a thread whose CPU time between calls the fix
+  // scales by `factor` (the checkpoint hooks' share of it, from host samples).
+  struct ScaledSpan {
+    uint32_t tid;
+    int64_t start_ns;
+    int64_t end_ns;
+    double factor;
+  };
+  std::vector<ScaledSpan> scaled_spans;
 };
 
 struct OomModel;  // rules_oom.h
@@ -97,6 +106,10 @@ struct AnalyzeOptions {
   double tensor_core_ratio_fp32 = 60.2 / 777.8;
   double tensor_core_ratio_tf32 = 400.3 / 777.8;
   std::string ratio_source = "H200 ceilings in docs/PERFORMANCE.md";
+  // Host<->device pinned-copy ceilings (bytes/ns) of `stepscope bench`, when
+  // the CLI finds them: um_faults prices a prefetch at this speed.
+  double h2d_bytes_per_ns = 0;
+  double d2h_bytes_per_ns = 0;
   double batch_factor = 4.0;                  // the larger batch the host_bound finding prices
   bool price = true;                          // false: the rules' own cost models (no replay)
   std::shared_ptr<const OomModel> oom_model;  // --model ...: the planner prices the oom fixes

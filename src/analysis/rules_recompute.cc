@@ -19,11 +19,23 @@
 //     of the re-run forward, the hook that triggered it);
 //   * in the forward, the checkpoint wrapper's entry and exit: the CPU gaps just
 //     before the first and after the last launch of each paired stretch, in
-//     excess of the median gap inside the stretches.
+//     excess of the median gap inside the stretches;
+//   * the checkpoint's saved-tensor hooks (non-reentrant checkpointing runs a
+//     Python pack hook for every tensor saved in the forward and an unpack hook
+//     for every one read in the backward), spread over every launch of the
+//     checkpointed blocks. With host samples (profile's default), a sample is
+//     checkpoint overhead when its innermost frame of torch/utils/checkpoint.py
+//     is not calling back into the model (no module call or user frame below
+//     it) and not recomputing; the hooks' share of the samples inside the
+//     paired forward stretches (main thread) and inside the backward outside
+//     the recompute runs (autograd thread) is taken off those windows' CPU
+//     time between calls. Without samples (an imported trace) this part is
+//     not priced.
 // The replay (whatif/, RemoveRecompute) prices them together.
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include "analysis/rules.h"
@@ -73,6 +85,99 @@ size_t PosOnThread(const TraceModel& m, const std::vector<uint32_t>& calls, uint
   return static_cast<size_t>(it - calls.begin());
 }
 
+// Whether a sampled stack is the checkpoint's own work (hooks, the wrapper's
+// set-up): its innermost torch/utils/checkpoint.py frame does not call into
+// the checkpointed function below it, and nothing on it recomputes.
+bool IsFile(std::string_view file, std::string_view suffix) {
+  return file.size() >= suffix.size() && file.substr(file.size() - suffix.size()) == suffix;
+}
+bool CheckpointOverhead(const TraceModel& m, uint32_t callsite) {
+  const std::vector<const FrameRecord*> st = m.Stack(callsite);  // root first
+  size_t inner = SIZE_MAX;
+  for (size_t i = 0; i < st.size(); ++i) {
+    if (st[i]->kind != static_cast<uint8_t>(FrameKind::kPython)) continue;
+    if (!IsFile(m.String(st[i]->file), "torch/utils/checkpoint.py")) continue;
+    inner = i;
+    if (m.String(st[i]->function).find("recomput") != std::string::npos) return false;
+  }
+  if (inner == SIZE_MAX) return false;
+  for (size_t i = inner + 1; i < st.size(); ++i) {
+    if (st[i]->kind != static_cast<uint8_t>(FrameKind::kPython)) continue;
+    const std::string& file = m.String(st[i]->file);
+    if (file.empty() || file[0] == '<') continue;  // interpreter shims
+    // A module call, the autograd engine (reentrant checkpointing's backward),
+    // or a file outside torch and the standard library: the model's own work.
+    if (IsFile(file, "torch/nn/modules/module.py") ||
+        file.find("torch/autograd/") != std::string::npos)
+      return false;
+    const bool torch = file.find("/torch/") != std::string::npos;
+    const bool stdlib = file.find("/lib/python3") != std::string::npos &&
+                        file.find("-packages/") == std::string::npos;
+    if (!torch && !stdlib) return false;
+  }
+  return true;
+}
+
+// The checkpoint hooks' share of a thread's CPU time between calls inside
+// `windows` (sorted, disjoint), leaving out `excluded` (the recompute runs).
+struct HookShare {
+  int64_t samples = 0, hook = 0;
+  int64_t window_ns = 0, gap_ns = 0;
+  double factor = 1.0;  // what the gaps keep
+};
+constexpr int64_t kMinSamples = 20;
+
+HookShare MeasureHooks(const TraceModel& m, uint32_t tid,
+                       const std::vector<std::pair<int64_t, int64_t>>& windows,
+                       const std::vector<std::pair<int64_t, int64_t>>& excluded,
+                       std::unordered_map<uint32_t, bool>* cache) {
+  HookShare h;
+  auto is_excluded = [&](int64_t a, int64_t b) {
+    for (const auto& [x0, x1] : excluded) {
+      if (a < x1 && b > x0) return true;
+    }
+    return false;
+  };
+  auto excluded_ns = [&](int64_t a, int64_t b) {
+    int64_t n = 0;
+    for (const auto& [x0, x1] : excluded)
+      n += std::max<int64_t>(0, std::min(b, x1) - std::max(a, x0));
+    return n;
+  };
+  const auto& s = m.samples();
+  auto lo = std::lower_bound(s.begin(), s.end(), tid,
+                             [](const SampleRecord& r, uint32_t t) { return r.tid < t; });
+  auto hi = std::upper_bound(lo, s.end(), tid,
+                             [](uint32_t t, const SampleRecord& r) { return t < r.tid; });
+  const std::vector<uint32_t>& calls = m.ApisOfThread(tid);
+  for (const auto& [w0, w1] : windows) {
+    h.window_ns += (w1 - w0) - excluded_ns(w0, w1);
+    auto it =
+        std::lower_bound(lo, hi, w0, [](const SampleRecord& r, int64_t t) { return r.ts_ns < t; });
+    for (; it != hi && it->ts_ns < w1; ++it) {
+      if (is_excluded(it->ts_ns, it->ts_ns + 1)) continue;
+      ++h.samples;
+      if (it->callsite == 0) continue;
+      auto [c, fresh] = cache->try_emplace(it->callsite, false);
+      if (fresh) c->second = CheckpointOverhead(m, it->callsite);
+      h.hook += c->second;
+    }
+    // Gaps between consecutive calls, both inside the window.
+    auto k = std::lower_bound(calls.begin(), calls.end(), w0,
+                              [&](uint32_t a, int64_t t) { return m.apis()[a].start_ns < t; });
+    for (; k != calls.end() && k + 1 != calls.end(); ++k) {
+      const int64_t a = m.apis()[*k].end_ns, b = m.apis()[*(k + 1)].start_ns;
+      if (b > w1) break;
+      if (b > a && !is_excluded(a, b)) h.gap_ns += b - a;
+    }
+  }
+  if (h.samples >= kMinSamples && h.gap_ns > 0) {
+    const double hook_ns = static_cast<double>(h.hook) / h.samples * h.window_ns;
+    h.factor = std::clamp(1.0 - hook_ns / h.gap_ns, 0.0, 1.0);
+  }
+  return h;
+}
+
 }  // namespace
 
 void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
@@ -97,6 +202,9 @@ void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
   std::vector<int64_t> inner_gaps;
   std::set<std::pair<uint32_t, int64_t>> seen_boundary;
   std::vector<std::pair<Finding::Span, int64_t>> boundaries;  // span, its gap
+  // Where the checkpoint hooks run: the paired forward stretches (main
+  // thread) and each backward thread's launches in a step.
+  std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> hook_windows;
   for (auto& [s, launches] : by_step) {
     std::sort(launches.begin(), launches.end(),
               [](const Launch& a, const Launch& b) { return a.t < b.t; });
@@ -118,6 +226,8 @@ void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
     bool any = false;
     for (const auto& [tid, seq] : other) {
       const std::vector<uint32_t>& calls = m.ApisOfThread(tid);
+      hook_windows[tid].push_back(
+          {m.apis()[seq.front()->api].start_ns, m.apis()[seq.back()->api].end_ns});
       for (size_t i = 0; i < seq.size();) {
         auto it = at.find(seq[i]->key);
         size_t best = 0;
@@ -179,6 +289,8 @@ void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
           const size_t q0 = PosOnThread(m, main_calls, fwd[pj]->api);
           const size_t q1 = PosOnThread(m, main_calls, fwd[pj + best - 1]->api);
           if (q0 < main_calls.size() && q1 < main_calls.size()) {
+            hook_windows[main].push_back(
+                {m.apis()[main_calls[q0]].start_ns, m.apis()[main_calls[q1]].end_ns});
             auto gap = [&](size_t q) {
               return m.apis()[main_calls[q]].start_ns - m.apis()[main_calls[q - 1]].end_ns;
             };
@@ -218,6 +330,31 @@ void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
     f.boundary_spans.push_back(span);
   }
   f.boundary_residual_ns = median_gap;
+  // The hooks' share of each thread's time, from the host samples.
+  std::string hooks;
+  if (!m.samples().empty()) {
+    std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> excluded;
+    for (const Finding::Span& sp : f.host_spans)
+      excluded[sp.tid].push_back({sp.start_ns, sp.end_ns});
+    std::unordered_map<uint32_t, bool> cache;
+    for (auto& [tid, w] : hook_windows) {
+      std::sort(w.begin(), w.end());
+      std::vector<std::pair<int64_t, int64_t>> merged;
+      for (const auto& iv : w) {
+        if (!merged.empty() && iv.first <= merged.back().second)
+          merged.back().second = std::max(merged.back().second, iv.second);
+        else
+          merged.push_back(iv);
+      }
+      const HookShare h = MeasureHooks(m, tid, merged, excluded[tid], &cache);
+      if (h.samples < kMinSamples) continue;
+      hooks += std::string(hooks.empty() ? "" : ", ") + "thread " + std::to_string(tid) + " " +
+               FormatFixed(100.0 * (1.0 - h.factor), 0) + "% (" + std::to_string(h.hook) + " of " +
+               std::to_string(h.samples) + " samples)";
+      if (h.factor >= 1.0) continue;
+      for (const auto& [w0, w1] : merged) f.scaled_spans.push_back({tid, w0, w1, h.factor});
+    }
+  }
   const int64_t n = std::max<int64_t>(steps_with, 1);
   f.rule = "recompute";
   f.title = "Activation checkpointing recomputes " + FormatFixed(std::max(gpu, host) / n / 1e6, 1) +
@@ -229,7 +366,11 @@ void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
              " of the backward thread's time launching them; the checkpoint wrapper's entry/exit "
              "in the forward " +
              FormatDuration(excess / n) + " above the median launch gap (" +
-             FormatDuration(median_gap) + ")";
+             FormatDuration(median_gap) + ")" +
+             (hooks.empty() ? std::string()
+                            : "; the checkpoint hooks' share of the CPU time between launches "
+                              "(host samples): " +
+                                  hooks);
   f.fix =
       "Turn activation checkpointing off where memory allows (`stepscope plan --recompute none` "
       "says whether the step fits); else recompute selectively (only the cheap ops: "

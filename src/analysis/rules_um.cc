@@ -21,11 +21,12 @@ namespace stepscope {
 void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
   const TraceModel& m = c.m;
   if (m.um().empty()) return;
-  const UmAnalysis a = AnalyzeUm(m, c.device);
+  const UmAnalysis a = AnalyzeUm(m, c.device, c.opt.h2d_bytes_per_ns, c.opt.d2h_bytes_per_ns);
   Finding f;
   f.rule = "um_faults";
   std::vector<int> steps;
   int64_t stalled = 0, kernel_ns = 0, gpu_saving = 0, groups = 0, faults = 0, nkernels = 0;
+  int64_t recorded = 0, by_resident = 0, by_tail = 0;
   uint64_t htod = 0;
   std::map<StringId, int64_t> by_name;
   auto example = [&](int64_t s, int64_t e, int64_t cost) {
@@ -38,6 +39,8 @@ void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
     if (!c.InWindows(o.start_ns)) continue;
     const int64_t saving = UmPrefetchSaving(k.stalled_ns, k.htod_bytes, a.htod_bytes_per_ns);
     stalled += k.stalled_ns;
+    recorded += k.recorded_ns;
+    (k.resident_ns >= 0 ? by_resident : by_tail) += k.stalled_ns > k.recorded_ns;
     kernel_ns += o.end_ns - o.start_ns;
     gpu_saving += saving;
     groups += k.fault_groups;
@@ -77,16 +80,21 @@ void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
   std::string d;
   if (nkernels > 0) {
     d += std::to_string(nkernels) + " kernels (" + FormatDuration(kernel_ns) + ") spent " +
-         FormatDuration(stalled) + " under " +
-         (a.has_gpu_faults
+         FormatDuration(stalled) + " stalled on faults (" + FormatDuration(recorded) +
+         " under recorded " +
+         (groups > 0
               ? std::to_string(groups) + " GPU fault groups (" + std::to_string(faults) + " faults)"
               : std::string("fault-driven host->device migrations")) +
-         ", pulling in " + FormatBytes(htod) + "; as one prefetch at " + gbps(a.htod_bytes_per_ns) +
-         (a.htod_bw_from_prefetch ? " (measured on the trace's prefetches)"
-                                  : " (the migrations' own copy speed)") +
-         " the kernels would run " + FormatDuration(stalled) + " shorter for " +
-         FormatDuration(stalled - gpu_saving) + " of prefetch: saving " +
-         FormatDuration(gpu_saving);
+         (by_tail > 0 ? "; " + std::to_string(by_tail) +
+                            " kernels run on after CUPTI's last fault record: counted to their end"
+                      : std::string()) +
+         (by_resident > 0
+              ? "; " + std::to_string(by_resident) + " kernels beyond their fault-free runs' median"
+              : std::string()) +
+         "), pulling in " + FormatBytes(htod) + "; as one prefetch at " +
+         gbps(a.htod_bytes_per_ns) + " (" + a.htod_bw_source + ")" + " the kernels would run " +
+         FormatDuration(stalled) + " shorter for " + FormatDuration(stalled - gpu_saving) +
+         " of prefetch: saving " + FormatDuration(gpu_saving);
   }
   if (bursts > 0) {
     d += std::string(d.empty() ? "" : "; ") + "the CPU faulted " + FormatBytes(dtoh) + " back in " +

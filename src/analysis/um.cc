@@ -1,7 +1,9 @@
 #include "analysis/um.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <map>
 
 #include "analysis/summary.h"
 
@@ -18,11 +20,20 @@ constexpr int64_t kBurstGapNs = 5'000'000;
 // batch (tens of microseconds in UVM), it does not run.
 constexpr int64_t kReplayGapNs = 200'000;
 
-double Bandwidth(const std::vector<UmRecord>& um, UmCounterKind kind, bool user_only) {
+// Migrations at least this large run near the link's speed.
+constexpr uint64_t kLargeMigration = 256 * 1024;
+
+double Bandwidth(const std::vector<UmRecord>& um, UmCounterKind kind, bool user_only,
+                 uint64_t min_bytes = 0) {
   uint64_t bytes = 0;
   int64_t ns = 0;
   for (const UmRecord& u : um) {
-    if (u.kind != kind || u.end_ns <= u.start_ns) continue;
+    if (u.end_ns <= u.start_ns || u.value < min_bytes) continue;
+    if (kind == UmCounterKind::kBytesDtoD) {  // here: either host<->device direction
+      if (u.kind != UmCounterKind::kBytesHtoD && u.kind != UmCounterKind::kBytesDtoH) continue;
+    } else if (u.kind != kind) {
+      continue;
+    }
     if (user_only && u.flags != kUmCauseUser) continue;
     bytes += u.value;
     ns += u.end_ns - u.start_ns;
@@ -45,17 +56,32 @@ int64_t UmPrefetchSaving(int64_t stalled_ns, uint64_t bytes, double bytes_per_ns
   return std::max<int64_t>(0, stalled_ns - std::llround(t));
 }
 
-UmAnalysis AnalyzeUm(const TraceModel& m, int device) {
+UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_ns,
+                     double d2h_link_bytes_per_ns) {
   UmAnalysis a;
   const std::vector<UmRecord>& um = m.um();
   if (um.empty()) return a;
-  a.htod_bytes_per_ns = Bandwidth(um, UmCounterKind::kBytesHtoD, true);
-  a.htod_bw_from_prefetch = a.htod_bytes_per_ns > 0;
-  if (!a.htod_bw_from_prefetch)
-    a.htod_bytes_per_ns = Bandwidth(um, UmCounterKind::kBytesHtoD, false);
-  a.dtoh_bytes_per_ns = Bandwidth(um, UmCounterKind::kBytesDtoH, true);
-  if (a.dtoh_bytes_per_ns <= 0)
-    a.dtoh_bytes_per_ns = Bandwidth(um, UmCounterKind::kBytesDtoH, false);
+  const double large = Bandwidth(um, UmCounterKind::kBytesDtoD, false, kLargeMigration);
+  auto pick = [&](UmCounterKind kind, double link, std::string* source) {
+    double bw = Bandwidth(um, kind, true);
+    if (bw > 0) {
+      *source = "measured on the trace's prefetches";
+    } else if (link > 0) {
+      bw = link;
+      *source = "the stepscope bench pinned-copy ceiling";
+    } else if (large > 0) {
+      bw = large;
+      *source = "the speed of the trace's large migrations";
+    } else {
+      bw = Bandwidth(um, kind, false);
+      *source = "the migrations' own copy speed";
+    }
+    return bw;
+  };
+  a.htod_bytes_per_ns = pick(UmCounterKind::kBytesHtoD, h2d_link_bytes_per_ns, &a.htod_bw_source);
+  a.htod_bw_from_prefetch = Bandwidth(um, UmCounterKind::kBytesHtoD, true) > 0;
+  std::string unused;
+  a.dtoh_bytes_per_ns = pick(UmCounterKind::kBytesDtoH, d2h_link_bytes_per_ns, &unused);
   for (const UmRecord& u : um) a.has_gpu_faults |= u.kind == UmCounterKind::kGpuPageFault;
 
   // Evidence intervals, sorted by start (um() is start-ordered): the GPU fault
@@ -94,6 +120,18 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device) {
   size_t first_mig = 0;
   const auto& ops = m.gpu_ops();
   std::vector<Interval> cover;
+  // Fault-free runs of each kernel (name, grid, block): their durations.
+  using Key = std::array<int64_t, 7>;
+  auto key_of = [&](const GpuOp& o) {
+    const KernelRecord& r = m.kernels()[o.index];
+    return Key{r.name, r.grid_x, r.grid_y, r.grid_z, r.block_x, r.block_y, r.block_z};
+  };
+  std::map<Key, std::vector<int64_t>> clean;
+  struct Ext {
+    int64_t last_end = 0;  // end of the last evidence in the kernel
+    int64_t first = 0;     // start of the first
+  };
+  std::vector<Ext> ext;
   for (uint32_t i = 0; i < ops.size(); ++i) {
     const GpuOp& o = ops[i];
     if (o.kind != GpuOpKind::kKernel || (device >= 0 && o.device != device)) continue;
@@ -117,6 +155,12 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device) {
     }
     std::sort(cover.begin(), cover.end(),
               [](const Interval& x, const Interval& y) { return x.start < y.start; });
+    if (cover.empty()) clean[key_of(o)].push_back(o.end_ns - o.start_ns);
+    Ext x;
+    if (!cover.empty()) {
+      x.first = cover.front().start;
+      for (const Interval& iv : cover) x.last_end = std::max(x.last_end, iv.end);
+    }
     int64_t cur_s = -1, cur_e = -1;
     for (const Interval& iv : cover) {
       if (iv.start > cur_e + kReplayGapNs) {
@@ -130,8 +174,38 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device) {
     if (cur_e > cur_s) k.stalled_ns += cur_e - cur_s;
     while (first_mig < htod.size() && htod[first_mig]->start_ns < o.start_ns) ++first_mig;
     for (size_t j = first_mig; j < htod.size() && htod[j]->start_ns < o.end_ns; ++j)
-      k.htod_bytes += htod[j]->value;
-    if (k.stalled_ns > 0) a.kernels.push_back(k);
+      k.htod_bytes_recorded += htod[j]->value;
+    k.recorded_ns = k.stalled_ns;
+    if (k.stalled_ns > 0) {
+      a.kernels.push_back(k);
+      ext.push_back(x);
+    }
+  }
+  // The fault-stalled time and its bytes (um.h).
+  std::map<Key, int64_t> resident;
+  for (auto& [key, v] : clean) {
+    std::nth_element(v.begin(), v.begin() + (v.size() - 1) / 2, v.end());
+    resident[key] = v[(v.size() - 1) / 2];
+  }
+  for (size_t n = 0; n < a.kernels.size(); ++n) {
+    UmKernelStall& k = a.kernels[n];
+    const GpuOp& o = ops[k.op];
+    const int64_t dur = o.end_ns - o.start_ns;
+    auto r = resident.find(key_of(o));
+    if (r != resident.end()) {
+      k.resident_ns = r->second;
+      k.stalled_ns = std::clamp(dur - r->second, k.recorded_ns, dur);
+    } else {
+      // Head (a first fault right at the start) and tail past the records.
+      int64_t add = std::max<int64_t>(0, o.end_ns - ext[n].last_end);
+      if (ext[n].first - o.start_ns <= kReplayGapNs) add += ext[n].first - o.start_ns;
+      k.stalled_ns = std::min(dur, k.recorded_ns + add);
+    }
+    k.htod_bytes = k.htod_bytes_recorded;
+    if (k.stalled_ns > k.recorded_ns && k.recorded_ns > 0) {
+      k.htod_bytes = static_cast<uint64_t>(static_cast<double>(k.htod_bytes_recorded) *
+                                           static_cast<double>(k.stalled_ns) / k.recorded_ns);
+    }
   }
 
   // CPU side: fault-driven device->host migrations while no kernel of the

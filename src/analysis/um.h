@@ -10,21 +10,34 @@
 // neighbouring pages) that overlap it (recorded by default). The union of
 // the fault groups clipped to the kernel, groups less than 200 us apart
 // merged (the replay latency between batches; without them: the span from the
-// first to the last fault-driven migration in it) is the kernel's
-// **fault-stalled time**: what a prefetch before the kernel would remove.
+// first to the last fault-driven migration in it) is the kernel's **recorded
+// stall**.
+//
+// What a prefetch before the kernel removes (its **fault-stalled time**):
+//   * when the trace has runs of the same kernel (name, grid, block) with no
+//     fault evidence, the kernel's time beyond the median of those runs (the
+//     data was resident there), never less than the recorded stall;
+//   * else the recorded stall plus the kernel's time after its last record.
+//     CUPTI's records of a fault storm stop before the kernel ends (lent H100
+//     and H200, 2026-11-24: the last migration record 18-39 ms before the end
+//     of 64-82 ms kernels, 0 records reported dropped; a prefetched run of the
+//     same kernel takes 0.2 ms), so the records' end is not the faults' end.
+//     Where a kernel does compute after its last fault this is an upper bound.
+// Its host->device bytes: the recorded ones, scaled up at the recorded rate
+// when the stall extends past the records (the same storm, unrecorded).
 //
 // Pricing (the what-if of a bulk cudaMemPrefetchAsync): the same bytes moved
-// as one prefetch at the measured migration bandwidth. saving = stalled time
-// - bytes / bandwidth, never below 0. The bandwidth is measured in the trace:
-// bytes / copy time of the user-prefetch migrations when there are any, else
-// of all migrations of that direction (each migration record is one copy of
-// a page group on the link: its bytes / duration is the link's speed, not the
-// fault latency), else 0 (no pricing). When src/analysis/whatif/ gains a
-// "prefetch" scenario, um_faults should ask it for this number instead; the
-// formula here is the one to keep it honest against.
+// as one prefetch at the link's bandwidth. saving = fault-stalled time
+// - bytes / bandwidth, never below 0. The bandwidth: bytes / copy time of the
+// trace's user-prefetch migrations when there are any; else the host<->device
+// ceiling of `stepscope bench` (h2d_pinned) when the caller has it; else the
+// speed of the trace's large migrations (>= 256 KiB, either direction: one
+// record is one copy on the link, and large ones run near its speed); else of
+// all migrations of that direction; else 0 (no pricing).
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "analysis/trace_model.h"
@@ -32,11 +45,14 @@
 namespace stepscope {
 
 struct UmKernelStall {
-  uint32_t op = kNone;       // index into gpu_ops()
-  int64_t stalled_ns = 0;    // kernel time overlapped by fault groups / fault migrations
-  uint64_t htod_bytes = 0;   // fault-driven host->device bytes during the kernel
-  int64_t fault_groups = 0;  // GPU fault groups overlapping the kernel
-  int64_t faults = 0;        // faults in those groups
+  uint32_t op = kNone;               // index into gpu_ops()
+  int64_t stalled_ns = 0;            // fault-stalled time: what a prefetch removes
+  int64_t recorded_ns = 0;           // kernel time overlapped by fault groups / fault migrations
+  int64_t resident_ns = -1;          // median fault-free run of the same kernel (-1: none)
+  uint64_t htod_bytes = 0;           // host->device bytes of the stall (recorded, extrapolated)
+  uint64_t htod_bytes_recorded = 0;  // fault-driven host->device bytes recorded during it
+  int64_t fault_groups = 0;          // GPU fault groups overlapping the kernel
+  int64_t faults = 0;                // faults in those groups
 };
 
 struct UmCpuBurst {
@@ -49,9 +65,10 @@ struct UmAnalysis {
   bool has_gpu_faults = false;         // the trace holds GPU fault-group records
   std::vector<UmKernelStall> kernels;  // kernels with stalled_ns > 0, in gpu_ops() order
   std::vector<UmCpuBurst> cpu_bursts;  // fault-driven D->H bursts while no kernel ran
-  double htod_bytes_per_ns = 0;        // measured migration bandwidth (0: unknown)
+  double htod_bytes_per_ns = 0;        // the prefetch's bandwidth (0: unknown)
   double dtoh_bytes_per_ns = 0;
   bool htod_bw_from_prefetch = false;  // measured on user prefetches
+  std::string htod_bw_source;          // where htod_bytes_per_ns comes from, for the text
 };
 
 // A migration kind (HtoD, DtoH, DtoD).
@@ -60,7 +77,10 @@ inline bool IsUmMigration(UmCounterKind k) {
          k == UmCounterKind::kBytesDtoD;
 }
 
-UmAnalysis AnalyzeUm(const TraceModel& m, int device);
+// link_bytes_per_ns: the host<->device ceilings of `stepscope bench`
+// (h2d_pinned, d2h_pinned; 0: not known).
+UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_ns = 0,
+                     double d2h_link_bytes_per_ns = 0);
 
 // Saving of a bulk prefetch of `bytes` in place of `stalled_ns` of faulting.
 int64_t UmPrefetchSaving(int64_t stalled_ns, uint64_t bytes, double bytes_per_ns);

@@ -43,10 +43,15 @@ TEST(UnifiedMemory, FaultGroupsCloseTogetherAreOneStall) {
   ASSERT_TRUE(a.has_gpu_faults);
   ASSERT_EQ(a.kernels.size(), 1u);
   // [1, 1.5] + [2, 4] (merged across the 100 us gap) + [5, 6] = 0.5 + 2 + 1 ms
-  EXPECT_EQ(a.kernels[0].stalled_ns, 3500 * kUs);
+  EXPECT_EQ(a.kernels[0].recorded_ns, 3500 * kUs);
+  // No fault-free run of the kernel: it runs on 5 ms after the last record,
+  // counted as stalled (um.h); the bytes scale with it.
+  EXPECT_EQ(a.kernels[0].stalled_ns, 8500 * kUs);
+  EXPECT_EQ(a.kernels[0].resident_ns, -1);
   EXPECT_EQ(a.kernels[0].fault_groups, 4);
   EXPECT_EQ(a.kernels[0].faults, 40);
-  EXPECT_EQ(a.kernels[0].htod_bytes, 1u << 20);
+  EXPECT_EQ(a.kernels[0].htod_bytes_recorded, 1u << 20);
+  EXPECT_EQ(a.kernels[0].htod_bytes, static_cast<uint64_t>((1 << 20) * 8500.0 / 3500.0));
   EXPECT_DOUBLE_EQ(a.htod_bytes_per_ns, (1 << 20) / 100000.0);
   EXPECT_FALSE(a.htod_bw_from_prefetch);
 }
@@ -56,15 +61,18 @@ TEST(UnifiedMemory, WithoutFaultGroupsTheMigrationSpanIsTheStall) {
                   Um(UmCounterKind::kBytesHtoD, 8000 * kUs, 8100 * kUs, 2 << 20, kUmCauseCoherence),
                   // a user prefetch: sets the bandwidth, is not a stall
                   Um(UmCounterKind::kBytesHtoD, 20000 * kUs, 20400 * kUs, 8 << 20, kUmCauseUser)});
-  UmAnalysis a = AnalyzeUm(*m, -1);
+  UmAnalysis a = AnalyzeUm(*m, -1, /*h2d_link_bytes_per_ns=*/100.0);
   ASSERT_EQ(a.kernels.size(), 1u);
-  EXPECT_EQ(a.kernels[0].stalled_ns, 6100 * kUs);
-  EXPECT_EQ(a.kernels[0].htod_bytes, 4u << 20);
+  EXPECT_EQ(a.kernels[0].recorded_ns, 6100 * kUs);
+  // + the 2.9 ms after the last record; 4 MiB recorded -> 4 MiB x 9 / 6.1
+  EXPECT_EQ(a.kernels[0].stalled_ns, 9000 * kUs);
+  EXPECT_EQ(a.kernels[0].htod_bytes, static_cast<uint64_t>((4 << 20) * 9.0 / 6.1));
+  // The trace's own prefetches set the bandwidth before any ceiling.
   EXPECT_TRUE(a.htod_bw_from_prefetch);
   EXPECT_DOUBLE_EQ(a.htod_bytes_per_ns, (8 << 20) / 400000.0);
-  // saving = 6.1 ms - 4 MiB at 8 MiB / 0.4 ms (0.2 ms)
+  // saving = 9 ms - 5.9 MiB at 8 MiB / 0.4 ms (0.295 ms)
   EXPECT_EQ(UmPrefetchSaving(a.kernels[0].stalled_ns, a.kernels[0].htod_bytes, a.htod_bytes_per_ns),
-            5900 * kUs);
+            9000 * kUs - 295082);
 }
 
 // The driver's speculative prefetch of a faulting page's neighbours is
@@ -75,8 +83,24 @@ TEST(UnifiedMemory, SpeculativePrefetchIsFaultDriven) {
              Um(UmCounterKind::kBytesHtoD, 9000 * kUs, 9100 * kUs, 6 << 20, kUmCausePrefetch)});
   UmAnalysis a = AnalyzeUm(*m, -1);
   ASSERT_EQ(a.kernels.size(), 1u);
-  EXPECT_EQ(a.kernels[0].stalled_ns, 7100 * kUs);
-  EXPECT_EQ(a.kernels[0].htod_bytes, 8u << 20);
+  EXPECT_EQ(a.kernels[0].recorded_ns, 7100 * kUs);
+  EXPECT_EQ(a.kernels[0].htod_bytes_recorded, 8u << 20);
+}
+
+// Without prefetches in the trace: the bench ceiling, else the large
+// migrations' speed (either direction), else all of the direction's.
+TEST(UnifiedMemory, PrefetchBandwidthSources) {
+  const std::vector<UmRecord> um = {
+      Um(UmCounterKind::kBytesHtoD, 2000 * kUs, 2100 * kUs, 64 << 10, kUmCauseCoherence),
+      Um(UmCounterKind::kBytesDtoH, 20000 * kUs, 20010 * kUs, 1 << 20, kUmCauseCoherence)};
+  auto m = Model(um);
+  UmAnalysis a = AnalyzeUm(*m, -1, 50.0, 40.0);
+  EXPECT_DOUBLE_EQ(a.htod_bytes_per_ns, 50.0);
+  EXPECT_DOUBLE_EQ(a.dtoh_bytes_per_ns, 40.0);
+  UmAnalysis b = AnalyzeUm(*m, -1);
+  EXPECT_DOUBLE_EQ(b.htod_bytes_per_ns, (1 << 20) / 10000.0);  // the 1 MiB migration
+  auto small = Model({um[0]});
+  EXPECT_DOUBLE_EQ(AnalyzeUm(*small, -1).htod_bytes_per_ns, (64 << 10) / 100000.0);
 }
 
 // Fault groups recorded for one kernel and lost for the next: the second
@@ -94,13 +118,24 @@ TEST(UnifiedMemory, KernelWithoutFaultGroupsFallsBackToMigrations) {
   r.um = {Um(UmCounterKind::kGpuPageFault, 2000 * kUs, 4000 * kUs, 10, 2),
           Um(UmCounterKind::kBytesHtoD, 21000 * kUs, 21100 * kUs, 1 << 20, kUmCauseCoherence),
           Um(UmCounterKind::kBytesHtoD, 25000 * kUs, 25100 * kUs, 1 << 20, kUmCausePrefetch)};
+  // A fault-free run of the same kernel: 3 ms with its data resident.
+  KernelRecord k{};
+  k.start_ns = 40000 * kUs;
+  k.end_ns = 43000 * kUs;
+  k.name = 1;
+  r.kernels.push_back(k);
   auto m = TraceModel::FromRecords(std::move(r));
   UmAnalysis a = AnalyzeUm(*m, -1);
   ASSERT_EQ(a.kernels.size(), 2u);
-  EXPECT_EQ(a.kernels[0].stalled_ns, 2000 * kUs);
+  EXPECT_EQ(a.kernels[0].recorded_ns, 2000 * kUs);
   EXPECT_EQ(a.kernels[0].fault_groups, 1);
-  EXPECT_EQ(a.kernels[1].stalled_ns, 4100 * kUs);
+  EXPECT_EQ(a.kernels[1].recorded_ns, 4100 * kUs);
   EXPECT_EQ(a.kernels[1].fault_groups, 0);
+  // What a prefetch removes: the time beyond the fault-free run (10 - 3 ms).
+  for (const UmKernelStall& s : a.kernels) {
+    EXPECT_EQ(s.resident_ns, 3000 * kUs);
+    EXPECT_EQ(s.stalled_ns, 7000 * kUs);
+  }
 }
 
 TEST(UnifiedMemory, CpuBurstsOutsideKernelsOnly) {

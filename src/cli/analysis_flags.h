@@ -3,6 +3,7 @@
 // that every cmd_*.cc stays a single file.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -102,6 +103,8 @@ inline void ApplyCeilings(const TraceModel& m, AnalyzeOptions* opt) {
   std::string how;
   auto c = FindCeilings(*store, m.String(d.name), d.uuid, &how);
   if (!c.ok()) return;
+  opt->h2d_bytes_per_ns = std::max(0.0, c->Get("h2d_pinned") / 1e9);
+  opt->d2h_bytes_per_ns = std::max(0.0, c->Get("d2h_pinned") / 1e9);
   const double bf16 = c->Get("tensor_bf16"), fp32 = c->Get("fp32"), tf32 = c->Get("tensor_tf32");
   if (bf16 <= 0 || fp32 <= 0) return;
   opt->tensor_core_ratio_fp32 = fp32 / bf16;

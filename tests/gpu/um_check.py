@@ -14,7 +14,8 @@
               with UM counters on (default) vs off (STEPSCOPE_UM=off): must be equal within noise;
               and the managed program with um-gpu-faults / um-cpu-faults on vs off (their cost)
 
-usage: python3 tests/gpu/um_check.py --stepscope build/bin/stepscope --out /tmp/um [--mib 256] [--only NAMES]
+usage: python3 tests/gpu/um_check.py --stepscope build/bin/stepscope --out /tmp/um [--mib 256] [--work N]
+       [--only NAMES]
 Keep --mib far below the GPU's free memory (oversubscribing managed memory can hang a GPU).
 """
 import argparse
@@ -56,7 +57,7 @@ def parse_duration(s):
 def profile(a, binary, name, extra_args, trace_cats):
     out = os.path.join(a.out, name)
     p, wall = run([a.stepscope, "profile", "--trace", trace_cats, "-f", "-o", out, "--", binary,
-                   "--mib", str(a.mib), "--rounds", str(a.rounds)] + extra_args,
+                   "--mib", str(a.mib), "--rounds", str(a.rounds), "--work", str(a.work)] + extra_args,
                   env={"STEPSCOPE_VERBOSE": "1"})
     with open(os.path.join(a.out, name + ".log"), "wb") as f:
         f.write(p.stdout + b"\n--- stderr\n" + p.stderr)
@@ -99,6 +100,9 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--mib", type=int, default=256)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--work", type=int, default=0,
+                    help="multiply-adds per element in the kernel (a kernel that computes too: "
+                         "the prefetch check then tests the stall model where resident time is not ~0)")
     ap.add_argument("--binary", help="a prebuilt um_touch (default: build it with nvcc)")
     ap.add_argument("--only", default="")
     a = ap.parse_args()

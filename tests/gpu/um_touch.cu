@@ -6,7 +6,9 @@
 // with the kernel times measured by CUDA events.
 //
 // Build: nvcc -O2 -o um_touch tests/gpu/um_touch.cu   (tests/gpu/um_check.py does it)
-// Run:   um_touch [--mib 256] [--rounds 3] [--prefetch] [--device-mem]
+// --work N adds N dependent multiply-adds per element (a kernel that also
+// computes: its time with the data resident is no longer ~0).
+// Run:   um_touch [--mib 256] [--rounds 3] [--prefetch] [--device-mem] [--work N]
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
@@ -16,10 +18,13 @@
 #include <string>
 #include <vector>
 
-__global__ void touch(float* a, size_t n) {
+__global__ void touch(float* a, size_t n, int work) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x)
-    a[i] = a[i] * 2.0f + 1.0f;
+       i += (size_t)gridDim.x * blockDim.x) {
+    float v = a[i];
+    for (int k = 0; k < work; ++k) v = v * 0.999f + 0.5f;  // compute on the element
+    a[i] = v * 2.0f + 1.0f;
+  }
 }
 
 #define CHECK(x)                                                              \
@@ -35,11 +40,13 @@ int main(int argc, char** argv) {
   size_t mib = 256;
   int rounds = 3;
   bool prefetch = false, device_mem = false;
+  int work = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--mib") && i + 1 < argc) mib = std::strtoull(argv[++i], 0, 10);
     else if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--prefetch")) prefetch = true;
     else if (!std::strcmp(argv[i], "--device-mem")) device_mem = true;
+    else if (!std::strcmp(argv[i], "--work") && i + 1 < argc) work = std::atoi(argv[++i]);
   }
   const size_t bytes = mib << 20, n = bytes / sizeof(float);
   int dev = 0;
@@ -75,7 +82,7 @@ int main(int argc, char** argv) {
 #endif
     }
     CHECK(cudaEventRecord(e0, s));
-    touch<<<1024, 256, 0, s>>>(a, n);
+    touch<<<1024, 256, 0, s>>>(a, n, work);
     CHECK(cudaEventRecord(e1, s));
     if (device_mem) CHECK(cudaMemcpyAsync(host.data(), a, bytes, cudaMemcpyDeviceToHost, s));
     CHECK(cudaDeviceSynchronize());
@@ -84,8 +91,10 @@ int main(int argc, char** argv) {
     kernel_ms.push_back(ms);
     nvtxRangePop();
   }
-  std::printf("{\"mib\": %zu, \"rounds\": %d, \"prefetch\": %s, \"device_mem\": %s, \"kernel_ms\": [",
-              mib, rounds, prefetch ? "true" : "false", device_mem ? "true" : "false");
+  std::printf(
+      "{\"mib\": %zu, \"rounds\": %d, \"work\": %d, \"prefetch\": %s, \"device_mem\": %s, "
+      "\"kernel_ms\": [",
+      mib, rounds, work, prefetch ? "true" : "false", device_mem ? "true" : "false");
   for (size_t i = 0; i < kernel_ms.size(); ++i) std::printf("%s%.3f", i ? ", " : "", kernel_ms[i]);
   std::printf("]}\n");
   cudaFree(a);

@@ -161,13 +161,24 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
       Finding b;
       b.host_spans = f.boundary_spans;
       const auto boundaries = Spans(b);
+      std::vector<whatif::ScaledHostSpan> scaled;
+      std::set<uint32_t> hook_threads;
+      for (const Finding::ScaledSpan& s : f.scaled_spans) {
+        scaled.push_back({s.tid, s.start_ns, s.end_ns, s.factor});
+        hook_threads.insert(s.tid);
+      }
       apply(&f, e.Price([&](Graph* x) {
-        return whatif::RemoveRecompute(x, ops, segments, boundaries, f.boundary_residual_ns);
+        return whatif::RemoveRecompute(x, ops, segments, boundaries, f.boundary_residual_ns,
+                                       scaled);
       }),
             "without recomputation (" + std::to_string(ops.size()) + " kernels, " +
                 std::to_string(segments.size()) + " backward segments' CPU time, " +
                 std::to_string(boundaries.size()) + " checkpoint entry/exit gaps cut to " +
-                FormatFixed(f.boundary_residual_ns / 1e3, 0) + " us)");
+                FormatFixed(f.boundary_residual_ns / 1e3, 0) + " us" +
+                (scaled.empty() ? std::string()
+                                : ", the checkpoint hooks' sampled share of " +
+                                      std::to_string(hook_threads.size()) + " threads' CPU time") +
+                ")");
     } else if (f.rule == "fp32_gemm") {
       // The GEMMs, and fp32 attention kernels, which autocast moves to bf16 too.
       std::vector<uint32_t> ops32, ops_tf32;

@@ -58,6 +58,36 @@ int CutHostTime(Graph* g, const std::vector<HostSpan>& spans, int64_t residual_n
   return n;
 }
 
+int ScaleHostTime(Graph* g, const std::vector<ScaledHostSpan>& spans) {
+  if (spans.empty()) return 0;
+  std::map<uint32_t, std::vector<const ScaledHostSpan*>> by_tid;
+  for (const ScaledHostSpan& s : spans) by_tid[s.tid].push_back(&s);
+  for (auto& [tid, v] : by_tid) {
+    std::sort(v.begin(), v.end(), [](const ScaledHostSpan* a, const ScaledHostSpan* b) {
+      return a->start_ns < b->start_ns;
+    });
+  }
+  int n = 0;
+  for (Edge& e : g->edges) {
+    if (e.kind != EdgeKind::kThread && e.kind != EdgeKind::kCrossThread) continue;
+    if (e.delay <= 0) continue;
+    const Node& to = g->nodes[e.to];
+    auto it = by_tid.find(g->lanes[to.lane].id);
+    if (it == by_tid.end()) continue;
+    const int64_t a = to.measured_start - e.delay, b = to.measured_start;
+    // The last span starting at or before the gap's start.
+    const auto& v = it->second;
+    auto k = std::upper_bound(v.begin(), v.end(), a,
+                              [](int64_t t, const ScaledHostSpan* s) { return t < s->start_ns; });
+    if (k == v.begin()) continue;
+    const ScaledHostSpan& s = **(k - 1);
+    if (b > s.end_ns) continue;
+    e.delay = static_cast<int64_t>(e.delay * std::clamp(s.factor, 0.0, 1.0) + 0.5);
+    ++n;
+  }
+  return n;
+}
+
 int ScaleOps(Graph* g, const std::vector<uint32_t>& ops, double factor) {
   for (uint32_t v : ops) {
     g->nodes[v].duration = static_cast<int64_t>(g->nodes[v].duration * factor + 0.5);
@@ -104,8 +134,9 @@ int RemoveOps(Graph* g, const std::vector<uint32_t>& ops) {
 
 int RemoveRecompute(Graph* g, const std::vector<uint32_t>& ops,
                     const std::vector<HostSpan>& segments, const std::vector<HostSpan>& boundaries,
-                    int64_t boundary_ns) {
-  return RemoveOps(g, ops) + CutHostTime(g, segments, 0) + CutHostTime(g, boundaries, boundary_ns);
+                    int64_t boundary_ns, const std::vector<ScaledHostSpan>& scaled) {
+  return RemoveOps(g, ops) + CutHostTime(g, segments, 0) + CutHostTime(g, boundaries, boundary_ns) +
+         ScaleHostTime(g, scaled);
 }
 
 int PinCopies(Graph* g, const std::vector<uint32_t>& copy_ops, double speedup) {

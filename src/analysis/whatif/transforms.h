@@ -28,6 +28,17 @@ struct HostSpan {
 };
 int CutHostTime(Graph* g, const std::vector<HostSpan>& spans, int64_t residual_ns);
 
+// Scale the CPU time between calls: on `tid`, every gap that lies inside a
+// span (from the end of one call to the start of the next) takes `factor` of
+// its time (checkpoint hooks that go with the fix: their sampled share).
+struct ScaledHostSpan {
+  uint32_t tid;
+  int64_t start_ns;
+  int64_t end_ns;
+  double factor;
+};
+int ScaleHostTime(Graph* g, const std::vector<ScaledHostSpan>& spans);
+
 // Scale GPU op durations (tensor cores instead of fp32: the measured ratio of
 // the two ceilings; a larger batch: N).
 int ScaleOps(Graph* g, const std::vector<uint32_t>& ops, double factor);
@@ -42,9 +53,11 @@ int RemoveOps(Graph* g, const std::vector<uint32_t>& ops);
 // segment (`segments`, cut to 0) and the checkpoint wrapper's entry/exit time
 // in the forward (`boundaries`: CPU gaps of the launching thread, each cut to
 // `boundary_ns`, the typical gap between launches).
+// `scaled`: the rest of the checkpointed blocks' CPU time on each thread, less
+// the checkpoint hooks' share (ScaleHostTime).
 int RemoveRecompute(Graph* g, const std::vector<uint32_t>& ops,
                     const std::vector<HostSpan>& segments, const std::vector<HostSpan>& boundaries,
-                    int64_t boundary_ns);
+                    int64_t boundary_ns, const std::vector<ScaledHostSpan>& scaled = {});
 
 // Pinned instead of pageable copies: the launching calls stop blocking (host
 // to device) and the copies run at `speedup` x the pageable rate.

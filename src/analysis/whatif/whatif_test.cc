@@ -275,6 +275,21 @@ TEST(WhatIfTransforms, RemoveRecomputeCutsTheHostTimeOfCheckpointing) {
   Graph g = f.g;
   EXPECT_GT(RemoveRecompute(&g, recomputed, segments, boundaries, 5 * kUs), 0);
   EXPECT_EQ(Step3(g, f.steps), 850 * kUs);
+  // The hooks' share: the block's two 5 us launch gaps on main all go; half
+  // of the autograd thread's 135 us gap before B2 (the recompute segment's
+  // gaps are already cut, and scaling 0 keeps 0).
+  Graph gs = f.g;
+  std::vector<ScaledHostSpan> scaled;
+  for (int i = 0; i < 6; ++i) {
+    const int64_t t = i * 1000;
+    scaled.push_back({7, (t + 200) * kUs, (t + 225) * kUs, 0.0});
+    scaled.push_back({8, (t + 300) * kUs, (t + 505) * kUs, 0.5});
+  }
+  EXPECT_GT(RemoveRecompute(&gs, recomputed, segments, boundaries, 5 * kUs, scaled), 0);
+  EXPECT_EQ(Step3(gs, f.steps), (850 - 10) * kUs - 67500);
+  // A gap that only starts inside a window is not the hooks' (L4 -> O on main).
+  Graph gw = f.g;
+  EXPECT_EQ(ScaleHostTime(&gw, {{7, 220 * kUs, 300 * kUs, 0.0}}), 0);
   // Without the forward's part: only the backward's 60 us.
   Graph h = f.g;
   EXPECT_GT(RemoveRecompute(&h, recomputed, segments, {}, 5 * kUs), 0);

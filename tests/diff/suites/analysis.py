@@ -115,6 +115,10 @@ TESTS = [
              out=out("analyze_recompute.txt")),
     DiffTest(name="whatif_no_recompute", cmd=["whatif", "--no-recompute", "--format", "csv", "{trace}"],
              trace=fx("train_checkpoint"), out=out("whatif_no_recompute.csv")),
+    # With host samples the checkpoint hooks' share of each thread's time goes
+    # too (gen_fixtures.py: main 50% of its block windows, autograd 25%).
+    DiffTest(name="analyze_recompute_sampled", cmd=["analyze", "--format", "csv", "{trace}"],
+             trace=fx("train_checkpoint_sampled"), out=out("analyze_recompute_sampled.csv")),
     DiffTest(name="analyze_no_checkpoint", cmd=["analyze", "--all", "--format", "csv", "{trace}"],
              trace=fx("train_no_checkpoint"), out=out("analyze_no_checkpoint.csv")),
     DiffTest(name="whatif_no_recompute_none", cmd=["whatif", "--no-recompute", "{trace}"],
