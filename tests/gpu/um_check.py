@@ -57,7 +57,8 @@ def parse_duration(s):
 def profile(a, binary, name, extra_args, trace_cats):
     out = os.path.join(a.out, name)
     p, wall = run([a.stepscope, "profile", "--trace", trace_cats, "-f", "-o", out, "--", binary,
-                   "--mib", str(a.mib), "--rounds", str(a.rounds), "--work", str(a.work)] + extra_args,
+                   "--mib", str(a.mib), "--rounds", str(a.rounds), "--work", str(a.work), "--repeat", str(a.repeat)]
+                  + extra_args,
                   env={"STEPSCOPE_VERBOSE": "1"})
     with open(os.path.join(a.out, name + ".log"), "wb") as f:
         f.write(p.stdout + b"\n--- stderr\n" + p.stderr)
@@ -100,6 +101,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--mib", type=int, default=256)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="kernel launches per round (the later ones run on resident data)")
     ap.add_argument("--work", type=int, default=0,
                     help="multiply-adds per element in the kernel (a kernel that computes too: "
                          "the prefetch check then tests the stall model where resident time is not ~0)")

@@ -8,7 +8,9 @@
 // Build: nvcc -O2 -o um_touch tests/gpu/um_touch.cu   (tests/gpu/um_check.py does it)
 // --work N adds N dependent multiply-adds per element (a kernel that also
 // computes: its time with the data resident is no longer ~0).
-// Run:   um_touch [--mib 256] [--rounds 3] [--prefetch] [--device-mem] [--work N]
+// --repeat R launches the kernel R times per round: the first faults, the
+// others find the data resident (fault-free runs of the same kernel).
+// Run:   um_touch [--mib 256] [--rounds 3] [--prefetch] [--device-mem] [--work N] [--repeat R]
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
@@ -40,13 +42,14 @@ int main(int argc, char** argv) {
   size_t mib = 256;
   int rounds = 3;
   bool prefetch = false, device_mem = false;
-  int work = 0;
+  int work = 0, repeat = 1;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--mib") && i + 1 < argc) mib = std::strtoull(argv[++i], 0, 10);
     else if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--prefetch")) prefetch = true;
     else if (!std::strcmp(argv[i], "--device-mem")) device_mem = true;
     else if (!std::strcmp(argv[i], "--work") && i + 1 < argc) work = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::atoi(argv[++i]);
   }
   const size_t bytes = mib << 20, n = bytes / sizeof(float);
   int dev = 0;
@@ -82,7 +85,7 @@ int main(int argc, char** argv) {
 #endif
     }
     CHECK(cudaEventRecord(e0, s));
-    touch<<<1024, 256, 0, s>>>(a, n, work);
+    for (int k = 0; k < repeat; ++k) touch<<<1024, 256, 0, s>>>(a, n, work);
     CHECK(cudaEventRecord(e1, s));
     if (device_mem) CHECK(cudaMemcpyAsync(host.data(), a, bytes, cudaMemcpyDeviceToHost, s));
     CHECK(cudaDeviceSynchronize());
