@@ -40,7 +40,10 @@ void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
     const int64_t saving = UmPrefetchSaving(k.stalled_ns, k.htod_bytes, a.htod_bytes_per_ns);
     stalled += k.stalled_ns;
     recorded += k.recorded_ns;
-    (k.resident_ns >= 0 ? by_resident : by_tail) += k.stalled_ns > k.recorded_ns;
+    if (k.resident_ns >= 0)
+      ++by_resident;
+    else
+      ++by_tail;
     kernel_ns += o.end_ns - o.start_ns;
     gpu_saving += saving;
     groups += k.fault_groups;
@@ -86,11 +89,14 @@ void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
               ? std::to_string(groups) + " GPU fault groups (" + std::to_string(faults) + " faults)"
               : std::string("fault-driven host->device migrations")) +
          (by_tail > 0 ? "; " + std::to_string(by_tail) +
-                            " kernels run on after CUPTI's last fault record: counted to their end"
+                            " kernels with no fault-free run in the trace: counted from the first "
+                            "fault to their end, an upper bound where a kernel computes while its "
+                            "faults are served"
                       : std::string()) +
-         (by_resident > 0
-              ? "; " + std::to_string(by_resident) + " kernels beyond their fault-free runs' median"
-              : std::string()) +
+         (by_resident > 0 ? "; " + std::to_string(by_resident) +
+                                " kernels: their time beyond the median fault-free run of the same "
+                                "kernel"
+                          : std::string()) +
          "), pulling in " + FormatBytes(htod) + "; as one prefetch at " +
          gbps(a.htod_bytes_per_ns) + " (" + a.htod_bw_source + ")" + " the kernels would run " +
          FormatDuration(stalled) + " shorter for " + FormatDuration(stalled - gpu_saving) +

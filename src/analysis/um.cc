@@ -130,6 +130,8 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
   struct Ext {
     int64_t last_end = 0;  // end of the last evidence in the kernel
     int64_t first = 0;     // start of the first
+    int64_t mig_span = 0;  // first to last fault-driven migration in it
+    int64_t mig_end = 0;   // end of the last
   };
   std::vector<Ext> ext;
   for (uint32_t i = 0; i < ops.size(); ++i) {
@@ -173,8 +175,13 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
     }
     if (cur_e > cur_s) k.stalled_ns += cur_e - cur_s;
     while (first_mig < htod.size() && htod[first_mig]->start_ns < o.start_ns) ++first_mig;
-    for (size_t j = first_mig; j < htod.size() && htod[j]->start_ns < o.end_ns; ++j)
+    int64_t m0 = -1;
+    for (size_t j = first_mig; j < htod.size() && htod[j]->start_ns < o.end_ns; ++j) {
       k.htod_bytes_recorded += htod[j]->value;
+      if (m0 < 0) m0 = htod[j]->start_ns;
+      x.mig_end = std::max(x.mig_end, std::min(htod[j]->end_ns, o.end_ns));
+    }
+    x.mig_span = m0 >= 0 ? std::max<int64_t>(0, x.mig_end - m0) : 0;
     k.recorded_ns = k.stalled_ns;
     if (k.stalled_ns > 0) {
       a.kernels.push_back(k);
@@ -193,18 +200,24 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
     const int64_t dur = o.end_ns - o.start_ns;
     auto r = resident.find(key_of(o));
     if (r != resident.end()) {
+      // The reference wins over the evidence: a kernel that computes while
+      // its faults are served stalls less than its fault groups span.
       k.resident_ns = r->second;
-      k.stalled_ns = std::clamp(dur - r->second, k.recorded_ns, dur);
+      k.stalled_ns = std::clamp<int64_t>(dur - r->second, 0, dur);
     } else {
       // Head (a first fault right at the start) and tail past the records.
       int64_t add = std::max<int64_t>(0, o.end_ns - ext[n].last_end);
       if (ext[n].first - o.start_ns <= kReplayGapNs) add += ext[n].first - o.start_ns;
       k.stalled_ns = std::min(dur, k.recorded_ns + add);
     }
+    // Bytes past the records: the recorded migrations' rate over their own
+    // span, continued to the end of the stall.
     k.htod_bytes = k.htod_bytes_recorded;
-    if (k.stalled_ns > k.recorded_ns && k.recorded_ns > 0) {
-      k.htod_bytes = static_cast<uint64_t>(static_cast<double>(k.htod_bytes_recorded) *
-                                           static_cast<double>(k.stalled_ns) / k.recorded_ns);
+    const int64_t tail = o.end_ns - ext[n].mig_end;
+    // (A rate needs a span: at least a tenth of the kernel.)
+    if (k.resident_ns < 0 && ext[n].mig_span * 10 >= dur && ext[n].mig_end > 0 && tail > 0) {
+      k.htod_bytes += static_cast<uint64_t>(static_cast<double>(k.htod_bytes_recorded) * tail /
+                                            ext[n].mig_span);
     }
   }
 

@@ -7,9 +7,9 @@
   faults      GPU fault groups (--trace ...,um-gpu-faults) overlap every `touch` kernel
   analyze     `stepscope analyze` leads with um_faults and its fix names cudaMemPrefetchAsync
   prefetch    with --prefetch the kernels' time drops; um_faults' predicted drop (the fault-stalled
-              kernel time) within 20% of the measured drop (both over the steps analyze prices: all
-              but the first); the net saving (minus the prefetch
-              copy time) printed beside the measured one
+              kernel time) within 20% of the measured drop, both over the steps the finding names;
+              the net saving (minus the prefetch copy time) printed beside the measured one.
+              --work N makes the kernel compute too, --repeat R adds fault-free runs of it
   cost        wall time, interleaved x5: the program without managed memory (--device-mem) traced
               with UM counters on (default) vs off (STEPSCOPE_UM=off): must be equal within noise;
               and the managed program with um-gpu-faults / um-cpu-faults on vs off (their cost)
@@ -165,16 +165,19 @@ def main():
     if base and want("prefetch"):
         try:
             pre, out1, wall1 = profile(a, binary, "um_prefetch", ["--prefetch"], cats)
-            _, k0, _ = trace_facts(base)
-            _, k1, um1 = trace_facts(pre)
-            # Like for like: analyze prices the steady steps (all but the first, the warm-up),
-            # so the measured drop is over the kernels of those steps in both runs.
-            skip = 1 if len(k0) > 1 and len(k1) > 1 else 0
-            t0 = sum(e - s for s, e in k0[skip:])
-            t1 = sum(e - s for s, e in k1[skip:])
+            st0, k0, _ = trace_facts(base)
+            st1, k1, um1 = trace_facts(pre)
+            # Like for like: the measured drop is over the kernels of the steps the finding
+            # priced ("where: steps 2-3"), in both runs.
+            mw = re.search(r"steps? (\d+)(?:-(\d+))?", finding["where"]) if finding else None
+            lo, hi = (int(mw.group(1)), int(mw.group(2) or mw.group(1))) if mw else (2, a.rounds)
+
+            def in_steps(steps, t):
+                return any(s0 <= t < s1 and lo <= int(name.split()[-1]) <= hi for s0, s1, name in steps)
+            t0 = sum(e - s for s, e in k0 if in_steps(st0, s))
+            t1 = sum(e - s for s, e in k1 if in_steps(st1, s))
             measured = t0 - t1
-            first_end = k1[0][1] if skip else 0
-            prefetch_ns = sum(e - s for s, e, k, v, f in um1 if k == 1 and f == 1 and s >= first_end)
+            prefetch_ns = sum(e - s for s, e, k, v, f in um1 if k == 1 and f == 1 and in_steps(st1, s))
             m = re.search(r"would run ([0-9.]+ (?:ns|us|ms|s)) shorter", finding["detail"]) if finding else None
             predicted = parse_duration(m.group(1)) if m else float("nan")
             m2 = re.search(r"saving ([0-9.]+ (?:ns|us|ms|s))", finding["detail"]) if finding else None
@@ -183,7 +186,7 @@ def main():
             summary["prefetch"] = {"kernel_ns_fault": t0, "kernel_ns_prefetch": t1, "measured_drop_ns": measured,
                                    "predicted_drop_ns": predicted, "net_predicted_ns": net_pred,
                                    "net_measured_ns": measured - prefetch_ns, "prefetch_copy_ns": prefetch_ns,
-                                   "kernel_ms_events": out1.get("kernel_ms")}
+                                   "kernel_ms_events": out1.get("kernel_ms"), "steps": [lo, hi]}
             report("prefetch", measured > 0 and err <= 0.2,
                    f"kernels {t0 / 1e6:.1f} -> {t1 / 1e6:.1f} ms: measured drop {measured / 1e6:.1f} ms, "
                    f"predicted {predicted / 1e6:.1f} ms ({100 * err:.0f}% off); net saving predicted "

@@ -1,0 +1,21 @@
+# One device call: the unified-memory checks (plain, computing kernel, with
+# fault-free runs) and the what-if calibration of the given scenarios; logs and
+# predictions packed into $OUT/batch.tgz. usage: session_batch.sh KIND BUDGET_S SCENARIOS
+B=build-gpu/bin/stepscope; W=build-gpu/train_gpt.py; K=$1; BUD=$2; SC=$3; R=/tmp/res
+mkdir -p $R/cal/$K $R/um0 $R/umw $R/umwr
+t0=$(date +%s)
+if [ -z "$NO_UM" ]; then
+python3 tests/gpu/um_check.py --stepscope $B --out /tmp/um0 --only migrations,faults,analyze,prefetch > $R/um0/log.txt 2>&1; cp /tmp/um0/*.json /tmp/um0/*.txt $R/um0/ 2>/dev/null
+python3 tests/gpu/um_check.py --stepscope $B --out /tmp/umw --work 30000 --only analyze,prefetch > $R/umw/log.txt 2>&1; cp /tmp/umw/*.json /tmp/umw/*.txt $R/umw/ 2>/dev/null
+python3 tests/gpu/um_check.py --stepscope $B --out /tmp/umwr --work 30000 --repeat 3 --only analyze,prefetch > $R/umwr/log.txt 2>&1; cp /tmp/umwr/*.json /tmp/umwr/*.txt $R/umwr/ 2>/dev/null
+fi
+echo "um done $(( $(date +%s) - t0 )) s" > $R/times.txt
+if [ -n "$SC" ]; then
+python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs 4 --scenarios $SC --budget-s $BUD > $R/cal/log.txt 2>&1
+cp /tmp/cal/$K/realized.json $R/cal/$K/
+python3 bench/calibration_predict.py --calib /tmp/cal --kinds $K --stepscope $B > $R/cal/predict.txt 2>&1
+for s in ${SC//,/ }; do $B analyze /tmp/cal/$K/$s.sqlite > $R/cal/analyze_$s.txt 2>&1; done
+ls -la /tmp/cal/$K > $R/cal/ls.txt
+fi
+echo "all done $(( $(date +%s) - t0 )) s" >> $R/times.txt
+tar czf $OUT/batch.tgz -C $R .
