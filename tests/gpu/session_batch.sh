@@ -1,6 +1,8 @@
 # One device call: the unified-memory checks (plain, computing kernel, with
-# fault-free runs) and the what-if calibration of the given scenarios; logs and
-# predictions packed into $OUT/batch.tgz. usage: session_batch.sh KIND BUDGET_S SCENARIOS
+# fault-free runs; NO_UM=1 skips them), the what-if calibration of the given
+# scenarios, and with PHASES=1 the in-process capture overhead of small and tiny
+# (full tracer vs the kernel+memcpy floor); logs and predictions packed into
+# $OUT/batch.tgz. usage: [NO_UM=1] [PHASES=1] session_batch.sh KIND BUDGET_S SCENARIOS
 B=build-gpu/bin/stepscope; W=build-gpu/train_gpt.py; K=$1; BUD=$2; SC=$3; R=/tmp/res
 mkdir -p $R/cal/$K $R/um0 $R/umw $R/umwr
 t0=$(date +%s)
@@ -16,6 +18,9 @@ cp /tmp/cal/$K/realized.json $R/cal/$K/
 python3 bench/calibration_predict.py --calib /tmp/cal --kinds $K --stepscope $B > $R/cal/predict.txt 2>&1
 for s in ${SC//,/ }; do $B analyze /tmp/cal/$K/$s.sqlite > $R/cal/analyze_$s.txt 2>&1; done
 ls -la /tmp/cal/$K > $R/cal/ls.txt
+fi
+if [ -n "$PHASES" ]; then
+python3 bench/overhead_phases.py --stepscope $B --workload $W --out $R/ph --presets small,tiny --phase 15 --phases 30 --cycle "none;api,overhead,memory,um,nvtx,sampling" > $R/ph_log.txt 2>&1
 fi
 echo "all done $(( $(date +%s) - t0 )) s" >> $R/times.txt
 tar czf $OUT/batch.tgz -C $R .
