@@ -90,6 +90,10 @@ struct Finding {
     double factor;
   };
   std::vector<ScaledSpan> scaled_spans;
+  // um_faults: the ops' durations once fixed (parallel to `ops`), and the CPU
+  // time the fix takes off each host span (parallel to `host_spans`).
+  std::vector<int64_t> op_fixed_ns;
+  std::vector<int64_t> host_span_cut_ns;
 };
 
 struct OomModel;  // rules_oom.h

@@ -52,8 +52,15 @@ void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
     ++nkernels;
     by_name[m.kernels()[o.index].name] += k.stalled_ns;
     example(o.start_ns, o.end_ns, saving);
+    // For the replay: the kernel after a prefetch of its bytes on its stream.
+    f.ops.push_back(k.op);
+    f.op_fixed_ns.push_back((o.end_ns - o.start_ns) - saving);
   }
   int64_t cpu_span = 0, cpu_saving = 0, bursts = 0;
+  std::vector<uint32_t> api_by_start(m.apis().size());
+  for (uint32_t i = 0; i < api_by_start.size(); ++i) api_by_start[i] = i;
+  std::sort(api_by_start.begin(), api_by_start.end(),
+            [&](uint32_t x, uint32_t y) { return m.apis()[x].start_ns < m.apis()[y].start_ns; });
   uint64_t dtoh = 0;
   for (const UmCpuBurst& b : a.cpu_bursts) {
     if (!c.InWindows(b.start_ns)) continue;
@@ -64,6 +71,14 @@ void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
     dtoh += b.dtoh_bytes;
     ++bursts;
     example(b.start_ns, b.end_ns, saving);
+    // The thread that faulted: the one whose next CUDA call follows the burst.
+    const auto& apis = m.apis();
+    auto it = std::lower_bound(api_by_start.begin(), api_by_start.end(), b.end_ns,
+                               [&](uint32_t x, int64_t t) { return apis[x].start_ns < t; });
+    if (it != api_by_start.end()) {
+      f.host_spans.push_back({apis[*it].tid, b.start_ns, b.end_ns});
+      f.host_span_cut_ns.push_back(saving);
+    }
   }
   f.count = nkernels + bursts;
   if (f.count == 0) return;

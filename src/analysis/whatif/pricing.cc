@@ -155,6 +155,31 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
       apply(&f, e.Price([&](Graph* x) { return whatif::RemoveOps(x, ops); }), "without the copies");
       f.detail += "; with the copies on a side stream instead: step " + Ms(side.base_ns) + " -> " +
                   Ms(side.fixed_ns) + " ms";
+    } else if (f.rule == "um_faults") {
+      // Each stalled kernel runs without its fault stall, after a prefetch of
+      // its bytes on its stream; each CPU fault burst becomes a bulk copy back.
+      std::vector<uint32_t> ops;
+      std::vector<int64_t> fixed;
+      for (size_t i = 0; i < f.ops.size() && i < f.op_fixed_ns.size(); ++i) {
+        const uint32_t o = f.ops[i];
+        if (o >= g.op_node.size() || g.op_node[o] == kNone) continue;
+        ops.push_back(g.op_node[o]);
+        fixed.push_back(f.op_fixed_ns[i]);
+      }
+      const std::string detail = f.detail;
+      apply(&f, e.Price([&](Graph* x) {
+        int n = whatif::SetDurations(x, ops, fixed);
+        for (size_t i = 0; i < f.host_spans.size() && i < f.host_span_cut_ns.size(); ++i) {
+          const Finding::Span& sp = f.host_spans[i];
+          n += whatif::ShortenHostTime(x, {sp.tid, sp.start_ns, sp.end_ns}, f.host_span_cut_ns[i]);
+        }
+        return n;
+      }),
+            "the managed buffers prefetched (" + std::to_string(ops.size()) + " kernels without " +
+                "their fault stalls, after the prefetch's copy; " +
+                std::to_string(f.host_spans.size()) +
+                " CPU fault bursts as bulk copies: an upper bound where the CPU computes while "
+                "faulting)");
     } else if (f.rule == "recompute") {
       const auto ops = OpNodes(g, f.ops);
       const auto segments = Spans(f);

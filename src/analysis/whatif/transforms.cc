@@ -88,6 +88,33 @@ int ScaleHostTime(Graph* g, const std::vector<ScaledHostSpan>& spans) {
   return n;
 }
 
+int ShortenHostTime(Graph* g, const HostSpan& span, int64_t by_ns) {
+  int n = 0;
+  for (Edge& e : g->edges) {
+    if (by_ns <= 0) break;
+    if (e.kind != EdgeKind::kThread && e.kind != EdgeKind::kCrossThread) continue;
+    const Node& to = g->nodes[e.to];
+    if (g->lanes[to.lane].id != span.tid || e.delay <= 0) continue;
+    const int64_t a = to.measured_start - e.delay, b = to.measured_start;
+    if (a >= span.end_ns || b <= span.start_ns) continue;
+    const int64_t cut =
+        std::min({by_ns, e.delay, std::min(b, span.end_ns) - std::max(a, span.start_ns)});
+    e.delay -= cut;
+    by_ns -= cut;
+    ++n;
+  }
+  return n;
+}
+
+int SetDurations(Graph* g, const std::vector<uint32_t>& ops, const std::vector<int64_t>& ns) {
+  int n = 0;
+  for (size_t i = 0; i < ops.size() && i < ns.size(); ++i) {
+    g->nodes[ops[i]].duration = std::max<int64_t>(0, ns[i]);
+    ++n;
+  }
+  return n;
+}
+
 int ScaleOps(Graph* g, const std::vector<uint32_t>& ops, double factor) {
   for (uint32_t v : ops) {
     g->nodes[v].duration = static_cast<int64_t>(g->nodes[v].duration * factor + 0.5);

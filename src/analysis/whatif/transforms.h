@@ -39,6 +39,16 @@ struct ScaledHostSpan {
 };
 int ScaleHostTime(Graph* g, const std::vector<ScaledHostSpan>& spans);
 
+// Take `by_ns` off the CPU time between calls of `span.tid` that overlaps the
+// span (the gaps in it, first to last), never below 0: host work that a fix
+// shortens without removing the rest of the gap (a CPU fault burst become a
+// bulk copy).
+int ShortenHostTime(Graph* g, const HostSpan& span, int64_t by_ns);
+
+// Set GPU op durations (a unified-memory kernel once its data is prefetched:
+// its fault-stalled time out, the prefetch's copy time in).
+int SetDurations(Graph* g, const std::vector<uint32_t>& ops, const std::vector<int64_t>& ns);
+
 // Scale GPU op durations (tensor cores instead of fp32: the measured ratio of
 // the two ceilings; a larger batch: N).
 int ScaleOps(Graph* g, const std::vector<uint32_t>& ops, double factor);

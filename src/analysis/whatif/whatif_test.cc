@@ -158,6 +158,14 @@ TEST(WhatIfTransforms, RemoveOpsAndScale) {
   Graph s = g;
   ScaleOps(&s, a_kernels, 0.5);  // kernel A 200 us: the step shrinks by 200
   EXPECT_EQ(StepDurations(s, Replay(s), f.steps, -1).duration[3], 800 * kUs);
+  // Set durations (um_faults: a prefetched kernel): A at 100 us, the step
+  // shrinks by 300; a duration below 0 is 0.
+  Graph d = g;
+  EXPECT_EQ(SetDurations(&d, a_kernels, std::vector<int64_t>(6, 100 * kUs)), 6);
+  EXPECT_EQ(StepDurations(d, Replay(d), f.steps, -1).duration[3], 700 * kUs);
+  Graph z = g;
+  SetDurations(&z, a_kernels, std::vector<int64_t>(6, -5));
+  EXPECT_EQ(z.nodes[a_kernels[0]].duration, 0);
 }
 
 // A small trace builder for the tests below (times in us).
