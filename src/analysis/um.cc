@@ -205,10 +205,11 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
       k.resident_ns = r->second;
       k.stalled_ns = std::clamp<int64_t>(dur - r->second, 0, dur);
     } else {
-      // Head (a first fault right at the start) and tail past the records.
-      int64_t add = std::max<int64_t>(0, o.end_ns - ext[n].last_end);
-      if (ext[n].first - o.start_ns <= kReplayGapNs) add += ext[n].first - o.start_ns;
-      k.stalled_ns = std::min(dur, k.recorded_ns + add);
+      // From the first fault (the kernel's start when that is within the
+      // replay latency) to the end: the records' gaps and tail are the same
+      // storm, unrecorded (um.h).
+      const int64_t from = ext[n].first - o.start_ns <= kReplayGapNs ? o.start_ns : ext[n].first;
+      k.stalled_ns = std::clamp<int64_t>(o.end_ns - from, k.recorded_ns, dur);
     }
     // Bytes past the records: the recorded migrations' rate over their own
     // span, continued to the end of the stall.

@@ -44,9 +44,9 @@ TEST(UnifiedMemory, FaultGroupsCloseTogetherAreOneStall) {
   ASSERT_EQ(a.kernels.size(), 1u);
   // [1, 1.5] + [2, 4] (merged across the 100 us gap) + [5, 6] = 0.5 + 2 + 1 ms
   EXPECT_EQ(a.kernels[0].recorded_ns, 3500 * kUs);
-  // No fault-free run of the kernel: it runs on 5 ms after the last record,
-  // counted as stalled (um.h); the bytes scale with it.
-  EXPECT_EQ(a.kernels[0].stalled_ns, 8500 * kUs);
+  // No fault-free run of the kernel: from its first fault (here its start)
+  // to its end, the gaps and the 5 ms after the last record included (um.h).
+  EXPECT_EQ(a.kernels[0].stalled_ns, 10000 * kUs);
   EXPECT_EQ(a.kernels[0].resident_ns, -1);
   EXPECT_EQ(a.kernels[0].fault_groups, 4);
   EXPECT_EQ(a.kernels[0].faults, 40);
