@@ -205,11 +205,9 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
       k.resident_ns = r->second;
       k.stalled_ns = std::clamp<int64_t>(dur - r->second, 0, dur);
     } else {
-      // From the first fault (the kernel's start when that is within the
-      // replay latency) to the end: the records' gaps and tail are the same
+      // The whole kernel: the records' head, gaps and tail are the same
       // storm, unrecorded (um.h).
-      const int64_t from = ext[n].first - o.start_ns <= kReplayGapNs ? o.start_ns : ext[n].first;
-      k.stalled_ns = std::clamp<int64_t>(o.end_ns - from, k.recorded_ns, dur);
+      k.stalled_ns = dur;
     }
     // Bytes past the records: the recorded migrations' rate over their own
     // span, continued to the end of the stall.

@@ -20,9 +20,8 @@
 //     computes while its faults are served (lent H200, um_touch --work 30000:
 //     fault groups over 94% of an 86 ms kernel that takes 79 ms resident)
 //     stalls far less than its fault groups span;
-//   * else the kernel's time from its first fault record (from its start
-//     when that record comes within 200 us) to its end: the gaps between the
-//     records and the time after the last one count as stalled.
+//   * else the kernel's whole time: before its first record, between its
+//     records and after its last one it is the same fault storm, unrecorded.
 //     CUPTI's records of a fault storm stop before the kernel ends (lent H100
 //     and H200, 2026-11-24: the last migration record 18-39 ms before the end
 //     of 64-82 ms kernels, 0 records reported dropped; a prefetched run of the

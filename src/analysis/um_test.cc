@@ -44,8 +44,8 @@ TEST(UnifiedMemory, FaultGroupsCloseTogetherAreOneStall) {
   ASSERT_EQ(a.kernels.size(), 1u);
   // [1, 1.5] + [2, 4] (merged across the 100 us gap) + [5, 6] = 0.5 + 2 + 1 ms
   EXPECT_EQ(a.kernels[0].recorded_ns, 3500 * kUs);
-  // No fault-free run of the kernel: from its first fault (here its start)
-  // to its end, the gaps and the 5 ms after the last record included (um.h).
+  // No fault-free run of the kernel: its whole time (the gaps between the
+  // records and the 5 ms after the last one included; um.h).
   EXPECT_EQ(a.kernels[0].stalled_ns, 10000 * kUs);
   EXPECT_EQ(a.kernels[0].resident_ns, -1);
   EXPECT_EQ(a.kernels[0].fault_groups, 4);
@@ -65,15 +65,16 @@ TEST(UnifiedMemory, WithoutFaultGroupsTheMigrationSpanIsTheStall) {
   UmAnalysis a = AnalyzeUm(*m, -1, /*h2d_link_bytes_per_ns=*/100.0);
   ASSERT_EQ(a.kernels.size(), 1u);
   EXPECT_EQ(a.kernels[0].recorded_ns, 6100 * kUs);
-  // + the 2.9 ms after the last record; 4 MiB recorded -> 4 MiB x 9 / 6.1
-  EXPECT_EQ(a.kernels[0].stalled_ns, 9000 * kUs);
+  // The whole 10 ms kernel; 4 MiB recorded, + the rate over the records'
+  // span continued for the 2.9 ms after the last one
+  EXPECT_EQ(a.kernels[0].stalled_ns, 10000 * kUs);
   EXPECT_EQ(a.kernels[0].htod_bytes, (4u << 20) + static_cast<uint64_t>((4 << 20) * 2.9 / 6.1));
   // The trace's own prefetches set the bandwidth before any ceiling.
   EXPECT_TRUE(a.htod_bw_from_prefetch);
   EXPECT_DOUBLE_EQ(a.htod_bytes_per_ns, (8 << 20) / 400000.0);
-  // saving = 9 ms - 5.9 MiB at 8 MiB / 0.4 ms (0.295 ms)
+  // saving = 10 ms - 5.9 MiB at 8 MiB / 0.4 ms (0.295 ms)
   EXPECT_EQ(UmPrefetchSaving(a.kernels[0].stalled_ns, a.kernels[0].htod_bytes, a.htod_bytes_per_ns),
-            9000 * kUs - 295082);
+            10000 * kUs - 295082);
 }
 
 // The driver's speculative prefetch of a faulting page's neighbours is
