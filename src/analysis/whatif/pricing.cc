@@ -201,8 +201,9 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
                 std::to_string(boundaries.size()) + " checkpoint entry/exit gaps cut to " +
                 FormatFixed(f.boundary_residual_ns / 1e3, 0) + " us" +
                 (scaled.empty() ? std::string()
-                                : ", the checkpoint hooks' sampled share of " +
-                                      std::to_string(hook_threads.size()) + " threads' CPU time") +
+                                : ", the checkpoint hooks' sampled share of the CPU time on " +
+                                      std::to_string(hook_threads.size()) +
+                                      (hook_threads.size() == 1 ? " thread" : " threads")) +
                 ")");
     } else if (f.rule == "fp32_gemm") {
       // The GEMMs, and fp32 attention kernels, which autocast moves to bf16 too.

@@ -30,6 +30,10 @@ TESTS = [
              trace=G + "h100/hf_lora_batch.sqlite.gz", out="analysis_gpu/analyze_h100_hf_lora_batch.txt"),
     DiffTest(name="gpu_whatif_h100_hf_lora_batch", cmd=["whatif", "--batch", "4", "{trace}"],
              trace=G + "h100/hf_lora_batch.sqlite.gz", out="analysis_gpu/whatif_h100_hf_lora_batch.txt"),
+    # Activation checkpointing with real host samples (H200, 2026-11-24, steps 7-16 of the
+    # calibration trace): the recompute finding with the checkpoint hooks' sampled share.
+    DiffTest(name="gpu_analyze_h200_checkpoint_sampled", cmd=["analyze", "{trace}"],
+             trace=G + "h200_checkpoint_sampled.sqlite.gz", out="analysis_gpu/analyze_h200_checkpoint_sampled.txt"),
     DiffTest(name="gpu_steps_default", cmd=["steps", "{trace}"], trace=G + "default.sqlite.gz",
              out="analysis_gpu/steps_default.txt"),
     DiffTest(name="gpu_diff_workers0_vs_workers4", cmd=["diff", "--limit", "5", "{traces}"],
