@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <initializer_list>
 #include <map>
 
 #include "analysis/summary.h"
@@ -23,17 +24,15 @@ constexpr int64_t kReplayGapNs = 200'000;
 // Migrations at least this large run near the link's speed.
 constexpr uint64_t kLargeMigration = 256 * 1024;
 
-double Bandwidth(const std::vector<UmRecord>& um, UmCounterKind kind, bool user_only,
-                 uint64_t min_bytes = 0) {
+// Bytes over copy time of the migrations of the given kinds (user prefetches
+// only, when asked; at least min_bytes each).
+double Bandwidth(const std::vector<UmRecord>& um, std::initializer_list<UmCounterKind> kinds,
+                 bool user_only, uint64_t min_bytes = 0) {
   uint64_t bytes = 0;
   int64_t ns = 0;
   for (const UmRecord& u : um) {
     if (u.end_ns <= u.start_ns || u.value < min_bytes) continue;
-    if (kind == UmCounterKind::kBytesDtoD) {  // here: either host<->device direction
-      if (u.kind != UmCounterKind::kBytesHtoD && u.kind != UmCounterKind::kBytesDtoH) continue;
-    } else if (u.kind != kind) {
-      continue;
-    }
+    if (std::find(kinds.begin(), kinds.end(), u.kind) == kinds.end()) continue;
     if (user_only && u.flags != kUmCauseUser) continue;
     bytes += u.value;
     ns += u.end_ns - u.start_ns;
@@ -61,9 +60,10 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
   UmAnalysis a;
   const std::vector<UmRecord>& um = m.um();
   if (um.empty()) return a;
-  const double large = Bandwidth(um, UmCounterKind::kBytesDtoD, false, kLargeMigration);
+  const double large =
+      Bandwidth(um, {UmCounterKind::kBytesHtoD, UmCounterKind::kBytesDtoH}, false, kLargeMigration);
   auto pick = [&](UmCounterKind kind, double link, std::string* source) {
-    double bw = Bandwidth(um, kind, true);
+    double bw = Bandwidth(um, {kind}, true);
     if (bw > 0) {
       *source = "measured on the trace's prefetches";
     } else if (link > 0) {
@@ -73,13 +73,13 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
       bw = large;
       *source = "the speed of the trace's large migrations";
     } else {
-      bw = Bandwidth(um, kind, false);
+      bw = Bandwidth(um, {kind}, false);
       *source = "the migrations' own copy speed";
     }
     return bw;
   };
   a.htod_bytes_per_ns = pick(UmCounterKind::kBytesHtoD, h2d_link_bytes_per_ns, &a.htod_bw_source);
-  a.htod_bw_from_prefetch = Bandwidth(um, UmCounterKind::kBytesHtoD, true) > 0;
+  a.htod_bw_from_prefetch = Bandwidth(um, {UmCounterKind::kBytesHtoD}, true) > 0;
   std::string unused;
   a.dtoh_bytes_per_ns = pick(UmCounterKind::kBytesDtoH, d2h_link_bytes_per_ns, &unused);
   for (const UmRecord& u : um) a.has_gpu_faults |= u.kind == UmCounterKind::kGpuPageFault;
@@ -128,9 +128,7 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
   };
   std::map<Key, std::vector<int64_t>> clean;
   struct Ext {
-    int64_t last_end = 0;  // end of the last evidence in the kernel
-    int64_t first = 0;     // start of the first
-    int64_t mig_span = 0;  // first to last fault-driven migration in it
+    int64_t mig_span = 0;  // first to last fault-driven migration in the kernel
     int64_t mig_end = 0;   // end of the last
   };
   std::vector<Ext> ext;
@@ -159,10 +157,6 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
               [](const Interval& x, const Interval& y) { return x.start < y.start; });
     if (cover.empty()) clean[key_of(o)].push_back(o.end_ns - o.start_ns);
     Ext x;
-    if (!cover.empty()) {
-      x.first = cover.front().start;
-      for (const Interval& iv : cover) x.last_end = std::max(x.last_end, iv.end);
-    }
     int64_t cur_s = -1, cur_e = -1;
     for (const Interval& iv : cover) {
       if (iv.start > cur_e + kReplayGapNs) {
