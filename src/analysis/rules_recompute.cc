@@ -119,7 +119,8 @@ bool CheckpointOverhead(const TraceModel& m, uint32_t callsite) {
 }
 
 // The checkpoint hooks' share of a thread's CPU time between calls inside
-// `windows` (sorted, disjoint), leaving out `excluded` (the recompute runs).
+// `windows` (sorted, disjoint), leaving out `excluded` (the recompute runs;
+// sorted, disjoint).
 struct HookShare {
   int64_t samples = 0, hook = 0;
   int64_t window_ns = 0, gap_ns = 0;
@@ -132,16 +133,20 @@ HookShare MeasureHooks(const TraceModel& m, uint32_t tid,
                        const std::vector<std::pair<int64_t, int64_t>>& excluded,
                        std::unordered_map<uint32_t, bool>* cache) {
   HookShare h;
+  // `excluded` is sorted and disjoint: the first span that ends after `a`.
+  auto first_after = [&](int64_t a) {
+    return std::upper_bound(
+        excluded.begin(), excluded.end(), a,
+        [](int64_t t, const std::pair<int64_t, int64_t>& x) { return t < x.second; });
+  };
   auto is_excluded = [&](int64_t a, int64_t b) {
-    for (const auto& [x0, x1] : excluded) {
-      if (a < x1 && b > x0) return true;
-    }
-    return false;
+    auto it = first_after(a);
+    return it != excluded.end() && it->first < b;
   };
   auto excluded_ns = [&](int64_t a, int64_t b) {
     int64_t n = 0;
-    for (const auto& [x0, x1] : excluded)
-      n += std::max<int64_t>(0, std::min(b, x1) - std::max(a, x0));
+    for (auto it = first_after(a); it != excluded.end() && it->first < b; ++it)
+      n += std::max<int64_t>(0, std::min(b, it->second) - std::max(a, it->first));
     return n;
   };
   const auto& s = m.samples();
@@ -336,16 +341,21 @@ void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
     std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> excluded;
     for (const Finding::Span& sp : f.host_spans)
       excluded[sp.tid].push_back({sp.start_ns, sp.end_ns});
-    std::unordered_map<uint32_t, bool> cache;
-    for (auto& [tid, w] : hook_windows) {
-      std::sort(w.begin(), w.end());
-      std::vector<std::pair<int64_t, int64_t>> merged;
-      for (const auto& iv : w) {
-        if (!merged.empty() && iv.first <= merged.back().second)
-          merged.back().second = std::max(merged.back().second, iv.second);
+    auto merge = [](std::vector<std::pair<int64_t, int64_t>>* v) {
+      std::sort(v->begin(), v->end());
+      std::vector<std::pair<int64_t, int64_t>> out;
+      for (const auto& iv : *v) {
+        if (!out.empty() && iv.first <= out.back().second)
+          out.back().second = std::max(out.back().second, iv.second);
         else
-          merged.push_back(iv);
+          out.push_back(iv);
       }
+      *v = std::move(out);
+    };
+    for (auto& [tid, v] : excluded) merge(&v);
+    std::unordered_map<uint32_t, bool> cache;
+    for (auto& [tid, merged] : hook_windows) {
+      merge(&merged);
       const HookShare h = MeasureHooks(m, tid, merged, excluded[tid], &cache);
       if (h.samples < kMinSamples) continue;
       hooks += std::string(hooks.empty() ? "" : ", ") + "thread " + std::to_string(tid) + " " +
