@@ -35,7 +35,6 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <string_view>
 #include <unordered_map>
 
 #include "analysis/rules.h"
@@ -88,15 +87,12 @@ size_t PosOnThread(const TraceModel& m, const std::vector<uint32_t>& calls, uint
 // Whether a sampled stack is the checkpoint's own work (hooks, the wrapper's
 // set-up): its innermost torch/utils/checkpoint.py frame does not call into
 // the checkpointed function below it, and nothing on it recomputes.
-bool IsFile(std::string_view file, std::string_view suffix) {
-  return file.size() >= suffix.size() && file.substr(file.size() - suffix.size()) == suffix;
-}
 bool CheckpointOverhead(const TraceModel& m, uint32_t callsite) {
   const std::vector<const FrameRecord*> st = m.Stack(callsite);  // root first
   size_t inner = SIZE_MAX;
   for (size_t i = 0; i < st.size(); ++i) {
     if (st[i]->kind != static_cast<uint8_t>(FrameKind::kPython)) continue;
-    if (!IsFile(m.String(st[i]->file), "torch/utils/checkpoint.py")) continue;
+    if (!EndsWith(m.String(st[i]->file), "torch/utils/checkpoint.py")) continue;
     inner = i;
     if (m.String(st[i]->function).find("recomput") != std::string::npos) return false;
   }
@@ -107,7 +103,7 @@ bool CheckpointOverhead(const TraceModel& m, uint32_t callsite) {
     if (file.empty() || file[0] == '<') continue;  // interpreter shims
     // A module call, the autograd engine (reentrant checkpointing's backward),
     // or a file outside torch and the standard library: the model's own work.
-    if (IsFile(file, "torch/nn/modules/module.py") ||
+    if (EndsWith(file, "torch/nn/modules/module.py") ||
         file.find("torch/autograd/") != std::string::npos)
       return false;
     const bool torch = file.find("/torch/") != std::string::npos;

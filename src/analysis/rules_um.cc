@@ -1,14 +1,15 @@
 // um_faults: kernels stretched by unified-memory page faults, and the CPU
 // faulting the same pages back (docs/rules.md#um_faults, docs/um.md).
 //
-// Cost: for each kernel in the analyzed windows, its fault-stalled time
-// minus the time a bulk prefetch of the bytes it pulled in would take at the
-// measured migration bandwidth (analysis/um.h); plus, for each burst of
-// fault-driven device->host migrations while no kernel ran (the CPU touching
-// managed memory), the burst's span minus its bytes at the measured
-// device->host bandwidth. The CPU part overlaps the gap rules' cost of the
-// same idle time (host_sync / host_wait): those say where the host was, this
-// says why it was slow there.
+// Savings: for each kernel in the analyzed windows, its fault-stalled time
+// minus the time a bulk prefetch of its bytes takes at the link bandwidth
+// (analysis/um.h); for each burst of fault-driven device->host migrations
+// while no kernel ran (the CPU touching managed memory), the burst's span
+// minus its bytes at the device->host bandwidth. The finding's cost is the
+// replayed saving of both (whatif/pricing.cc: the kernels shortened, the
+// bursts' CPU time shortened on the thread that faulted). The CPU part
+// overlaps the gap rules' cost of the same idle time (host_sync /
+// host_wait): those say where the host was, this says why it was slow there.
 #include <algorithm>
 #include <map>
 
@@ -57,10 +58,6 @@ void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
     f.op_fixed_ns.push_back((o.end_ns - o.start_ns) - saving);
   }
   int64_t cpu_span = 0, cpu_saving = 0, bursts = 0;
-  std::vector<uint32_t> api_by_start(m.apis().size());
-  for (uint32_t i = 0; i < api_by_start.size(); ++i) api_by_start[i] = i;
-  std::sort(api_by_start.begin(), api_by_start.end(),
-            [&](uint32_t x, uint32_t y) { return m.apis()[x].start_ns < m.apis()[y].start_ns; });
   uint64_t dtoh = 0;
   for (const UmCpuBurst& b : a.cpu_bursts) {
     if (!c.InWindows(b.start_ns)) continue;
@@ -71,12 +68,13 @@ void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
     dtoh += b.dtoh_bytes;
     ++bursts;
     example(b.start_ns, b.end_ns, saving);
-    // The thread that faulted: the one whose next CUDA call follows the burst.
+    // The thread that faulted: the one whose next CUDA call follows the burst
+    // (api rows are in start order).
     const auto& apis = m.apis();
-    auto it = std::lower_bound(api_by_start.begin(), api_by_start.end(), b.end_ns,
-                               [&](uint32_t x, int64_t t) { return apis[x].start_ns < t; });
-    if (it != api_by_start.end()) {
-      f.host_spans.push_back({apis[*it].tid, b.start_ns, b.end_ns});
+    auto it = std::lower_bound(apis.begin(), apis.end(), b.end_ns,
+                               [](const ApiRecord& x, int64_t t) { return x.start_ns < t; });
+    if (it != apis.end()) {
+      f.host_spans.push_back({it->tid, b.start_ns, b.end_ns});
       f.host_span_cut_ns.push_back(saving);
     }
   }
@@ -104,9 +102,8 @@ void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
               ? std::to_string(groups) + " GPU fault groups (" + std::to_string(faults) + " faults)"
               : std::string("fault-driven host->device migrations")) +
          (by_tail > 0 ? "; " + std::to_string(by_tail) +
-                            " kernels with no fault-free run in the trace: counted from the first "
-                            "fault to their end, an upper bound where a kernel computes while its "
-                            "faults are served"
+                            " kernels with no fault-free run in the trace: counted whole, an upper "
+                            "bound where a kernel computes while its faults are served"
                       : std::string()) +
          (by_resident > 0 ? "; " + std::to_string(by_resident) +
                                 " kernels: their time beyond the median fault-free run of the same "

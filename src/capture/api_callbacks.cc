@@ -281,8 +281,7 @@ void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   }
   if (runtime) t_runtime_correlation = 0;
   if (IsManagedAllocation(domain, cbid)) {
-    static std::atomic<bool> seen{false};
-    if (!seen.exchange(true)) OnFirstManagedAllocation();
+    OnFirstManagedAllocation();  // acts once
     // API activity records mode: this callback is only for the line above.
     if (!s.config().api_via_callbacks || s.config().diag_off.api) return;
   }

@@ -29,7 +29,8 @@ void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 // cuMemAllocManaged): their callbacks stay on outside recording windows, and
 // the first one turns the unified-memory counters on (cupti_setup.cc).
 bool IsManagedAllocation(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
-// Defined in cupti_setup.cc: the program made its first managed allocation.
+// Defined in cupti_setup.cc: the program made a managed allocation (only the
+// first one acts; cheap after it).
 void OnFirstManagedAllocation();
 
 // True when the function name belongs to the chosen API set.

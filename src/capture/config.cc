@@ -83,24 +83,31 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
 }
 
 bool CaptureConfig::SetDiagPart(std::string_view part) {
-  if (part == "api") return diag_off.api = true;
-  if (part == "sync") return diag_off.sync = true;
-  if (part == "overhead") return diag_off.overhead = true;
-  if (part == "flush") return diag_off.flush = true;
-  if (part == "subscribe") return diag_off.subscribe = true;
-  if (part == "kernels") return diag_off.kernels = true;
-  if (part == "memory") return diag_off.memory = true;
-  if (part == "um") return diag_off.um = true;
-  if (part == "nvtx") return diag_off.nvtx = true;
-  if (part == "sampling") return diag_off.sampling = true;
-  if (part == "driver") return diag_off.driver = true;
-  if (part == "apiwork") return diag_off.api_work = true;
-  if (part == "apiput") return diag_off.api_put = true;
-  if (part == "rtlaunch") {
-    runtime_launches = false;
+  static constexpr struct {
+    std::string_view name;
+    bool DiagOff::*field;
+  } kParts[] = {{"api", &DiagOff::api},
+                {"sync", &DiagOff::sync},
+                {"overhead", &DiagOff::overhead},
+                {"flush", &DiagOff::flush},
+                {"subscribe", &DiagOff::subscribe},
+                {"kernels", &DiagOff::kernels},
+                {"memory", &DiagOff::memory},
+                {"um", &DiagOff::um},
+                {"nvtx", &DiagOff::nvtx},
+                {"sampling", &DiagOff::sampling},
+                {"driver", &DiagOff::driver},
+                {"apiwork", &DiagOff::api_work},
+                {"apiput", &DiagOff::api_put}};
+  for (const auto& p : kParts) {
+    if (part == p.name) return diag_off.*p.field = true;
+  }
+  // Parts that are other settings: launches from both domains or the driver
+  // domain only; no Python stacks.
+  if (part == "rtlaunch" || part == "rtlaunch_on") {
+    runtime_launches = part == "rtlaunch_on";
     return true;
   }
-  if (part == "rtlaunch_on") return runtime_launches = true;
   if (part == "stacks") {
     python_stacks = false;
     return true;

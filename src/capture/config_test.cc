@@ -14,6 +14,18 @@ TEST(CaptureConfig, DiagOffParts) {
   EXPECT_FALSE(c.python_stacks);
   EXPECT_TRUE(c.diag_off.sampling);
   EXPECT_FALSE(c.diag_off.memory);
+  // Every name of the table, and the parts that are other settings.
+  CaptureConfig d;
+  for (const char* part : {"api", "sync", "overhead", "flush", "subscribe", "kernels", "memory",
+                           "um", "nvtx", "sampling", "driver", "apiwork", "apiput", "none"})
+    EXPECT_TRUE(d.SetDiagPart(part)) << part;
+  EXPECT_FALSE(d.SetDiagPart("bogus"));
+  EXPECT_TRUE(d.diag_off.api_work && d.diag_off.api_put && d.diag_off.driver && d.diag_off.um);
+  EXPECT_FALSE(d.runtime_launches);
+  d.SetDiagPart("rtlaunch_on");
+  EXPECT_TRUE(d.runtime_launches);
+  d.SetDiagPart("rtlaunch");
+  EXPECT_FALSE(d.runtime_launches);
 }
 
 // Recording window k uses set k mod n; every window starts from the base.

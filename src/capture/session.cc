@@ -382,12 +382,14 @@ bool Session::Handshake(int memfd) {
 
 void Session::SetRecording(bool on) {
   if (!active()) return;
+  if (recording_.load() == on) return;
+  // STEPSCOPE_DIAG_CYCLE (diagnostics): this window's parts, set before the
+  // window is published (threads read them only while recording) and while
+  // every API callback is still off.
+  if (on && !config_.diag_cycle.empty()) config_.ApplyDiagCycle(diag_base_, windows_++);
   bool was = recording_.exchange(on);
   if (was == on) return;
   if (on) recording_since_ns_ = NowNs();
-  // STEPSCOPE_DIAG_CYCLE (diagnostics): this window's parts, set while every
-  // API callback is still off.
-  if (on && !config_.diag_cycle.empty()) config_.ApplyDiagCycle(diag_base_, windows_++);
   // The collector samples the host only while this flag is up.
   if (on && !config_.diag_off.sampling) {
     shm_->flags.fetch_or(shm::kFlagRecording);

@@ -166,7 +166,6 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
         ops.push_back(g.op_node[o]);
         fixed.push_back(f.op_fixed_ns[i]);
       }
-      const std::string detail = f.detail;
       apply(&f, e.Price([&](Graph* x) {
         int n = whatif::SetDurations(x, ops, fixed);
         for (size_t i = 0; i < f.host_spans.size() && i < f.host_span_cut_ns.size(); ++i) {
