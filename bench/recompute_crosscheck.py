@@ -5,8 +5,9 @@ Recomputes from a stepscope trace, with sqlite3 and independently of the C++ cod
 `stepscope analyze` prints in the recompute finding's detail: per step the recompute runs
 (autograd-thread kernel runs >= 4 kernels, >= 3 names, repeating the main thread's forward
 sequence of the same step, keyed by name/grid/block), their kernels and GPU time, the
-autograd thread's time across them, and the forward's checkpoint entry/exit gaps above the
-median launch gap inside the paired forward stretches. Steps: NVTX ranges "step N", the
+autograd thread's time across them, the forward's checkpoint entry/exit gaps above the
+median launch gap inside the paired forward stretches, and each run's exit gap on the
+autograd thread above the same median. Steps: NVTX ranges "step N", the
 first one left out (warm-up), as `steps` does for this workload.
 
 usage: python3 bench/recompute_crosscheck.py TRACE.sqlite
@@ -34,7 +35,7 @@ def main(path):
         for k, c in enumerate(cs):
             pos[c[3]] = k
     tot = collections.Counter()
-    inner, bounds = [], {}
+    inner, bounds, exits = [], {}, {}
     nsteps = 0
     for st, en in steps[1:]:
         launches = [c for c in calls if st <= c[0] < en and c[3] in kern]
@@ -72,6 +73,9 @@ def main(path):
                 p0, p1 = pos[seq[i][3]], pos[seq[i + best - 1][3]]
                 prev_in = p0 > 0 and cs[p0 - 1][0] >= launches[0][0]
                 tot["host"] += cs[p1][1] - (cs[p0 - 1][1] if prev_in else cs[p0][0])
+                # The re-run's exit: the gap to the thread's next call, if in the step.
+                if p1 + 1 < len(cs) and cs[p1][1] < cs[p1 + 1][0] <= launches[-1][0]:
+                    exits[(tid, cs[p1][1])] = cs[p1 + 1][0] - cs[p1][1]
                 for j in reversed(at[skeys[i]]):
                     if j + best <= len(fwd) and not any(paired[j:j + best]) and fkeys[j:j + best] == skeys[i:i + best]:
                         for q in range(j, j + best):
@@ -92,10 +96,12 @@ def main(path):
         nsteps += any_run
     med = statistics.median_low(inner) if inner else 0
     excess = sum(g - med for g in bounds.values() if g > med)
+    excess_bwd = sum(g - med for g in exits.values() if g > med)
     n = max(nsteps, 1)
     print(f"steps with recompute: {nsteps}; per step: runs {tot['runs'] / n:.0f}, kernels {tot['kernels'] / n:.0f}, "
           f"GPU {tot['gpu'] / n / 1e6:.2f} ms, autograd thread {tot['host'] / n / 1e6:.2f} ms, "
-          f"checkpoint entry/exit above the median gap ({med / 1e3:.2f} us) {excess / n / 1e6:.2f} ms")
+          f"checkpoint entry/exit above the median gap ({med / 1e3:.2f} us) {excess / n / 1e6:.2f} ms, "
+          f"recomputes' exits in the backward {excess_bwd / n / 1e6:.2f} ms")
 
 
 if __name__ == "__main__":
