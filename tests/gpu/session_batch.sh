@@ -1,26 +1,44 @@
 # One device call: the unified-memory checks (plain, computing kernel, with
 # fault-free runs; NO_UM=1 skips them), the what-if calibration of the given
-# scenarios, and with PHASES=1 the in-process capture overhead of small and tiny
-# (full tracer vs the kernel+memcpy floor); logs and predictions packed into
-# $OUT/batch.tgz. usage: [NO_UM=1] [PHASES=1] session_batch.sh KIND BUDGET_S SCENARIOS
+# scenarios (PAIRS interleaved pairs, default 4; SCENARIOS12 also run with 12
+# pairs), with FETCH=1 the worker-fed batch cost (bench/worker_fetch.py), with
+# PHASES=1 the in-process capture overhead of PHASES_PRESETS (default
+# small,tiny; full tracer vs the kernel+memcpy floor, PHASES_N phases), with
+# HOST_PHASES=1 the host-side parts (stacks, 200 Hz sampling) on small and
+# torch.profiler with_stack; logs and predictions packed into $OUT/batch.tgz,
+# with TRACES=1 the calibration traces into $OUT/traces.tgz.
+# usage: [NO_UM=1] [PHASES=1] ... session_batch.sh KIND BUDGET_S SCENARIOS
 B=build-gpu/bin/stepscope; W=build-gpu/train_gpt.py; K=$1; BUD=$2; SC=$3; R=/tmp/res
 mkdir -p $R/cal/$K $R/um0 $R/umw $R/umwr
 t0=$(date +%s)
+if [ -n "$FETCH" ]; then
+python3 bench/worker_fetch.py --rounds 4 --json $R/worker_fetch.json > $R/worker_fetch.txt 2>&1
+echo "fetch done $(( $(date +%s) - t0 )) s" >> $R/times.txt
+fi
 if [ -z "$NO_UM" ]; then
 python3 tests/gpu/um_check.py --stepscope $B --out /tmp/um0 --only migrations,faults,analyze,prefetch > $R/um0/log.txt 2>&1; cp /tmp/um0/*.json /tmp/um0/*.txt $R/um0/ 2>/dev/null
 python3 tests/gpu/um_check.py --stepscope $B --out /tmp/umw --work 30000 --only analyze,prefetch > $R/umw/log.txt 2>&1; cp /tmp/umw/*.json /tmp/umw/*.txt $R/umw/ 2>/dev/null
 python3 tests/gpu/um_check.py --stepscope $B --out /tmp/umwr --work 30000 --repeat 3 --only analyze,prefetch > $R/umwr/log.txt 2>&1; cp /tmp/umwr/*.json /tmp/umwr/*.txt $R/umwr/ 2>/dev/null
 fi
-echo "um done $(( $(date +%s) - t0 )) s" > $R/times.txt
+echo "um done $(( $(date +%s) - t0 )) s" >> $R/times.txt
 if [ -n "$SC" ]; then
-python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs 4 --scenarios $SC --budget-s $BUD > $R/cal/log.txt 2>&1
+python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs ${PAIRS:-4} --scenarios $SC --budget-s $BUD > $R/cal/log.txt 2>&1
+if [ -n "$SCENARIOS12" ]; then
+python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs 12 --scenarios $SCENARIOS12 --budget-s $BUD >> $R/cal/log.txt 2>&1
+SC=$SC,$SCENARIOS12
+fi
 cp /tmp/cal/$K/realized.json $R/cal/$K/
 python3 bench/calibration_predict.py --calib /tmp/cal --kinds $K --stepscope $B > $R/cal/predict.txt 2>&1
 for s in ${SC//,/ }; do $B analyze /tmp/cal/$K/$s.sqlite > $R/cal/analyze_$s.txt 2>&1; done
 ls -la /tmp/cal/$K > $R/cal/ls.txt
 fi
 if [ -n "$PHASES" ]; then
-python3 bench/overhead_phases.py --stepscope $B --workload $W --out $R/ph --presets small,tiny --phase 15 --phases 30 --cycle "none;api,overhead,memory,um,nvtx,sampling" > $R/ph_log.txt 2>&1
+python3 bench/overhead_phases.py --stepscope $B --workload $W --out $R/ph --presets ${PHASES_PRESETS:-small,tiny} --phase 15 --phases ${PHASES_N:-30} --cycle "none;api,overhead,memory,um,nvtx,sampling" > $R/ph_log.txt 2>&1
+echo "phases done $(( $(date +%s) - t0 )) s" >> $R/times.txt
+fi
+if [ -n "$HOST_PHASES" ]; then
+python3 bench/overhead_phases.py --stepscope $B --workload $W --out $R/hph --presets small --phase 15 --phases ${HOST_PHASES_N:-32} --profile-args="--sample-hz 200" --cycle "none;stacks;sampling;stacks,sampling" --torch-arm > $R/hph_log.txt 2>&1
 fi
 echo "all done $(( $(date +%s) - t0 )) s" >> $R/times.txt
 tar czf $OUT/batch.tgz -C $R .
+if [ -n "$TRACES" ] && [ -n "$SC" ]; then tar czf $OUT/traces.tgz -C /tmp/cal $K; fi
