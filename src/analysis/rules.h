@@ -114,6 +114,11 @@ struct AnalyzeOptions {
   // the CLI finds them: um_faults prices a prefetch at this speed.
   double h2d_bytes_per_ns = 0;
   double d2h_bytes_per_ns = 0;
+  // What stays of a data-loading wait with DataLoader workers: the training
+  // thread still takes each batch from the workers' queue (unpickling, mapping
+  // the tensors' shared memory, the pin-memory hand-off). bench/worker_fetch.py
+  // measured 156-202 us per batch on the lent H100 and H200 hosts.
+  int64_t worker_fetch_ns = 200'000;
   double batch_factor = 4.0;                  // the larger batch the host_bound finding prices
   bool price = true;                          // false: the rules' own cost models (no replay)
   std::shared_ptr<const OomModel> oom_model;  // --model ...: the planner prices the oom fixes

@@ -93,6 +93,24 @@ inline StatusOr<std::unique_ptr<TraceModel>> LoadTrace(const std::string& path) 
   return m;
 }
 
+// What-if pricing knobs shared by analyze, whatif and diff (docs/whatif.md).
+inline void AddPricingFlags(ArgParser* p) {
+  p->Flag("--worker-fetch-us", "US",
+          "data_loading: what a worker-fed batch still costs the training thread (default: "
+          "200, measured by bench/worker_fetch.py)",
+          "200");
+}
+
+inline Status ParsePricingFlags(const ArgParser& p, AnalyzeOptions* opt) {
+  double us = 0;
+  if (!ParseDouble(p.Get("--worker-fetch-us"), &us) || us < 0 || us > 1e7) {
+    return InvalidInput("--worker-fetch-us '" + p.Get("--worker-fetch-us") +
+                        "': expected microseconds >= 0, e.g. 200");
+  }
+  opt->worker_fetch_ns = static_cast<int64_t>(us * 1e3);
+  return OkStatus();
+}
+
 // The what-if pricing of fp32 GEMMs uses this GPU's measured ceilings
 // (`stepscope bench`) when the ceilings file has them; else the defaults.
 inline void ApplyCeilings(const TraceModel& m, AnalyzeOptions* opt) {

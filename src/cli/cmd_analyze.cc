@@ -179,6 +179,7 @@ int RunAnalyze(int argc, char** argv) {
          "CI gate: exit 1 when a reported finding matches: a rule id (host_sync) or a cost "
          "percentage (5: any finding costing 5% or more); comma-separated");
   AddStepFlags(&p);
+  AddPricingFlags(&p);
   p.Flag("--device", "D", "time-based rules look at device D (default: the busiest device)");
   AddOutputFlags(&p);
   AddPlanFlags(&p, false);  // the run's model: the oom finding's fixes from the planner
@@ -210,6 +211,7 @@ int RunAnalyze(int argc, char** argv) {
   if (st.ok() && (!ParseDouble(p.Get("--min-cost"), &opt.min_cost_pct) || opt.min_cost_pct < 0)) {
     st = InvalidInput("--min-cost '" + p.Get("--min-cost") + "': expected a percentage, e.g. 2.5");
   }
+  if (st.ok()) st = ParsePricingFlags(p, &opt);
   if (st.ok() && p.positionals().empty())
     st = InvalidInput("no trace given; usage: stepscope analyze [options] TRACE...");
   if (st.ok() && p.Has("--model")) {

@@ -23,6 +23,7 @@ int RunDiff(int argc, char** argv) {
          "CI gate: exit 1 when AFTER's step is more than PCT % slower than BEFORE's");
   AddStepFlags(&p);
   p.Flag("--device", "D", "GPU activity of device D only");
+  AddPricingFlags(&p);
   AddOutputFlags(&p, false);
   p.Epilog(
       "examples:\n"
@@ -48,6 +49,8 @@ int RunDiff(int argc, char** argv) {
     st = InvalidInput("--fail-if-slower '" + p.Get("--fail-if-slower") +
                       "': expected a percentage, e.g. 3");
   }
+  AnalyzeOptions aopt;  // BEFORE's findings, priced (the predicted table)
+  if (st.ok()) st = ParsePricingFlags(p, &aopt);
   if (st.ok() && p.positionals().size() != 2) {
     st = InvalidInput(
         "expected two traces, BEFORE and AFTER; usage: stepscope diff [options] BEFORE AFTER");
@@ -70,7 +73,6 @@ int RunDiff(int argc, char** argv) {
                    {"after_ns", "After, Measured (ns)", true},
                    {"error_pct", "Prediction Error (%)", true},
                    {"title", "What", false}});
-  AnalyzeOptions aopt;
   aopt.steps = opt.steps;
   aopt.device = spec.device;
   ApplyCeilings(**before, &aopt);

@@ -55,6 +55,7 @@ int RunWhatif(int argc, char** argv) {
   p.Switch("--steps", "list every step: measured and simulated duration");
   AddStepFlags(&p);
   p.Flag("--device", "D", "the device whose steps are timed (default: the busiest)");
+  AddPricingFlags(&p);
   p.TableOutput("write to FILE instead of stdout");
   p.Epilog(
       "examples:\n"
@@ -77,6 +78,7 @@ int RunWhatif(int argc, char** argv) {
   if (st.ok() && p.Has("--batch") && (!ParseDouble(p.Get("--batch"), &batch) || batch <= 0)) {
     st = InvalidInput("--batch '" + p.Get("--batch") + "': expected a factor > 0, e.g. 4");
   }
+  if (st.ok()) st = ParsePricingFlags(p, &opt);
   if (st.ok() && p.positionals().size() != 1)
     st = InvalidInput("expected one trace; usage: stepscope whatif [options] TRACE");
   if (!st.ok()) return ReportError("whatif", st);

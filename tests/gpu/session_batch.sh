@@ -9,7 +9,7 @@
 # with TRACES=1 the calibration traces into $OUT/traces.tgz.
 # usage: [NO_UM=1] [PHASES=1] ... session_batch.sh KIND BUDGET_S SCENARIOS
 B=build-gpu/bin/stepscope; W=build-gpu/train_gpt.py; K=$1; BUD=$2; SC=$3; R=/tmp/res
-mkdir -p $R/cal/$K $R/um0 $R/umw $R/umwr
+rm -rf $R; mkdir -p $R/cal/$K $R/um0 $R/umw $R/umwr
 t0=$(date +%s)
 if [ -n "$FETCH" ]; then
 python3 bench/worker_fetch.py --rounds 4 --json $R/worker_fetch.json > $R/worker_fetch.txt 2>&1
@@ -40,5 +40,5 @@ if [ -n "$HOST_PHASES" ]; then
 python3 bench/overhead_phases.py --stepscope $B --workload $W --out $R/hph --presets small --phase 15 --phases ${HOST_PHASES_N:-32} --profile-args="--sample-hz 200" --cycle "none;stacks;sampling;stacks,sampling" --torch-arm > $R/hph_log.txt 2>&1
 fi
 echo "all done $(( $(date +%s) - t0 )) s" >> $R/times.txt
-tar czf $OUT/batch.tgz -C $R .
+tar czf $OUT/batch.tgz --exclude="*.sqlite" -C $R .
 if [ -n "$TRACES" ] && [ -n "$SC" ]; then tar czf $OUT/traces.tgz -C /tmp/cal $K; fi

@@ -133,9 +133,11 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
             "the host does not wait in " + std::to_string(calls.size()) + " calls");
     } else if (f.rule == "data_loading") {
       const auto spans = Spans(f);
-      apply(&f, e.Price([&](Graph* x) { return whatif::CutHostTime(x, spans, 100'000); }),
+      const int64_t fetch = std::max<int64_t>(0, c.opt.worker_fetch_ns);
+      apply(&f, e.Price([&](Graph* x) { return whatif::CutHostTime(x, spans, fetch); }),
             "data loading overlapped with the previous step (" + std::to_string(spans.size()) +
-                " waits cut to 0.1 ms)");
+                " waits cut to " + FormatFixed(fetch / 1e6, 2) +
+                " ms, a worker-fed batch's fetch)");
     } else if (f.rule == "host_wait") {
       const auto spans = Spans(f);
       apply(&f, e.Price([&](Graph* x) { return whatif::CutHostTime(x, spans, 0); }),
