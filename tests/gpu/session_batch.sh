@@ -3,7 +3,8 @@
 # scenarios (PAIRS interleaved pairs, default 4; SCENARIOS12 also run with 12
 # pairs), with FETCH=1 the worker-fed batch cost (bench/worker_fetch.py), with
 # PHASES=1 the in-process capture overhead of PHASES_PRESETS (default
-# small,tiny; full tracer vs the kernel+memcpy floor, PHASES_N phases), with
+# small,tiny; full tracer vs the kernel+memcpy floor, PHASES_N phases; PHASES_CYCLE
+# other sets), with
 # HOST_PHASES=1 the host-side parts (stacks, 200 Hz sampling) on small and
 # torch.profiler with_stack; logs and predictions packed into $OUT/batch.tgz,
 # with TRACES=1 the calibration traces into $OUT/traces.tgz.
@@ -33,7 +34,7 @@ for s in ${SC//,/ }; do $B analyze /tmp/cal/$K/$s.sqlite > $R/cal/analyze_$s.txt
 ls -la /tmp/cal/$K > $R/cal/ls.txt
 fi
 if [ -n "$PHASES" ]; then
-python3 bench/overhead_phases.py --stepscope $B --workload $W --out $R/ph --presets ${PHASES_PRESETS:-small,tiny} --phase 15 --phases ${PHASES_N:-30} --cycle "none;api,overhead,memory,um,nvtx,sampling" > $R/ph_log.txt 2>&1
+python3 bench/overhead_phases.py --stepscope $B --workload $W --out $R/ph --presets ${PHASES_PRESETS:-small,tiny} --phase 15 --phases ${PHASES_N:-30} --cycle "${PHASES_CYCLE:-none;api,overhead,memory,um,nvtx,sampling}" > $R/ph_log.txt 2>&1
 echo "phases done $(( $(date +%s) - t0 )) s" >> $R/times.txt
 fi
 if [ -n "$HOST_PHASES" ]; then
