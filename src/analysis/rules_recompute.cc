@@ -346,9 +346,14 @@ void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
                      inner_gaps.end());
     median_gap = std::max<int64_t>(0, inner_gaps[(inner_gaps.size() - 1) / 2]);
   }
+  // A recompute's exit that runs into the next recompute run (two runs back
+  // to back) is that run's time already.
+  std::set<std::pair<uint32_t, int64_t>> run_starts;
+  for (const Finding::Span& sp : f.host_spans) run_starts.insert({sp.tid, sp.start_ns});
   int64_t excess = 0, excess_bwd = 0;
   for (const Boundary& b : boundaries) {
     if (b.gap <= median_gap) continue;
+    if (b.backward && run_starts.count({b.span.tid, b.span.start_ns})) continue;
     (b.backward ? excess_bwd : excess) += b.gap - median_gap;
     f.boundary_spans.push_back(b.span);
   }
