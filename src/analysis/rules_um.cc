@@ -110,9 +110,10 @@ void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
                                 "kernel"
                           : std::string()) +
          "), pulling in " + FormatBytes(htod) + "; as one prefetch at " +
-         gbps(a.htod_bytes_per_ns) + " (" + a.htod_bw_source + ")" + " the kernels would run " +
-         FormatDuration(stalled) + " shorter for " + FormatDuration(stalled - gpu_saving) +
-         " of prefetch: saving " + FormatDuration(gpu_saving);
+         gbps(a.htod_bytes_per_ns) + " (" + UmBandwidthSourceText(a.htod_bw_source) +
+         ") the kernels would run " + FormatDuration(stalled) + " shorter for " +
+         FormatDuration(stalled - gpu_saving) + " of prefetch: saving " +
+         FormatDuration(gpu_saving);
   }
   if (bursts > 0) {
     d += std::string(d.empty() ? "" : "; ") + "the CPU faulted " + FormatBytes(dtoh) + " back in " +

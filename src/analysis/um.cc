@@ -55,6 +55,22 @@ int64_t UmPrefetchSaving(int64_t stalled_ns, uint64_t bytes, double bytes_per_ns
   return std::max<int64_t>(0, stalled_ns - std::llround(t));
 }
 
+const char* UmBandwidthSourceText(UmBandwidthSource s) {
+  switch (s) {
+    case UmBandwidthSource::kPrefetches:
+      return "measured on the trace's prefetches";
+    case UmBandwidthSource::kBench:
+      return "the stepscope bench pinned-copy ceiling";
+    case UmBandwidthSource::kLargeMigrations:
+      return "the speed of the trace's large migrations";
+    case UmBandwidthSource::kMigrations:
+      return "the migrations' own copy speed";
+    case UmBandwidthSource::kNone:
+      break;
+  }
+  return "unknown";
+}
+
 UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_ns,
                      double d2h_link_bytes_per_ns) {
   UmAnalysis a;
@@ -62,26 +78,22 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
   if (um.empty()) return a;
   const double large =
       Bandwidth(um, {UmCounterKind::kBytesHtoD, UmCounterKind::kBytesDtoH}, false, kLargeMigration);
-  auto pick = [&](UmCounterKind kind, double link, std::string* source) {
-    double bw = Bandwidth(um, {kind}, true);
-    if (bw > 0) {
-      *source = "measured on the trace's prefetches";
-    } else if (link > 0) {
-      bw = link;
-      *source = "the stepscope bench pinned-copy ceiling";
-    } else if (large > 0) {
-      bw = large;
-      *source = "the speed of the trace's large migrations";
-    } else {
-      bw = Bandwidth(um, {kind}, false);
-      *source = "the migrations' own copy speed";
+  auto pick = [&](UmCounterKind kind, double link, UmBandwidthSource* source) {
+    const std::pair<double, UmBandwidthSource> tries[] = {
+        {Bandwidth(um, {kind}, true), UmBandwidthSource::kPrefetches},
+        {link, UmBandwidthSource::kBench},
+        {large, UmBandwidthSource::kLargeMigrations},
+        {Bandwidth(um, {kind}, false), UmBandwidthSource::kMigrations}};
+    for (const auto& [bw, from] : tries) {
+      if (bw > 0) {
+        *source = from;
+        return bw;
+      }
     }
-    return bw;
+    return 0.0;
   };
   a.htod_bytes_per_ns = pick(UmCounterKind::kBytesHtoD, h2d_link_bytes_per_ns, &a.htod_bw_source);
-  a.htod_bw_from_prefetch = Bandwidth(um, {UmCounterKind::kBytesHtoD}, true) > 0;
-  std::string unused;
-  a.dtoh_bytes_per_ns = pick(UmCounterKind::kBytesDtoH, d2h_link_bytes_per_ns, &unused);
+  a.dtoh_bytes_per_ns = pick(UmCounterKind::kBytesDtoH, d2h_link_bytes_per_ns, &a.dtoh_bw_source);
   for (const UmRecord& u : um) a.has_gpu_faults |= u.kind == UmCounterKind::kGpuPageFault;
 
   // Evidence intervals, sorted by start (um() is start-ordered): the GPU fault

@@ -46,7 +46,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "analysis/trace_model.h"
@@ -70,14 +69,19 @@ struct UmCpuBurst {
   int64_t migrations = 0;
 };
 
+// Where a prefetch's bandwidth comes from (first that has a number, in this
+// order; see "Pricing" above).
+enum class UmBandwidthSource { kNone, kPrefetches, kBench, kLargeMigrations, kMigrations };
+const char* UmBandwidthSourceText(UmBandwidthSource s);
+
 struct UmAnalysis {
   bool has_gpu_faults = false;         // the trace holds GPU fault-group records
   std::vector<UmKernelStall> kernels;  // kernels with stalled_ns > 0, in gpu_ops() order
   std::vector<UmCpuBurst> cpu_bursts;  // fault-driven D->H bursts while no kernel ran
   double htod_bytes_per_ns = 0;        // the prefetch's bandwidth (0: unknown)
   double dtoh_bytes_per_ns = 0;
-  bool htod_bw_from_prefetch = false;  // measured on user prefetches
-  std::string htod_bw_source;          // where htod_bytes_per_ns comes from, for the text
+  UmBandwidthSource htod_bw_source = UmBandwidthSource::kNone;
+  UmBandwidthSource dtoh_bw_source = UmBandwidthSource::kNone;
 };
 
 // A migration kind (HtoD, DtoH, DtoD).

@@ -54,7 +54,7 @@ TEST(UnifiedMemory, FaultGroupsCloseTogetherAreOneStall) {
   // One 0.1 ms migration is no rate to continue past the records.
   EXPECT_EQ(a.kernels[0].htod_bytes, 1u << 20);
   EXPECT_DOUBLE_EQ(a.htod_bytes_per_ns, (1 << 20) / 100000.0);
-  EXPECT_FALSE(a.htod_bw_from_prefetch);
+  EXPECT_EQ(a.htod_bw_source, UmBandwidthSource::kLargeMigrations);
 }
 
 TEST(UnifiedMemory, WithoutFaultGroupsTheMigrationSpanIsTheStall) {
@@ -70,7 +70,7 @@ TEST(UnifiedMemory, WithoutFaultGroupsTheMigrationSpanIsTheStall) {
   EXPECT_EQ(a.kernels[0].stalled_ns, 10000 * kUs);
   EXPECT_EQ(a.kernels[0].htod_bytes, (4u << 20) + static_cast<uint64_t>((4 << 20) * 2.9 / 6.1));
   // The trace's own prefetches set the bandwidth before any ceiling.
-  EXPECT_TRUE(a.htod_bw_from_prefetch);
+  EXPECT_EQ(a.htod_bw_source, UmBandwidthSource::kPrefetches);
   EXPECT_DOUBLE_EQ(a.htod_bytes_per_ns, (8 << 20) / 400000.0);
   // saving = 10 ms - 5.9 MiB at 8 MiB / 0.4 ms (0.295 ms)
   EXPECT_EQ(UmPrefetchSaving(a.kernels[0].stalled_ns, a.kernels[0].htod_bytes, a.htod_bytes_per_ns),
@@ -99,10 +99,18 @@ TEST(UnifiedMemory, PrefetchBandwidthSources) {
   UmAnalysis a = AnalyzeUm(*m, -1, 50.0, 40.0);
   EXPECT_DOUBLE_EQ(a.htod_bytes_per_ns, 50.0);
   EXPECT_DOUBLE_EQ(a.dtoh_bytes_per_ns, 40.0);
+  EXPECT_EQ(a.htod_bw_source, UmBandwidthSource::kBench);
   UmAnalysis b = AnalyzeUm(*m, -1);
   EXPECT_DOUBLE_EQ(b.htod_bytes_per_ns, (1 << 20) / 10000.0);  // the 1 MiB migration
+  EXPECT_EQ(b.htod_bw_source, UmBandwidthSource::kLargeMigrations);
   auto small = Model({um[0]});
-  EXPECT_DOUBLE_EQ(AnalyzeUm(*small, -1).htod_bytes_per_ns, (64 << 10) / 100000.0);
+  const UmAnalysis c = AnalyzeUm(*small, -1);
+  EXPECT_DOUBLE_EQ(c.htod_bytes_per_ns, (64 << 10) / 100000.0);
+  EXPECT_EQ(c.htod_bw_source, UmBandwidthSource::kMigrations);
+  EXPECT_EQ(c.dtoh_bw_source, UmBandwidthSource::kNone);  // no device->host migration
+  EXPECT_EQ(c.dtoh_bytes_per_ns, 0.0);
+  EXPECT_STREQ(UmBandwidthSourceText(UmBandwidthSource::kBench),
+               "the stepscope bench pinned-copy ceiling");
 }
 
 // Fault groups recorded for one kernel and lost for the next: the second

@@ -138,6 +138,20 @@ TEST(WhatIfTransforms, CutHostTimeAndBatch) {
   // Each step: sync returns 9 us after B; 10 us CPU; launch A (+10 latency):
   // A starts 9+10+10 = 29 us after B ends; step = 29 + 400 + 1 + 200 = 630 us.
   EXPECT_EQ(t.duration[3], 630 * kUs);
+  // Shortened by a fixed amount (um_faults: a CPU fault burst become a bulk
+  // copy): the 380 us between the sync and the next launch lose 300 us, so
+  // the step is 630 + 70 us; more than the gap holds takes the span's part
+  // of it (370 us, the 10 us past the span stay); a span on another thread
+  // or inside a call (no gap) changes nothing.
+  Graph sh = f.g;
+  for (const HostSpan& sp : spans) EXPECT_EQ(ShortenHostTime(&sh, sp, 300 * kUs), 1);
+  EXPECT_EQ(StepDurations(sh, Replay(sh), f.steps, -1).duration[3], 700 * kUs);
+  Graph all = f.g;
+  for (const HostSpan& sp : spans) ShortenHostTime(&all, sp, 5000 * kUs);
+  EXPECT_EQ(StepDurations(all, Replay(all), f.steps, -1).duration[3], 630 * kUs);
+  Graph none = f.g;
+  EXPECT_EQ(ShortenHostTime(&none, {8, 630 * kUs, 1000 * kUs}, 300 * kUs), 0);
+  EXPECT_EQ(ShortenHostTime(&none, {7, 11 * kUs, 14 * kUs}, 300 * kUs), 0);  // inside a call
   // Twice the batch, nothing else: the host still waits for the GPU every
   // step: its 600 us of kernels double, the rest (400 us) stays.
   Graph b = f.g;
