@@ -16,6 +16,7 @@ Scenarios (names for --scenarios):
   checkpoint     --checkpoint                                vs  none
   hf_lora_batch  HF Trainer + PEFT LoRA, batch 8             vs  batch 32 (per 8 samples)
   hf_lora_workers HF Trainer + PEFT LoRA, 0 DataLoader workers vs 4
+  hf_lora_ckpt   HF Trainer + PEFT LoRA, gradient checkpointing vs none
   compile_graphs torch.compile default                       vs  mode="reduce-overhead" (CUDA graphs)
 The hf_* and compile_* workloads (tests/gpu/hf_lora_train.py, tests/gpu/compile_graphs.py)
 alternate both arms inside one process (A B A B blocks) to save GPU time; they are run
@@ -59,6 +60,7 @@ IN_PROCESS = {
     # name: (script, args, trace args)
     "hf_lora_batch": ("hf_lora_train.py", ["--compare", "batch"], ["--batch", "8"]),
     "hf_lora_workers": ("hf_lora_train.py", ["--compare", "workers"], ["--batch", "8", "--workers", "0"]),
+    "hf_lora_ckpt": ("hf_lora_train.py", ["--compare", "checkpoint"], ["--batch", "8", "--gc"]),
     "compile_graphs": ("compile_graphs.py", ["--compare"], ["--mode", "default"]),
 }
 

@@ -10,6 +10,9 @@ Modes:
   --batch 8 [--workers 0] [--steps 20]     one Trainer run; prints {"ms_per_step": ...} (JSON)
   --compare batch  --pairs 4               alternates batch 8 and batch 32 runs in this process
   --compare workers --pairs 4              alternates dataloader workers 0 and 4 (batch 8)
+  --compare checkpoint --pairs 4           alternates gradient checkpointing on and off (batch 8;
+                                           torch.utils.checkpoint, use_reentrant=False, per layer)
+  --gc                                     one run with gradient checkpointing on
 ms/step is the median interval between consecutive on_step_end callbacks after 3 warm-up
 steps. For --compare batch the fix's time is per 8 samples (batch-32 step / 4), so the saving
 is what the same samples cost less. NVTX ranges "step N" (contiguous, from one step's end to
@@ -49,9 +52,15 @@ def build_model():
     return model.cuda()
 
 
-def run(model, batch, workers, steps, nvtx, out_dir="/tmp/hf_lora_out"):
+def run(model, batch, workers, steps, nvtx, out_dir="/tmp/hf_lora_out", gc=False):
     from transformers import Trainer, TrainerCallback, TrainingArguments
 
+    # Gradient checkpointing is switched on the model itself (the Trainer's own flag would only
+    # ever switch it on), so that one process can alternate both arms.
+    if gc:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    else:
+        model.gradient_checkpointing_disable()
     ends = []
 
     class Timer(TrainerCallback):
@@ -82,14 +91,16 @@ def main():
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--steps", type=int, default=20)
-    ap.add_argument("--compare", choices=["batch", "workers"])
+    ap.add_argument("--compare", choices=["batch", "workers", "checkpoint"])
+    ap.add_argument("--gc", action="store_true", help="gradient checkpointing on (one run)")
     ap.add_argument("--pairs", type=int, default=4)
     ap.add_argument("--nvtx", action=argparse.BooleanOptionalAction, default=True)
     a = ap.parse_args()
     model = build_model()
     if not a.compare:
-        ms = run(model, a.batch, a.workers, a.steps, a.nvtx)
-        print(json.dumps({"workload": "hf_lora", "batch": a.batch, "workers": a.workers, "ms_per_step": ms}))
+        ms = run(model, a.batch, a.workers, a.steps, a.nvtx, gc=a.gc)
+        print(json.dumps({"workload": "hf_lora", "batch": a.batch, "workers": a.workers, "gc": a.gc,
+                          "ms_per_step": ms}))
         return
     run(model, 8, 0, 8, False)  # warm-up: kernels, allocator, autotuning
     times = {"problem": [], "fix": [], "fix_raw": []}
@@ -99,12 +110,17 @@ def main():
             raw = run(model, 32, 0, a.steps, False)
             times["fix_raw"].append(raw)
             times["fix"].append(raw / 4)
+        elif a.compare == "checkpoint":
+            times["problem"].append(run(model, 8, 0, a.steps, False, gc=True))
+            times["fix"].append(run(model, 8, 0, a.steps, False, gc=False))
         else:
             times["problem"].append(run(model, 8, 0, a.steps, False))
             times["fix"].append(run(model, 8, 4, a.steps, False))
     mp, mf = statistics.median(times["problem"]), statistics.median(times["fix"])
-    fix = "batch 32 (time per 8 samples)" if a.compare == "batch" else "4 DataLoader workers"
-    print(json.dumps({"workload": "hf_lora", "problem_args": ["--batch", "8", "--workers", "0"], "fix": fix,
+    fix = {"batch": "batch 32 (time per 8 samples)", "workers": "4 DataLoader workers",
+           "checkpoint": "no gradient checkpointing"}[a.compare]
+    problem = ["--batch", "8", "--workers", "0"] + (["--gc"] if a.compare == "checkpoint" else [])
+    print(json.dumps({"workload": "hf_lora", "problem_args": problem, "fix": fix,
                       "runs_ms": times, "problem_median_ms": mp, "fix_median_ms": mf,
                       "realized_saving_ms": mp - mf}))
 

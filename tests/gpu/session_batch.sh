@@ -3,8 +3,10 @@
 # scenarios (PAIRS interleaved pairs, default 4; SCENARIOS12 also run with 12
 # pairs), with FETCH=1 the worker-fed batch cost (bench/worker_fetch.py), with
 # PHASES=1 the in-process capture overhead of PHASES_PRESETS (default
-# small,tiny; full tracer vs the kernel+memcpy floor, PHASES_N phases; PHASES_CYCLE
-# other sets), with
+# small,tiny; full tracer vs the kernel+memcpy floor, PHASES_N phases of PHASES_LEN
+# steps (default 15, the first PHASES_SKIP=3 dropped); PHASES_CYCLE other sets;
+# PHASES_PROFILE_ARGS the profile arguments, default "--sample-hz 0"), with
+# CKPT_BENCH=1 the host cost of checkpointing's forward (bench/checkpoint_hook_cost.py), with
 # HOST_PHASES=1 the host-side parts (stacks, 200 Hz sampling) on small and
 # torch.profiler with_stack; logs and predictions packed into $OUT/batch.tgz,
 # with TRACES=1 the calibration traces into $OUT/traces.tgz.
@@ -22,6 +24,10 @@ python3 tests/gpu/um_check.py --stepscope $B --out /tmp/umw --work 30000 --only 
 python3 tests/gpu/um_check.py --stepscope $B --out /tmp/umwr --work 30000 --repeat 3 --only analyze,prefetch > $R/umwr/log.txt 2>&1; cp /tmp/umwr/*.json /tmp/umwr/*.txt $R/umwr/ 2>/dev/null
 fi
 echo "um done $(( $(date +%s) - t0 )) s" >> $R/times.txt
+if [ -n "$CKPT_BENCH" ]; then
+python3 bench/checkpoint_hook_cost.py --workload $W --json $R/checkpoint_hook_cost.json > $R/checkpoint_hook_cost.txt 2>&1
+echo "ckpt bench done $(( $(date +%s) - t0 )) s" >> $R/times.txt
+fi
 if [ -n "$SC" ]; then
 python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs ${PAIRS:-4} --scenarios $SC --budget-s $BUD > $R/cal/log.txt 2>&1
 if [ -n "$SCENARIOS12" ]; then
@@ -34,7 +40,7 @@ for s in ${SC//,/ }; do $B analyze /tmp/cal/$K/$s.sqlite > $R/cal/analyze_$s.txt
 ls -la /tmp/cal/$K > $R/cal/ls.txt
 fi
 if [ -n "$PHASES" ]; then
-python3 bench/overhead_phases.py --stepscope $B --workload $W --out $R/ph --presets ${PHASES_PRESETS:-small,tiny} --phase 15 --phases ${PHASES_N:-30} --cycle "${PHASES_CYCLE:-none;api,overhead,memory,um,nvtx,sampling}" > $R/ph_log.txt 2>&1
+python3 bench/overhead_phases.py --stepscope $B --workload $W --out $R/ph --presets ${PHASES_PRESETS:-small,tiny} --phase ${PHASES_LEN:-15} --skip ${PHASES_SKIP:-3} --phases ${PHASES_N:-30} --profile-args="${PHASES_PROFILE_ARGS---sample-hz 0}" --cycle "${PHASES_CYCLE:-none;api,overhead,memory,um,nvtx,sampling}" > $R/ph_log.txt 2>&1
 echo "phases done $(( $(date +%s) - t0 )) s" >> $R/times.txt
 fi
 if [ -n "$HOST_PHASES" ]; then

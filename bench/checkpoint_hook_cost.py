@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Figure: what activation checkpointing costs the host in the FORWARD (docs/PERFORMANCE.md, what-if).
+
+Why: a checkpointed forward (torch.utils.checkpoint, use_reentrant=False) runs every op that saves a
+tensor through the saved-tensor pack hook. In traces of `train_gpt.py --preset small --checkpoint` the
+host gap per CUDA call in the forward is 2.5-3x the un-checkpointed one (H200: 37-51 us vs 13.6 us),
+yet the host samples put almost none of it in Python hook frames: the cost sits under the op's own
+Python line. This measures it directly on the machine, without a tracer, so the `recompute` rule's
+price for the forward can be checked against the real thing.
+
+What it runs: the 12 blocks of train_gpt's `small` preset (its Block class, imported from the
+workload), a batch small enough that the GPU never holds the host back (1 x 128 tokens, 240 launches
+per forward, below the launch queue), host time of one forward (no sync inside; a sync after), in
+interleaved rounds of these variants:
+  plain          grad enabled, as an un-checkpointed training forward
+  checkpoint     torch.utils.checkpoint(block, use_reentrant=False) per block (train_gpt --checkpoint)
+  ckpt_nodet     the same with determinism_check="none" (no per-tensor metadata)
+  hooks_identity saved_tensors_hooks(pack=lambda x: x, unpack=lambda x: x) around plain blocks
+  reentrant      torch.utils.checkpoint(block, use_reentrant=True)
+  no_grad        torch.no_grad(): nothing saved
+each under bf16 autocast (train_gpt's default) and without it. Prints per variant the median host
+ms per forward and us per block, and the difference to `plain` per launch (20 CUDA calls per block).
+
+  python3 bench/checkpoint_hook_cost.py --workload train_gpt.py [--rounds 15] [--json OUT.json]
+"""
+import argparse
+import contextlib
+import importlib.util
+import json
+import statistics
+import time
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workload", required=True, help="path of train_gpt.py (its Block class is used)")
+    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--reps", type=int, default=10, help="forwards per variant per round (median taken)")
+    ap.add_argument("--tokens", type=int, default=128)
+    ap.add_argument("--json")
+    a = ap.parse_args()
+
+    import torch
+    from torch.utils.checkpoint import checkpoint
+
+    spec = importlib.util.spec_from_file_location("train_gpt_mod", a.workload)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    layers, d, h = 12, 768, 12
+    blocks = torch.nn.ModuleList(mod.Block(d, h) for _ in range(layers)).cuda()
+    x0 = torch.randn(1, a.tokens, d, device="cuda", requires_grad=True)
+
+    def fwd(kind):
+        x = x0
+        for b in blocks:
+            if kind == "checkpoint":
+                x = checkpoint(b, x, use_reentrant=False)
+            elif kind == "ckpt_nodet":
+                x = checkpoint(b, x, use_reentrant=False, determinism_check="none")
+            elif kind == "reentrant":
+                x = checkpoint(b, x, use_reentrant=True)
+            else:
+                x = b(x)
+        return x
+
+    def ctx(kind):
+        if kind == "hooks_identity":
+            return torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t)
+        if kind == "no_grad":
+            return torch.no_grad()
+        return contextlib.nullcontext()
+
+    variants = ["plain", "checkpoint", "ckpt_nodet", "hooks_identity", "reentrant", "no_grad"]
+    res = {}
+    for amp in (True, False):
+        times = {v: [] for v in variants}
+        for r in range(a.rounds + 2):  # the first two rounds warm up
+            for v in variants:
+                per = []
+                for _ in range(a.reps):
+                    torch.cuda.synchronize()
+                    t0 = time.perf_counter()
+                    with ctx(v), torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+                        out = fwd(v)
+                    t1 = time.perf_counter()
+                    del out
+                    per.append(t1 - t0)
+                if r >= 2:
+                    times[v].append(statistics.median(per) * 1e3)
+        tag = "bf16" if amp else "fp32"
+        base = statistics.median(times["plain"])
+        res[tag] = {}
+        for v in variants:
+            m = statistics.median(times[v])
+            res[tag][v] = {"ms_per_forward": m, "us_per_block": m * 1e3 / layers,
+                           "us_per_launch_over_plain": (m - base) * 1e3 / (layers * 20), "rounds_ms": times[v]}
+            print(f"{tag} {v:15s} {m:7.3f} ms/forward  {m * 1e3 / layers:7.1f} us/block  "
+                  f"{(m - base) * 1e3 / (layers * 20):+6.2f} us/launch over plain", flush=True)
+    res["_machine"] = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
+                       "date": time.strftime("%Y-%m-%d")}
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+#!/usr/bin/env python3
+"""Per set of an overhead_phases.py --cycle run: its ratio to the last set (the floor) per round,
+median over rounds, and a 95% bootstrap interval of that median (docs/PERFORMANCE.md).
+
+  python3 bench/phases_ci.py DIR/phases_TAG.json [more.json ...]
+"""
+import json
+import random
+import statistics
+import sys
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    rnd = random.Random(0)
+    for path in sys.argv[1:]:
+        for preset, row in json.load(open(path)).items():
+            cyc = row.get("cycle")
+            if not cyc:
+                continue
+            sets = list(cyc)
+            floor = cyc[sets[-1]]["ratios"]
+            for s in sets[:-1]:
+                r = [a / b for a, b in zip(cyc[s]["ratios"], floor)]
+                boot = sorted(statistics.median(rnd.choices(r, k=len(r))) for _ in range(2000))
+                print(f"{path}: {preset} [{s}] vs [{sets[-1]}] {statistics.median(r):.3f} "
+                      f"(95% CI {boot[50]:.3f}-{boot[1949]:.3f}, {len(r)} rounds)")
+
+
+if __name__ == "__main__":
+    main()
