@@ -145,7 +145,9 @@ def drive(a):
         sets = a.cycle.split(";") if a.cycle else []
         if sets:
             env["STEPSCOPE_DIAG_CYCLE"] = a.cycle
-        arms = (("traced", cmd),) if a.no_bare else (("traced", cmd), ("bare", wrap))
+        arms = () if a.no_traced else (("traced", cmd),)
+        if not a.no_bare:
+            arms += (("bare", wrap),)
         if a.torch_arm:
             k = wrap.index("--")
             arms += (("torch_stack", wrap[:k] + ["--torch-stack"] + wrap[k:]),)
@@ -196,6 +198,7 @@ def main():
                     help="also run the phases with torch.profiler(with_stack=True) as ON (no stepscope)")
     ap.add_argument("--torch-stack", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-bare", action="store_true", help="skip the bare run")
+    ap.add_argument("--no-traced", action="store_true", help="skip the stepscope run (e.g. only --torch-arm)")
     ap.add_argument("--tag", default="", help="suffix of the result names (several runs into one DIR)")
     ap.add_argument("--phase", type=int, default=20, help="steps per phase")
     ap.add_argument("--phases", type=int, default=12, help="ON phases (as many OFF)")
