@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 #include "capture/clock.h"
 #include "capture/pystack/py_stack.h"
@@ -24,6 +25,8 @@ namespace {
 constexpr size_t kMaxPending = 1'000'000;  // samples held for the collector (~100 MB at most)
 constexpr int64_t kCommRefreshNs = 1'000'000'000;
 constexpr int64_t kAttachRetryNs = 500'000'000;
+constexpr int64_t kChildScanNs = 500'000'000;
+constexpr size_t kMaxChildren = 64;
 
 struct SyscallName {
   long nr;
@@ -176,7 +179,10 @@ struct HostSampler::Thread {
   }
 };
 
-struct HostSampler::Impl {
+// One sampled process: the traced one, or one of its child processes.
+struct HostSampler::Proc {
+  pid_t pid = 0;
+  bool child = false;
   std::unique_ptr<pystack::PyRuntime> rt;
   bool python_final = false;  // attach failed for good
   int64_t next_attach_mono = 0;
@@ -184,15 +190,71 @@ struct HostSampler::Impl {
   int failed_walks = 0;
   bool syscall_denied_warned = false;
   std::unordered_map<uint32_t, std::unique_ptr<Thread>> threads;
-  uint64_t generation = 0;
-  std::unordered_map<std::string, uint32_t> stack_ids;
-  std::vector<pystack::ThreadStack> stacks;
   std::unordered_map<int, std::pair<std::string, int64_t>> fd_kinds;  // fd -> kind, read at
 };
 
-std::unique_ptr<HostSampler> HostSampler::Start(pid_t pid, int hz) {
+struct HostSampler::Impl {
+  Proc main;
+  std::map<pid_t, std::unique_ptr<Proc>> children;
+  int64_t next_child_scan_mono = 0;
+  bool children_capped_warned = false;
+  uint64_t generation = 0;
+  std::unordered_map<std::string, uint32_t> stack_ids;
+  std::vector<pystack::ThreadStack> stacks;
+};
+
+namespace {
+// Every pid a sampler of this collector process samples as its own: a child
+// process that has one (a rank under torchrun) is not sampled again by its
+// parent's sampler.
+std::mutex g_sampled_mu;
+std::set<pid_t>& SampledPids() {
+  static auto* s = new std::set<pid_t>();
+  return *s;
+}
+bool HasOwnSampler(pid_t pid) {
+  std::lock_guard<std::mutex> lk(g_sampled_mu);
+  return SampledPids().count(pid) != 0;
+}
+
+// The direct children of `pid`: /proc/PID/task/*/children (Linux 3.5+,
+// CONFIG_PROC_CHILDREN; empty where absent).
+std::vector<pid_t> ChildPids(pid_t pid) {
+  std::vector<pid_t> out;
+  const std::string task = "/proc/" + std::to_string(pid) + "/task";
+  DIR* dir = ::opendir(task.c_str());
+  if (!dir) return out;
+  char buf[4096];
+  while (dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    const int fd = ::open((task + "/" + e->d_name + "/children").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    size_t len = 0;
+    if (ReadAt0(fd, buf, sizeof(buf), &len)) {
+      const char* p = buf;
+      char* end = nullptr;
+      for (long v = std::strtol(p, &end, 10); end != p; v = std::strtol(p, &end, 10)) {
+        if (v > 0) out.push_back(static_cast<pid_t>(v));
+        p = end;
+      }
+    }
+    ::close(fd);
+  }
+  ::closedir(dir);
+  return out;
+}
+}  // namespace
+
+std::unique_ptr<HostSampler> HostSampler::Start(pid_t pid, int hz, bool children) {
   std::unique_ptr<HostSampler> s(new HostSampler(pid, hz));
+  s->sample_children_ = children;
   s->impl_ = std::make_unique<Impl>();
+  s->impl_->main.pid = pid;
+  {
+    std::lock_guard<std::mutex> lk(g_sampled_mu);
+    SampledPids().insert(pid);
+    s->registered_ = true;
+  }
   // The sampler blocks every signal: they belong to the launcher's main thread.
   sigset_t all, old;
   sigfillset(&all);
@@ -210,7 +272,13 @@ std::unique_ptr<HostSampler> HostSampler::Start(pid_t pid, int hz) {
 
 HostSampler::HostSampler(pid_t pid, int hz) : pid_(pid), hz_(hz) {}
 
-HostSampler::~HostSampler() { Stop(); }
+HostSampler::~HostSampler() {
+  Stop();
+  if (registered_) {
+    std::lock_guard<std::mutex> lk(g_sampled_mu);
+    SampledPids().erase(pid_);
+  }
+}
 
 void HostSampler::Stop() {
   stop_ = true;
@@ -273,63 +341,113 @@ uint32_t HostSampler::InternStack(const std::vector<uint64_t>& key,
 
 void HostSampler::Tick(int64_t now_realtime, int64_t now_mono) {
   Impl& im = *impl_;
-  const std::string proc = "/proc/" + std::to_string(pid_);
+  ++im.generation;
+  std::vector<HostSample> out;
+  std::map<uint32_t, std::string> names;
+  TickProc(im.main, now_realtime, now_mono, &out, &names);
+  // Child processes (DataLoader workers, a tokenizer pool): looked for every
+  // half second; one that exits or gets a sampler of its own is dropped.
+  if (sample_children_ && now_mono >= im.next_child_scan_mono) {
+    im.next_child_scan_mono = now_mono + kChildScanNs;
+    std::set<pid_t> now_children;
+    for (pid_t c : ChildPids(pid_)) {
+      if (HasOwnSampler(c)) continue;
+      now_children.insert(c);
+      if (im.children.count(c)) continue;
+      if (im.children.size() >= kMaxChildren) {
+        if (!im.children_capped_warned) {
+          im.children_capped_warned = true;
+          LogWarn("pid %d: more than %zu child processes; the others are not sampled",
+                  static_cast<int>(pid_), kMaxChildren);
+        }
+        continue;
+      }
+      auto p = std::make_unique<Proc>();
+      p->pid = c;
+      p->child = true;
+      im.children.emplace(c, std::move(p));
+    }
+    for (auto it = im.children.begin(); it != im.children.end();) {
+      it = now_children.count(it->first) ? std::next(it) : im.children.erase(it);
+    }
+  }
+  for (auto& [cpid, p] : im.children) TickProc(*p, now_realtime, now_mono, &out, &names);
+  taken_ += out.size();
+  std::lock_guard<std::mutex> lk(mu_);
+  for (auto& [tid, name] : names) pending_.thread_names[tid] = name;
+  if (pending_.samples.size() + out.size() > kMaxPending) {
+    pending_.dropped += out.size();
+    return;
+  }
+  for (HostSample& s : out) pending_.samples.push_back(std::move(s));
+}
+
+void HostSampler::TickProc(Proc& ps, int64_t now_realtime, int64_t now_mono,
+                           std::vector<HostSample>* samples_out,
+                           std::map<uint32_t, std::string>* names_out) {
+  Impl& im = *impl_;
+  const pid_t pid = ps.pid;
+  const std::string proc = "/proc/" + std::to_string(pid);
 
   // The Python runtime: attached once it is there (the program may not have
   // exec'ed python yet), re-attached after an exec.
-  if (!im.rt && !im.python_final && now_mono >= im.next_attach_mono) {
-    auto rt = pystack::PyRuntime::Attach(pid_);
+  if (!ps.rt && !ps.python_final && now_mono >= ps.next_attach_mono) {
+    auto rt = pystack::PyRuntime::Attach(pid);
     // Often at first (python may be exec'ed by a wrapper a moment later),
     // then every half second.
-    if (im.first_attach_mono == 0) im.first_attach_mono = now_mono;
-    im.next_attach_mono =
-        now_mono + (now_mono - im.first_attach_mono < 3 * kAttachRetryNs ? kAttachRetryNs / 20
+    if (ps.first_attach_mono == 0) ps.first_attach_mono = now_mono;
+    ps.next_attach_mono =
+        now_mono + (now_mono - ps.first_attach_mono < 3 * kAttachRetryNs ? kAttachRetryNs / 20
                                                                          : kAttachRetryNs);
     if (rt.ok()) {
-      im.rt = std::move(*rt);
-      std::lock_guard<std::mutex> lk(mu_);
-      python_status_ = "on (Python " + im.rt->version() + ")";
+      ps.rt = std::move(*rt);
+      if (!ps.child) {
+        std::lock_guard<std::mutex> lk(mu_);
+        python_status_ = "on (Python " + ps.rt->version() + ")";
+      }
     } else if (rt.status().code() == StatusCode::kUnavailable &&
-               now_mono - im.first_attach_mono > 4 * kAttachRetryNs) {
+               now_mono - ps.first_attach_mono > 4 * kAttachRetryNs) {
       // (Not at once: a self-started collector gets its permission from
       // the tracer's PR_SET_PTRACER a moment after it starts sampling.)
-      im.python_final = true;
-      std::lock_guard<std::mutex> lk(mu_);
-      python_status_ = "unavailable: " + rt.status().message();
-      LogWarn("pid %d: no Python stacks: %s", static_cast<int>(pid_),
-              rt.status().message().c_str());
+      // A child that is not Python (a shell, a compiler) is sampled without.
+      ps.python_final = true;
+      if (!ps.child) {
+        std::lock_guard<std::mutex> lk(mu_);
+        python_status_ = "unavailable: " + rt.status().message();
+        LogWarn("pid %d: no Python stacks: %s", static_cast<int>(pid),
+                rt.status().message().c_str());
+      }
     }
   }
   uint64_t gil_begin = 0, gil_end = 0;
-  if (im.rt) std::tie(gil_begin, gil_end) = im.rt->GilRange();
+  if (ps.rt) std::tie(gil_begin, gil_end) = ps.rt->GilRange();
 
   // Pass 1: /proc. A thread whose CPU time (schedstat, ns) has not moved
   // since its last sample cannot have changed state, wait or Python stack:
   // its last sample is repeated and nothing else of it is read.
   DIR* dir = ::opendir((proc + "/task").c_str());
   if (!dir) return;
-  ++im.generation;
   std::vector<HostSample> out;
   std::vector<Thread*> sampled;
-  std::map<uint32_t, std::string> names;
+  std::map<uint32_t, std::string>& names = *names_out;
   char buf[1024];
   size_t len = 0;
   while (dirent* e = ::readdir(dir)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
     const auto tid = static_cast<uint32_t>(std::strtoul(e->d_name, nullptr, 10));
-    auto& slot = im.threads[tid];
+    auto& slot = ps.threads[tid];
     if (!slot) {
       slot = std::make_unique<Thread>();
       const std::string base = proc + "/task/" + e->d_name;
       slot->stat_fd = OpenProc(base + "/stat");
       slot->sched_fd = OpenProc(base + "/schedstat");
       slot->syscall_fd = OpenProc(base + "/syscall");
-      if (slot->syscall_fd < 0 && errno == EACCES && !im.syscall_denied_warned) {
-        im.syscall_denied_warned = true;
+      if (slot->syscall_fd < 0 && errno == EACCES && !ps.syscall_denied_warned && !ps.child) {
+        ps.syscall_denied_warned = true;
         LogWarn(
             "pid %d: no permission to read what its threads are blocked in "
             "(/proc/.../syscall); thread states are coarser",
-            static_cast<int>(pid_));
+            static_cast<int>(pid));
       }
     }
     Thread& t = *slot;
@@ -375,10 +493,10 @@ void HostSampler::Tick(int64_t now_realtime, int64_t now_mono) {
       int fd = w.fd;
       if (w.poll_fds) {
         struct pollfd first;
-        if (pystack::Memory(pid_).Read(w.poll_fds, &first, sizeof(first))) fd = first.fd;
+        if (pystack::Memory(pid).Read(w.poll_fds, &first, sizeof(first))) fd = first.fd;
       }
       if (fd >= 0) {
-        auto& k = im.fd_kinds[fd];
+        auto& k = ps.fd_kinds[fd];
         if (k.first.empty() || now_mono - k.second > kCommRefreshNs) {
           const std::string link = proc + "/fd/" + std::to_string(fd);
           const ssize_t n = ::readlink(link.c_str(), buf, sizeof(buf) - 1);
@@ -420,23 +538,26 @@ void HostSampler::Tick(int64_t now_realtime, int64_t now_mono) {
 
   // Pass 2: Python stacks, one walk of the thread states; the frames of a
   // thread that did not run are not read (its last stack stands).
-  if (im.rt) {
+  if (ps.rt) {
     auto skip = [](void* ctx, uint32_t tid) {
       auto* threads = static_cast<std::unordered_map<uint32_t, std::unique_ptr<Thread>>*>(ctx);
       auto it = threads->find(tid);
       return it != threads->end() && it->second->reuse && it->second->walked;
     };
-    if (im.rt->AllStacks(&im.stacks, 128, skip, &im.threads)) {
-      im.failed_walks = 0;
+    if (ps.rt->AllStacks(&im.stacks, 128, skip, &ps.threads)) {
+      ps.failed_walks = 0;
       for (const pystack::ThreadStack& ts : im.stacks) {
-        auto it = im.threads.find(ts.tid);
-        if (it == im.threads.end() || ts.skipped) continue;
+        auto it = ps.threads.find(ts.tid);
+        if (it == ps.threads.end() || ts.skipped) continue;
         Thread& t = *it->second;
         t.stack = 0;
         t.walked = true;
         if (ts.frames.empty()) continue;
+        // Keyed by process too: code addresses name different code in
+        // another process (a child that exec'ed).
         std::vector<uint64_t> key;
-        key.reserve(ts.frames.size() * 2);
+        key.reserve(ts.frames.size() * 2 + 1);
+        key.push_back(static_cast<uint64_t>(pid));
         for (auto f = ts.frames.rbegin(); f != ts.frames.rend(); ++f) {
           key.push_back(f->code);
           key.push_back(static_cast<uint64_t>(f->line));
@@ -448,41 +569,36 @@ void HostSampler::Tick(int64_t now_realtime, int64_t now_mono) {
         } else {
           std::vector<HostFrameText> text;
           for (auto f = ts.frames.rbegin(); f != ts.frames.rend(); ++f) {
-            const pystack::CodeInfo* c = im.rt->Code(f->code);
+            const pystack::CodeInfo* c = ps.rt->Code(f->code);
             text.push_back({c ? c->function : "?", c ? c->file : "?", f->line});
           }
           t.stack = InternStack(key, text);
         }
       }
-    } else if (im.rt->layout_mismatch()) {
-      LogWarn("pid %d: Python %s's thread states are not laid out as expected; no Python stacks",
-              static_cast<int>(pid_), im.rt->version().c_str());
-      std::lock_guard<std::mutex> lk(mu_);
-      python_status_ = "unavailable: Python " + im.rt->version() + " struct layout not recognized";
-      im.rt.reset();
-      im.python_final = true;
-    } else if (++im.failed_walks > 20) {
-      im.rt.reset();  // exec'ed into something else, or finalized: look again
-      im.failed_walks = 0;
+    } else if (ps.rt->layout_mismatch()) {
+      if (!ps.child) {
+        LogWarn("pid %d: Python %s's thread states are not laid out as expected; no Python stacks",
+                static_cast<int>(pid), ps.rt->version().c_str());
+        std::lock_guard<std::mutex> lk(mu_);
+        python_status_ = "unavailable: Python " + ps.rt->version() + " struct layout not recognized";
+      }
+      ps.rt.reset();
+      ps.python_final = true;
+    } else if (++ps.failed_walks > 20) {
+      ps.rt.reset();  // exec'ed into something else, or finalized: look again
+      ps.failed_walks = 0;
     }
   }
   for (size_t i = 0; i < out.size(); ++i) out[i].stack = sampled[i]->stack;
   // Threads that are gone.
-  for (auto it = im.threads.begin(); it != im.threads.end();) {
+  for (auto it = ps.threads.begin(); it != ps.threads.end();) {
     if (it->second->generation != im.generation) {
-      it = im.threads.erase(it);
+      it = ps.threads.erase(it);
     } else {
       ++it;
     }
   }
-  taken_ += out.size();
-  std::lock_guard<std::mutex> lk(mu_);
-  for (auto& [tid, name] : names) pending_.thread_names[tid] = name;
-  if (pending_.samples.size() + out.size() > kMaxPending) {
-    pending_.dropped += out.size();
-    return;
-  }
-  for (HostSample& s : out) pending_.samples.push_back(std::move(s));
+  for (HostSample& s : out) samples_out->push_back(std::move(s));
 }
 
 }  // namespace stepscope

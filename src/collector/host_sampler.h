@@ -11,6 +11,9 @@
 //    named from /proc/PID/fd (pipe, socket, a file); nanosleep -> sleep;
 //  * its Python stack (capture/pystack), one walk of every thread state per
 //    tick.
+// The direct child processes of PID (DataLoader workers, a tokenizer pool)
+// are sampled the same way, their threads under their own tids, unless a
+// sampler of their own exists (a traced rank under torchrun); at most 64.
 // Blocking CUDA calls are recognized afterwards, from the API rows of the
 // same thread (TraceCollector). Files of a thread are kept open and re-read
 // with pread, so a tick costs a few system calls per thread.
@@ -63,8 +66,9 @@ struct HostBatch {
 
 class HostSampler {
  public:
-  // Starts sampling `pid` at `hz` (> 0).
-  static std::unique_ptr<HostSampler> Start(pid_t pid, int hz);
+  // Starts sampling `pid` at `hz` (> 0), and its child processes unless
+  // `children` is false.
+  static std::unique_ptr<HostSampler> Start(pid_t pid, int hz, bool children = true);
   ~HostSampler();
   HostSampler(const HostSampler&) = delete;
   HostSampler& operator=(const HostSampler&) = delete;
@@ -92,13 +96,18 @@ class HostSampler {
 
  private:
   struct Thread;
+  struct Proc;
   HostSampler(pid_t pid, int hz);
   void Run();
   void Tick(int64_t now_realtime, int64_t now_mono);
+  void TickProc(Proc& ps, int64_t now_realtime, int64_t now_mono, std::vector<HostSample>* out,
+                std::map<uint32_t, std::string>* names);
   uint32_t InternStack(const std::vector<uint64_t>& key, const std::vector<HostFrameText>& frames);
 
   const pid_t pid_;
   const int hz_;
+  bool sample_children_ = true;
+  bool registered_ = false;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> taken_{0}, missed_{0};

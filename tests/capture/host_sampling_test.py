@@ -9,7 +9,9 @@ Checks, from the trace with sqlite3 (an independent reader):
   * the blocked threads carry their OS names and states: blocked-queue
     blocked_lock (futex), blocked-pipe blocked_io read(pipe), sleeper sleep;
   * sampled osrt rows exist for those waits, with the Python stack of the wait;
-  * meta sample_hz / python_stacks; no samples with --sample-hz 0.
+  * meta sample_hz / python_stacks; no samples with --sample-hz 0;
+  * a child process (a DataLoader-style worker, multiprocessing fork) is sampled too:
+    its samples carry its own tid and OS name, >= 90% of them in its hot function.
 Run twice: without NVTX (the launcher's host-only trace, nothing is injected)
 and with an NVTX range "hot" around the hot loop (NVTX through a small shim,
 so the injected tracer connects and its trace takes the samples); there the
@@ -149,6 +151,37 @@ class HostSamplingTest(unittest.TestCase):
         wait = db.execute("SELECT DISTINCT w.value FROM samples s JOIN strings w ON w.id = s.wait_id "
                           "WHERE s.state = ?", (BLOCKED_GIL,)).fetchall()
         self.assertEqual(wait, [("GIL",)])
+
+    @unittest.skipUnless(python_supported(), "Python stacks need CPython 3.11-3.13")
+    def test_child_process(self):
+        code = ("import ctypes, json, multiprocessing as mp, os, time\n"
+                "def worker_hot():\n"
+                "    ctypes.CDLL(None).prctl(15, b'worker-hot', 0, 0, 0)\n"
+                "    end = time.monotonic() + 1.5\n"
+                "    x = 0\n"
+                "    while time.monotonic() < end:\n"
+                "        x += sum(i * i for i in range(100))\n"
+                "p = mp.get_context('fork').Process(target=worker_hot)\n"
+                "p.start(); p.join()\n"
+                "print(json.dumps({'child': p.pid, 'exitcode': p.exitcode}))\n")
+        p = subprocess.run([STEPSCOPE, "profile", "-q", "-o", os.path.join(self.tmp, "child"), "--",
+                            sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = json.loads(p.stdout.strip().splitlines()[-1])
+        self.assertEqual(out["exitcode"], 0)
+        db = self.trace()
+        child = out["child"]
+        name = db.execute("SELECT s.value FROM threads t JOIN strings s ON s.id = t.name_id WHERE t.tid = ?",
+                          (child,)).fetchone()
+        self.assertEqual(name, ("worker-hot",))
+        rows = db.execute("SELECT fn.value FROM samples s LEFT JOIN callsites c ON c.id = s.callsite_id "
+                          "LEFT JOIN frames f ON f.id = c.frame_id LEFT JOIN strings fn ON fn.id = f.function_id "
+                          "WHERE s.tid = ? AND s.state = ?", (child, RUNNING)).fetchall()
+        self.assertGreater(len(rows), 100, "child process not sampled")
+        # The leaf is worker_hot or the generator expression inside it.
+        hot = sum(1 for (fn,) in rows if fn in ("worker_hot", "worker_hot.<locals>.<genexpr>", "<genexpr>"))
+        self.assertGreaterEqual(hot / len(rows), 0.9, (hot, len(rows), rows[:10]))
 
     def test_sampling_off(self):
         p = run(self.tmp, extra_args=["--sample-hz", "0"])
