@@ -13,7 +13,6 @@ import sys
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    rnd = random.Random(0)
     for path in sys.argv[1:]:
         for preset, row in json.load(open(path)).items():
             cyc = row.get("cycle")
@@ -23,6 +22,7 @@ def main():
             floor = cyc[sets[-1]]["ratios"]
             for s in sets[:-1]:
                 r = [a / b for a, b in zip(cyc[s]["ratios"], floor)]
+                rnd = random.Random(0)  # the same interval whatever else is printed
                 boot = sorted(statistics.median(rnd.choices(r, k=len(r))) for _ in range(2000))
                 print(f"{path}: {preset} [{s}] vs [{sets[-1]}] {statistics.median(r):.3f} "
                       f"(95% CI {boot[50]:.3f}-{boot[1949]:.3f}, {len(r)} rounds)")
