@@ -580,7 +580,8 @@ void HostSampler::TickProc(Proc& ps, int64_t now_realtime, int64_t now_mono,
         LogWarn("pid %d: Python %s's thread states are not laid out as expected; no Python stacks",
                 static_cast<int>(pid), ps.rt->version().c_str());
         std::lock_guard<std::mutex> lk(mu_);
-        python_status_ = "unavailable: Python " + ps.rt->version() + " struct layout not recognized";
+        python_status_ =
+            "unavailable: Python " + ps.rt->version() + " struct layout not recognized";
       }
       ps.rt.reset();
       ps.python_final = true;
