@@ -204,12 +204,12 @@ struct HostSampler::Impl {
 };
 
 namespace {
-// Every pid a sampler of this collector process samples as its own: a child
-// process that has one (a rank under torchrun) is not sampled again by its
-// parent's sampler.
+// Every pid a sampler of this collector process samples as its own (one
+// entry per live sampler): a child process that has one (a rank under
+// torchrun) is not sampled again by its parent's sampler.
 std::mutex g_sampled_mu;
-std::set<pid_t>& SampledPids() {
-  static auto* s = new std::set<pid_t>();
+std::multiset<pid_t>& SampledPids() {
+  static auto* s = new std::multiset<pid_t>();
   return *s;
 }
 bool HasOwnSampler(pid_t pid) {
@@ -245,16 +245,10 @@ std::vector<pid_t> ChildPids(pid_t pid) {
 }
 }  // namespace
 
-std::unique_ptr<HostSampler> HostSampler::Start(pid_t pid, int hz, bool children) {
+std::unique_ptr<HostSampler> HostSampler::Start(pid_t pid, int hz) {
   std::unique_ptr<HostSampler> s(new HostSampler(pid, hz));
-  s->sample_children_ = children;
   s->impl_ = std::make_unique<Impl>();
   s->impl_->main.pid = pid;
-  {
-    std::lock_guard<std::mutex> lk(g_sampled_mu);
-    SampledPids().insert(pid);
-    s->registered_ = true;
-  }
   // The sampler blocks every signal: they belong to the launcher's main thread.
   sigset_t all, old;
   sigfillset(&all);
@@ -270,14 +264,15 @@ std::unique_ptr<HostSampler> HostSampler::Start(pid_t pid, int hz, bool children
   return s;
 }
 
-HostSampler::HostSampler(pid_t pid, int hz) : pid_(pid), hz_(hz) {}
+HostSampler::HostSampler(pid_t pid, int hz) : pid_(pid), hz_(hz) {
+  std::lock_guard<std::mutex> lk(g_sampled_mu);
+  SampledPids().insert(pid);
+}
 
 HostSampler::~HostSampler() {
   Stop();
-  if (registered_) {
-    std::lock_guard<std::mutex> lk(g_sampled_mu);
-    SampledPids().erase(pid_);
-  }
+  std::lock_guard<std::mutex> lk(g_sampled_mu);
+  SampledPids().erase(SampledPids().find(pid_));
 }
 
 void HostSampler::Stop() {
@@ -347,7 +342,7 @@ void HostSampler::Tick(int64_t now_realtime, int64_t now_mono) {
   TickProc(im.main, now_realtime, now_mono, &out, &names);
   // Child processes (DataLoader workers, a tokenizer pool): looked for every
   // half second; one that exits or gets a sampler of its own is dropped.
-  if (sample_children_ && now_mono >= im.next_child_scan_mono) {
+  if (now_mono >= im.next_child_scan_mono) {
     im.next_child_scan_mono = now_mono + kChildScanNs;
     std::set<pid_t> now_children;
     for (pid_t c : ChildPids(pid_)) {

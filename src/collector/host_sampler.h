@@ -66,9 +66,8 @@ struct HostBatch {
 
 class HostSampler {
  public:
-  // Starts sampling `pid` at `hz` (> 0), and its child processes unless
-  // `children` is false.
-  static std::unique_ptr<HostSampler> Start(pid_t pid, int hz, bool children = true);
+  // Starts sampling `pid` and its child processes at `hz` (> 0).
+  static std::unique_ptr<HostSampler> Start(pid_t pid, int hz);
   ~HostSampler();
   HostSampler(const HostSampler&) = delete;
   HostSampler& operator=(const HostSampler&) = delete;
@@ -106,8 +105,6 @@ class HostSampler {
 
   const pid_t pid_;
   const int hz_;
-  bool sample_children_ = true;
-  bool registered_ = false;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> taken_{0}, missed_{0};

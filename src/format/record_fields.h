@@ -378,7 +378,10 @@ struct RecordFormat<SampleRecord> {
   static constexpr const char* kTable = "samples";
   static constexpr auto kFields = std::make_tuple(
       Col("ts_ns", &SampleRecord::ts_ns, "time of the observation, ns", kTime),
-      Col("tid", &SampleRecord::tid, "thread (threads.tid)", kU32),
+      Col("tid", &SampleRecord::tid,
+          "thread (threads.tid): of the traced process, or of one of its child processes "
+          "(DataLoader workers; capture only)",
+          kU32),
       Col("state", &SampleRecord::state, "enum_thread_state.id", kThreadStateColumn),
       Col("wait_id", &SampleRecord::wait,
           "what it was blocked in (strings.id): futex, poll(pipe), cudaStreamSynchronize, GIL; 0 "

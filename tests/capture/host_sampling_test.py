@@ -41,6 +41,12 @@ def run(tmp, extra_args=(), app_args=()):
     return p
 
 
+def profile_code(tmp, name, code):
+    """`stepscope profile` of `python -c CODE` (default sampling), the trace in tmp/NAME."""
+    return subprocess.run([STEPSCOPE, "profile", "-q", "-o", os.path.join(tmp, name), "--", sys.executable,
+                           "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+
+
 def python_supported():
     return sys.version_info[:2] in ((3, 11), (3, 12), (3, 13))
 
@@ -136,8 +142,7 @@ class HostSamplingTest(unittest.TestCase):
                 "    while time.monotonic() < end: pass\n"
                 "ts = [threading.Thread(target=spin) for _ in range(2)]\n"
                 "[t.start() for t in ts]; [t.join() for t in ts]\n")
-        p = subprocess.run([STEPSCOPE, "profile", "-q", "-o", os.path.join(self.tmp, "gil"), "--", sys.executable,
-                            "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+        p = profile_code(self.tmp, "gil", code)
         self.assertEqual(p.returncode, 0, p.stderr)
         db = self.trace()
         pid = int(db.execute("SELECT value FROM meta WHERE key = 'pid'").fetchone()[0])
@@ -164,9 +169,7 @@ class HostSamplingTest(unittest.TestCase):
                 "p = mp.get_context('fork').Process(target=worker_hot)\n"
                 "p.start(); p.join()\n"
                 "print(json.dumps({'child': p.pid, 'exitcode': p.exitcode}))\n")
-        p = subprocess.run([STEPSCOPE, "profile", "-q", "-o", os.path.join(self.tmp, "child"), "--",
-                            sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True, timeout=60)
+        p = profile_code(self.tmp, "child", code)
         self.assertEqual(p.returncode, 0, p.stderr)
         out = json.loads(p.stdout.strip().splitlines()[-1])
         self.assertEqual(out["exitcode"], 0)
