@@ -74,7 +74,8 @@ StatusOr<Table> UmSum(const TraceModel& m, const RecipeOptions& o) {
   const std::vector<Allocation> allocs = ManagedAllocations(m);
   std::map<int, Row> rows;
   for (const UmRecord& u : m.um()) {
-    if (!InScope(o.scope, u)) continue;
+    // The driver's totals have no address: um_total_sum shows them.
+    if (!InScope(o.scope, u) || IsUmDriverTotal(u.kind)) continue;
     Row& r = rows[FindAllocation(allocs, u.address)];
     switch (u.kind) {
       case UmCounterKind::kBytesHtoD:
@@ -128,16 +129,19 @@ StatusOr<Table> UmSum(const TraceModel& m, const RecipeOptions& o) {
 }
 
 // One row per UM event kind: count, total (bytes in MB, or faults), time.
+// The driver's totals (driver_*) are rows of their own: count = poll
+// intervals in which the total moved, time = those intervals (not copy time:
+// no throughput).
 StatusOr<Table> UmTotalSum(const TraceModel& m, const RecipeOptions& o) {
   struct Row {
     int64_t count = 0;
     uint64_t value = 0;
     int64_t ns = 0;
   };
-  Row rows[9];
+  Row rows[kUmCounterKindMax + 1];
   for (const UmRecord& u : m.um()) {
     if (!InScope(o.scope, u)) continue;
-    Row& r = rows[static_cast<size_t>(u.kind) % 9];
+    Row& r = rows[static_cast<size_t>(u.kind) % (kUmCounterKindMax + 1)];
     ++r.count;
     r.value += u.kind == UmCounterKind::kCpuPageFault ? 1 : u.value;
     r.ns += u.end_ns - u.start_ns;
@@ -148,16 +152,21 @@ StatusOr<Table> UmTotalSum(const TraceModel& m, const RecipeOptions& o) {
            {"unit", "Unit", false},
            {"total_ns", "Total Time (ns)", true},
            {"gb_per_s", "Throughput (GB/s)", true}});
-  for (int k = 1; k <= 8; ++k) {
+  for (int k = 1; k <= kUmCounterKindMax; ++k) {
     const Row& r = rows[k];
     if (r.count == 0) continue;
     const auto kind = static_cast<UmCounterKind>(k);
     const bool bytes = IsUmMigration(kind) || kind == UmCounterKind::kThrashing ||
-                       kind == UmCounterKind::kRemoteMap;
+                       kind == UmCounterKind::kRemoteMap || kind == UmCounterKind::kDriverHtoD ||
+                       kind == UmCounterKind::kDriverDtoH;
     const bool rate = IsUmMigration(kind) && r.ns > 0;
     t.AddRow({UmCounterKindName(kind), Cell(r.count),
               bytes ? Cell(r.value / 1e6, 3) : Cell(static_cast<int64_t>(r.value)),
-              bytes ? "MB" : (kind == UmCounterKind::kGpuPageFault ? "faults" : "events"),
+              bytes ? "MB"
+              : kind == UmCounterKind::kGpuPageFault || kind == UmCounterKind::kDriverCpuFaults ||
+                      kind == UmCounterKind::kDriverGpuFaults
+                  ? "faults"
+                  : "events",
               Cell(r.ns), rate ? Cell(static_cast<double>(r.value) / r.ns, 3) : Cell("")});
   }
   return t;
@@ -191,7 +200,9 @@ StatusOr<Table> UmCpuPageFaultsSum(const TraceModel& m, const RecipeOptions& o) 
 // (the share of memory operations that involve unified memory). Without
 // steps, one row for the whole scope (step "all"). Copies are counted by
 // their launching call's step; migrations by their start time inside the
-// step's GPU window.
+// step's GPU window. The bytes come from the driver's totals when the trace
+// has them (complete; CUPTI's records of a fault storm are not), the counts
+// from CUPTI's records (blank without them: the totals count no operations).
 StatusOr<Table> UmStepShare(const TraceModel& m, const RecipeOptions& o) {
   ASSIGN_OR_RETURN(StepSet steps, DetectSteps(m, o.steps));
   struct Row {
@@ -209,8 +220,16 @@ StatusOr<Table> UmStepShare(const TraceModel& m, const RecipeOptions& o) {
     ++rows[s].copies;
     rows[s].copy_bytes += m.memcpys()[ops[i].index].bytes;
   }
+  bool driver = false, cupti = false;
   for (const UmRecord& u : m.um()) {
-    if (!IsUmMigration(u.kind) || !InScope(o.scope, u)) continue;
+    driver |= u.kind == UmCounterKind::kDriverHtoD || u.kind == UmCounterKind::kDriverDtoH;
+    cupti |= IsUmMigration(u.kind);
+  }
+  for (const UmRecord& u : m.um()) {
+    const bool bytes =
+        driver ? u.kind == UmCounterKind::kDriverHtoD || u.kind == UmCounterKind::kDriverDtoH
+               : IsUmMigration(u.kind);
+    if ((!bytes && !IsUmMigration(u.kind)) || !InScope(o.scope, u)) continue;
     int s = 0;
     if (by_step) {
       s = -1;
@@ -220,8 +239,8 @@ StatusOr<Table> UmStepShare(const TraceModel& m, const RecipeOptions& o) {
       }
       if (s < 0) continue;
     }
-    ++rows[s].migrations;
-    rows[s].um_bytes += u.value;
+    if (IsUmMigration(u.kind)) ++rows[s].migrations;
+    if (bytes) rows[s].um_bytes += u.value;
   }
   Table t({{"step", "Step", false},
            {"copies", "Copies", true},
@@ -233,10 +252,12 @@ StatusOr<Table> UmStepShare(const TraceModel& m, const RecipeOptions& o) {
   auto pct = [](double a, double b) { return a + b > 0 ? Cell(100.0 * a / (a + b), 1) : Cell(""); };
   for (size_t k = 0; k < rows.size(); ++k) {
     const Row& r = rows[k];
-    t.AddRow({by_step ? Cell(std::to_string(steps.steps[k].number)) : Cell("all"), Cell(r.copies),
-              Cell(r.copy_bytes / 1e6, 3), Cell(r.migrations), Cell(r.um_bytes / 1e6, 3),
-              pct(static_cast<double>(r.migrations), static_cast<double>(r.copies)),
-              pct(static_cast<double>(r.um_bytes), static_cast<double>(r.copy_bytes))});
+    t.AddRow(
+        {by_step ? Cell(std::to_string(steps.steps[k].number)) : Cell("all"), Cell(r.copies),
+         Cell(r.copy_bytes / 1e6, 3), cupti ? Cell(r.migrations) : Cell(""),
+         Cell(r.um_bytes / 1e6, 3),
+         cupti ? pct(static_cast<double>(r.migrations), static_cast<double>(r.copies)) : Cell(""),
+         pct(static_cast<double>(r.um_bytes), static_cast<double>(r.copy_bytes))});
   }
   return t;
 }

@@ -114,6 +114,11 @@ struct AnalyzeOptions {
   // the CLI finds them: um_faults prices a prefetch at this speed.
   double h2d_bytes_per_ns = 0;
   double d2h_bytes_per_ns = 0;
+  // The published figures of the GPU's host link (ceilings.cc
+  // ReferenceFigures, by GPU name): um_faults' last resort for a prefetch's
+  // speed when the trace has no copy to measure it on.
+  double h2d_published_bytes_per_ns = 0;
+  double d2h_published_bytes_per_ns = 0;
   // What stays of a data-loading wait with DataLoader workers: the training
   // thread still takes each batch from the workers' queue (unpickling, mapping
   // the tensors' shared memory, the pin-memory hand-off). bench/worker_fetch.py

@@ -22,7 +22,9 @@ namespace stepscope {
 void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
   const TraceModel& m = c.m;
   if (m.um().empty()) return;
-  const UmAnalysis a = AnalyzeUm(m, c.device, c.opt.h2d_bytes_per_ns, c.opt.d2h_bytes_per_ns);
+  const UmAnalysis a =
+      AnalyzeUm(m, c.device, c.opt.h2d_bytes_per_ns, c.opt.d2h_bytes_per_ns,
+                c.opt.h2d_published_bytes_per_ns, c.opt.d2h_published_bytes_per_ns);
   Finding f;
   f.rule = "um_faults";
   std::vector<int> steps;
@@ -100,7 +102,8 @@ void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
          " under recorded " +
          (groups > 0
               ? std::to_string(groups) + " GPU fault groups (" + std::to_string(faults) + " faults)"
-              : std::string("fault-driven host->device migrations")) +
+          : faults > 0 ? std::to_string(faults) + " GPU faults in the driver's totals"
+                       : std::string("fault-driven host->device migrations")) +
          (by_tail > 0 ? "; " + std::to_string(by_tail) +
                             " kernels with no fault-free run in the trace: counted whole, an upper "
                             "bound where a kernel computes while its faults are served"

@@ -47,6 +47,29 @@ bool FaultDriven(const UmRecord& u) {
   return u.flags == kUmCauseCoherence || u.flags == kUmCausePrefetch;
 }
 
+// Bytes over time of the trace's explicit pinned copies of one direction
+// (>= 256 KiB: they run near the link's speed).
+double CopyBandwidth(const TraceModel& m, CopyKind kind) {
+  uint64_t bytes = 0;
+  int64_t ns = 0;
+  for (const MemcpyRecord& c : m.memcpys()) {
+    if (c.copy_kind != kind || c.bytes < kLargeMigration || c.end_ns <= c.start_ns) continue;
+    const MemoryKind host = kind == CopyKind::kHostToDevice ? c.src_kind : c.dst_kind;
+    if (host != MemoryKind::kPinned) continue;
+    bytes += c.bytes;
+    ns += c.end_ns - c.start_ns;
+  }
+  return ns > 0 ? static_cast<double>(bytes) / static_cast<double>(ns) : 0.0;
+}
+
+// The part of [s, e] inside [lo, hi], as a fraction of [s, e] (a point
+// interval counts whole when inside).
+double OverlapFraction(int64_t s, int64_t e, int64_t lo, int64_t hi) {
+  if (e <= s) return s >= lo && s < hi ? 1.0 : 0.0;
+  const int64_t a = std::max(s, lo), b = std::min(e, hi);
+  return b > a ? static_cast<double>(b - a) / static_cast<double>(e - s) : 0.0;
+}
+
 }  // namespace
 
 int64_t UmPrefetchSaving(int64_t stalled_ns, uint64_t bytes, double bytes_per_ns) {
@@ -65,6 +88,10 @@ const char* UmBandwidthSourceText(UmBandwidthSource s) {
       return "the speed of the trace's large migrations";
     case UmBandwidthSource::kMigrations:
       return "the migrations' own copy speed";
+    case UmBandwidthSource::kCopies:
+      return "the speed of the trace's pinned copies";
+    case UmBandwidthSource::kPublished:
+      return "the published figure of this GPU's host link; run stepscope bench for this machine's";
     case UmBandwidthSource::kNone:
       break;
   }
@@ -72,18 +99,23 @@ const char* UmBandwidthSourceText(UmBandwidthSource s) {
 }
 
 UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_ns,
-                     double d2h_link_bytes_per_ns) {
+                     double d2h_link_bytes_per_ns, double h2d_published_bytes_per_ns,
+                     double d2h_published_bytes_per_ns) {
   UmAnalysis a;
   const std::vector<UmRecord>& um = m.um();
   if (um.empty()) return a;
   const double large =
       Bandwidth(um, {UmCounterKind::kBytesHtoD, UmCounterKind::kBytesDtoH}, false, kLargeMigration);
-  auto pick = [&](UmCounterKind kind, double link, UmBandwidthSource* source) {
+  auto pick = [&](UmCounterKind kind, double link, double published, UmBandwidthSource* source) {
     const std::pair<double, UmBandwidthSource> tries[] = {
         {Bandwidth(um, {kind}, true), UmBandwidthSource::kPrefetches},
         {link, UmBandwidthSource::kBench},
         {large, UmBandwidthSource::kLargeMigrations},
-        {Bandwidth(um, {kind}, false), UmBandwidthSource::kMigrations}};
+        {Bandwidth(um, {kind}, false), UmBandwidthSource::kMigrations},
+        {CopyBandwidth(m, kind == UmCounterKind::kBytesHtoD ? CopyKind::kHostToDevice
+                                                            : CopyKind::kDeviceToHost),
+         UmBandwidthSource::kCopies},
+        {published, UmBandwidthSource::kPublished}};
     for (const auto& [bw, from] : tries) {
       if (bw > 0) {
         *source = from;
@@ -92,16 +124,24 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
     }
     return 0.0;
   };
-  a.htod_bytes_per_ns = pick(UmCounterKind::kBytesHtoD, h2d_link_bytes_per_ns, &a.htod_bw_source);
-  a.dtoh_bytes_per_ns = pick(UmCounterKind::kBytesDtoH, d2h_link_bytes_per_ns, &a.dtoh_bw_source);
-  for (const UmRecord& u : um) a.has_gpu_faults |= u.kind == UmCounterKind::kGpuPageFault;
+  a.htod_bytes_per_ns = pick(UmCounterKind::kBytesHtoD, h2d_link_bytes_per_ns,
+                             h2d_published_bytes_per_ns, &a.htod_bw_source);
+  a.dtoh_bytes_per_ns = pick(UmCounterKind::kBytesDtoH, d2h_link_bytes_per_ns,
+                             d2h_published_bytes_per_ns, &a.dtoh_bw_source);
+  for (const UmRecord& u : um) {
+    a.has_gpu_faults |= u.kind == UmCounterKind::kGpuPageFault;
+    a.has_driver_totals |= IsUmDriverTotal(u.kind);
+  }
 
   // Evidence intervals, sorted by start (um() is start-ordered): the GPU fault
-  // groups, and the fault-driven host->device migrations.
-  std::vector<const UmRecord*> faults, htod;
+  // groups, the driver's GPU-fault totals, and the fault-driven host->device
+  // migrations; the driver's host->device totals give the bytes.
+  std::vector<const UmRecord*> faults, drv_faults, htod, drv_htod;
   for (const UmRecord& u : um) {
     if (u.kind == UmCounterKind::kGpuPageFault) faults.push_back(&u);
+    if (u.kind == UmCounterKind::kDriverGpuFaults) drv_faults.push_back(&u);
     if (u.kind == UmCounterKind::kBytesHtoD && FaultDriven(u)) htod.push_back(&u);
+    if (u.kind == UmCounterKind::kDriverHtoD) drv_htod.push_back(&u);
   }
   // A sweep over one evidence list (kernels of one device rarely overlap;
   // each kernel scans from the first interval that can still reach it).
@@ -124,11 +164,14 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
         if (u.kind == UmCounterKind::kGpuPageFault) {
           ++k->fault_groups;
           k->faults += static_cast<int64_t>(u.value);
+        } else if (u.kind == UmCounterKind::kDriverHtoD) {
+          k->htod_bytes += static_cast<uint64_t>(std::llround(
+              static_cast<double>(u.value) * OverlapFraction(u.start_ns, u.end_ns, s, e)));
         }
       }
     }
   };
-  Sweep fault_sweep(faults), mig_sweep(htod);
+  Sweep fault_sweep(faults), drv_fault_sweep(drv_faults), mig_sweep(htod), drv_mig_sweep(drv_htod);
   size_t first_mig = 0;
   const auto& ops = m.gpu_ops();
   std::vector<Interval> cover;
@@ -151,6 +194,34 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
     k.op = i;
     cover.clear();
     fault_sweep.Cover(o.start_ns, o.end_ns, &cover, &k);
+    // The driver's totals: its GPU faults are evidence when no fault group
+    // was recorded (not asked for); its host->device bytes are the kernel's.
+    if (cover.empty()) {
+      // Each poll interval (~1 ms) holds the faults of whatever ran in it;
+      // prorated by overlap. A kernel is a faulting one when its share is at
+      // least a tenth of its intervals' faults: a short kernel that only
+      // touches the interval of a faulting neighbour is not.
+      std::vector<Interval> drv;
+      UmKernelStall unused;
+      drv_fault_sweep.Cover(o.start_ns, o.end_ns, &drv, &unused);
+      double share = 0, total = 0;
+      for (size_t j = drv_fault_sweep.first;
+           j < drv_faults.size() && drv_faults[j]->start_ns < o.end_ns; ++j) {
+        const UmRecord& u = *drv_faults[j];
+        const double f = OverlapFraction(u.start_ns, u.end_ns, o.start_ns, o.end_ns);
+        if (f <= 0) continue;
+        share += static_cast<double>(u.value) * f;
+        total += static_cast<double>(u.value);
+      }
+      if (share >= 1 && share >= 0.1 * total) {
+        cover = drv;
+        k.faults = std::llround(share);
+      }
+    }
+    {
+      std::vector<Interval> ignored;
+      drv_mig_sweep.Cover(o.start_ns, o.end_ns, &ignored, &k);
+    }
     // Per kernel: its fault groups, else (none recorded: not asked for, or
     // lost; CUPTI on the lent VMs delivered them for the first kernel only,
     // docs/um.md) the span from its first to its last fault-driven migration:
@@ -215,6 +286,8 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
       // storm, unrecorded (um.h).
       k.stalled_ns = dur;
     }
+    // The driver's totals over the kernel are complete: no extrapolation.
+    if (a.has_driver_totals) continue;
     // Bytes past the records: the recorded migrations' rate over their own
     // span, continued to the end of the stall.
     k.htod_bytes = k.htod_bytes_recorded;
@@ -234,12 +307,27 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
     if (cur.migrations > 0) a.cpu_bursts.push_back(cur);
     cur = UmCpuBurst{};
   };
+  // CUPTI's fault-driven records; without them, the driver's device->host
+  // totals of the poll intervals that also saw CPU faults (a user prefetch
+  // to the CPU moves bytes without faults).
+  bool cupti_dtoh = false;
+  for (const UmRecord& u : um) cupti_dtoh |= u.kind == UmCounterKind::kBytesDtoH && FaultDriven(u);
+  std::vector<int64_t> cpu_fault_polls;
+  for (const UmRecord& u : um)
+    if (u.kind == UmCounterKind::kDriverCpuFaults) cpu_fault_polls.push_back(u.start_ns);
+  std::sort(cpu_fault_polls.begin(), cpu_fault_polls.end());
   for (const UmRecord& u : um) {
-    if (u.kind != UmCounterKind::kBytesDtoH || !FaultDriven(u)) continue;
-    while (op_i < ops.size() && ops[op_i].end_ns <= u.start_ns) ++op_i;
+    const bool driver =
+        !cupti_dtoh && u.kind == UmCounterKind::kDriverDtoH &&
+        std::binary_search(cpu_fault_polls.begin(), cpu_fault_polls.end(), u.start_ns);
+    if (!driver && (u.kind != UmCounterKind::kBytesDtoH || !FaultDriven(u))) continue;
+    // A poll interval starts at the previous poll, often inside the kernel
+    // the CPU waited for: its end says where it is.
+    const int64_t at = driver ? u.end_ns : u.start_ns;
+    while (op_i < ops.size() && ops[op_i].end_ns <= at) ++op_i;
     bool in_kernel = false;
-    for (size_t j = op_i; j < ops.size() && ops[j].start_ns <= u.start_ns; ++j) {
-      if (ops[j].kind == GpuOpKind::kKernel && ops[j].end_ns > u.start_ns &&
+    for (size_t j = op_i; j < ops.size() && ops[j].start_ns <= at; ++j) {
+      if (ops[j].kind == GpuOpKind::kKernel && ops[j].end_ns > at &&
           (device < 0 || ops[j].device == device))
         in_kernel = true;
     }

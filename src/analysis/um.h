@@ -5,9 +5,11 @@
 // live on the other side; the GPU stalls while the driver services the fault
 // group and migrates the pages. Evidence, per kernel: the GPU fault groups
 // (um.kind = gpu_page_fault, recorded with --trace um-gpu-faults) whose
-// [start, end] overlaps the kernel, else the host->device migrations that
-// faults caused (cause coherence, and the driver's speculative prefetch of the
-// neighbouring pages) that overlap it (recorded by default). The union of
+// [start, end] overlaps the kernel, else the driver's GPU-fault totals
+// (driver_gpu_faults, recorded by default: faults serviced per ~1 ms poll)
+// overlapping it, else the host->device migrations that faults caused (cause
+// coherence, and the driver's speculative prefetch of the neighbouring pages;
+// CUPTI's records, --trace ...,um-migrations) that overlap it. The union of
 // the fault groups clipped to the kernel, groups less than 200 us apart
 // merged (the replay latency between batches; without them: the span from the
 // first to the last fault-driven migration in it) is the kernel's **recorded
@@ -30,10 +32,13 @@
 //     (um_touch: within 1%), far too high for one that computes meanwhile
 //     (um_touch --work 30000: 265 ms predicted, 21 ms measured). The finding
 //     says which kernels had no fault-free run.
-// Its host->device bytes: the recorded ones, plus, past the last migration
-// record, the recorded migrations' rate over their span continued to the end
-// of the kernel (without a fault-free run only, and when the records span at
-// least a tenth of the kernel).
+// Its host->device bytes: the driver's host->device totals over the kernel
+// (each poll interval's bytes prorated by its overlap with the kernel), which
+// are complete. Without them (an older driver, or STEPSCOPE_UM_DRIVER=off):
+// CUPTI's recorded ones, plus, past the last migration record, the recorded
+// migrations' rate over their span continued to the end of the kernel
+// (without a fault-free run only, and when the records span at least a tenth
+// of the kernel).
 //
 // Pricing (the what-if of a bulk cudaMemPrefetchAsync): the same bytes moved
 // as one prefetch at the link's bandwidth. saving = fault-stalled time
@@ -42,7 +47,11 @@
 // ceiling of `stepscope bench` (h2d_pinned) when the caller has it; else the
 // speed of the trace's large migrations (>= 256 KiB, either direction: one
 // record is one copy on the link, and large ones run near its speed); else of
-// all migrations of that direction; else 0 (no pricing).
+// all migrations of that direction; else of the trace's explicit pinned copies
+// of that direction (>= 256 KiB: the same link); else the published figure of
+// this GPU's host link (the CLI passes it by GPU name: x86 + H100 PCIe Gen5
+// 55.7 / 54.4 GB/s, Grace Hopper NVLink-C2C 381.7 / 297.7 GB/s); else 0 (no
+// pricing).
 #pragma once
 
 #include <cstdint>
@@ -64,18 +73,29 @@ struct UmKernelStall {
 };
 
 struct UmCpuBurst {
-  int64_t start_ns = 0, end_ns = 0;  // first to last fault-driven device->host migration
+  // first to last fault-driven device->host migration (from the driver's
+  // totals: the poll intervals that saw CPU faults and device->host bytes)
+  int64_t start_ns = 0, end_ns = 0;
   uint64_t dtoh_bytes = 0;
   int64_t migrations = 0;
 };
 
 // Where a prefetch's bandwidth comes from (first that has a number, in this
 // order; see "Pricing" above).
-enum class UmBandwidthSource { kNone, kPrefetches, kBench, kLargeMigrations, kMigrations };
+enum class UmBandwidthSource {
+  kNone,
+  kPrefetches,
+  kBench,
+  kLargeMigrations,
+  kMigrations,
+  kCopies,
+  kPublished
+};
 const char* UmBandwidthSourceText(UmBandwidthSource s);
 
 struct UmAnalysis {
   bool has_gpu_faults = false;         // the trace holds GPU fault-group records
+  bool has_driver_totals = false;      // the trace holds the driver's totals (driver_*)
   std::vector<UmKernelStall> kernels;  // kernels with stalled_ns > 0, in gpu_ops() order
   std::vector<UmCpuBurst> cpu_bursts;  // fault-driven D->H bursts while no kernel ran
   double htod_bytes_per_ns = 0;        // the prefetch's bandwidth (0: unknown)
@@ -91,9 +111,11 @@ inline bool IsUmMigration(UmCounterKind k) {
 }
 
 // link_bytes_per_ns: the host<->device ceilings of `stepscope bench`
-// (h2d_pinned, d2h_pinned; 0: not known).
+// (h2d_pinned, d2h_pinned; 0: not known); published_bytes_per_ns: the
+// published figures of the GPU's host link (the last resort, see above).
 UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_ns = 0,
-                     double d2h_link_bytes_per_ns = 0);
+                     double d2h_link_bytes_per_ns = 0, double h2d_published_bytes_per_ns = 0,
+                     double d2h_published_bytes_per_ns = 0);
 
 // Saving of a bulk prefetch of `bytes` in place of `stalled_ns` of faulting.
 int64_t UmPrefetchSaving(int64_t stalled_ns, uint64_t bytes, double bytes_per_ns);

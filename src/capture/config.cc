@@ -31,6 +31,8 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
         c.host_mem = true;
       } else if (t == "um") {
         c.um = c.um_at_start = true;
+      } else if (t == "um-migrations") {
+        c.um_migrations = true;
       } else if (t == "um-gpu-faults") {
         c.um_gpu_faults = true;
       } else if (t == "um-cpu-faults") {
@@ -50,7 +52,10 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
   if (ParseInt64(env("STEPSCOPE_RING_MB"), &n) && n >= 1 && n <= 4096)
     c.ring_bytes = static_cast<size_t>(n) << 20;
   c.collector = env("STEPSCOPE_COLLECTOR");
-  if (env("STEPSCOPE_UM") == "off") c.um = c.um_gpu_faults = c.um_cpu_faults = false;
+  if (env("STEPSCOPE_UM") == "off")
+    c.um = c.um_migrations = c.um_gpu_faults = c.um_cpu_faults = false;
+  if (env("STEPSCOPE_UM") == "driver") c.um_cupti = c.um_migrations = false;
+  if (env("STEPSCOPE_UM_DRIVER") == "off") c.um_driver_totals = false;
   if (env("STEPSCOPE_CUPTI_ZEROED") == "0") c.zeroed_buffers = false;
   if (ParseInt64(env("STEPSCOPE_DEVICE_BUFFER_MB"), &n) && n >= 1 && n <= 4096)
     c.device_buffer_bytes = static_cast<size_t>(n) << 20;

@@ -3,7 +3,7 @@
 //
 //   STEPSCOPE_OUTPUT          output pattern (see output_path.h); default stepscope_%p
 //   STEPSCOPE_TRACE           categories: cuda,nvtx,memory (default), host-mem, um,
-//                             um-gpu-faults, um-cpu-faults
+//                             um-migrations, um-gpu-faults, um-cpu-faults
 //   STEPSCOPE_UM              off: no unified-memory migration records (default on with cuda)
 //   STEPSCOPE_DELAY_NS        start recording this long after the tracer starts
 //   STEPSCOPE_DURATION_NS     stop recording this long after recording started
@@ -63,6 +63,19 @@ struct CaptureConfig {
   bool um_at_start = false;
   bool um_gpu_faults = false;
   bool um_cpu_faults = false;
+  // `--trace ...,um-migrations`: CUPTI's record of every migration (address,
+  // cause, copy time). Off by default: the driver reports each migration to
+  // CUPTI through a queue that roughly doubles fault handling (lent H100,
+  // 2026-11-24: a fault-bound kernel 32 ms bare, 60 ms with the records);
+  // the driver's totals below give the bytes at no such cost.
+  bool um_migrations = false;
+  // CUPTI's unified-memory kind may be used at all (thrashing, throttling,
+  // remote maps by default; plus what the um-* categories ask).
+  // STEPSCOPE_UM=driver: the driver's totals only.
+  bool um_cupti = true;
+  // With `um`: the nvidia-uvm driver's migration and fault totals, sampled
+  // every millisecond (capture/uvm_counters.h). STEPSCOPE_UM_DRIVER=off.
+  bool um_driver_totals = true;
   int64_t delay_ns = 0;
   int64_t duration_ns = 0;
   Range range = Range::kNone;

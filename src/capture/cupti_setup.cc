@@ -102,6 +102,7 @@ void ConfigureUnifiedMemory(const CaptureConfig& c);
 
 void OnContextCreated() {
   g_context_seen = true;
+  if (g_um_wanted.load()) Session::Get().StartUvmCounters();  // `--trace um`
   if (!g_um_configured || !g_um_wanted || g_um_enabled.load()) return;
   // Configure again now that cuInit has finished: the configuration made inside
   // it was accepted, yet enabling still answered NOT_READY at the first context
@@ -236,6 +237,8 @@ CUptiResult SetBufferAttributes(const CaptureConfig& c) {
 // only when page faults were asked for explicitly.
 void ConfigureUnifiedMemory(const CaptureConfig& c) {
   if (!c.um && !c.um_gpu_faults && !c.um_cpu_faults) return;
+  // STEPSCOPE_UM=driver: the driver's totals only.
+  if (!c.um_cupti) return;
   auto config = [](CUpti_ActivityUnifiedMemoryCounterKind kind) {
     CUpti_ActivityUnifiedMemoryCounterConfig u{};
     u.scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE;
@@ -244,9 +247,14 @@ void ConfigureUnifiedMemory(const CaptureConfig& c) {
     u.enable = 1;
     return u;
   };
+  // What was asked for first (a failure of the rest retries with these only);
+  // migrations only with um-migrations (their bytes come from the driver's
+  // totals by default, capture/uvm_counters.h).
   std::vector<CUpti_ActivityUnifiedMemoryCounterConfig> wanted;
-  wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD));
-  wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH));
+  if (c.um_migrations) {
+    wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD));
+    wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH));
+  }
   if (c.um_gpu_faults)
     wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT));
   if (c.um_cpu_faults)
@@ -255,24 +263,29 @@ void ConfigureUnifiedMemory(const CaptureConfig& c) {
   wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING));
   wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THROTTLING));
   wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_REMOTE_MAP));
-  wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD));
+  if (c.um_migrations)
+    wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD));
   CUptiResult r = cuptiActivityConfigureUnifiedMemoryCounter(wanted.data(),
                                                              static_cast<uint32_t>(wanted.size()));
-  if (r != CUPTI_SUCCESS) {  // retry with the migrations (and faults asked for) only
+  if (r != CUPTI_SUCCESS && essential > 0) {  // retry with what was asked for only
     r = cuptiActivityConfigureUnifiedMemoryCounter(wanted.data(), static_cast<uint32_t>(essential));
   }
   g_um_configured = r == CUPTI_SUCCESS;
   if (g_um_configured.load()) {
-    LogVerbose("unified-memory counters on (gpu faults %s, cpu faults %s)",
-               c.um_gpu_faults ? "on" : "off", c.um_cpu_faults ? "on" : "off");
-  } else if (c.um_gpu_faults || c.um_cpu_faults) {
-    LogWarn("unified-memory page faults cannot be recorded here (%s)", ResultString(r).c_str());
+    LogVerbose("CUPTI unified-memory records on (migrations %s, gpu faults %s, cpu faults %s)",
+               c.um_migrations ? "on" : "off", c.um_gpu_faults ? "on" : "off",
+               c.um_cpu_faults ? "on" : "off");
+  } else if (c.um_gpu_faults || c.um_cpu_faults || c.um_migrations) {
+    LogWarn("unified-memory migrations or page faults cannot be recorded here (%s)",
+            ResultString(r).c_str());
   } else {
     LogVerbose("unified-memory counters unavailable (%s)", ResultString(r).c_str());
   }
 }
 
 }  // namespace
+
+bool UnifiedMemoryActivityOn() { return g_um_enabled.load(std::memory_order_relaxed); }
 
 // The first managed allocation (its API exit callback, on the program's
 // thread; the allocation exists, its pages are not populated yet, so the
@@ -283,6 +296,7 @@ void OnFirstManagedAllocation() {
   if (!c.um && !c.um_gpu_faults && !c.um_cpu_faults) return;
   g_context_seen = true;  // an allocation needs a context
   if (g_um_wanted.exchange(true)) return;
+  s.StartUvmCounters();
   if (!g_um_configured) ConfigureUnifiedMemory(c);
   if (!g_um_configured || !s.recording()) return;  // the next recording window enables it
   NoteUnifiedMemoryEnable(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER));

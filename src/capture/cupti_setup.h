@@ -6,4 +6,7 @@ namespace stepscope {
 // returns 1: a failure disables tracing with one warning, the program runs on.
 int InitializeCupti();
 
+// CUPTI's unified-memory activity kind is enabled (per-migration records).
+bool UnifiedMemoryActivityOn();
+
 }  // namespace stepscope

@@ -1,5 +1,6 @@
 #include "capture/session.h"
 
+#include "capture/cupti_setup.h"
 #include "capture/python_callstack.h"
 
 #include <cupti.h>
@@ -544,6 +545,56 @@ void Session::PumpHostMem() {
   if (dropped) shm_->host_mem_dropped.store(dropped(), std::memory_order_relaxed);
 }
 
+void Session::StartUvmCounters() {
+  if (!active() || !config_.um_driver_totals) return;
+  try {
+    std::call_once(uvm_once_, [this] {
+      std::string why;
+      if (!uvm_.Open(&why)) {
+        LogVerbose("the driver's unified-memory totals are off: %s", why.c_str());
+        return;
+      }
+      uvm_last_ = uvm_.Read();
+      uvm_last_ns_ = NowNs();
+      uvm_on_.store(true, std::memory_order_release);  // publishes uvm_ and uvm_last_*
+      LogVerbose("the driver's unified-memory totals are on");
+      {
+        std::lock_guard<std::mutex> lk(mu_);
+        urgent_ = true;  // the timer thread switches to its 1 ms period now
+      }
+      cv_.notify_all();
+    });
+  } catch (...) {
+    // std::string / call_once allocation: the totals stay off, the program runs on.
+  }
+}
+
+bool Session::PumpUvmTotals(int64_t now_ns, bool emit) {
+  const UvmTotals t = uvm_.Read();
+  if (t == uvm_last_) {
+    uvm_last_ns_ = now_ns;  // a later change happened after this poll
+    return false;
+  }
+  if (emit) {
+    auto put = [&](UmCounterKind kind, uint64_t before, uint64_t after) {
+      if (after <= before) return;
+      UmRecord r{};
+      r.start_ns = uvm_last_ns_;
+      r.end_ns = std::max(now_ns, uvm_last_ns_);
+      r.kind = kind;
+      r.value = after - before;
+      shm::Put(shm_, shm::Kind::kUm, &r, sizeof(r));
+    };
+    put(UmCounterKind::kDriverHtoD, uvm_last_.bytes_htod, t.bytes_htod);
+    put(UmCounterKind::kDriverDtoH, uvm_last_.bytes_dtoh, t.bytes_dtoh);
+    put(UmCounterKind::kDriverCpuFaults, uvm_last_.cpu_page_faults, t.cpu_page_faults);
+    put(UmCounterKind::kDriverGpuFaults, uvm_last_.gpu_page_faults, t.gpu_page_faults);
+  }
+  uvm_last_ = t;
+  uvm_last_ns_ = now_ns;
+  return true;
+}
+
 void Session::TimerLoop() {
   pthread_setname_np(pthread_self(), "stepscope-tm");
   try {
@@ -552,9 +603,12 @@ void Session::TimerLoop() {
     const int64_t flush_interval = config_.commit_interval_ns;
     while (true) {
       bool urgent = false;
+      // With unified memory in use: every millisecond (the driver's totals,
+      // and CUPTI's records drained while migrations run).
+      const bool uvm = uvm_on_.load(std::memory_order_acquire);
       {
         std::unique_lock<std::mutex> lk(mu_);
-        cv_.wait_for(lk, std::chrono::milliseconds(50), [&] { return stop_ || urgent_; });
+        cv_.wait_for(lk, std::chrono::milliseconds(uvm ? 1 : 50), [&] { return stop_ || urgent_; });
         if (stop_) break;
         urgent = urgent_;
         urgent_ = false;
@@ -570,6 +624,15 @@ void Session::TimerLoop() {
         SetRecording(false);
       }
       const int64_t mono = MonotonicNs();
+      // Migrations are running: drain CUPTI's unified-memory records now. The
+      // driver queue they come through holds a few thousand events; left to
+      // the regular flush, a fault storm overflows it and the rest of the
+      // kernel's migrations are lost (lent H100: 112-194 of 256 MiB per round;
+      // drained every millisecond, 256 of 256).
+      const bool per_event =
+          config_.um_migrations || config_.um_gpu_faults || config_.um_cpu_faults;
+      if (uvm && PumpUvmTotals(now, recording()) && per_event && UnifiedMemoryActivityOn())
+        urgent = true;
       if (cupti_active_.load() && !config_.diag_off.flush &&
           (urgent || mono - last_flush >= flush_interval)) {
         // Delivers every buffer whose records are all complete (not forced:
@@ -592,8 +655,11 @@ void Session::Shutdown() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  const bool was_recording = recording();
   recording_ = false;
   if (cupti_active_.load()) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  // The last interval's totals (the timer thread has ended).
+  if (uvm_on_.load(std::memory_order_acquire)) PumpUvmTotals(NowNs(), was_recording);
   if (auto toggle = activity_toggle_.load()) toggle(false);
   PumpHostMem();
   shm_->flags.fetch_or(shm::kFlagExited);

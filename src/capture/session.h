@@ -13,7 +13,16 @@
 //  * CUPTI writes activity records into buffer slots of the region;
 //  * one small timer thread (all signals blocked, no I/O) asks CUPTI for
 //    completed buffers every 0.25 s, runs the --delay/--duration windows and
-//    moves host-mem records into the ring.
+//    moves host-mem records into the ring; once the program uses unified
+//    memory it also samples the driver's migration totals every millisecond
+//    (uvm_counters.h) and, while they move, asks CUPTI for its
+//    unified-memory records each time: the driver's queue behind them is
+//    small and drops what is not drained in time.
+//
+// The one fd the tracer keeps: /dev/nvidia-uvm-tools, opened at the first
+// managed allocation for the driver's totals and never written or read
+// through after that call (the driver updates a page of our memory). A program
+// that closes it stops the totals, nothing else.
 //
 // Failure policy: nothing here throws or aborts. Any failure disables the
 // session with one warning ("stepscope: warning: ... ; the program runs
@@ -31,6 +40,7 @@
 
 #include "capture/config.h"
 #include "capture/shm_ring.h"
+#include "capture/uvm_counters.h"
 #include "format/records.h"
 
 namespace stepscope {
@@ -92,6 +102,10 @@ class Session {
   // The capture range closed: no second window.
   void EndWindow() { window_done_.store(true); }
   void SetActivityToggle(void (*toggle)(bool on)) { activity_toggle_.store(toggle); }
+  // Unified memory is in use (the first managed allocation, or the first
+  // context with `--trace um`): opens the driver's totals for the timer
+  // thread to sample. Once; a failure is said with STEPSCOPE_VERBOSE only.
+  void StartUvmCounters();
 
   // Flushes CUPTI into the region and marks a clean exit. Idempotent; runs
   // from atexit in the owning process.
@@ -107,6 +121,9 @@ class Session {
   bool Handshake(int memfd);
   void TimerLoop();
   void PumpHostMem();
+  // Timer thread: the driver's totals moved since the last call -> one um row
+  // per moved total; returns true when they moved.
+  bool PumpUvmTotals(int64_t now_ns, bool emit);
   // Copies the strings the buffer's records point to into the ring.
   void SendForeignStrings(uint8_t* buffer, size_t valid);
 
@@ -136,6 +153,14 @@ class Session {
   bool urgent_ = false;  // guarded by mu_: flush CUPTI now (OOM)
   std::thread thread_;
   void* host_drain_ = nullptr;  // stepscope_hostmem_drain, when the interposer is loaded
+
+  // The driver's unified-memory totals: uvm_ is set by StartUvmCounters
+  // before the release store of uvm_on_; the timer thread owns the rest.
+  UvmToolsCounters uvm_;
+  std::atomic<bool> uvm_on_{false};
+  std::once_flag uvm_once_;
+  UvmTotals uvm_last_;
+  int64_t uvm_last_ns_ = 0;
 };
 
 }  // namespace stepscope

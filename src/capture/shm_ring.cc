@@ -26,6 +26,8 @@ const char* KindName(Kind k) {
       return "python_code";
     case Kind::kPyStack:
       return "python_stack";
+    case Kind::kUm:
+      return "um_totals";
     default:
       return "unknown";
   }

@@ -46,7 +46,8 @@ enum class Kind : uint16_t {
   kString = 8,      // ForeignString + bytes: a string a CUPTI record points to (kernel name)
   kPyCode = 9,      // PyCodeName + function bytes + file bytes: a Python code object, once
   kPyStack = 10,    // PyStackHead + depth x PyStackFrame: the Python stack at a CUDA call
-  kCount = 11,
+  kUm = 11,         // UmRecord: the driver's unified-memory totals (capture/uvm_counters.h)
+  kCount = 12,
 };
 const char* KindName(Kind k);
 

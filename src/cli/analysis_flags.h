@@ -116,6 +116,18 @@ inline Status ParsePricingFlags(const ArgParser& p, AnalyzeOptions* opt) {
 inline void ApplyCeilings(const TraceModel& m, AnalyzeOptions* opt) {
   if (m.devices().empty()) return;
   const DeviceRecord& d = m.devices()[0];
+  // The published host-link figures, by GPU name (Grace Hopper: NVLink-C2C;
+  // other H100/H200: x86 over PCIe Gen5): the last resort of um_faults.
+  const std::string gpu = m.String(d.name);
+  const char* link =
+      gpu.find("GH200") != std::string::npos                                           ? "GH200 C2C"
+      : gpu.find("H100") != std::string::npos || gpu.find("H200") != std::string::npos ? "x86+H100"
+                                                                                       : nullptr;
+  for (const ReferenceFigure& f : ReferenceFigures()) {
+    if (!link || std::string(f.system) != link) continue;
+    if (std::string(f.key) == "h2d_pinned") opt->h2d_published_bytes_per_ns = f.value / 1e9;
+    if (std::string(f.key) == "d2h_pinned") opt->d2h_published_bytes_per_ns = f.value / 1e9;
+  }
   auto store = LoadCeilingsStore(DefaultCeilingsPath());
   if (!store.ok()) return;
   std::string how;

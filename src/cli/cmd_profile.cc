@@ -105,10 +105,12 @@ int RunProfile(int argc, char** argv) {
   p.Flag("--trace", "LIST",
          "categories to record: cuda, nvtx, memory (device allocations), host (samples of every "
          "thread: state, what it waits on, its Python stack; see --sample-hz), host-mem (host "
-         "malloc/mmap of 1 MiB or more, via an LD_PRELOAD interposer), um-gpu-faults and "
-         "um-cpu-faults (unified-memory page faults). Unified-memory migrations come with cuda "
-         "from the program's first cudaMallocManaged; um records them from the start (memory "
-         "no managed allocation announces: system-allocated memory on Grace Hopper)",
+         "malloc/mmap of 1 MiB or more, via an LD_PRELOAD interposer), um-migrations (CUPTI's "
+         "record of every unified-memory migration: address, cause, copy time; slows fault "
+         "handling ~2x), um-gpu-faults and um-cpu-faults (page faults, also costly). The "
+         "driver's unified-memory migration and fault totals come with cuda from the program's "
+         "first cudaMallocManaged; um records from the start (memory no managed allocation "
+         "announces: system-allocated memory on Grace Hopper)",
          "cuda,nvtx,memory,host");
   p.Flag("--sample-hz", "N",
          "host sampling rate per process, samples per second (0: off; 1 to 10000)", "200");
@@ -150,10 +152,10 @@ int RunProfile(int argc, char** argv) {
   if (EndsWith(pattern, "/")) pattern += "stepscope_%p";
   for (const std::string& cat : Split(p.Get("--trace"), ',')) {
     if (cat != "cuda" && cat != "nvtx" && cat != "memory" && cat != "host" && cat != "host-mem" &&
-        cat != "um" && cat != "um-gpu-faults" && cat != "um-cpu-faults") {
+        cat != "um" && cat != "um-migrations" && cat != "um-gpu-faults" && cat != "um-cpu-faults") {
       return ReportError("profile", InvalidInput("unknown --trace category '" + cat +
-                                                 "' (use cuda, nvtx, memory, host, host-mem, "
-                                                 "um, um-gpu-faults, um-cpu-faults)"));
+                                                 "' (use cuda, nvtx, memory, host, host-mem, um, "
+                                                 "um-migrations, um-gpu-faults, um-cpu-faults)"));
     }
   }
   int64_t sample_hz = 0;

@@ -266,6 +266,15 @@ void TraceCollector::OnRecord(shm::Kind kind, const uint8_t* p, uint32_t n) {
       urgent_ = true;
       break;
     }
+    case shm::Kind::kUm: {
+      if (n < sizeof(UmRecord)) return;
+      UmRecord r;
+      std::memcpy(&r, p, sizeof(r));
+      if (!IsUmDriverTotal(r.kind) || r.end_ns < r.start_ns) return;  // only totals come this way
+      writer_->AddUm(r);
+      ++um_totals_;
+      break;
+    }
     case shm::Kind::kHostAlloc: {
       if (n < sizeof(HostAllocRecord)) return;
       HostAllocRecord r;
@@ -461,7 +470,8 @@ void TraceCollector::Finish() {
   // launcher such as torchrun's agent) leaves no trace behind, samples or
   // not; a host-only trace (a Python program without CUDA) is its samples.
   const uint64_t work = c.kernels + c.memcpys + c.memsets + c.api_calls + c.syncs + c.memory +
-                        c.ooms + nvtx_written_ + open.size() + host_allocs_ + host_->api_stacks() +
+                        c.ooms + nvtx_written_ + open.size() + host_allocs_ + um_totals_ +
+                        host_->api_stacks() +
                         (Get(hello_, "trace_categories") == "host" ? host_->samples() : 0);
   result_.kept = work > 0 || !st.ok();
   if (!result_.kept) ::unlink(path_.c_str());

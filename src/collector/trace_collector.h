@@ -95,7 +95,8 @@ class TraceCollector {
   std::unordered_set<uint32_t> tids_, named_;
   std::unordered_map<uint32_t, std::string> proc_names_;
   uint64_t host_dropped_ = 0;
-  uint64_t nvtx_written_ = 0, nvtx_unmatched_ = 0, host_allocs_ = 0, lost_buffers_ = 0;
+  uint64_t nvtx_written_ = 0, nvtx_unmatched_ = 0, host_allocs_ = 0, lost_buffers_ = 0,
+           um_totals_ = 0;
   int64_t max_ns_ = 0;
   CollectedTrace result_;
   std::unique_ptr<HostSampler> sampler_;

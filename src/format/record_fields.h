@@ -235,11 +235,14 @@ struct RecordFormat<UmRecord> {
       Col("kind", &UmRecord::kind,
           "enum_um_counter_kind.id: 1 bytes_htod, 2 bytes_dtoh, 3 cpu_page_fault, 4 "
           "gpu_page_fault, 5 thrashing, 6 throttling, 7 remote_map, "
-          "8 bytes_dtod",
-          {.read = ReadInRange<0, 8>}),
+          "8 bytes_dtod (CUPTI's records); 9 driver_htod, 10 driver_dtoh, 11 "
+          "driver_cpu_faults, 12 driver_gpu_faults (the driver's totals over [start_ns, "
+          "end_ns], complete where CUPTI's records are not)",
+          {.read = ReadInRange<0, 12>}),
       Col("value", &UmRecord::value,
           "migrations, thrashing, remote maps: bytes; gpu_page_fault: faults in the group; "
-          "cpu_page_fault: program counter of the faulting instruction"),
+          "cpu_page_fault: program counter of the faulting instruction; driver_*: bytes or "
+          "faults in the interval"),
       Col("address", &UmRecord::address, "virtual address of the page(s)"),
       Col("src_id", &UmRecord::src_id,
           "source processor (device id; for migrations from the host, CPU)"),

@@ -126,6 +126,14 @@ const char* UmCounterKindName(UmCounterKind k) {
       return "remote_map";
     case UmCounterKind::kBytesDtoD:
       return "bytes_dtod";
+    case UmCounterKind::kDriverHtoD:
+      return "driver_htod";
+    case UmCounterKind::kDriverDtoH:
+      return "driver_dtoh";
+    case UmCounterKind::kDriverCpuFaults:
+      return "driver_cpu_faults";
+    case UmCounterKind::kDriverGpuFaults:
+      return "driver_gpu_faults";
     case UmCounterKind::kUnknown:
       break;
   }

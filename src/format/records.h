@@ -75,7 +75,19 @@ enum class UmCounterKind : uint8_t {
   kThrottling = 6,    // driver throttled a processor for [start, end]
   kRemoteMap = 7,     // driver mapped the region remotely instead of migrating: value = bytes
   kBytesDtoD = 8,     // migration device -> device: value = bytes
+  // The nvidia-uvm driver's own totals (capture/uvm_counters.h), sampled by
+  // the tracer: what changed in [start, end]. Complete where CUPTI's
+  // per-migration records are not (they are dropped under fault storms);
+  // no address, no cause. Rows only for intervals where the total moved.
+  kDriverHtoD = 9,        // bytes migrated host -> device (every cause)
+  kDriverDtoH = 10,       // bytes migrated device -> host
+  kDriverCpuFaults = 11,  // CPU page faults on managed memory: value = count
+  kDriverGpuFaults = 12,  // GPU page faults serviced: value = count
 };
+inline constexpr int kUmCounterKindMax = 12;
+inline bool IsUmDriverTotal(UmCounterKind k) {
+  return k >= UmCounterKind::kDriverHtoD && k <= UmCounterKind::kDriverGpuFaults;
+}
 
 enum class NvtxKind : uint8_t {
   kPushPop = 1,   // nvtxRangePush/Pop: nested per thread

@@ -286,7 +286,7 @@ std::string SchemaCreateSql() {
   AppendEnumRows<SyncType>(&sql, "enum_sync_type", 4, SyncTypeName);
   AppendEnumRows<MemoryOp>(&sql, "enum_memory_op", 2, MemoryOpName);
   AppendEnumRows<MemoryPoolOp>(&sql, "enum_memory_pool_op", 3, MemoryPoolOpName);
-  AppendEnumRows<UmCounterKind>(&sql, "enum_um_counter_kind", 8, UmCounterKindName);
+  AppendEnumRows<UmCounterKind>(&sql, "enum_um_counter_kind", kUmCounterKindMax, UmCounterKindName);
   AppendEnumRows<ThreadState>(&sql, "enum_thread_state", kThreadStateMax, ThreadStateName);
   AppendEnumRows<FrameKind>(&sql, "enum_frame_kind", 3, FrameKindName);
   sql += "INSERT OR REPLACE INTO enum_nvtx_kind VALUES(1,'push_pop'),(2,'start_end'),(3,'mark');\n";

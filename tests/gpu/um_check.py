@@ -3,19 +3,23 @@
 
   build       nvcc -O2 tests/gpu/um_touch.cu (256 MiB cudaMallocManaged, 3 rounds CPU touch / GPU `touch`)
   migrations  per round, host->device migrations >= 90% of the buffer inside the kernel, and
-              device->host >= 90% in the rounds whose CPU touch follows a kernel (2, 3)
+              device->host >= 90% in the rounds whose CPU touch follows a kernel (2, 3): CUPTI's
+              records (when on) and, separately, the driver's totals (driver_htod/driver_dtoh)
   faults      GPU fault groups (--trace ...,um-gpu-faults) overlap every `touch` kernel
   analyze     `stepscope analyze` leads with um_faults and its fix names cudaMemPrefetchAsync
   prefetch    with --prefetch the kernels' time drops; um_faults' predicted drop (the fault-stalled
               kernel time) within 20% of the measured drop, both over the steps the finding names;
               the net saving (minus the prefetch copy time) printed beside the measured one.
+              prefetch_bare: the same prediction against the drop measured WITHOUT the tracer
+              (um_touch's own CUDA-event kernel times, 3 interleaved pairs of bare runs): the
+              yardstick, since tracing can stretch fault handling
               --work N makes the kernel compute too, --repeat R adds fault-free runs of it
   cost        wall time, interleaved x5: the program without managed memory (--device-mem) traced
               with UM counters on (default) vs off (STEPSCOPE_UM=off): must be equal within noise;
               and the managed program with um-gpu-faults / um-cpu-faults on vs off (their cost)
 
 usage: python3 tests/gpu/um_check.py --stepscope build/bin/stepscope --out /tmp/um [--mib 256] [--work N]
-       [--only NAMES]
+       [--only NAMES] [--cats CATEGORIES] [--env KEY=VALUE ...]
 Keep --mib far below the GPU's free memory (oversubscribing managed memory can hang a GPU).
 """
 import argparse
@@ -59,7 +63,7 @@ def profile(a, binary, name, extra_args, trace_cats):
     p, wall = run([a.stepscope, "profile", "--trace", trace_cats, "-f", "-o", out, "--", binary,
                    "--mib", str(a.mib), "--rounds", str(a.rounds), "--work", str(a.work), "--repeat", str(a.repeat)]
                   + extra_args,
-                  env={"STEPSCOPE_VERBOSE": "1"})
+                  env=dict(a.env, STEPSCOPE_VERBOSE="1"))
     with open(os.path.join(a.out, name + ".log"), "wb") as f:
         f.write(p.stdout + b"\n--- stderr\n" + p.stderr)
     if p.returncode != 0:
@@ -83,15 +87,28 @@ def check_trace(a, path, label):
     steps, kernels, um = trace_facts(path)
     size = a.mib * MIB
     ok_mig, notes = True, []
+    cupti = any(k in (1, 2) for s, e, k, v, f in um)
+    ok_drv, drv_notes = True, []
     for i, (s0, s1, name) in enumerate(steps):
+        need_d = i > 0  # round 1's CPU touch populates fresh pages on the host: nothing to migrate
         h = sum(v for s, e, k, v, f in um if k == 1 and s0 <= s < s1)
         d = sum(v for s, e, k, v, f in um if k == 2 and s0 <= s < s1)
-        need_d = i > 0  # round 1's CPU touch populates fresh pages on the host: nothing to migrate
-        ok = h >= 0.9 * size and (d >= 0.9 * size or not need_d)
-        ok_mig &= ok
+        ok_mig &= h >= 0.9 * size and (d >= 0.9 * size or not need_d)
         notes.append(f"{name}: HtoD {h / MIB:.0f} MiB, DtoH {d / MIB:.0f} MiB")
-    report(f"migrations[{label}]", ok_mig and len(steps) == a.rounds,
-           f"{len(steps)} rounds; " + "; ".join(notes) + f" (need >= {0.9 * a.mib:.0f} MiB)")
+        # The driver's totals: poll intervals (~1 ms; longer while CUPTI flushes a fault
+        # storm's records), prorated by their overlap with the step.
+        def share(s, e):
+            return (max(0, min(e, s1) - max(s, s0)) / (e - s)) if e > s else float(s0 <= s < s1)
+        h = sum(v * share(s, e) for s, e, k, v, f in um if k == 9)
+        d = sum(v * share(s, e) for s, e, k, v, f in um if k == 10)
+        ok_drv &= h >= 0.9 * size and (d >= 0.9 * size or not need_d)
+        drv_notes.append(f"{name}: HtoD {h / MIB:.0f} MiB, DtoH {d / MIB:.0f} MiB")
+    if cupti:
+        report(f"migrations[{label}]", ok_mig and len(steps) == a.rounds,
+               f"CUPTI records: {len(steps)} rounds; " + "; ".join(notes) +
+               f" (need >= {0.9 * a.mib:.0f} MiB)")
+    report(f"driver_totals[{label}]", ok_drv and len(steps) == a.rounds,
+           f"{len(steps)} rounds; " + "; ".join(drv_notes) + f" (need >= {0.9 * a.mib:.0f} MiB)")
     return steps, kernels, um
 
 
@@ -108,7 +125,10 @@ def main():
                          "the prefetch check then tests the stall model where resident time is not ~0)")
     ap.add_argument("--binary", help="a prebuilt um_touch (default: build it with nvcc)")
     ap.add_argument("--only", default="")
+    ap.add_argument("--cats", default="cuda,nvtx,memory,um-gpu-faults", help="--trace of the traced runs")
+    ap.add_argument("--env", action="append", default=[], help="KEY=VALUE for the traced runs")
     a = ap.parse_args()
+    a.env = dict(kv.split("=", 1) for kv in a.env)
     a.stepscope = os.path.abspath(a.stepscope)
     os.makedirs(a.out, exist_ok=True)
     only = set(filter(None, a.only.split(",")))
@@ -133,7 +153,7 @@ def main():
     except Exception as e:  # no nvidia-smi: go on
         print("note: free memory unknown:", e)
 
-    cats = "cuda,nvtx,memory,um-gpu-faults"
+    cats = a.cats
     base = pre = None
     if want("migrations") or want("faults") or want("analyze") or want("prefetch"):
         try:
@@ -144,8 +164,9 @@ def main():
             # With --repeat R only the first launch of each round faults (the others are the
             # fault-free runs on purpose).
             firsts = groups_in[::max(a.repeat, 1)]
-            report("faults", len(kernels) == a.rounds * max(a.repeat, 1) and all(g > 0 for g in firsts),
-                   f"GPU fault groups per touch kernel: {groups_in}")
+            if want("faults"):
+                report("faults", len(kernels) == a.rounds * max(a.repeat, 1) and all(g > 0 for g in firsts),
+                       f"GPU fault groups per touch kernel: {groups_in}")
         except Exception as e:
             report("fault_run", False, repr(e))
     finding = None
@@ -201,6 +222,24 @@ def main():
             p, _ = run([a.stepscope, "analyze", "--format", "json", pre])
             fs = json.loads(p.stdout)["findings"]
             print("  after prefetch, findings:", [(f["rule"], round(f["cost_pct"], 1)) for f in fs])
+            # Reality: the same drop without the tracer (um_touch's CUDA-event kernel times).
+            bare = {"fault": [], "prefetch": []}
+            for rep in range(3):
+                for name, extra in (("fault", []), ("prefetch", ["--prefetch"])):
+                    pb, _ = run([binary, "--mib", str(a.mib), "--rounds", str(a.rounds), "--work", str(a.work),
+                                 "--repeat", str(a.repeat)] + extra)
+                    js = [l for l in pb.stdout.decode().splitlines() if l.startswith("{")]
+                    ks = json.loads(js[-1])["kernel_ms"]
+                    bare[name].append(sum(ks[r - 1] for r in range(lo, hi + 1)))  # per round, all R launches
+            b0, b1 = statistics.median(bare["fault"]), statistics.median(bare["prefetch"])
+            bare_drop = (b0 - b1) * 1e6
+            err_b = abs(predicted - bare_drop) / bare_drop if bare_drop > 0 else float("inf")
+            summary["prefetch_bare"] = {"kernel_ms_fault": bare["fault"], "kernel_ms_prefetch": bare["prefetch"],
+                                        "bare_drop_ns": bare_drop, "predicted_drop_ns": predicted}
+            report("prefetch_bare", bare_drop > 0 and err_b <= 0.2,
+                   f"untraced kernels (steps {lo}-{hi}, median of 3): {b0:.1f} -> {b1:.1f} ms: drop "
+                   f"{bare_drop / 1e6:.1f} ms; predicted {predicted / 1e6:.1f} ms ({100 * err_b:.0f}% off); "
+                   f"traced fault run's kernels {t0 / 1e6:.1f} ms")
         except Exception as e:
             report("prefetch", False, repr(e))
     if want("cost"):
@@ -210,13 +249,17 @@ def main():
                         ("devmem_um_off", ["--device-mem"], {"STEPSCOPE_UM": "off"}, "cuda,nvtx,memory"),
                         ("managed_default", [], {}, "cuda,nvtx,memory"),
                         ("managed_um_off", [], {"STEPSCOPE_UM": "off"}, "cuda,nvtx,memory"),
+                        ("managed_driver_only", [], {"STEPSCOPE_UM": "driver"}, "cuda,nvtx,memory"),
+                        ("managed_migrations", [], {}, "cuda,nvtx,memory,um-migrations"),
+                        ("managed_bare", None, {}, ""),
                         ("managed_gpu_faults", [], {}, "cuda,nvtx,memory,um-gpu-faults"),
                         ("managed_cpu_faults", [], {}, "cuda,nvtx,memory,um-cpu-faults")]
             for rep in range(5):
                 for name, args, env, c in variants:
-                    p, w = run([a.stepscope, "profile", "--trace", c, "-f", "-o",
-                                os.path.join(a.out, "cost_" + name), "--", binary, "--mib", str(a.mib),
-                                "--rounds", str(a.rounds)] + args, env=env)
+                    prog = [binary, "--mib", str(a.mib), "--rounds", str(a.rounds)] + (args or [])
+                    p, w = run(prog if args is None else
+                               [a.stepscope, "profile", "--trace", c, "-f", "-o",
+                                os.path.join(a.out, "cost_" + name), "--"] + prog, env=env)
                     if p.returncode == 0:
                         rows.setdefault(name, []).append(w)
             med = {k: statistics.median(v) for k, v in rows.items()}

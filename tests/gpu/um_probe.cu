@@ -5,14 +5,25 @@
 // activity kind, touches 64 MiB of managed memory from CPU and GPU and counts
 // the records. Prints each CUPTI result code. (docs/um.md, issue 15.)
 //
-// Build: nvcc -O2 -o um_probe tests/gpu/um_probe.cu -lcupti
-// Run:   um_probe early|context|alloc [KINDS 2|3|7] [MIB]   (three CPU/GPU touch rounds)
+// FLUSH_MS > 0 adds a thread that calls cuptiActivityFlushAll(0) every
+// FLUSH_MS ms (does draining more often keep the records of a fault storm?);
+// TOOLS 1 also opens the driver's unified-memory counter totals
+// (src/capture/uvm_counters.cc) and prints them per round beside CUPTI's.
+//
+// Build: nvcc -O2 -std=c++20 -I src -o um_probe tests/gpu/um_probe.cu src/capture/uvm_counters.cc -lcupti
+// Run:   um_probe early|context|alloc [KINDS 2|3|7] [MIB] [FLUSH_MS] [TOOLS 0|1]   (three CPU/GPU touch rounds)
 #include <cuda_runtime.h>
 #include <cupti.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <thread>
+
+#include "capture/uvm_counters.h"
 
 static int g_records = 0, g_faults = 0, g_other = 0;
 static unsigned long long g_bytes[3][8];  // [direction 1 htod / 2 dtoh][cause]
@@ -108,16 +119,57 @@ int main(int argc, char** argv) {
   std::printf("concurrentManagedAccess=%d\n", attr);
   cudaDeviceGetAttribute(&attr, cudaDevAttrPageableMemoryAccess, 0);
   std::printf("pageableMemoryAccess=%d\n", attr);
-  for (int round = 0; round < 3; ++round) {
-    for (size_t i = 0; i < n; ++i) a[i] = 1.0f;
-    touch<<<1024, 256>>>(a, n);
-    cudaDeviceSynchronize();
+  const int flush_ms = argc > 4 ? std::atoi(argv[4]) : 0;
+  const bool tools = argc > 5 && std::atoi(argv[5]) != 0;
+  stepscope::UvmToolsCounters counters;
+  if (tools) {
+    std::string why;
+    if (!counters.Open(&why)) std::printf("tools counters: %s\n", why.c_str());
+    else std::printf("tools counters: open\n");
   }
+  std::atomic<bool> stop{false};
+  std::thread flusher;
+  if (flush_ms > 0)
+    flusher = std::thread([&] {
+      while (!stop.load()) {
+        cuptiActivityFlushAll(0);
+        std::this_thread::sleep_for(std::chrono::milliseconds(flush_ms));
+      }
+    });
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  for (int round = 0; round < 3; ++round) {
+    const auto t0 = counters.Read();
+    const unsigned long long c_h = g_bytes[1][0] + g_bytes[1][1] + g_bytes[1][2] + g_bytes[1][3] + g_bytes[1][4],
+                             c_d = g_bytes[2][0] + g_bytes[2][1] + g_bytes[2][2] + g_bytes[2][3] + g_bytes[2][4];
+    for (size_t i = 0; i < n; ++i) a[i] = 1.0f;
+    cudaEventRecord(e0);
+    touch<<<1024, 256>>>(a, n);
+    cudaEventRecord(e1);
+    cudaDeviceSynchronize();
+    cuptiActivityFlushAll(1);
+    const auto t1 = counters.Read();
+    float ms = 0;
+    cudaEventElapsedTime(&ms, e0, e1);
+    unsigned long long h = 0, d = 0;
+    for (int c = 0; c < 8; ++c) h += g_bytes[1][c], d += g_bytes[2][c];
+    std::printf("round %d: kernel %.1f ms; CUPTI HtoD %.1f MiB DtoH %.1f MiB; driver totals HtoD %.1f MiB "
+                "(prefetch %.1f) DtoH %.1f MiB, CPU faults %llu, GPU faults %llu\n",
+                round, ms, (h - c_h) / 1048576.0, (d - c_d) / 1048576.0,
+                (t1.bytes_htod - t0.bytes_htod) / 1048576.0,
+                (t1.prefetch_bytes_htod - t0.prefetch_bytes_htod) / 1048576.0,
+                (t1.bytes_dtoh - t0.bytes_dtoh) / 1048576.0,
+                (unsigned long long)(t1.cpu_page_faults - t0.cpu_page_faults),
+                (unsigned long long)(t1.gpu_page_faults - t0.gpu_page_faults));
+  }
+  stop = true;
+  if (flusher.joinable()) flusher.join();
   cuptiActivityFlushAll(1);
   size_t dropped = 0;
   cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped);
-  std::printf("mode=%s kinds=%d mib=%zu x3 rounds: UM records=%d GPU fault records=%d other=%d dropped=%zu\n",
-              when, g_nkinds, mib, g_records, g_faults, g_other, dropped);
+  std::printf("mode=%s kinds=%d mib=%zu flush_ms=%d x3 rounds: UM records=%d GPU fault records=%d other=%d dropped=%zu\n",
+              when, g_nkinds, mib, flush_ms, g_records, g_faults, g_other, dropped);
   for (int d = 1; d <= 2; ++d)
     for (int c = 0; c < 8; ++c)
       if (g_bytes[d][c])

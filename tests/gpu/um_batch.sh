@@ -1,0 +1,28 @@
+#!/bin/bash
+# Unified-memory checks of one device call (docs/um.md, issue 15), ~6 minutes:
+#   D  the default capture (the driver's totals, sampled every 1 ms)
+#   A  default + GPU fault groups (--trace ...,um-gpu-faults; CUPTI drained every 1 ms)
+#   M  default + CUPTI's per-migration records (--trace ...,um-migrations)
+#   W  D on `--work 30000 --repeat 3` (a kernel that computes, with fault-free runs)
+#   C  cost: wall time of the managed program bare / traced in each mode, and of a
+#      program without managed memory with UM on/off (5 interleaved rounds)
+# usage: bash tests/gpu/um_batch.sh   (BIN=build-gpu/bin/stepscope; results under $OUT/um)
+set -u
+B=${BIN:-build-gpu/bin/stepscope}
+R=${OUT:-/tmp/out}/um
+mkdir -p $R
+U=/tmp/um_touch
+nvcc -O2 -o $U tests/gpu/um_touch.cu 2>$R/nvcc.txt || /usr/local/cuda/bin/nvcc -O2 -o $U tests/gpu/um_touch.cu 2>>$R/nvcc.txt
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $R/gpu.txt
+run() {  # NAME ARGS...
+  local n=$1; shift
+  mkdir -p $R/$n
+  python3 tests/gpu/um_check.py --stepscope $B --binary $U --out /tmp/um_$n "$@" > $R/$n/check.log 2>&1
+  cp /tmp/um_$n/*.json /tmp/um_$n/*.txt /tmp/um_$n/*.log /tmp/um_$n/um_fault.sqlite $R/$n/ 2>/dev/null
+  tail -12 $R/$n/check.log
+}
+echo "== D default"; run D --cats cuda,nvtx,memory --only migrations,analyze,prefetch
+echo "== A default + um-gpu-faults"; run A --cats cuda,nvtx,memory,um-gpu-faults --only migrations,faults,analyze,prefetch
+echo "== M default + um-migrations"; run M --cats cuda,nvtx,memory,um-migrations --only migrations,analyze
+echo "== W default, --work 30000 --repeat 3"; run W --cats cuda,nvtx,memory --work 30000 --repeat 3 --only analyze,prefetch
+echo "== C cost"; run C --only cost
