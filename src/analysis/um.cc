@@ -149,9 +149,20 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
     const std::vector<const UmRecord*>& ev;
     std::vector<int64_t> max_end;
     size_t first = 0;
+    // Driver rows: the kernel time inside each (their bytes and faults happen
+    // while kernels run, so a row is shared among the kernels it overlaps).
+    std::vector<int64_t> kernel_ns;
     explicit Sweep(const std::vector<const UmRecord*>& e) : ev(e), max_end(e.size()) {
       for (size_t i = 0; i < ev.size(); ++i)
         max_end[i] = std::max(i ? max_end[i - 1] : 0, ev[i]->end_ns);
+    }
+    // The part of row j's value that belongs to the kernel [s, e): its share
+    // of the row's kernel time (else of the row's time).
+    double Share(size_t j, const UmRecord& u, int64_t s, int64_t e) const {
+      const int64_t in = std::min(u.end_ns, e) - std::max(u.start_ns, s);
+      if (j < kernel_ns.size() && kernel_ns[j] > 0)
+        return in > 0 ? std::min(1.0, static_cast<double>(in) / kernel_ns[j]) : 0.0;
+      return OverlapFraction(u.start_ns, u.end_ns, s, e);
     }
     // The evidence clipped to [s, e); fault groups counted into k.
     void Cover(int64_t s, int64_t e, std::vector<Interval>* cover, UmKernelStall* k) {
@@ -165,13 +176,32 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
           ++k->fault_groups;
           k->faults += static_cast<int64_t>(u.value);
         } else if (u.kind == UmCounterKind::kDriverHtoD) {
-          k->htod_bytes += static_cast<uint64_t>(std::llround(
-              static_cast<double>(u.value) * OverlapFraction(u.start_ns, u.end_ns, s, e)));
+          k->htod_bytes +=
+              static_cast<uint64_t>(std::llround(static_cast<double>(u.value) * Share(j, u, s, e)));
         }
       }
     }
   };
   Sweep fault_sweep(faults), drv_fault_sweep(drv_faults), mig_sweep(htod), drv_mig_sweep(drv_htod);
+  const auto& all_ops = m.gpu_ops();
+  int64_t longest = 0;
+  for (const GpuOp& o : all_ops)
+    if (o.kind == GpuOpKind::kKernel) longest = std::max(longest, o.end_ns - o.start_ns);
+  auto kernel_time = [&](Sweep* sw) {
+    sw->kernel_ns.assign(sw->ev.size(), 0);
+    for (size_t j = 0; j < sw->ev.size(); ++j) {
+      const UmRecord& u = *sw->ev[j];
+      auto it = std::lower_bound(all_ops.begin(), all_ops.end(), u.start_ns - longest,
+                                 [](const GpuOp& o, int64_t t) { return o.start_ns < t; });
+      for (; it != all_ops.end() && it->start_ns < u.end_ns; ++it) {
+        if (it->kind != GpuOpKind::kKernel || (device >= 0 && it->device != device)) continue;
+        sw->kernel_ns[j] += std::max<int64_t>(
+            0, std::min(u.end_ns, it->end_ns) - std::max(u.start_ns, it->start_ns));
+      }
+    }
+  };
+  kernel_time(&drv_fault_sweep);
+  kernel_time(&drv_mig_sweep);
   size_t first_mig = 0;
   const auto& ops = m.gpu_ops();
   std::vector<Interval> cover;
@@ -208,7 +238,7 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
       for (size_t j = drv_fault_sweep.first;
            j < drv_faults.size() && drv_faults[j]->start_ns < o.end_ns; ++j) {
         const UmRecord& u = *drv_faults[j];
-        const double f = OverlapFraction(u.start_ns, u.end_ns, o.start_ns, o.end_ns);
+        const double f = drv_fault_sweep.Share(j, u, o.start_ns, o.end_ns);
         if (f <= 0) continue;
         share += static_cast<double>(u.value) * f;
         total += static_cast<double>(u.value);

@@ -174,5 +174,70 @@ TEST(UnifiedMemory, NothingWithoutRecordsOrBandwidth) {
   EXPECT_EQ(UmPrefetchSaving(1000, 1 << 30, 1.0), 0);  // never below 0
 }
 
+TEST(UnifiedMemory, DriverTotalsGiveTheEvidenceAndTheBytes) {
+  // The default capture: the driver's totals, one row per poll interval in
+  // which they moved. Kernel A [1, 11] ms faults (rows [0.5, 4], [4, 8],
+  // [8, 11.5] ms with GPU faults and host->device bytes); a short kernel B
+  // [11.2, 11.3] ms shares the last row's interval but not its faults; a
+  // later run of A on resident data [20, 21] ms has no rows. Rows shared by
+  // kernel time: the first row's 0.5 ms before A holds no kernel, so all of
+  // its bytes are A's.
+  TraceModel::Records r;
+  r.strings = {"", "touch", "small"};
+  auto kernel = [&](int64_t s, int64_t e, StringId name) {
+    KernelRecord k{};
+    k.start_ns = s;
+    k.end_ns = e;
+    k.name = name;
+    r.kernels.push_back(k);
+  };
+  kernel(1000 * kUs, 11000 * kUs, 1);
+  kernel(11200 * kUs, 11300 * kUs, 2);
+  kernel(20000 * kUs, 21000 * kUs, 1);
+  for (auto [s, e] : {std::pair<int64_t, int64_t>{500, 4000}, {4000, 8000}, {8000, 11500}}) {
+    r.um.push_back(Um(UmCounterKind::kDriverHtoD, s * kUs, e * kUs, 100 << 20, 0));
+    r.um.push_back(Um(UmCounterKind::kDriverGpuFaults, s * kUs, e * kUs, 1000, 0));
+  }
+  auto m = TraceModel::FromRecords(std::move(r));
+  UmAnalysis a = AnalyzeUm(*m, -1, 0, 0, /*h2d_published=*/50.0, 0);
+  EXPECT_TRUE(a.has_driver_totals);
+  EXPECT_FALSE(a.has_gpu_faults);
+  ASSERT_EQ(a.kernels.size(), 1u);  // A; B's 3% of the last row is not evidence
+  const UmKernelStall& k = a.kernels[0];
+  EXPECT_EQ(k.resident_ns, 1000 * kUs);
+  EXPECT_EQ(k.stalled_ns, 9000 * kUs);  // 10 ms - the 1 ms resident run
+  // All of the first two rows; of the last, A's 3 of the 3.1 ms of kernel time in it.
+  const double last = (100 << 20) * 3000.0 / 3100.0;
+  EXPECT_NEAR(static_cast<double>(k.htod_bytes), 2.0 * (100 << 20) + last, 2.0);
+  EXPECT_NEAR(static_cast<double>(k.faults), 2000 + 1000 * 3000.0 / 3100.0, 1.0);
+  EXPECT_EQ(k.fault_groups, 0);
+  EXPECT_EQ(a.htod_bw_source, UmBandwidthSource::kPublished);
+  EXPECT_DOUBLE_EQ(a.htod_bytes_per_ns, 50.0);
+}
+
+TEST(UnifiedMemory, DriverTotalsCpuBursts) {
+  // Device->host bytes with CPU faults in the same poll interval, while no
+  // kernel runs: one burst; a device->host row without CPU faults (a user
+  // prefetch to the CPU) is not a fault burst.
+  TraceModel::Records r;
+  r.strings = {"", "touch"};
+  KernelRecord k{};
+  k.start_ns = 1000 * kUs;
+  k.end_ns = 2000 * kUs;
+  k.name = 1;
+  r.kernels.push_back(k);
+  r.um.push_back(Um(UmCounterKind::kDriverDtoH, 1800 * kUs, 3000 * kUs, 10 << 20, 0));
+  r.um.push_back(Um(UmCounterKind::kDriverCpuFaults, 1800 * kUs, 3000 * kUs, 160, 0));
+  r.um.push_back(Um(UmCounterKind::kDriverDtoH, 3000 * kUs, 4000 * kUs, 20 << 20, 0));
+  r.um.push_back(Um(UmCounterKind::kDriverCpuFaults, 3000 * kUs, 4000 * kUs, 320, 0));
+  r.um.push_back(Um(UmCounterKind::kDriverDtoH, 50000 * kUs, 51000 * kUs, 64 << 20, 0));
+  auto m = TraceModel::FromRecords(std::move(r));
+  UmAnalysis a = AnalyzeUm(*m, -1);
+  ASSERT_EQ(a.cpu_bursts.size(), 1u);
+  EXPECT_EQ(a.cpu_bursts[0].start_ns, 1800 * kUs);
+  EXPECT_EQ(a.cpu_bursts[0].end_ns, 4000 * kUs);
+  EXPECT_EQ(a.cpu_bursts[0].dtoh_bytes, 30u << 20);
+}
+
 }  // namespace
 }  // namespace stepscope

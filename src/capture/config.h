@@ -69,9 +69,9 @@ struct CaptureConfig {
   // 2026-11-24: a fault-bound kernel 32 ms bare, 60 ms with the records);
   // the driver's totals below give the bytes at no such cost.
   bool um_migrations = false;
-  // CUPTI's unified-memory kind may be used at all (thrashing, throttling,
-  // remote maps by default; plus what the um-* categories ask).
-  // STEPSCOPE_UM=driver: the driver's totals only.
+  // CUPTI's unified-memory kind may be used for what the um-* categories ask
+  // (with them: thrashing, throttling, remote maps too). STEPSCOPE_UM=driver:
+  // the driver's totals only, whatever was asked.
   bool um_cupti = true;
   // With `um`: the nvidia-uvm driver's migration and fault totals, sampled
   // every millisecond (capture/uvm_counters.h). STEPSCOPE_UM_DRIVER=off.

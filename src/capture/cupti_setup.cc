@@ -237,8 +237,11 @@ CUptiResult SetBufferAttributes(const CaptureConfig& c) {
 // only when page faults were asked for explicitly.
 void ConfigureUnifiedMemory(const CaptureConfig& c) {
   if (!c.um && !c.um_gpu_faults && !c.um_cpu_faults) return;
-  // STEPSCOPE_UM=driver: the driver's totals only.
-  if (!c.um_cupti) return;
+  // CUPTI's kind only for what the driver's totals cannot give (per-migration
+  // records, fault groups, CPU fault addresses): enabled at all, even for
+  // thrashing/throttling/remote maps only, it stretched a fault-bound kernel
+  // from 37 to 61 ms (lent H100, 2026-11-24, tests/gpu/um_batch.sh).
+  if (!c.um_cupti || (!c.um_migrations && !c.um_gpu_faults && !c.um_cpu_faults)) return;
   auto config = [](CUpti_ActivityUnifiedMemoryCounterKind kind) {
     CUpti_ActivityUnifiedMemoryCounterConfig u{};
     u.scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE;

@@ -120,9 +120,10 @@ bool UvmToolsCounters::Open(std::string* why) {
   if (!tracking) {
     close(tools);
     munmap(page, 4096);
-    *why = status == 0xffffffffu
-               ? std::string("the driver refused the counter tracker ioctl: ") + std::strerror(errno)
-               : "the driver refused the counter tracker (NV status " + std::to_string(status) + ")";
+    *why =
+        status == 0xffffffffu
+            ? std::string("the driver refused the counter tracker ioctl: ") + std::strerror(errno)
+            : "the driver refused the counter tracker (NV status " + std::to_string(status) + ")";
     return false;
   }
   alignas(8) unsigned char buf[64] = {};

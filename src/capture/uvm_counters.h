@@ -29,10 +29,11 @@
 namespace stepscope {
 
 struct UvmTotals {
-  uint64_t bytes_htod = 0;           // all host->device migrations (faults, prefetches)
-  uint64_t bytes_dtoh = 0;           // all device->host migrations
-  uint64_t cpu_page_faults = 0;      // CPU faults on managed memory
-  uint64_t prefetch_bytes_htod = 0;  // of bytes_htod: moved by cudaMemPrefetchAsync / driver prefetch
+  uint64_t bytes_htod = 0;       // all host->device migrations (faults, prefetches)
+  uint64_t bytes_dtoh = 0;       // all device->host migrations
+  uint64_t cpu_page_faults = 0;  // CPU faults on managed memory
+  uint64_t prefetch_bytes_htod =
+      0;  // of bytes_htod: moved by cudaMemPrefetchAsync / driver prefetch
   uint64_t prefetch_bytes_dtoh = 0;  // of bytes_dtoh: the same, device->host
   uint64_t gpu_page_faults = 0;      // GPU faults serviced
   bool operator==(const UvmTotals&) const = default;

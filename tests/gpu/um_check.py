@@ -96,10 +96,18 @@ def check_trace(a, path, label):
         ok_mig &= h >= 0.9 * size and (d >= 0.9 * size or not need_d)
         notes.append(f"{name}: HtoD {h / MIB:.0f} MiB, DtoH {d / MIB:.0f} MiB")
         # The driver's totals: poll intervals (~1 ms; longer while CUPTI flushes a fault
-        # storm's records), prorated by their overlap with the step.
+        # storm's records), prorated by their overlap with the step; host->device bytes
+        # move while a kernel runs: by the overlap of the interval's kernel time.
         def share(s, e):
             return (max(0, min(e, s1) - max(s, s0)) / (e - s)) if e > s else float(s0 <= s < s1)
-        h = sum(v * share(s, e) for s, e, k, v, f in um if k == 9)
+
+        def kshare(s, e):
+            ov = [(max(s, ks), min(e, ke)) for ks, ke in kernels if min(e, ke) > max(s, ks)]
+            tot = sum(b - a for a, b in ov)
+            if tot <= 0:
+                return share(s, e)
+            return sum(max(0, min(b, s1) - max(a, s0)) for a, b in ov) / tot
+        h = sum(v * kshare(s, e) for s, e, k, v, f in um if k == 9)
         d = sum(v * share(s, e) for s, e, k, v, f in um if k == 10)
         ok_drv &= h >= 0.9 * size and (d >= 0.9 * size or not need_d)
         drv_notes.append(f"{name}: HtoD {h / MIB:.0f} MiB, DtoH {d / MIB:.0f} MiB")
