@@ -220,16 +220,18 @@ StatusOr<Table> UmStepShare(const TraceModel& m, const RecipeOptions& o) {
     ++rows[s].copies;
     rows[s].copy_bytes += m.memcpys()[ops[i].index].bytes;
   }
+  auto driver_bytes = [](UmCounterKind k) {
+    return k == UmCounterKind::kDriverHtoD || k == UmCounterKind::kDriverDtoH;
+  };
   bool driver = false, cupti = false;
   for (const UmRecord& u : m.um()) {
-    driver |= u.kind == UmCounterKind::kDriverHtoD || u.kind == UmCounterKind::kDriverDtoH;
+    driver |= driver_bytes(u.kind);
     cupti |= IsUmMigration(u.kind);
   }
   for (const UmRecord& u : m.um()) {
-    const bool bytes =
-        driver ? u.kind == UmCounterKind::kDriverHtoD || u.kind == UmCounterKind::kDriverDtoH
-               : IsUmMigration(u.kind);
-    if ((!bytes && !IsUmMigration(u.kind)) || !InScope(o.scope, u)) continue;
+    const bool counted = IsUmMigration(u.kind);                  // CUPTI: one operation
+    const bool bytes = driver ? driver_bytes(u.kind) : counted;  // the complete source
+    if ((!counted && !bytes) || !InScope(o.scope, u)) continue;
     int s = 0;
     if (by_step) {
       s = -1;
@@ -239,7 +241,7 @@ StatusOr<Table> UmStepShare(const TraceModel& m, const RecipeOptions& o) {
       }
       if (s < 0) continue;
     }
-    if (IsUmMigration(u.kind)) ++rows[s].migrations;
+    if (counted) ++rows[s].migrations;
     if (bytes) rows[s].um_bytes += u.value;
   }
   Table t({{"step", "Step", false},

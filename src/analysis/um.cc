@@ -62,14 +62,6 @@ double CopyBandwidth(const TraceModel& m, CopyKind kind) {
   return ns > 0 ? static_cast<double>(bytes) / static_cast<double>(ns) : 0.0;
 }
 
-// The part of [s, e] inside [lo, hi], as a fraction of [s, e] (a point
-// interval counts whole when inside).
-double OverlapFraction(int64_t s, int64_t e, int64_t lo, int64_t hi) {
-  if (e <= s) return s >= lo && s < hi ? 1.0 : 0.0;
-  const int64_t a = std::max(s, lo), b = std::min(e, hi);
-  return b > a ? static_cast<double>(b - a) / static_cast<double>(e - s) : 0.0;
-}
-
 }  // namespace
 
 int64_t UmPrefetchSaving(int64_t stalled_ns, uint64_t bytes, double bytes_per_ns) {
@@ -156,17 +148,30 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
       for (size_t i = 0; i < ev.size(); ++i)
         max_end[i] = std::max(i ? max_end[i - 1] : 0, ev[i]->end_ns);
     }
-    // The part of row j's value that belongs to the kernel [s, e): its share
-    // of the row's kernel time (else of the row's time).
-    double Share(size_t j, const UmRecord& u, int64_t s, int64_t e) const {
-      const int64_t in = std::min(u.end_ns, e) - std::max(u.start_ns, s);
-      if (j < kernel_ns.size() && kernel_ns[j] > 0)
-        return in > 0 ? std::min(1.0, static_cast<double>(in) / kernel_ns[j]) : 0.0;
-      return OverlapFraction(u.start_ns, u.end_ns, s, e);
+    void Advance(int64_t s) {
+      while (first < ev.size() && ev[first]->end_ns < s && max_end[first] < s) ++first;
+    }
+    // Driver rows overlapping the kernel [s, e): the kernel's part of their
+    // values (each row's value times the kernel's share of its kernel time,
+    // which includes this kernel, so never 0) and their whole values; the
+    // overlaps into *cover when given.
+    std::pair<double, double> Shares(int64_t s, int64_t e, std::vector<Interval>* cover) {
+      Advance(s);
+      double share = 0, total = 0;
+      for (size_t j = first; j < ev.size() && ev[j]->start_ns < e; ++j) {
+        const UmRecord& u = *ev[j];
+        const int64_t cs = std::max(u.start_ns, s), ce = std::min(u.end_ns, e);
+        if (ce <= cs || kernel_ns[j] <= 0) continue;
+        if (cover) cover->push_back({cs, ce});
+        share += static_cast<double>(u.value) *
+                 std::min(1.0, static_cast<double>(ce - cs) / static_cast<double>(kernel_ns[j]));
+        total += static_cast<double>(u.value);
+      }
+      return {share, total};
     }
     // The evidence clipped to [s, e); fault groups counted into k.
     void Cover(int64_t s, int64_t e, std::vector<Interval>* cover, UmKernelStall* k) {
-      while (first < ev.size() && ev[first]->end_ns < s && max_end[first] < s) ++first;
+      Advance(s);
       for (size_t j = first; j < ev.size() && ev[j]->start_ns < e; ++j) {
         const UmRecord& u = *ev[j];
         const int64_t cs = std::max(u.start_ns, s), ce = std::min(u.end_ns, e);
@@ -175,9 +180,6 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
         if (u.kind == UmCounterKind::kGpuPageFault) {
           ++k->fault_groups;
           k->faults += static_cast<int64_t>(u.value);
-        } else if (u.kind == UmCounterKind::kDriverHtoD) {
-          k->htod_bytes +=
-              static_cast<uint64_t>(std::llround(static_cast<double>(u.value) * Share(j, u, s, e)));
         }
       }
     }
@@ -227,31 +229,19 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
     // The driver's totals: its GPU faults are evidence when no fault group
     // was recorded (not asked for); its host->device bytes are the kernel's.
     if (cover.empty()) {
-      // Each poll interval (~1 ms) holds the faults of whatever ran in it;
-      // prorated by overlap. A kernel is a faulting one when its share is at
-      // least a tenth of its intervals' faults: a short kernel that only
+      // Each poll interval (~1 ms) holds the faults of whatever ran in it,
+      // shared by kernel time. A kernel is a faulting one when its share is
+      // at least a tenth of its intervals' faults: a short kernel that only
       // touches the interval of a faulting neighbour is not.
       std::vector<Interval> drv;
-      UmKernelStall unused;
-      drv_fault_sweep.Cover(o.start_ns, o.end_ns, &drv, &unused);
-      double share = 0, total = 0;
-      for (size_t j = drv_fault_sweep.first;
-           j < drv_faults.size() && drv_faults[j]->start_ns < o.end_ns; ++j) {
-        const UmRecord& u = *drv_faults[j];
-        const double f = drv_fault_sweep.Share(j, u, o.start_ns, o.end_ns);
-        if (f <= 0) continue;
-        share += static_cast<double>(u.value) * f;
-        total += static_cast<double>(u.value);
-      }
+      const auto [share, total] = drv_fault_sweep.Shares(o.start_ns, o.end_ns, &drv);
       if (share >= 1 && share >= 0.1 * total) {
-        cover = drv;
+        cover = std::move(drv);
         k.faults = std::llround(share);
       }
     }
-    {
-      std::vector<Interval> ignored;
-      drv_mig_sweep.Cover(o.start_ns, o.end_ns, &ignored, &k);
-    }
+    k.htod_bytes = static_cast<uint64_t>(
+        std::llround(drv_mig_sweep.Shares(o.start_ns, o.end_ns, nullptr).first));
     // Per kernel: its fault groups, else (none recorded: not asked for, or
     // lost; CUPTI on the lent VMs delivered them for the first kernel only,
     // docs/um.md) the span from its first to its last fault-driven migration:

@@ -54,7 +54,7 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
   c.collector = env("STEPSCOPE_COLLECTOR");
   if (env("STEPSCOPE_UM") == "off")
     c.um = c.um_migrations = c.um_gpu_faults = c.um_cpu_faults = false;
-  if (env("STEPSCOPE_UM") == "driver") c.um_cupti = c.um_migrations = false;
+  if (env("STEPSCOPE_UM") == "driver") c.um_migrations = c.um_gpu_faults = c.um_cpu_faults = false;
   if (env("STEPSCOPE_UM_DRIVER") == "off") c.um_driver_totals = false;
   if (env("STEPSCOPE_CUPTI_ZEROED") == "0") c.zeroed_buffers = false;
   if (ParseInt64(env("STEPSCOPE_DEVICE_BUFFER_MB"), &n) && n >= 1 && n <= 4096)

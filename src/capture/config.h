@@ -4,7 +4,9 @@
 //   STEPSCOPE_OUTPUT          output pattern (see output_path.h); default stepscope_%p
 //   STEPSCOPE_TRACE           categories: cuda,nvtx,memory (default), host-mem, um,
 //                             um-migrations, um-gpu-faults, um-cpu-faults
-//   STEPSCOPE_UM              off: no unified-memory migration records (default on with cuda)
+//   STEPSCOPE_UM              off: no unified-memory records; driver: the driver's totals
+//                             only, whatever um-* categories ask (default: totals with cuda)
+//   STEPSCOPE_UM_DRIVER       off: not the driver's totals
 //   STEPSCOPE_DELAY_NS        start recording this long after the tracer starts
 //   STEPSCOPE_DURATION_NS     stop recording this long after recording started
 //   STEPSCOPE_CAPTURE_RANGE   cudaProfilerApi | nvtx:NAME (record only inside the range)
@@ -69,10 +71,6 @@ struct CaptureConfig {
   // 2026-11-24: a fault-bound kernel 32 ms bare, 60 ms with the records);
   // the driver's totals below give the bytes at no such cost.
   bool um_migrations = false;
-  // CUPTI's unified-memory kind may be used for what the um-* categories ask
-  // (with them: thrashing, throttling, remote maps too). STEPSCOPE_UM=driver:
-  // the driver's totals only, whatever was asked.
-  bool um_cupti = true;
   // With `um`: the nvidia-uvm driver's migration and fault totals, sampled
   // every millisecond (capture/uvm_counters.h). STEPSCOPE_UM_DRIVER=off.
   bool um_driver_totals = true;

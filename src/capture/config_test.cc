@@ -28,6 +28,32 @@ TEST(CaptureConfig, DiagOffParts) {
   EXPECT_FALSE(d.runtime_launches);
 }
 
+// Unified memory: the driver's totals by default; CUPTI's records only when a
+// um-* category asks; STEPSCOPE_UM=driver drops those, =off everything.
+TEST(CaptureConfig, UnifiedMemorySources) {
+  ::unsetenv("STEPSCOPE_TRACE");
+  CaptureConfig c = CaptureConfig::FromEnv(nullptr);
+  EXPECT_TRUE(c.um && c.um_driver_totals);
+  EXPECT_FALSE(c.um_migrations || c.um_gpu_faults || c.um_cpu_faults);
+  ::setenv("STEPSCOPE_TRACE", "cuda,um-migrations,um-gpu-faults", 1);
+  c = CaptureConfig::FromEnv(nullptr);
+  EXPECT_TRUE(c.um_migrations && c.um_gpu_faults);
+  EXPECT_FALSE(c.um_cpu_faults);
+  ::setenv("STEPSCOPE_UM", "driver", 1);
+  c = CaptureConfig::FromEnv(nullptr);
+  EXPECT_TRUE(c.um && c.um_driver_totals);
+  EXPECT_FALSE(c.um_migrations || c.um_gpu_faults);
+  ::setenv("STEPSCOPE_UM", "off", 1);
+  c = CaptureConfig::FromEnv(nullptr);
+  EXPECT_FALSE(c.um || c.um_migrations || c.um_gpu_faults);
+  ::unsetenv("STEPSCOPE_UM");
+  ::setenv("STEPSCOPE_UM_DRIVER", "off", 1);
+  c = CaptureConfig::FromEnv(nullptr);
+  EXPECT_FALSE(c.um_driver_totals);
+  ::unsetenv("STEPSCOPE_UM_DRIVER");
+  ::unsetenv("STEPSCOPE_TRACE");
+}
+
 // Recording window k uses set k mod n; every window starts from the base.
 TEST(CaptureConfig, DiagCycleWindows) {
   ::setenv("STEPSCOPE_DIAG_CYCLE", "none;api;stacks,memory", 1);

@@ -236,12 +236,11 @@ CUptiResult SetBufferAttributes(const CaptureConfig& c) {
 // without peer access) run on without these records; the warning is printed
 // only when page faults were asked for explicitly.
 void ConfigureUnifiedMemory(const CaptureConfig& c) {
-  if (!c.um && !c.um_gpu_faults && !c.um_cpu_faults) return;
   // CUPTI's kind only for what the driver's totals cannot give (per-migration
   // records, fault groups, CPU fault addresses): enabled at all, even for
   // thrashing/throttling/remote maps only, it stretched a fault-bound kernel
   // from 37 to 61 ms (lent H100, 2026-11-24, tests/gpu/um_batch.sh).
-  if (!c.um_cupti || (!c.um_migrations && !c.um_gpu_faults && !c.um_cpu_faults)) return;
+  if (!c.um_migrations && !c.um_gpu_faults && !c.um_cpu_faults) return;
   auto config = [](CUpti_ActivityUnifiedMemoryCounterKind kind) {
     CUpti_ActivityUnifiedMemoryCounterConfig u{};
     u.scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE;
@@ -270,7 +269,7 @@ void ConfigureUnifiedMemory(const CaptureConfig& c) {
     wanted.push_back(config(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD));
   CUptiResult r = cuptiActivityConfigureUnifiedMemoryCounter(wanted.data(),
                                                              static_cast<uint32_t>(wanted.size()));
-  if (r != CUPTI_SUCCESS && essential > 0) {  // retry with what was asked for only
+  if (r != CUPTI_SUCCESS) {  // retry with what was asked for only
     r = cuptiActivityConfigureUnifiedMemoryCounter(wanted.data(), static_cast<uint32_t>(essential));
   }
   g_um_configured = r == CUPTI_SUCCESS;

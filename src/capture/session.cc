@@ -556,13 +556,10 @@ void Session::StartUvmCounters() {
       }
       uvm_last_ = uvm_.Read();
       uvm_last_ns_ = NowNs();
-      uvm_on_.store(true, std::memory_order_release);  // publishes uvm_ and uvm_last_*
+      // Publishes uvm_ and uvm_last_*; the timer thread sees it at its next
+      // wake-up (<= 50 ms; the first interval is that long) and polls every 1 ms.
+      uvm_on_.store(true, std::memory_order_release);
       LogVerbose("the driver's unified-memory totals are on");
-      {
-        std::lock_guard<std::mutex> lk(mu_);
-        urgent_ = true;  // the timer thread switches to its 1 ms period now
-      }
-      cv_.notify_all();
     });
   } catch (...) {
     // std::string / call_once allocation: the totals stay off, the program runs on.

@@ -238,7 +238,7 @@ struct RecordFormat<UmRecord> {
           "8 bytes_dtod (CUPTI's records); 9 driver_htod, 10 driver_dtoh, 11 "
           "driver_cpu_faults, 12 driver_gpu_faults (the driver's totals over [start_ns, "
           "end_ns], complete where CUPTI's records are not)",
-          {.read = ReadInRange<0, 12>}),
+          {.read = ReadInRange<0, kUmCounterKindMax>}),
       Col("value", &UmRecord::value,
           "migrations, thrashing, remote maps: bytes; gpu_page_fault: faults in the group; "
           "cpu_page_fault: program counter of the faulting instruction; driver_*: bytes or "

@@ -26,5 +26,6 @@ echo "== A default + um-gpu-faults"; run A --cats cuda,nvtx,memory,um-gpu-faults
 echo "== M default + um-migrations"; run M --cats cuda,nvtx,memory,um-migrations --only migrations,analyze
 echo "== W default, --work 30000 --repeat 3"; run W --cats cuda,nvtx,memory --work 30000 --repeat 3 --only analyze,prefetch
 echo "== C cost"; run C --only cost
-# One archive (the device tool fetches a limited number of files).
-tar czf ${OUT:-/tmp/out}/um.tgz -C ${OUT:-/tmp/out} um --exclude='*.sqlite' && tar czf ${OUT:-/tmp/out}/um_traces.tgz -C ${OUT:-/tmp/out} $(cd ${OUT:-/tmp/out} && ls um/*/um_fault.sqlite) && rm -rf ${OUT:-/tmp/out}/um
+# Two archives (the device tool fetches a limited number of files): the logs, and the traces.
+(cd ${OUT:-/tmp/out} && tar czf um_traces.tgz um/*/um_fault.sqlite 2>/dev/null
+ find um -name '*.sqlite' -delete && tar czf um.tgz um && rm -rf um)

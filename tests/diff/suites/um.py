@@ -27,3 +27,15 @@ TESTS += [
     DiffTest(name="um_analyze_no_fault_groups", cmd=["analyze", "{trace}"], trace="um/managed_no_faults.sql",
              out="um/analyze_no_faults.txt"),
 ]
+TESTS += [
+    # The default capture: the driver's totals only (gen_um.py --driver: 30 ms stalled per
+    # kernel, 7.5 MiB at the pinned copy's 10.486 GB/s -> 29.25 ms saved each; CPU bursts
+    # 7 ms of 8 MiB at the published 54.42 GB/s -> 6.846 ms each). um_sum has no rows
+    # (no address), um_total_sum and um_step_share take the totals.
+    DiffTest(name=f"um_driver_{r}", cmd=["stats", "-r", r, "{trace}"], trace="um/managed_driver.sql",
+             out=f"um/driver_{r}.txt")
+    for r in ["um_sum", "um_total_sum", "um_step_share"]
+] + [
+    DiffTest(name="um_driver_analyze", cmd=["analyze", "{trace}"], trace="um/managed_driver.sql",
+             out="um/analyze_driver.txt"),
+]
