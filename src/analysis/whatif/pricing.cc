@@ -247,9 +247,15 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
 
   // The host bounds the step: a larger batch amortizes it. Not when data
   // loading explains most of the host's time (a larger batch loads more data).
+  // The CPU's unified-memory fault bursts touch the batch's data: they grow
+  // with it, like the GPU's work.
   int64_t best = 0;
+  std::vector<HostSpan> data_bound;
   for (const Finding& f : a->findings) {
     if (f.rule == "data_loading" && f.reported) best = std::max(best, f.cost_per_step_ns);
+    if (f.rule == "um_faults") {
+      for (const HostSpan& s : Spans(f)) data_bound.push_back(s);
+    }
   }
   if (path.duration > 0 && path.host_bound) {
     std::vector<int32_t> steady;
@@ -257,7 +263,11 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
       if (c.steps.steps[k].steady()) steady.push_back(static_cast<int32_t>(k));
     }
     const double n = c.opt.batch_factor;
-    Prediction p = e.Price([&](Graph* x) { return whatif::ScaleBatch(x, steady, n); });
+    Prediction p = e.Price([&](Graph* x) {
+      int changed = whatif::ScaleBatch(x, steady, n);
+      for (const HostSpan& s : data_bound) changed += whatif::GrowHostTime(x, s, n);
+      return changed;
+    });
     Finding f;
     f.rule = "host_bound";
     int64_t host = 0;
@@ -275,7 +285,11 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
     f.detail = FormatFixed(n, 0) + "x the batch per step: step " + Ms(p.base_ns) + " -> " +
                Ms(p.fixed_ns) + " ms (" +
                FormatFixed(p.base_ns > 0 ? 1.0 * p.fixed_ns / p.base_ns : 0, 2) +
-               "x the time for " + FormatFixed(n, 0) + "x the samples)";
+               "x the time for " + FormatFixed(n, 0) + "x the samples" +
+               (data_bound.empty() ? std::string()
+                                   : "; the " + std::to_string(data_bound.size()) +
+                                         " CPU fault bursts of managed memory grow with it") +
+               ")";
     f.fix =
         "Give the GPU more work per host step: a larger batch (or fewer, larger micro-batches), "
         "CUDA graphs (torch.compile(mode=\"reduce-overhead\")) to cut the per-launch host cost, "

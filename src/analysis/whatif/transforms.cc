@@ -106,6 +106,22 @@ int ShortenHostTime(Graph* g, const HostSpan& span, int64_t by_ns) {
   return n;
 }
 
+int GrowHostTime(Graph* g, const HostSpan& span, double factor) {
+  if (factor <= 1.0) return 0;
+  int n = 0;
+  for (Edge& e : g->edges) {
+    if (e.kind != EdgeKind::kThread && e.kind != EdgeKind::kCrossThread) continue;
+    const Node& to = g->nodes[e.to];
+    if (g->lanes[to.lane].id != span.tid || e.delay <= 0) continue;
+    const int64_t a = to.measured_start - e.delay, b = to.measured_start;
+    const int64_t overlap = std::min(b, span.end_ns) - std::max(a, span.start_ns);
+    if (overlap <= 0) continue;
+    e.delay += static_cast<int64_t>(overlap * (factor - 1.0) + 0.5);
+    ++n;
+  }
+  return n;
+}
+
 int SetDurations(Graph* g, const std::vector<uint32_t>& ops, const std::vector<int64_t>& ns) {
   int n = 0;
   for (size_t i = 0; i < ops.size() && i < ns.size(); ++i) {

@@ -45,6 +45,11 @@ int ScaleHostTime(Graph* g, const std::vector<ScaledHostSpan>& spans);
 // bulk copy).
 int ShortenHostTime(Graph* g, const HostSpan& span, int64_t by_ns);
 
+// Grow the CPU time between calls of `span.tid` that overlaps the span by
+// (factor - 1) x the overlap: host work that scales with the data, such as a
+// CPU faulting managed pages back, under a `factor` x larger batch.
+int GrowHostTime(Graph* g, const HostSpan& span, double factor);
+
 // Set GPU op durations (a unified-memory kernel once its data is prefetched:
 // its fault-stalled time out, the prefetch's copy time in).
 int SetDurations(Graph* g, const std::vector<uint32_t>& ops, const std::vector<int64_t>& ns);

@@ -158,6 +158,16 @@ TEST(WhatIfTransforms, CutHostTimeAndBatch) {
   ScaleBatch(&b, {0, 1, 2, 3, 4, 5}, 2.0);
   t = StepDurations(b, Replay(b), f.steps, -1);
   EXPECT_EQ(t.duration[3], (1000 + 600) * kUs);
+  // Twice the batch where the CPU time in the spans touches the batch's data
+  // (unified-memory fault bursts): the span's 370 us of the gap double too;
+  // a factor of 1 or less, or a span on another thread, changes nothing.
+  Graph grown = f.g;
+  ScaleBatch(&grown, {0, 1, 2, 3, 4, 5}, 2.0);
+  for (const HostSpan& sp : spans) EXPECT_EQ(GrowHostTime(&grown, sp, 2.0), 1);
+  EXPECT_EQ(StepDurations(grown, Replay(grown), f.steps, -1).duration[3], (1600 + 370) * kUs);
+  Graph same = f.g;
+  EXPECT_EQ(GrowHostTime(&same, spans[0], 1.0), 0);
+  EXPECT_EQ(GrowHostTime(&same, {8, 630 * kUs, 1000 * kUs}, 2.0), 0);
 }
 
 TEST(WhatIfTransforms, RemoveOpsAndScale) {

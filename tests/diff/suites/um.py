@@ -39,3 +39,11 @@ TESTS += [
     DiffTest(name="um_driver_analyze", cmd=["analyze", "{trace}"], trace="um/managed_driver.sql",
              out="um/analyze_driver.txt"),
 ]
+TESTS += [
+    # The CPU's touch loop bounds the round (gen_um.py --driver --cpu-bound: 40 ms bursts of
+    # 7.8 MiB, 5 ms kernels): um_faults leads (14.62 ms GPU + 79.70 ms CPU saving); host_bound's
+    # 4x batch grows the bursts with the data (step 50 -> 185 ms for 4x: 3.75 ms per original
+    # batch, below um_faults and host_sync) instead of 33.75 ms when they were counted fixed.
+    DiffTest(name="um_cpu_bound_analyze", cmd=["analyze", "{trace}"], trace="um/managed_cpu_bound.sql",
+             out="um/analyze_cpu_bound.txt"),
+]
