@@ -6,7 +6,7 @@
 #   W  D on `--work 30000 --repeat 3` (a kernel that computes, with fault-free runs)
 #   C  cost: wall time of the managed program bare / traced in each mode, and of a
 #      program without managed memory with UM on/off (5 interleaved rounds)
-# usage: bash tests/gpu/um_batch.sh   (BIN=build-gpu/bin/stepscope; results under $OUT/um)
+# usage: [UM_MODES="D D2 A"] bash tests/gpu/um_batch.sh   (BIN=build-gpu/bin/stepscope; results under $OUT/um)
 set -u
 B=${BIN:-build-gpu/bin/stepscope}
 R=${OUT:-/tmp/out}/um
@@ -21,11 +21,16 @@ run() {  # NAME ARGS...
   cp /tmp/um_$n/*.json /tmp/um_$n/*.txt /tmp/um_$n/*.log /tmp/um_$n/um_fault.sqlite $R/$n/ 2>/dev/null
   tail -12 $R/$n/check.log
 }
-echo "== D default"; run D --cats cuda,nvtx,memory --only migrations,analyze,prefetch
-echo "== A default + um-gpu-faults"; run A --cats cuda,nvtx,memory,um-gpu-faults --only migrations,faults,analyze,prefetch
-echo "== M default + um-migrations"; run M --cats cuda,nvtx,memory,um-migrations --only migrations,analyze
-echo "== W default, --work 30000 --repeat 3"; run W --cats cuda,nvtx,memory --work 30000 --repeat 3 --only analyze,prefetch
-echo "== C cost"; run C --only cost
+# UM_MODES picks the modes (default all; D2, D3: D again, for the spread of the ranking).
+for m in ${UM_MODES:-D A M W C}; do
+  case $m in
+    D|D2|D3) echo "== $m default"; run $m --cats cuda,nvtx,memory --only migrations,analyze,prefetch ;;
+    A) echo "== A default + um-gpu-faults"; run A --cats cuda,nvtx,memory,um-gpu-faults --only migrations,faults,analyze,prefetch ;;
+    M) echo "== M default + um-migrations"; run M --cats cuda,nvtx,memory,um-migrations --only migrations,analyze ;;
+    W) echo "== W default, --work 30000 --repeat 3"; run W --cats cuda,nvtx,memory --work 30000 --repeat 3 --only analyze,prefetch ;;
+    C) echo "== C cost"; run C --only cost ;;
+  esac
+done
 # Two archives (the device tool fetches a limited number of files): the logs, and the traces.
 (cd ${OUT:-/tmp/out} && tar czf um_traces.tgz um/*/um_fault.sqlite 2>/dev/null
  find um -name '*.sqlite' -delete && tar czf um.tgz um && rm -rf um)
