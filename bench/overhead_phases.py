@@ -19,6 +19,11 @@ The driver (what a GPU machine runs):
 prints per preset: median ms/step of the ON phases and of the OFF phases, their ratio, the median
 of the ratios of each ON phase to the mean of its two OFF neighbours, and writes DIR/phases.json.
 
+Against no CUPTI at all, in the same process: --detach (STEPSCOPE_DIAG_DETACH=1) finalizes CUPTI
+at the end of every ON phase (cuptiFinalize at the cudaProfilerStop exit callback, CUPTI's documented
+dynamic detach) and attaches it again before the next (stepscope_diag_attach, exported by the
+tracer): the OFF phases then run bare, and ON/OFF is the tracer's whole cost, CUPTI's floor included.
+
 Where the cost goes, in the same process: --cycle "none;api;stacks;...;FLOOR" sets
 STEPSCOPE_DIAG_CYCLE, so ON phase j records with the parts of set j mod n switched off (names as in
 STEPSCOPE_DIAG_OFF: api, stacks, sampling, memory, overhead, um, nvtx, kernels, flush; `none` for
@@ -41,7 +46,13 @@ def run_wrapped(a, rest):
 
     total = a.warmup + 2 * a.phase * a.phases
     ends = []
-    state = {"on": False, "steps": 0}
+    state = {"on": False, "steps": 0, "attach_failed": 0}
+    # --detach: the tracer detaches CUPTI at each phase's end (STEPSCOPE_DIAG_DETACH=1) and is
+    # attached again here before each ON phase, so OFF phases run without CUPTI: bare, in-process.
+    detach = None
+    if os.environ.get("STEPSCOPE_DIAG_DETACH") == "1" and os.environ.get("CUDA_INJECTION64_PATH"):
+        import ctypes
+        detach = ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"])
 
     def hook(opt, args, kwargs):  # after every optimizer step: one training step ended
         ends.append(time.perf_counter())
@@ -62,6 +73,8 @@ def run_wrapped(a, rest):
                         state["prof"].__exit__(None, None, None)  # its processing lands in dropped steps
                         state["prof"] = None
                 else:
+                    if want and detach is not None:
+                        state["attach_failed"] += detach.stepscope_diag_attach() != 1
                     (torch.cuda.profiler.start if want else torch.cuda.profiler.stop)()
                 state["on"] = want
             ends.append(None)  # phase boundary marker
@@ -91,7 +104,7 @@ def run_wrapped(a, rest):
         ts = ts[a.skip:]
         if len(ts) >= 3:
             out.append({"phase": i, "on": i % 2 == 0, "ms_per_step": (ts[-1] - ts[0]) * 1e3 / (len(ts) - 1)})
-    print(json.dumps({"phases": out}), flush=True)
+    print(json.dumps({"phases": out, "attach_failed": state["attach_failed"]}), flush=True)
 
 
 def summarize(phases):
@@ -145,6 +158,8 @@ def drive(a):
         sets = a.cycle.split(";") if a.cycle else []
         if sets:
             env["STEPSCOPE_DIAG_CYCLE"] = a.cycle
+        if a.detach:
+            env["STEPSCOPE_DIAG_DETACH"] = "1"
         arms = () if a.no_traced else (("traced", cmd),)
         if not a.no_bare:
             arms += (("bare", wrap),)
@@ -159,8 +174,11 @@ def drive(a):
             if p.returncode != 0 or not lines:
                 row[name] = {"error": f"rc {p.returncode}: {p.stderr.decode()[-400:]}"}
                 continue
-            ph = json.loads(lines[-1])["phases"]
+            doc = json.loads(lines[-1])
+            ph = doc["phases"]
             row[name] = summarize(ph)
+            row[name]["attach_failed"] = doc.get("attach_failed", 0)
+            row[name]["detached"] = bool(a.detach) and name == "traced"
             if sets and name == "traced":
                 row["cycle"] = summarize_cycle(ph, sets)
         res[preset] = row
@@ -198,6 +216,9 @@ def main():
                     help="also run the phases with torch.profiler(with_stack=True) as ON (no stepscope)")
     ap.add_argument("--torch-stack", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-bare", action="store_true", help="skip the bare run")
+    ap.add_argument("--detach", action="store_true",
+                    help="OFF phases without CUPTI (STEPSCOPE_DIAG_DETACH=1: detached at each ON phase's end, "
+                         "attached again before the next): ON/OFF is then the cost over a bare process")
     ap.add_argument("--no-traced", action="store_true", help="skip the stepscope run (e.g. only --torch-arm)")
     ap.add_argument("--tag", default="", help="suffix of the result names (several runs into one DIR)")
     ap.add_argument("--phase", type=int, default=20, help="steps per phase")

@@ -75,6 +75,7 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
   if (env("STEPSCOPE_SYNC_MODE") == "cupti") c.sync_from_api = false;
   for (const std::string& part : Split(env("STEPSCOPE_DIAG_OFF"), ',')) c.SetDiagPart(part);
   if (!(v = env("STEPSCOPE_DIAG_CYCLE")).empty()) c.diag_cycle = Split(v, ';');
+  c.diag_detach = env("STEPSCOPE_DIAG_DETACH") == "1";
   v = env("STEPSCOPE_CAPTURE_RANGE");
   if (v == "cudaProfilerApi") {
     c.range = Range::kCudaProfilerApi;

@@ -110,6 +110,13 @@ struct CaptureConfig {
   } diag_off;
   // STEPSCOPE_DIAG_CYCLE: the sets of parts, one per recording window, in turn.
   std::vector<std::string> diag_cycle;
+  // STEPSCOPE_DIAG_DETACH=1 (diagnostics, with the cudaProfilerApi range):
+  // CUPTI is detached (cuptiFinalize) when a recording window ends and
+  // attached again by stepscope_diag_attach(), so the program runs with no
+  // CUPTI at all between windows: in-process bare phases
+  // (bench/overhead_phases.py --detach). Correlation ids may repeat across
+  // windows; not for traces meant for analysis.
+  bool diag_detach = false;
 
   // Switches off one diagnostics part (a DIAG_OFF name); false if unknown.
   bool SetDiagPart(std::string_view part);

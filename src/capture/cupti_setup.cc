@@ -39,6 +39,9 @@ std::atomic<bool> g_um_wanted{false};
 // that retry fails too.
 std::atomic<bool> g_um_enabled{false};
 std::atomic<bool> g_context_seen{false};
+// STEPSCOPE_DIAG_DETACH: CUPTI was finalized at a window's end; nothing may
+// call it until DiagAttachCupti (a CUPTI call would initialize it again).
+std::atomic<bool> g_detached{false};
 
 std::string ResultString(CUptiResult r) {
   const char* msg = nullptr;
@@ -115,6 +118,7 @@ void OnContextCreated() {
 
 // Turns the recorded activity kinds on or off (recording windows).
 void ToggleActivities(bool on) {
+  if (g_detached.load()) return;
   const CaptureConfig& c = Session::Get().config();
   CUptiResult err = CUPTI_SUCCESS;
   for (CUpti_ActivityKind k : DataKinds(c)) {
@@ -169,6 +173,7 @@ void CUPTIAPI BufferCompleted(CUcontext ctx, uint32_t stream, uint8_t* buffer, s
 }
 
 void OnCallbackImpl(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
+void DiagDetachCupti();
 
 // API callbacks (and the cudaProfilerStart/Stop capture range).
 void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -208,8 +213,27 @@ void OnCallbackImpl(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const vo
   if (stop) {
     cuptiActivityFlushAll(0);
     s.SetRecording(false);
+    if (s.config().diag_detach) DiagDetachCupti();
   }
   if (!start && !stop) OnApiCallback(domain, cbid, info);
+}
+
+// STEPSCOPE_DIAG_DETACH: at the exit of cudaProfilerStop (an API exit
+// callback, where CUPTI's dynamic detach is documented to be safe), every
+// record is delivered and CUPTI is finalized: the program runs on without
+// CUPTI until DiagAttachCupti.
+void DiagDetachCupti() {
+  Session& s = Session::Get();
+  std::lock_guard<std::mutex> lk(s.cupti_mutex());
+  if (g_detached.load() || !s.cupti_active()) return;
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  s.SetCuptiActive(false);
+  g_detached = true;
+  const CUptiResult r = cuptiFinalize();
+  g_subscriber = nullptr;
+  g_um_configured = false;
+  g_um_enabled = false;
+  if (r != CUPTI_SUCCESS) LogWarn("diagnostics detach: cuptiFinalize: %s", ResultString(r).c_str());
 }
 
 // Before the buffer callbacks are registered and before any context exists
@@ -304,6 +328,59 @@ void OnFirstManagedAllocation() {
   NoteUnifiedMemoryEnable(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER));
 }
 
+// Subscribes to CUPTI and sets up the buffer callbacks and the callbacks
+// that stay on (capture range, first managed allocation). On failure the
+// session is off, with one warning. `first`: inside cuInit, before any
+// context (the buffer attributes must be set then); a diagnostics re-attach
+// keeps CUPTI's defaults where they can no longer be set.
+CUptiResult Subscribe(Session& s, bool first) {
+  CUptiResult r = s.config().diag_off.subscribe
+                      ? CUPTI_SUCCESS
+                      : cuptiSubscribe(&g_subscriber,
+                                       reinterpret_cast<CUpti_CallbackFunc>(&OnCallback), nullptr);
+  if (r != CUPTI_SUCCESS) {
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+      s.Disable(
+          "CUPTI is already in use by another profiler (nsys, torch.profiler or DCGM); "
+          "stepscope records no CUDA activity");
+    } else {
+      s.Disable("cannot subscribe to CUPTI: " + ResultString(r));
+    }
+    return r;
+  }
+  r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  if (r == CUPTI_SUCCESS) {
+    const CUptiResult a = SetBufferAttributes(s.config());
+    if (first) r = a;
+  }
+  if (r == CUPTI_SUCCESS) r = cuptiActivityRegisterCallbacks(&BufferRequested, &BufferCompleted);
+  if (r == CUPTI_SUCCESS) r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
+  if (r != CUPTI_SUCCESS) {
+    s.Disable("CUPTI setup failed: " + ResultString(r));
+    cuptiUnsubscribe(g_subscriber);
+    return r;
+  }
+  if (s.config().range == CaptureConfig::Range::kCudaProfilerApi) {
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                        CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                        CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+  }
+  const CaptureConfig& c = s.config();
+  if (!c.um_at_start && (c.um || c.um_gpu_faults || c.um_cpu_faults)) {
+    // At the first managed allocation: these two callbacks stay on.
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000);
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                        CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged);
+  }
+  return CUPTI_SUCCESS;
+}
+
 int InitializeCupti() {
   Session& s = Session::Get();
   if (!s.config().cuda && s.active()) return 1;
@@ -318,39 +395,7 @@ int InitializeCupti() {
               "'s, whose activity records stepscope decodes; stepscope records no CUDA activity");
     return 1;
   }
-  CUptiResult r = s.config().diag_off.subscribe
-                      ? CUPTI_SUCCESS
-                      : cuptiSubscribe(&g_subscriber,
-                                       reinterpret_cast<CUpti_CallbackFunc>(&OnCallback), nullptr);
-  if (r != CUPTI_SUCCESS) {
-    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-      s.Disable(
-          "CUPTI is already in use by another profiler (nsys, torch.profiler or DCGM); "
-          "stepscope records no CUDA activity");
-    } else {
-      s.Disable("cannot subscribe to CUPTI: " + ResultString(r));
-    }
-    return 1;
-  }
-  r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
-  if (r == CUPTI_SUCCESS) r = SetBufferAttributes(s.config());
-  if (r == CUPTI_SUCCESS) r = cuptiActivityRegisterCallbacks(&BufferRequested, &BufferCompleted);
-  if (r == CUPTI_SUCCESS) r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
-  if (r != CUPTI_SUCCESS) {
-    s.Disable("CUPTI setup failed: " + ResultString(r));
-    cuptiUnsubscribe(g_subscriber);
-    return 1;
-  }
-  if (s.config().range == CaptureConfig::Range::kCudaProfilerApi) {
-    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-                        CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
-    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-                        CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
-    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-                        CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
-    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-                        CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
-  }
+  if (Subscribe(s, /*first=*/true) != CUPTI_SUCCESS) return 1;
   const CaptureConfig& c = s.config();
   if (c.um_at_start) {
     // `--trace um`: from the start. Context creation is where the kind can
@@ -361,17 +406,28 @@ int InitializeCupti() {
       cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                           CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
     }
-  } else if (c.um || c.um_gpu_faults || c.um_cpu_faults) {
-    // At the first managed allocation: these two callbacks stay on.
-    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-                        CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000);
-    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-                        CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged);
   }
   s.SetCuptiActive(true);
   s.SetActivityToggle(&ToggleActivities);
   if (s.recording()) ToggleActivities(true);
   return 1;
+}
+
+int DiagAttachCupti() {
+  try {
+    Session& s = Session::Get();
+    if (!s.active()) return 0;
+    std::lock_guard<std::mutex> lk(s.cupti_mutex());
+    if (!g_detached.load()) return s.cupti_active() ? 1 : 0;
+    if (Subscribe(s, /*first=*/false) != CUPTI_SUCCESS) return 0;
+    if (g_um_wanted.load()) ConfigureUnifiedMemory(s.config());
+    g_detached = false;
+    s.SetCuptiActive(true);
+    return 1;
+  } catch (...) {
+    Session::Get().Disable("internal error in the diagnostics attach");
+    return 0;
+  }
 }
 
 }  // namespace stepscope

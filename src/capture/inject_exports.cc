@@ -1,7 +1,7 @@
 // The only symbols libstepscope_inject.so exports (see inject.map): the entry
-// points the CUDA driver and NVTX look up. Everything else, the statically
-// linked SQLite included, is hidden so it cannot clash with the program's own
-// libraries (e.g. Python's sqlite3 module).
+// points the CUDA driver and NVTX look up, and one diagnostics hook. Everything else, the
+// statically linked SQLite included, is hidden so it cannot clash with the program's own libraries
+// (e.g. Python's sqlite3 module).
 #include <cstdint>
 
 #include "capture/cupti_setup.h"
@@ -33,6 +33,14 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
   } catch (...) {
     return 0;
   }
+}
+
+// Diagnostics (STEPSCOPE_DIAG_DETACH=1, bench/overhead_phases.py --detach):
+// attaches CUPTI again after a recording window's end detached it; the
+// program calls it (ctypes) before cudaProfilerStart. Returns 1 when CUPTI is
+// attached afterwards.
+__attribute__((visibility("default"))) int stepscope_diag_attach(void) {
+  return stepscope::DiagAttachCupti();
 }
 
 }  // extern "C"

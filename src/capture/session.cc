@@ -634,7 +634,8 @@ void Session::TimerLoop() {
           (urgent || mono - last_flush >= flush_interval)) {
         // Delivers every buffer whose records are all complete (not forced:
         // kernels still running stay in CUPTI until they finish).
-        cuptiActivityFlushAll(0);
+        std::lock_guard<std::mutex> lk(cupti_mu_);
+        if (cupti_active_.load()) cuptiActivityFlushAll(0);
         last_flush = mono;
       }
       PumpHostMem();
@@ -654,7 +655,10 @@ void Session::Shutdown() {
   if (thread_.joinable()) thread_.join();
   const bool was_recording = recording();
   recording_ = false;
-  if (cupti_active_.load()) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  {
+    std::lock_guard<std::mutex> lk(cupti_mu_);
+    if (cupti_active_.load()) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  }
   // The last interval's totals (the timer thread has ended).
   if (uvm_on_.load(std::memory_order_acquire)) PumpUvmTotals(NowNs(), was_recording);
   if (auto toggle = activity_toggle_.load()) toggle(false);

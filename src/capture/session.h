@@ -94,6 +94,11 @@ class Session {
 
   // CUPTI plumbing (cupti_setup.cc registers these).
   void SetCuptiActive(bool on) { cupti_active_.store(on); }
+  bool cupti_active() const { return cupti_active_.load(); }
+  // Held around every CUPTI call made outside CUPTI's own callbacks by the
+  // timer thread and by a diagnostics detach/attach (cuptiFinalize must not
+  // race a flush).
+  std::mutex& cupti_mutex() { return cupti_mu_; }
   uint8_t* AllocateBuffer(size_t* size);
   void OnBufferCompleted(uint8_t* buffer, size_t valid, uint64_t dropped);
   // Recording on/off (delay, duration, capture ranges). Calls the hook that
@@ -137,6 +142,7 @@ class Session {
   std::atomic<bool> window_done_{false};
   static std::atomic<bool> in_fork_child_;
   std::atomic<bool> cupti_active_{false};
+  std::mutex cupti_mu_;
   std::atomic<void (*)(bool)> activity_toggle_{nullptr};
   std::once_flag start_once_;
   int64_t clock_offset_ns_ = 0;  // trace clock - CLOCK_REALTIME; set before active_

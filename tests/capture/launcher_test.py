@@ -306,10 +306,10 @@ class LauncherTest(unittest.TestCase):
         names = [r[0] for r in rows(os.path.join(self.tmp, "cr.sqlite"), NVTX_SQL)]
         self.assertEqual(names, ["step 1", "forward", "backward"])
 
-    def test_tracer_exports_only_its_entry_points(self):
+    def test_tracer_exports_only_its_entry_points_and_the_diag_hook(self):
         out = subprocess.run(["nm", "-D", "--defined-only", LIB], stdout=subprocess.PIPE, check=True).stdout.decode()
         syms = sorted(line.split()[-1] for line in out.splitlines() if line.strip())
-        self.assertEqual(syms, ["InitializeInjection", "InitializeInjectionNvtx2"])
+        self.assertEqual(syms, ["InitializeInjection", "InitializeInjectionNvtx2", "stepscope_diag_attach"])
         # No SQLite inside the traced program: the collector writes the trace.
         every = subprocess.run(["nm", "-C", LIB], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
         self.assertNotIn(b"sqlite3_open", every)
