@@ -54,6 +54,16 @@ TEST(CaptureConfig, UnifiedMemorySources) {
   ::unsetenv("STEPSCOPE_TRACE");
 }
 
+// STEPSCOPE_DIAG_DETACH: only "1" detaches CUPTI between windows.
+TEST(CaptureConfig, DiagDetach) {
+  EXPECT_FALSE(CaptureConfig::FromEnv(nullptr).diag_detach);
+  ::setenv("STEPSCOPE_DIAG_DETACH", "1", 1);
+  EXPECT_TRUE(CaptureConfig::FromEnv(nullptr).diag_detach);
+  ::setenv("STEPSCOPE_DIAG_DETACH", "yes", 1);
+  EXPECT_FALSE(CaptureConfig::FromEnv(nullptr).diag_detach);
+  ::unsetenv("STEPSCOPE_DIAG_DETACH");
+}
+
 // Recording window k uses set k mod n; every window starts from the base.
 TEST(CaptureConfig, DiagCycleWindows) {
   ::setenv("STEPSCOPE_DIAG_CYCLE", "none;api;stacks,memory", 1);
