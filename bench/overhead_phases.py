@@ -49,10 +49,10 @@ def run_wrapped(a, rest):
     state = {"on": False, "steps": 0, "attach_failed": 0}
     # --detach: the tracer detaches CUPTI at each phase's end (STEPSCOPE_DIAG_DETACH=1) and is
     # attached again here before each ON phase, so OFF phases run without CUPTI: bare, in-process.
-    detach = None
+    tracer = None  # the injected tracer's library, for stepscope_diag_attach
     if os.environ.get("STEPSCOPE_DIAG_DETACH") == "1" and os.environ.get("CUDA_INJECTION64_PATH"):
         import ctypes
-        detach = ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"])
+        tracer = ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"])
 
     def hook(opt, args, kwargs):  # after every optimizer step: one training step ended
         ends.append(time.perf_counter())
@@ -73,8 +73,8 @@ def run_wrapped(a, rest):
                         state["prof"].__exit__(None, None, None)  # its processing lands in dropped steps
                         state["prof"] = None
                 else:
-                    if want and detach is not None:
-                        state["attach_failed"] += detach.stepscope_diag_attach() != 1
+                    if want and tracer is not None:
+                        state["attach_failed"] += tracer.stepscope_diag_attach() != 1
                     (torch.cuda.profiler.start if want else torch.cuda.profiler.stop)()
                 state["on"] = want
             ends.append(None)  # phase boundary marker

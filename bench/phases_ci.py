@@ -24,13 +24,13 @@ def main():
             floor = cyc[sets[-1]]["ratios"]
             off = "OFF (no CUPTI: --detach)" if row.get("traced", {}).get("detached") else "OFF"
             for s in sets:
-                print(f"{path}: {preset} [{s}] vs {off} {Interval(cyc[s]['ratios'])}")
+                print(f"{path}: {preset} [{s}] vs {off} {interval(cyc[s]['ratios'])}")
             for s in sets[:-1]:
                 r = [a / b for a, b in zip(cyc[s]["ratios"], floor)]
-                print(f"{path}: {preset} [{s}] vs [{sets[-1]}] {Interval(r)}")
+                print(f"{path}: {preset} [{s}] vs [{sets[-1]}] {interval(r)}")
 
 
-def Interval(r):
+def interval(r):
     """The median of the ratios and a 95% bootstrap interval of it."""
     rnd = random.Random(0)  # the same interval whatever else is printed
     boot = sorted(statistics.median(rnd.choices(r, k=len(r))) for _ in range(2000))

@@ -157,8 +157,7 @@ StatusOr<Table> UmTotalSum(const TraceModel& m, const RecipeOptions& o) {
     if (r.count == 0) continue;
     const auto kind = static_cast<UmCounterKind>(k);
     const bool bytes = IsUmMigration(kind) || kind == UmCounterKind::kThrashing ||
-                       kind == UmCounterKind::kRemoteMap || kind == UmCounterKind::kDriverHtoD ||
-                       kind == UmCounterKind::kDriverDtoH;
+                       kind == UmCounterKind::kRemoteMap || IsUmDriverBytes(kind);
     const bool rate = IsUmMigration(kind) && r.ns > 0;
     t.AddRow({UmCounterKindName(kind), Cell(r.count),
               bytes ? Cell(r.value / 1e6, 3) : Cell(static_cast<int64_t>(r.value)),
@@ -220,17 +219,14 @@ StatusOr<Table> UmStepShare(const TraceModel& m, const RecipeOptions& o) {
     ++rows[s].copies;
     rows[s].copy_bytes += m.memcpys()[ops[i].index].bytes;
   }
-  auto driver_bytes = [](UmCounterKind k) {
-    return k == UmCounterKind::kDriverHtoD || k == UmCounterKind::kDriverDtoH;
-  };
   bool driver = false, cupti = false;
   for (const UmRecord& u : m.um()) {
-    driver |= driver_bytes(u.kind);
+    driver |= IsUmDriverBytes(u.kind);
     cupti |= IsUmMigration(u.kind);
   }
   for (const UmRecord& u : m.um()) {
-    const bool counted = IsUmMigration(u.kind);                  // CUPTI: one operation
-    const bool bytes = driver ? driver_bytes(u.kind) : counted;  // the complete source
+    const bool counted = IsUmMigration(u.kind);                     // CUPTI: one operation
+    const bool bytes = driver ? IsUmDriverBytes(u.kind) : counted;  // the complete source
     if ((!counted && !bytes) || !InScope(o.scope, u)) continue;
     int s = 0;
     if (by_step) {

@@ -51,7 +51,9 @@ int RunWhatif(int argc, char** argv) {
            "activation checkpointing off: without the recomputed forward (the recompute finding)");
   p.Flag("--graph", "RANGE",
          "CUDA graphs over every instance of the NVTX range RANGE ('steps': the step ranges)");
-  p.Flag("--batch", "N", "N times the batch: GPU time x N, host time unchanged");
+  p.Flag("--batch", "N",
+         "N times the batch: GPU time x N, host time unchanged (but the CPU's "
+         "unified-memory fault bursts, x N)");
   p.Switch("--steps", "list every step: measured and simulated duration");
   AddStepFlags(&p);
   p.Flag("--device", "D", "the device whose steps are timed (default: the busiest)");
@@ -184,10 +186,19 @@ int RunWhatif(int argc, char** argv) {
     for (size_t k = 0; k < a.steps.steps.size(); ++k) {
       if (a.steps.steps[k].steady()) st_idx.push_back(static_cast<int32_t>(k));
     }
+    // As host_bound prices it: the CPU's unified-memory fault bursts touch
+    // the batch's data and grow with it.
+    std::vector<whatif::HostSpan> data;
+    if (const Finding* f = FindingOf(a, "um_faults")) {
+      for (const Finding::Span& s : f->host_spans) data.push_back({s.tid, s.start_ns, s.end_ns});
+    }
     Answer ans{FormatFixed(batch, 2) + "x batch",
-               e.Price([&](Graph* x) { return whatif::ScaleBatch(x, st_idx, batch); }), ""};
+               e.Price([&](Graph* x) { return whatif::ScaleBatch(x, st_idx, batch, data); }), ""};
     ans.note = FormatFixed(ans.p.base_ns > 0 ? 1.0 * ans.p.fixed_ns / ans.p.base_ns : 0, 2) +
-               "x the time for " + FormatFixed(batch, 2) + "x the samples";
+               "x the time for " + FormatFixed(batch, 2) + "x the samples" +
+               (data.empty() ? std::string()
+                             : "; the " + std::to_string(data.size()) +
+                                   " CPU fault bursts of managed memory grow with it");
     answers.push_back(ans);
   }
 

@@ -88,6 +88,9 @@ inline constexpr int kUmCounterKindMax = 12;
 inline bool IsUmDriverTotal(UmCounterKind k) {
   return k >= UmCounterKind::kDriverHtoD && k <= UmCounterKind::kDriverGpuFaults;
 }
+inline bool IsUmDriverBytes(UmCounterKind k) {
+  return k == UmCounterKind::kDriverHtoD || k == UmCounterKind::kDriverDtoH;
+}
 
 enum class NvtxKind : uint8_t {
   kPushPop = 1,   // nvtxRangePush/Pop: nested per thread

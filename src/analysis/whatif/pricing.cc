@@ -253,9 +253,7 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
   std::vector<HostSpan> data_bound;
   for (const Finding& f : a->findings) {
     if (f.rule == "data_loading" && f.reported) best = std::max(best, f.cost_per_step_ns);
-    if (f.rule == "um_faults") {
-      for (const HostSpan& s : Spans(f)) data_bound.push_back(s);
-    }
+    if (f.rule == "um_faults") data_bound = Spans(f);
   }
   if (path.duration > 0 && path.host_bound) {
     std::vector<int32_t> steady;
@@ -263,11 +261,7 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
       if (c.steps.steps[k].steady()) steady.push_back(static_cast<int32_t>(k));
     }
     const double n = c.opt.batch_factor;
-    Prediction p = e.Price([&](Graph* x) {
-      int changed = whatif::ScaleBatch(x, steady, n);
-      for (const HostSpan& s : data_bound) changed += whatif::GrowHostTime(x, s, n);
-      return changed;
-    });
+    Prediction p = e.Price([&](Graph* x) { return whatif::ScaleBatch(x, steady, n, data_bound); });
     Finding f;
     f.rule = "host_bound";
     int64_t host = 0;

@@ -291,13 +291,16 @@ int CudaGraph(Graph* g, const std::vector<HostSpan>& spans, int64_t graph_launch
   return n;
 }
 
-int ScaleBatch(Graph* g, const std::vector<int32_t>& step_indices, double n) {
+int ScaleBatch(Graph* g, const std::vector<int32_t>& step_indices, double n,
+               const std::vector<HostSpan>& data_spans) {
   std::set<int32_t> sel(step_indices.begin(), step_indices.end());
   std::vector<uint32_t> ops;
   for (uint32_t v = 0; v < g->nodes.size(); ++v) {
     if (g->nodes[v].kind == NodeKind::kOp && sel.count(g->nodes[v].step)) ops.push_back(v);
   }
-  return ScaleOps(g, ops, n);
+  int changed = ScaleOps(g, ops, n);
+  for (const HostSpan& s : data_spans) changed += GrowHostTime(g, s, n);
+  return changed;
 }
 
 StatusOr<WhatIfEngine> WhatIfEngine::Build(const TraceModel& m, const StepSet& steps, int device) {

@@ -93,8 +93,11 @@ int CudaGraph(Graph* g, const std::vector<HostSpan>& spans, int64_t graph_launch
               int64_t max_gap_ns = kSegmentGap);
 
 // A larger batch: every GPU op of the given steps takes `n` times as long;
-// host time does not change.
-int ScaleBatch(Graph* g, const std::vector<int32_t>& step_indices, double n);
+// host time does not change, except the CPU time in `data_spans` (host work
+// on the batch's data: a CPU faulting managed pages back, the um_faults
+// finding's CPU bursts), which grows n times too (GrowHostTime).
+int ScaleBatch(Graph* g, const std::vector<int32_t>& step_indices, double n,
+               const std::vector<HostSpan>& data_spans = {});
 
 // Result of a what-if: the simulated median step before and after.
 struct Prediction {

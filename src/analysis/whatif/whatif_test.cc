@@ -162,9 +162,12 @@ TEST(WhatIfTransforms, CutHostTimeAndBatch) {
   // (unified-memory fault bursts): the span's 370 us of the gap double too;
   // a factor of 1 or less, or a span on another thread, changes nothing.
   Graph grown = f.g;
-  ScaleBatch(&grown, {0, 1, 2, 3, 4, 5}, 2.0);
-  for (const HostSpan& sp : spans) EXPECT_EQ(GrowHostTime(&grown, sp, 2.0), 1);
+  const int n = ScaleBatch(&grown, {0, 1, 2, 3, 4, 5}, 2.0, spans);
   EXPECT_EQ(StepDurations(grown, Replay(grown), f.steps, -1).duration[3], (1600 + 370) * kUs);
+  Graph each = f.g;  // the same, span by span: one gap each
+  const int scaled = ScaleBatch(&each, {0, 1, 2, 3, 4, 5}, 2.0);
+  for (const HostSpan& sp : spans) EXPECT_EQ(GrowHostTime(&each, sp, 2.0), 1);
+  EXPECT_EQ(n, scaled + static_cast<int>(spans.size()));
   Graph same = f.g;
   EXPECT_EQ(GrowHostTime(&same, spans[0], 1.0), 0);
   EXPECT_EQ(GrowHostTime(&same, {8, 630 * kUs, 1000 * kUs}, 2.0), 0);
