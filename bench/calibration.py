@@ -17,6 +17,7 @@ Scenarios (names for --scenarios):
   hf_lora_batch  HF Trainer + PEFT LoRA, batch 8             vs  batch 32 (per 8 samples)
   hf_lora_workers HF Trainer + PEFT LoRA, 0 DataLoader workers vs 4
   hf_lora_ckpt   HF Trainer + PEFT LoRA, gradient checkpointing vs none
+  hf_lora_ckpt_reentrant  the same, reentrant checkpointing (transformers' default) vs none
   compile_graphs torch.compile default                       vs  mode="reduce-overhead" (CUDA graphs)
 The hf_* and compile_* workloads (tests/gpu/hf_lora_train.py, tests/gpu/compile_graphs.py)
 alternate both arms inside one process (A B A B blocks) to save GPU time; they are run
@@ -26,7 +27,8 @@ usage (on the GPU machine):
   python3 bench/calibration.py --stepscope build/bin/stepscope --workload train_gpt.py \
       --out $OUT/calib [--pairs 4] [--scenarios tiny_sync,small_sync,...] [--budget-s 540]
 Writes OUT/realized.json after every scenario (a timeout keeps what finished) and the
-problem traces OUT/<scenario>.sqlite; --tar packs them into OUT/traces.tar.gz.
+problem traces OUT/<scenario>.sqlite (with --trace-fix also the fix's, OUT/<scenario>_fix.sqlite);
+--tar packs them into OUT/traces.tar.gz.
 """
 import argparse
 import json
@@ -57,11 +59,16 @@ TRAIN_GPT = {
                    "no activation checkpointing"),
 }
 IN_PROCESS = {
-    # name: (script, args, trace args)
-    "hf_lora_batch": ("hf_lora_train.py", ["--compare", "batch"], ["--batch", "8"]),
-    "hf_lora_workers": ("hf_lora_train.py", ["--compare", "workers"], ["--batch", "8", "--workers", "0"]),
-    "hf_lora_ckpt": ("hf_lora_train.py", ["--compare", "checkpoint"], ["--batch", "8", "--gc"]),
-    "compile_graphs": ("compile_graphs.py", ["--compare"], ["--mode", "default"]),
+    # name: (script, args, trace args of the problem, of the fix)
+    "hf_lora_batch": ("hf_lora_train.py", ["--compare", "batch"], ["--batch", "8"], ["--batch", "32"]),
+    "hf_lora_workers": ("hf_lora_train.py", ["--compare", "workers"], ["--batch", "8", "--workers", "0"],
+                        ["--batch", "8", "--workers", "4"]),
+    "hf_lora_ckpt": ("hf_lora_train.py", ["--compare", "checkpoint"], ["--batch", "8", "--gc"], ["--batch", "8"]),
+    # The same with reentrant checkpointing (transformers' default when no kwargs are given).
+    "hf_lora_ckpt_reentrant": ("hf_lora_train.py", ["--compare", "checkpoint", "--reentrant"],
+                               ["--batch", "8", "--gc", "--reentrant"], ["--batch", "8"]),
+    "compile_graphs": ("compile_graphs.py", ["--compare"], ["--mode", "default"],
+                       ["--mode", "reduce-overhead"]),
 }
 
 
@@ -91,17 +98,25 @@ def train_gpt_scenario(a, name):
     res, trace = traced(a, name, [sys.executable, a.workload, "--json", "--steps", str(tr_steps),
                                   "--warmup", str(warm)] + prob)
     mp, mf = statistics.median(times["problem"]), statistics.median(times["fix"])
-    return {"problem_args": prob, "fix_args": fix, "fix": what, "runs_ms": times,
+    r = {"problem_args": prob, "fix_args": fix, "fix": what, "runs_ms": times,
             "problem_median_ms": mp, "fix_median_ms": mf, "realized_saving_ms": mp - mf,
             "traced_ms_per_step": res["ms_per_step"], "trace": os.path.basename(trace)}
+    if a.trace_fix:
+        res, trace = traced(a, name + "_fix", [sys.executable, a.workload, "--json", "--steps", str(tr_steps),
+                                               "--warmup", str(warm)] + fix)
+        r.update({"traced_fix_ms_per_step": res["ms_per_step"], "trace_fix": os.path.basename(trace)})
+    return r
 
 
 def in_process_scenario(a, name):
-    script, args, trace_args = IN_PROCESS[name]
+    script, args, trace_args, fix_trace_args = IN_PROCESS[name]
     path = os.path.join(GPU_DIR, script)
     r = run_json([sys.executable, path, "--pairs", str(a.pairs)] + args, timeout=400)
     res, trace = traced(a, name, [sys.executable, path] + trace_args)
     r.update({"traced_ms_per_step": res["ms_per_step"], "trace": os.path.basename(trace)})
+    if a.trace_fix:
+        res, trace = traced(a, name + "_fix", [sys.executable, path] + fix_trace_args)
+        r.update({"traced_fix_ms_per_step": res["ms_per_step"], "trace_fix": os.path.basename(trace)})
     return r
 
 
@@ -114,6 +129,9 @@ def main():
     ap.add_argument("--scenarios", default=",".join(list(TRAIN_GPT) + list(IN_PROCESS)))
     ap.add_argument("--budget-s", type=float, default=540, help="start no scenario after this many seconds")
     ap.add_argument("--tar", action="store_true", help="pack the traces into OUT/traces.tar.gz")
+    ap.add_argument("--trace-fix", action="store_true",
+                    help="also trace the fix config (OUT/<scenario>_fix.sqlite): what the fixed step "
+                         "looks like, to check a transformation op by op")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     t0 = time.time()

@@ -45,6 +45,7 @@ SCENARIOS = {
     "hf_lora_batch": ("host_bound", ["--batch", "4"], "batch"),
     "hf_lora_workers": ("data_loading", ["--prefetch"], "saving"),
     "hf_lora_ckpt": ("recompute", ["--no-recompute"], "saving"),
+    "hf_lora_ckpt_reentrant": ("recompute", ["--no-recompute"], "saving"),
     "compile_graphs": ("launch_bound", ["--graph", "steps"], "saving"),
 }
 

@@ -25,6 +25,14 @@ launches per forward, 20 in each of the 12 blocks, plus 2 memsets per block). Wi
 weight casts go, so the per-launch figure is given under bf16 only.
 
   python3 bench/checkpoint_hook_cost.py --workload train_gpt.py [--rounds 15] [--json OUT.json]
+
+--model llama measures the same on a workload not written here: the Hugging Face Llama + PEFT LoRA
+model of tests/gpu/hf_lora_train.py (8 decoder layers, whole model forward, 1 x 128 tokens), with
+transformers' own switch (gradient_checkpointing_enable, use_reentrant False / True) for the
+checkpoint variants; per-launch figures are not printed there (launches per layer differ).
+--backward times the backward instead (host time of loss.backward(), the GPU never the bottleneck at
+this size): identity hooks minus plain there is what unpacking every saved tensor through a Python
+hook costs, the backward half of the hook mechanism.
 """
 import argparse
 import contextlib
@@ -43,10 +51,17 @@ def main():
     ap.add_argument("--reps", type=int, default=10, help="forwards per variant per round (median taken)")
     ap.add_argument("--tokens", type=int, default=128)
     ap.add_argument("--json")
+    ap.add_argument("--model", choices=["train_gpt", "llama"], default="train_gpt")
+    ap.add_argument("--backward", action="store_true",
+                    help="time the backward's host time instead (from loss.backward() to its return; "
+                         "checkpoint's includes its recompute, hooks_identity's the unpack hooks)")
     a = ap.parse_args()
 
     import torch
     from torch.utils.checkpoint import checkpoint
+
+    if a.model == "llama":
+        return llama(a)
 
     spec = importlib.util.spec_from_file_location("train_gpt_mod", a.workload)
     mod = importlib.util.module_from_spec(spec)
@@ -75,7 +90,7 @@ def main():
             return torch.no_grad()
         return contextlib.nullcontext()
 
-    variants = ["plain", "checkpoint", "ckpt_nodet", "hooks_identity", "reentrant", "no_grad"]
+    variants = ["plain", "checkpoint", "ckpt_nodet", "hooks_identity", "reentrant"] + ([] if a.backward else ["no_grad"])
     res = {}
     for amp in (True, False):
         times = {v: [] for v in variants}
@@ -88,6 +103,9 @@ def main():
                     with ctx(v), torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
                         out = fwd(v)
                     t1 = time.perf_counter()
+                    if a.backward:
+                        out.float().sum().backward()
+                        t0, t1 = t1, time.perf_counter()
                     del out
                     per.append(t1 - t0)
                 if r >= 2:
@@ -100,11 +118,84 @@ def main():
             over = (m - base) * 1e3 / layers  # us per block over plain
             res[tag][v] = {"ms_per_forward": m, "us_per_block": m * 1e3 / layers,
                            "us_per_block_over_plain": over, "rounds_ms": times[v]}
-            line = f"{tag} {v:15s} {m:7.3f} ms/forward  {m * 1e3 / layers:7.1f} us/block  {over:+7.1f} us/block"
+            res[tag][v]["ratio_to_plain"] = m / base
+            line = (f"{tag} {'bwd' if a.backward else 'fwd'} {v:15s} {m:7.3f} ms/pass  {m * 1e3 / layers:7.1f} us/block  {over:+7.1f} us/block"
+                    f"  x{m / base:.3f}")
             if amp:
                 res[tag][v]["us_per_launch_over_plain"] = over / BF16_LAUNCHES_PER_BLOCK
                 line += f"  {over / BF16_LAUNCHES_PER_BLOCK:+6.2f} us/launch"
             print(line + " over plain", flush=True)
+    res["_machine"] = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
+                       "date": time.strftime("%Y-%m-%d")}
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1)
+
+
+def llama(a):
+    import os
+    import sys
+
+    import torch
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "gpu"))
+    from hf_lora_train import build_model
+
+    model = build_model()
+    model.train()
+    layers = 8
+    ids = torch.randint(0, 32000, (1, a.tokens), device="cuda")
+    emb = model.get_input_embeddings()
+    hook = None
+
+    def setup(v):
+        nonlocal hook
+        if hook is not None:
+            hook.remove()
+            hook = None
+        if v in ("checkpoint", "reentrant"):
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": v == "reentrant"})
+            if v == "reentrant":  # as hf_lora_train.py: inputs that require grad (frozen embeddings)
+                hook = emb.register_forward_hook(lambda mod, inp, out: out.requires_grad_(True))
+        else:
+            model.gradient_checkpointing_disable()
+
+    def ctx(v):
+        if v == "hooks_identity":
+            return torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t)
+        if v == "no_grad":
+            return torch.no_grad()
+        return contextlib.nullcontext()
+
+    variants = ["plain", "checkpoint", "hooks_identity", "reentrant"] + ([] if a.backward else ["no_grad"])
+    times = {v: [] for v in variants}
+    for r in range(a.rounds + 2):
+        for v in variants:
+            setup(v)
+            per = []
+            for _ in range(a.reps):
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                with ctx(v), torch.autocast("cuda", dtype=torch.bfloat16):
+                    out = model(input_ids=ids).logits
+                t1 = time.perf_counter()
+                if a.backward:
+                    out.float().sum().backward()
+                    t0, t1 = t1, time.perf_counter()
+                del out
+                per.append(t1 - t0)
+            if r >= 2:
+                times[v].append(statistics.median(per) * 1e3)
+    setup("plain")
+    base = statistics.median(times["plain"])
+    res = {"llama_bf16": {}}
+    for v in variants:
+        m = statistics.median(times[v])
+        over = (m - base) * 1e3 / layers
+        res["llama_bf16"][v] = {"ms_per_forward": m, "us_per_layer_over_plain": over, "ratio_to_plain": m / base,
+                                "rounds_ms": times[v]}
+        print(f"llama bf16 {'bwd' if a.backward else 'fwd'} {v:15s} {m:7.3f} ms/pass  {over:+8.1f} us/layer over plain  x{m / base:.3f}",
+              flush=True)
     res["_machine"] = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
                        "date": time.strftime("%Y-%m-%d")}
     if a.json:

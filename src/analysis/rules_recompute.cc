@@ -38,6 +38,15 @@
 //     time between calls. Without samples (an imported trace) this part is
 //     not priced.
 // The replay (whatif/, RemoveRecompute) prices them together.
+//
+// Reentrant checkpointing (torch.utils.checkpoint's CheckpointFunction, told
+// from the non-reentrant kind by the Python frames of the host samples) runs
+// the checkpointed forward under no_grad and saves no tensors through hooks:
+// without checkpointing that forward records autograd graph instead, which
+// costs about what the wrapper's entry/exit did (measured without a tracer,
+// bench/checkpoint_hook_cost.py: reentrant forward vs plain -82..+173 us per
+// block or layer, train_gpt and a Hugging Face Llama, H100 and H200), so the
+// forward's part (wrapper entry/exit, hooks) is not priced there.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -189,6 +198,26 @@ HookShare MeasureHooks(const TraceModel& m, uint32_t tid,
 
 }  // namespace
 
+// How the program checkpoints, from the Python frames of torch/utils/checkpoint.py
+// its host samples and stacks hold: non-reentrant (its generator and hooks),
+// reentrant (CheckpointFunction), or unknown (no such frames: an imported
+// trace, no samples). Both kinds in one program count as non-reentrant.
+enum class CheckpointKind { kUnknown, kNonReentrant, kReentrant };
+
+CheckpointKind CheckpointKindOf(const TraceModel& m) {
+  bool reentrant = false;
+  for (const FrameRecord& f : m.frames()) {
+    if (f.kind != static_cast<uint8_t>(FrameKind::kPython)) continue;
+    if (!EndsWith(m.String(f.file), "torch/utils/checkpoint.py")) continue;
+    const std::string& fn = m.String(f.function);
+    if (fn.find("_checkpoint_without_reentrant") != std::string::npos ||
+        fn.find("_checkpoint_hook") != std::string::npos)
+      return CheckpointKind::kNonReentrant;
+    if (fn.rfind("CheckpointFunction.", 0) == 0) reentrant = true;
+  }
+  return reentrant ? CheckpointKind::kReentrant : CheckpointKind::kUnknown;
+}
+
 void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
   const TraceModel& m = c.m;
   // Kernel launches of each steady step, by launch time.
@@ -219,6 +248,7 @@ void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
   // Where the checkpoint hooks run: the paired forward stretches (main
   // thread) and each backward thread's launches in a step.
   std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> hook_windows;
+  const bool reentrant = CheckpointKindOf(m) == CheckpointKind::kReentrant;
   for (auto& [s, launches] : by_step) {
     std::sort(launches.begin(), launches.end(),
               [](const Launch& a, const Launch& b) { return a.t < b.t; });
@@ -312,14 +342,15 @@ void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
           const size_t q0 = PosOnThread(m, main_calls, fwd[pj]->api);
           const size_t q1 = PosOnThread(m, main_calls, fwd[pj + best - 1]->api);
           if (q0 < main_calls.size() && q1 < main_calls.size()) {
-            hook_windows[main].push_back(
-                {m.apis()[main_calls[q0]].start_ns, m.apis()[main_calls[q1]].end_ns});
+            if (!reentrant)
+              hook_windows[main].push_back(
+                  {m.apis()[main_calls[q0]].start_ns, m.apis()[main_calls[q1]].end_ns});
             auto gap = [&](size_t q) {
               return m.apis()[main_calls[q]].start_ns - m.apis()[main_calls[q - 1]].end_ns;
             };
             for (size_t q = q0 + 1; q <= q1; ++q) inner_gaps.push_back(gap(q));
             for (size_t q : {q0, q1 + 1}) {
-              if (q == 0 || q >= main_calls.size()) continue;
+              if (reentrant || q == 0 || q >= main_calls.size()) continue;
               const int64_t a = m.apis()[main_calls[q - 1]].end_ns;
               const int64_t b = m.apis()[main_calls[q]].start_ns;
               // Not a hand-over: no other thread launched in the gap (the main
@@ -396,18 +427,20 @@ void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
   f.title = "Activation checkpointing recomputes " + FormatFixed(std::max(gpu, host) / n / 1e6, 1) +
             " ms of forward work per step";
   f.where = c.StepsText(steps) + "; device " + std::to_string(c.device);
-  f.detail = "per step: " + FormatFixed(1.0 * runs / n, 0) +
-             " recomputed stretches of the forward, " + FormatFixed(1.0 * kernels / n, 0) +
-             " kernels, " + FormatDuration(gpu / n) + " GPU time, " + FormatDuration(host / n) +
-             " of the backward thread's time launching them; the checkpoint wrapper's entry/exit "
-             "in the forward " +
-             FormatDuration(excess / n) + " and the recomputes' exits in the backward " +
-             FormatDuration(excess_bwd / n) + " above the median launch gap (" +
-             FormatDuration(median_gap) + ")" +
-             (hooks.empty() ? std::string()
-                            : "; the checkpoint hooks' share of the CPU time between launches "
-                              "(host samples): " +
-                                  hooks);
+  f.detail =
+      "per step: " + FormatFixed(1.0 * runs / n, 0) + " recomputed stretches of the forward, " +
+      FormatFixed(1.0 * kernels / n, 0) + " kernels, " + FormatDuration(gpu / n) + " GPU time, " +
+      FormatDuration(host / n) + " of the backward thread's time launching them; " +
+      (reentrant
+           ? std::string("reentrant checkpointing (its no_grad forward costs about what the "
+                         "forward's autograd recording will: not priced)")
+           : "the checkpoint wrapper's entry/exit in the forward " + FormatDuration(excess / n)) +
+      " and the recomputes' exits in the backward " + FormatDuration(excess_bwd / n) +
+      " above the median launch gap (" + FormatDuration(median_gap) + ")" +
+      (hooks.empty() ? std::string()
+                     : "; the checkpoint hooks' share of the CPU time between launches "
+                       "(host samples): " +
+                           hooks);
   f.fix =
       "Turn activation checkpointing off where memory allows (`stepscope plan --recompute none` "
       "says whether the step fits); else recompute selectively (only the cheap ops: "

@@ -11,8 +11,9 @@ Modes:
   --compare batch  --pairs 4               alternates batch 8 and batch 32 runs in this process
   --compare workers --pairs 4              alternates dataloader workers 0 and 4 (batch 8)
   --compare checkpoint --pairs 4           alternates gradient checkpointing on and off (batch 8;
-                                           torch.utils.checkpoint, use_reentrant=False, per layer)
-  --gc                                     one run with gradient checkpointing on
+                                           torch.utils.checkpoint, use_reentrant=False, per layer;
+                                           --reentrant: use_reentrant=True, transformers' default)
+  --gc [--reentrant]                       one run with gradient checkpointing on
 ms/step is the median interval between consecutive on_step_end callbacks after 3 warm-up
 steps. For --compare batch the fix's time is per 8 samples (batch-32 step / 4), so the saving
 is what the same samples cost less. NVTX ranges "step N" (contiguous, from one step's end to
@@ -52,15 +53,23 @@ def build_model():
     return model.cuda()
 
 
-def run(model, batch, workers, steps, nvtx, out_dir="/tmp/hf_lora_out", gc=False):
+def run(model, batch, workers, steps, nvtx, out_dir="/tmp/hf_lora_out", gc=False, reentrant=False):
     from transformers import Trainer, TrainerCallback, TrainingArguments
 
     # Gradient checkpointing is switched on the model itself (the Trainer's own flag would only
     # ever switch it on), so that one process can alternate both arms.
     if gc:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": reentrant})
+        # Reentrant checkpointing backpropagates into a layer only through inputs that require
+        # grad; the embeddings are frozen under LoRA (what the Trainer's own flag does too).
+        if reentrant and not getattr(model, "_stepscope_grads_hook", None):
+            model._stepscope_grads_hook = model.get_input_embeddings().register_forward_hook(
+                lambda mod, inp, out: out.requires_grad_(True))
     else:
         model.gradient_checkpointing_disable()
+    if not (gc and reentrant) and getattr(model, "_stepscope_grads_hook", None):
+        model._stepscope_grads_hook.remove()
+        model._stepscope_grads_hook = None
     ends = []
 
     class Timer(TrainerCallback):
@@ -93,12 +102,14 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--compare", choices=["batch", "workers", "checkpoint"])
     ap.add_argument("--gc", action="store_true", help="gradient checkpointing on (one run)")
+    ap.add_argument("--reentrant", action="store_true",
+                    help="reentrant gradient checkpointing (use_reentrant=True, transformers' default)")
     ap.add_argument("--pairs", type=int, default=4)
     ap.add_argument("--nvtx", action=argparse.BooleanOptionalAction, default=True)
     a = ap.parse_args()
     model = build_model()
     if not a.compare:
-        ms = run(model, a.batch, a.workers, a.steps, a.nvtx, gc=a.gc)
+        ms = run(model, a.batch, a.workers, a.steps, a.nvtx, gc=a.gc, reentrant=a.reentrant)
         print(json.dumps({"workload": "hf_lora", "batch": a.batch, "workers": a.workers, "gc": a.gc,
                           "ms_per_step": ms}))
         return
@@ -111,7 +122,7 @@ def main():
             times["fix_raw"].append(raw)
             times["fix"].append(raw / 4)
         elif a.compare == "checkpoint":
-            times["problem"].append(run(model, 8, 0, a.steps, False, gc=True))
+            times["problem"].append(run(model, 8, 0, a.steps, False, gc=True, reentrant=a.reentrant))
             times["fix"].append(run(model, 8, 0, a.steps, False, gc=False))
         else:
             times["problem"].append(run(model, 8, 0, a.steps, False))
@@ -120,6 +131,7 @@ def main():
     fix = {"batch": "batch 32 (time per 8 samples)", "workers": "4 DataLoader workers",
            "checkpoint": "no gradient checkpointing"}[a.compare]
     problem = ["--batch", "8", "--workers", "0"] + (["--gc"] if a.compare == "checkpoint" else [])
+    problem += ["--reentrant"] if a.compare == "checkpoint" and a.reentrant else []
     print(json.dumps({"workload": "hf_lora", "problem_args": problem, "fix": fix,
                       "runs_ms": times, "problem_median_ms": mp, "fix_median_ms": mf,
                       "realized_saving_ms": mp - mf}))

@@ -6,7 +6,8 @@
 # small,tiny; full tracer vs the kernel+memcpy floor, PHASES_N phases of PHASES_LEN
 # steps (default 15, the first PHASES_SKIP=3 dropped); PHASES_CYCLE other sets;
 # PHASES_PROFILE_ARGS the profile arguments, default "--sample-hz 0"), with
-# CKPT_BENCH=1 the host cost of checkpointing's forward (bench/checkpoint_hook_cost.py), with
+# CKPT_BENCH=1 the host cost of checkpointing's forward (bench/checkpoint_hook_cost.py, train_gpt's
+# blocks and the HF Llama), with TRACE_FIX=1 the fix configs traced too, with
 # HOST_PHASES=1 the host-side parts (stacks, 200 Hz sampling) on small and
 # torch.profiler with_stack; logs and predictions packed into $OUT/batch.tgz,
 # with TRACES=1 the calibration traces into $OUT/traces.tgz.
@@ -26,10 +27,11 @@ fi
 echo "um done $(( $(date +%s) - t0 )) s" >> $R/times.txt
 if [ -n "$CKPT_BENCH" ]; then
 python3 bench/checkpoint_hook_cost.py --workload $W --json $R/checkpoint_hook_cost.json > $R/checkpoint_hook_cost.txt 2>&1
+python3 bench/checkpoint_hook_cost.py --workload $W --model llama --rounds ${CKPT_ROUNDS:-10} --json $R/checkpoint_hook_cost_llama.json > $R/checkpoint_hook_cost_llama.txt 2>&1
 echo "ckpt bench done $(( $(date +%s) - t0 )) s" >> $R/times.txt
 fi
 if [ -n "$SC" ]; then
-python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs ${PAIRS:-4} --scenarios $SC --budget-s $BUD > $R/cal/log.txt 2>&1
+python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs ${PAIRS:-4} --scenarios $SC --budget-s $BUD ${TRACE_FIX:+--trace-fix} > $R/cal/log.txt 2>&1
 if [ -n "$SCENARIOS12" ]; then
 python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs 12 --scenarios $SCENARIOS12 --budget-s $BUD >> $R/cal/log.txt 2>&1
 SC=$SC,$SCENARIOS12
@@ -48,4 +50,8 @@ python3 bench/overhead_phases.py --stepscope $B --workload $W --out $R/hph --pre
 fi
 echo "all done $(( $(date +%s) - t0 )) s" >> $R/times.txt
 tar czf $OUT/batch.tgz --exclude="*.sqlite" -C $R .
-if [ -n "$TRACES" ] && [ -n "$SC" ]; then tar czf $OUT/traces.tgz -C /tmp/cal $K; fi
+if [ -n "$TRACES" ] && [ -n "$SC" ]; then
+  if [ -n "$TRACE_FIX" ]; then  # a file per scenario: the device tool brings back at most 16 MiB a file
+    for s in ${SC//,/ }; do (cd /tmp/cal/$K && tar czf $OUT/tr_$s.tgz $s.sqlite $(ls ${s}_fix.sqlite 2>/dev/null)); done
+  else tar czf $OUT/traces.tgz -C /tmp/cal $K; fi
+fi

@@ -119,6 +119,12 @@ TESTS = [
     # too (gen_fixtures.py: main 50% of its block windows, autograd 25%).
     DiffTest(name="analyze_recompute_sampled", cmd=["analyze", "--format", "csv", "{trace}"],
              trace=fx("train_checkpoint_sampled"), out=out("analyze_recompute_sampled.csv")),
+    # Reentrant checkpointing (CheckpointFunction frames in the samples): the
+    # forward's wrapper entry/exit is not priced (analyze_recompute prices it),
+    # the recompute runs and their exits are; no hook share on the main thread:
+    # 400 + 120 = 520 us per step against analyze_recompute's 920 (gen_fixtures.py).
+    DiffTest(name="analyze_recompute_reentrant", cmd=["analyze", "--format", "csv", "{trace}"],
+             trace=fx("train_checkpoint_reentrant"), out=out("analyze_recompute_reentrant.csv")),
     DiffTest(name="analyze_no_checkpoint", cmd=["analyze", "--all", "--format", "csv", "{trace}"],
              trace=fx("train_no_checkpoint"), out=out("analyze_no_checkpoint.csv")),
     DiffTest(name="whatif_no_recompute_none", cmd=["whatif", "--no-recompute", "{trace}"],
