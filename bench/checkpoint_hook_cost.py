@@ -44,6 +44,39 @@ import time
 BF16_LAUNCHES_PER_BLOCK = 20  # kernel launches of one train_gpt Block under bf16 autocast (see above)
 
 
+def hooks_ctx(torch, kind):
+    """The context a variant's pass runs in."""
+    if kind == "hooks_identity":
+        return torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t)
+    if kind == "no_grad":
+        return torch.no_grad()
+    return contextlib.nullcontext()
+
+
+def time_variants(torch, a, variants, run_pass, amp=True, setup=lambda v: None):
+    """Interleaved rounds (the first two warm up): per variant, the median over rounds of each
+    round's median host ms of one pass: the forward, or with --backward loss.backward()."""
+    times = {v: [] for v in variants}
+    for r in range(a.rounds + 2):
+        for v in variants:
+            setup(v)
+            per = []
+            for _ in range(a.reps):
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                with hooks_ctx(torch, v), torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+                    out = run_pass(v)
+                t1 = time.perf_counter()
+                if a.backward:
+                    out.float().sum().backward()
+                    t0, t1 = t1, time.perf_counter()
+                del out
+                per.append(t1 - t0)
+            if r >= 2:
+                times[v].append(statistics.median(per) * 1e3)
+    return times
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workload", required=True, help="path of train_gpt.py (its Block class is used)")
@@ -83,33 +116,10 @@ def main():
                 x = b(x)
         return x
 
-    def ctx(kind):
-        if kind == "hooks_identity":
-            return torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t)
-        if kind == "no_grad":
-            return torch.no_grad()
-        return contextlib.nullcontext()
-
     variants = ["plain", "checkpoint", "ckpt_nodet", "hooks_identity", "reentrant"] + ([] if a.backward else ["no_grad"])
     res = {}
     for amp in (True, False):
-        times = {v: [] for v in variants}
-        for r in range(a.rounds + 2):  # the first two rounds warm up
-            for v in variants:
-                per = []
-                for _ in range(a.reps):
-                    torch.cuda.synchronize()
-                    t0 = time.perf_counter()
-                    with ctx(v), torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
-                        out = fwd(v)
-                    t1 = time.perf_counter()
-                    if a.backward:
-                        out.float().sum().backward()
-                        t0, t1 = t1, time.perf_counter()
-                    del out
-                    per.append(t1 - t0)
-                if r >= 2:
-                    times[v].append(statistics.median(per) * 1e3)
+        times = time_variants(torch, a, variants, fwd, amp=amp)
         tag = "bf16" if amp else "fp32"
         base = statistics.median(times["plain"])
         res[tag] = {}
@@ -160,32 +170,8 @@ def llama(a):
         else:
             model.gradient_checkpointing_disable()
 
-    def ctx(v):
-        if v == "hooks_identity":
-            return torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t)
-        if v == "no_grad":
-            return torch.no_grad()
-        return contextlib.nullcontext()
-
     variants = ["plain", "checkpoint", "hooks_identity", "reentrant"] + ([] if a.backward else ["no_grad"])
-    times = {v: [] for v in variants}
-    for r in range(a.rounds + 2):
-        for v in variants:
-            setup(v)
-            per = []
-            for _ in range(a.reps):
-                torch.cuda.synchronize()
-                t0 = time.perf_counter()
-                with ctx(v), torch.autocast("cuda", dtype=torch.bfloat16):
-                    out = model(input_ids=ids).logits
-                t1 = time.perf_counter()
-                if a.backward:
-                    out.float().sum().backward()
-                    t0, t1 = t1, time.perf_counter()
-                del out
-                per.append(t1 - t0)
-            if r >= 2:
-                times[v].append(statistics.median(per) * 1e3)
+    times = time_variants(torch, a, variants, lambda v: model(input_ids=ids).logits, setup=setup)
     setup("plain")
     base = statistics.median(times["plain"])
     res = {"llama_bf16": {}}
