@@ -136,7 +136,8 @@ def main():
                 line += f"  {over / BF16_LAUNCHES_PER_BLOCK:+6.2f} us/launch"
             print(line + " over plain", flush=True)
     res["_machine"] = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
-                       "date": time.strftime("%Y-%m-%d")}
+                       "date": time.strftime("%Y-%m-%d"),
+                       "pass": "backward" if a.backward else "forward"}  # what ms_per_forward timed
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)
@@ -183,7 +184,8 @@ def llama(a):
         print(f"llama bf16 {'bwd' if a.backward else 'fwd'} {v:15s} {m:7.3f} ms/pass  {over:+8.1f} us/layer over plain  x{m / base:.3f}",
               flush=True)
     res["_machine"] = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
-                       "date": time.strftime("%Y-%m-%d")}
+                       "date": time.strftime("%Y-%m-%d"),
+                       "pass": "backward" if a.backward else "forward"}  # what ms_per_forward timed
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)

@@ -198,13 +198,12 @@ HookShare MeasureHooks(const TraceModel& m, uint32_t tid,
 
 }  // namespace
 
-// How the program checkpoints, from the Python frames of torch/utils/checkpoint.py
-// its host samples and stacks hold: non-reentrant (its generator and hooks),
-// reentrant (CheckpointFunction), or unknown (no such frames: an imported
-// trace, no samples). Both kinds in one program count as non-reentrant.
-enum class CheckpointKind { kUnknown, kNonReentrant, kReentrant };
-
-CheckpointKind CheckpointKindOf(const TraceModel& m) {
+// Whether the program checkpoints the reentrant way: the Python frames of
+// torch/utils/checkpoint.py its host samples and stacks hold are
+// CheckpointFunction's and none of the non-reentrant kind's (its generator and
+// hooks). No such frames (an imported trace, no samples): false, and the
+// forward's part is priced as for the non-reentrant kind.
+bool CheckpointsReentrant(const TraceModel& m) {
   bool reentrant = false;
   for (const FrameRecord& f : m.frames()) {
     if (f.kind != static_cast<uint8_t>(FrameKind::kPython)) continue;
@@ -212,10 +211,10 @@ CheckpointKind CheckpointKindOf(const TraceModel& m) {
     const std::string& fn = m.String(f.function);
     if (fn.find("_checkpoint_without_reentrant") != std::string::npos ||
         fn.find("_checkpoint_hook") != std::string::npos)
-      return CheckpointKind::kNonReentrant;
+      return false;
     if (fn.rfind("CheckpointFunction.", 0) == 0) reentrant = true;
   }
-  return reentrant ? CheckpointKind::kReentrant : CheckpointKind::kUnknown;
+  return reentrant;
 }
 
 void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
@@ -248,7 +247,7 @@ void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
   // Where the checkpoint hooks run: the paired forward stretches (main
   // thread) and each backward thread's launches in a step.
   std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> hook_windows;
-  const bool reentrant = CheckpointKindOf(m) == CheckpointKind::kReentrant;
+  const bool reentrant = CheckpointsReentrant(m);
   for (auto& [s, launches] : by_step) {
     std::sort(launches.begin(), launches.end(),
               [](const Launch& a, const Launch& b) { return a.t < b.t; });
