@@ -3,9 +3,13 @@
 
 For each scenario (a problem config and its real fix) this runs the workload bare in
 interleaved pairs (problem, fix, problem, fix, ...) and takes the realized saving as the
-difference of the medians of the workload's own ms/step. It also records one traced run
-of the problem config with `stepscope profile`, the trace the prediction is made from
-(bench/calibration_predict.py prints predicted next to realized).
+difference of the medians of the workload's own ms/step. It also records traced runs
+of the problem config with `stepscope profile` (--traces K, default 1), the traces the
+prediction is made from (bench/calibration_predict.py prints predicted next to realized:
+with K > 1 the median over the K traces). The traced runs are spread among the bare pairs
+(train_gpt: after pairs spaced evenly; in-process workloads: the pairs are split into K
+blocks, a traced run after each), so that a drift of the host's speed over the minutes of
+a scenario reaches the traced runs and the bare pairs alike.
 
 Scenarios (names for --scenarios):
   tiny_sync      train_gpt --preset tiny --sync-every 1      vs  no sync
@@ -27,8 +31,9 @@ usage (on the GPU machine):
   python3 bench/calibration.py --stepscope build/bin/stepscope --workload train_gpt.py \
       --out $OUT/calib [--pairs 4] [--scenarios tiny_sync,small_sync,...] [--budget-s 540]
 Writes OUT/realized.json after every scenario (a timeout keeps what finished) and the
-problem traces OUT/<scenario>.sqlite (with --trace-fix also the fix's, OUT/<scenario>_fix.sqlite);
---tar packs them into OUT/traces.tar.gz.
+problem traces OUT/<scenario>.sqlite, OUT/<scenario>.2.sqlite, ... (with --trace-fix also the
+fix's, OUT/<scenario>_fix.sqlite, OUT/<scenario>_fix.2.sqlite, ...); --tar packs them into
+OUT/traces.tar.gz.
 """
 import argparse
 import json
@@ -86,38 +91,75 @@ def traced(a, name, cmd):
     return res, path + ".sqlite"
 
 
+def trace_name(name, k):
+    """The k-th trace (0-based) of a scenario: name, name.2, name.3, ..."""
+    return name if k == 0 else f"{name}.{k + 1}"
+
+
+def trace_positions(pairs, k):
+    """After which bare pairs (0-based) the k traced runs go: spread evenly, the last after the last pair."""
+    return [max(0, round((j + 1) * pairs / k) - 1) for j in range(k)]
+
+
+def add_traced(r, a, name, k, cmd, fix_cmd):
+    """One traced run of the problem config (and with --trace-fix of the fix config) into r."""
+    res, trace = traced(a, trace_name(name, k), cmd)
+    r.setdefault("traces", []).append(os.path.basename(trace))
+    r.setdefault("traced_ms_per_step_runs", []).append(res["ms_per_step"])
+    if a.trace_fix:
+        res, trace = traced(a, trace_name(name + "_fix", k), fix_cmd)
+        r.setdefault("traces_fix", []).append(os.path.basename(trace))
+        r.setdefault("traced_fix_ms_per_step_runs", []).append(res["ms_per_step"])
+
+
+def finish_traced(r):
+    """The single-trace keys older readers use: the first trace, the median traced ms/step."""
+    r["trace"] = r["traces"][0]
+    r["traced_ms_per_step"] = statistics.median(r["traced_ms_per_step_runs"])
+    if r.get("traces_fix"):
+        r["trace_fix"] = r["traces_fix"][0]
+        r["traced_fix_ms_per_step"] = statistics.median(r["traced_fix_ms_per_step_runs"])
+    return r
+
+
 def train_gpt_scenario(a, name):
     prob, fix, steps, warm, what = TRAIN_GPT[name]
     base = [sys.executable, a.workload, "--json", "--steps", str(steps), "--warmup", str(warm)]
+    tr_steps = max(8, min(steps, 20))
+    tr_base = [sys.executable, a.workload, "--json", "--steps", str(tr_steps), "--warmup", str(warm)]
     times = {"problem": [], "fix": []}
+    r = {"problem_args": prob, "fix_args": fix, "fix": what, "runs_ms": times}
+    at = trace_positions(a.pairs, a.traces)
     for i in range(a.pairs):
         times["problem"].append(run_json(base + prob)["ms_per_step"])
         times["fix"].append(run_json(base + fix)["ms_per_step"])
         print(f"  {name} pair {i}: problem {times['problem'][-1]:.3f} fix {times['fix'][-1]:.3f}", flush=True)
-    tr_steps = max(8, min(steps, 20))
-    res, trace = traced(a, name, [sys.executable, a.workload, "--json", "--steps", str(tr_steps),
-                                  "--warmup", str(warm)] + prob)
+        for _ in range(at.count(i)):
+            add_traced(r, a, name, len(r.get("traces", [])), tr_base + prob, tr_base + fix)
     mp, mf = statistics.median(times["problem"]), statistics.median(times["fix"])
-    r = {"problem_args": prob, "fix_args": fix, "fix": what, "runs_ms": times,
-            "problem_median_ms": mp, "fix_median_ms": mf, "realized_saving_ms": mp - mf,
-            "traced_ms_per_step": res["ms_per_step"], "trace": os.path.basename(trace)}
-    if a.trace_fix:
-        res, trace = traced(a, name + "_fix", [sys.executable, a.workload, "--json", "--steps", str(tr_steps),
-                                               "--warmup", str(warm)] + fix)
-        r.update({"traced_fix_ms_per_step": res["ms_per_step"], "trace_fix": os.path.basename(trace)})
-    return r
+    r.update({"problem_median_ms": mp, "fix_median_ms": mf, "realized_saving_ms": mp - mf})
+    return finish_traced(r)
 
 
 def in_process_scenario(a, name):
     script, args, trace_args, fix_trace_args = IN_PROCESS[name]
     path = os.path.join(GPU_DIR, script)
-    r = run_json([sys.executable, path, "--pairs", str(a.pairs)] + args, timeout=400)
-    res, trace = traced(a, name, [sys.executable, path] + trace_args)
-    r.update({"traced_ms_per_step": res["ms_per_step"], "trace": os.path.basename(trace)})
-    if a.trace_fix:
-        res, trace = traced(a, name + "_fix", [sys.executable, path] + fix_trace_args)
-        r.update({"traced_fix_ms_per_step": res["ms_per_step"], "trace_fix": os.path.basename(trace)})
-    return r
+    # The pairs in a.traces blocks, a traced run (problem, then fix) after each block.
+    blocks = [a.pairs // a.traces + (1 if j < a.pairs % a.traces else 0) for j in range(a.traces)]
+    r, times = None, {"problem": [], "fix": []}
+    for k, n in enumerate(blocks):
+        if n > 0:
+            part = run_json([sys.executable, path, "--pairs", str(n)] + args, timeout=400)
+            for arm, vals in part["runs_ms"].items():
+                times.setdefault(arm, []).extend(vals)
+            if r is None:
+                r = part
+        if r is None:
+            r = {}
+        add_traced(r, a, name, k, [sys.executable, path] + trace_args, [sys.executable, path] + fix_trace_args)
+    mp, mf = statistics.median(times["problem"]), statistics.median(times["fix"])
+    r.update({"runs_ms": times, "problem_median_ms": mp, "fix_median_ms": mf, "realized_saving_ms": mp - mf})
+    return finish_traced(r)
 
 
 def main():
@@ -126,6 +168,9 @@ def main():
     ap.add_argument("--workload", required=True, help="path of train_gpt.py")
     ap.add_argument("--out", required=True)
     ap.add_argument("--pairs", type=int, default=4)
+    ap.add_argument("--traces", type=int, default=1,
+                    help="traced runs of the problem config per scenario, spread among the pairs "
+                         "(the prediction takes the median over them)")
     ap.add_argument("--scenarios", default=",".join(list(TRAIN_GPT) + list(IN_PROCESS)))
     ap.add_argument("--budget-s", type=float, default=540, help="start no scenario after this many seconds")
     ap.add_argument("--tar", action="store_true", help="pack the traces into OUT/traces.tar.gz")
@@ -133,6 +178,8 @@ def main():
                     help="also trace the fix config (OUT/<scenario>_fix.sqlite): what the fixed step "
                          "looks like, to check a transformation op by op")
     a = ap.parse_args()
+    if a.pairs < 1 or a.traces < 1:
+        ap.error("--pairs and --traces must be at least 1")
     os.makedirs(a.out, exist_ok=True)
     t0 = time.time()
     out_json = os.path.join(a.out, "realized.json")

@@ -1,7 +1,7 @@
 # One device call: the unified-memory checks (plain, computing kernel, with
 # fault-free runs; NO_UM=1 skips them), the what-if calibration of the given
-# scenarios (PAIRS interleaved pairs, default 4; SCENARIOS12 also run with 12
-# pairs), with FETCH=1 the worker-fed batch cost (bench/worker_fetch.py), with
+# scenarios (PAIRS interleaved pairs, default 4; TRACES_N traced runs each, default 1;
+# SCENARIOS12 also run with 12 pairs), with FETCH=1 the worker-fed batch cost (bench/worker_fetch.py), with
 # PHASES=1 the in-process capture overhead of PHASES_PRESETS (default
 # small,tiny; full tracer vs the kernel+memcpy floor, PHASES_N phases of PHASES_LEN
 # steps (default 15, the first PHASES_SKIP=3 dropped); PHASES_CYCLE other sets;
@@ -31,7 +31,7 @@ python3 bench/checkpoint_hook_cost.py --workload $W --model llama --rounds ${CKP
 echo "ckpt bench done $(( $(date +%s) - t0 )) s" >> $R/times.txt
 fi
 if [ -n "$SC" ]; then
-python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs ${PAIRS:-4} --scenarios $SC --budget-s $BUD ${TRACE_FIX:+--trace-fix} > $R/cal/log.txt 2>&1
+python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs ${PAIRS:-4} --scenarios $SC --budget-s $BUD --traces ${TRACES_N:-1} ${TRACE_FIX:+--trace-fix} > $R/cal/log.txt 2>&1
 if [ -n "$SCENARIOS12" ]; then
 python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs 12 --scenarios $SCENARIOS12 --budget-s $BUD >> $R/cal/log.txt 2>&1
 SC=$SC,$SCENARIOS12
@@ -51,7 +51,8 @@ fi
 echo "all done $(( $(date +%s) - t0 )) s" >> $R/times.txt
 tar czf $OUT/batch.tgz --exclude="*.sqlite" -C $R .
 if [ -n "$TRACES" ] && [ -n "$SC" ]; then
-  if [ -n "$TRACE_FIX" ]; then  # a file per scenario: the device tool brings back at most 16 MiB a file
-    for s in ${SC//,/ }; do (cd /tmp/cal/$K && tar czf $OUT/tr_$s.tgz $s.sqlite $(ls ${s}_fix.sqlite 2>/dev/null)); done
+  if [ -n "$TRACE_FIX" ] || [ "${TRACES_N:-1}" -gt 1 ]; then
+    # a file per scenario, xz (a trace packs ~7x): the device tool brings back at most 16 MiB a file
+    for s in ${SC//,/ }; do (cd /tmp/cal/$K && tar cJf $OUT/tr_$s.txz $(ls $s.sqlite $s.[0-9]*.sqlite ${s}_fix.sqlite ${s}_fix.[0-9]*.sqlite 2>/dev/null)); done
   else tar czf $OUT/traces.tgz -C /tmp/cal $K; fi
 fi
