@@ -33,7 +33,7 @@ fi
 if [ -n "$SC" ]; then
 python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs ${PAIRS:-4} --scenarios $SC --budget-s $BUD --traces ${TRACES_N:-1} ${TRACE_FIX:+--trace-fix} > $R/cal/log.txt 2>&1
 if [ -n "$SCENARIOS12" ]; then
-python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs 12 --scenarios $SCENARIOS12 --budget-s $BUD >> $R/cal/log.txt 2>&1
+python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs 12 --scenarios $SCENARIOS12 --budget-s $BUD --traces ${TRACES_N:-1} ${TRACE_FIX:+--trace-fix} >> $R/cal/log.txt 2>&1
 SC=$SC,$SCENARIOS12
 fi
 cp /tmp/cal/$K/realized.json $R/cal/$K/
