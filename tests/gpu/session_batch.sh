@@ -30,15 +30,20 @@ python3 bench/checkpoint_hook_cost.py --workload $W --json $R/checkpoint_hook_co
 python3 bench/checkpoint_hook_cost.py --workload $W --model llama --rounds ${CKPT_ROUNDS:-10} --json $R/checkpoint_hook_cost_llama.json > $R/checkpoint_hook_cost_llama.txt 2>&1
 echo "ckpt bench done $(( $(date +%s) - t0 )) s" >> $R/times.txt
 fi
+# DEADLINE_S (default 470): seconds from the start after which the calibration is stopped
+# (realized.json keeps the scenarios that finished), so that the logs and traces are still
+# packed inside the device tool's 600 s per call.
+left() { echo $(( ${DEADLINE_S:-470} - ($(date +%s) - t0) )); }
 if [ -n "$SC" ]; then
-python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs ${PAIRS:-4} --scenarios $SC --budget-s $BUD --traces ${TRACES_N:-1} ${TRACE_FIX:+--trace-fix} > $R/cal/log.txt 2>&1
-if [ -n "$SCENARIOS12" ]; then
-python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs 12 --scenarios $SCENARIOS12 --budget-s $BUD --traces ${TRACES_N:-1} ${TRACE_FIX:+--trace-fix} >> $R/cal/log.txt 2>&1
+timeout $(left) python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs ${PAIRS:-4} --scenarios $SC --budget-s $BUD --traces ${TRACES_N:-1} ${TRACE_FIX:+--trace-fix} > $R/cal/log.txt 2>&1
+if [ -n "$SCENARIOS12" ] && [ $(left) -gt 60 ]; then
+timeout $(left) python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs 12 --scenarios $SCENARIOS12 --budget-s $BUD --traces ${TRACES_N:-1} ${TRACE_FIX:+--trace-fix} >> $R/cal/log.txt 2>&1
 SC=$SC,$SCENARIOS12
 fi
+echo "calibration done $(( $(date +%s) - t0 )) s" >> $R/times.txt
 cp /tmp/cal/$K/realized.json $R/cal/$K/
-python3 bench/calibration_predict.py --calib /tmp/cal --kinds $K --stepscope $B > $R/cal/predict.txt 2>&1
-for s in ${SC//,/ }; do $B analyze /tmp/cal/$K/$s.sqlite > $R/cal/analyze_$s.txt 2>&1; done
+timeout 40 python3 bench/calibration_predict.py --calib /tmp/cal --kinds $K --stepscope $B > $R/cal/predict.txt 2>&1
+for s in ${SC//,/ }; do [ -f /tmp/cal/$K/$s.sqlite ] && timeout 10 $B analyze /tmp/cal/$K/$s.sqlite > $R/cal/analyze_$s.txt 2>&1; done
 ls -la /tmp/cal/$K > $R/cal/ls.txt
 fi
 if [ -n "$PHASES" ]; then
@@ -53,6 +58,7 @@ tar czf $OUT/batch.tgz --exclude="*.sqlite" -C $R .
 if [ -n "$TRACES" ] && [ -n "$SC" ]; then
   if [ -n "$TRACE_FIX" ] || [ "${TRACES_N:-1}" -gt 1 ]; then
     # a file per scenario, xz (a trace packs ~7x): the device tool brings back at most 16 MiB a file
+    export XZ_OPT="-6 -T8"
     for s in ${SC//,/ }; do (cd /tmp/cal/$K && tar cJf $OUT/tr_$s.txz $(ls $s.sqlite $s.[0-9]*.sqlite ${s}_fix.sqlite ${s}_fix.[0-9]*.sqlite 2>/dev/null)); done
   else tar czf $OUT/traces.tgz -C /tmp/cal $K; fi
 fi
