@@ -33,7 +33,7 @@ fi
 # DEADLINE_S (default 470): seconds from the start after which the calibration is stopped
 # (realized.json keeps the scenarios that finished), so that the logs and traces are still
 # packed inside the device tool's 600 s per call.
-left() { echo $(( ${DEADLINE_S:-470} - ($(date +%s) - t0) )); }
+left() { local l=$(( ${DEADLINE_S:-470} - ($(date +%s) - t0) )); echo $(( l > 1 ? l : 1 )); }  # timeout 0 would mean none
 if [ -n "$SC" ]; then
 timeout $(left) python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs ${PAIRS:-4} --scenarios $SC --budget-s $BUD --traces ${TRACES_N:-1} ${TRACE_FIX:+--trace-fix} > $R/cal/log.txt 2>&1
 if [ -n "$SCENARIOS12" ] && [ $(left) -gt 60 ]; then
