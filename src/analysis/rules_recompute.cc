@@ -439,7 +439,10 @@ void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
       (hooks.empty() ? std::string()
                      : "; the checkpoint hooks' share of the CPU time between launches "
                        "(host samples): " +
-                           hooks);
+                           hooks) +
+      "; a lower bound: what checkpointing adds to each op of the checkpointed blocks (the "
+      "C++ side of the saved-tensor hooks; a reentrant backward's nested pass) leaves no mark "
+      "of its own in a trace (docs/rules.md)";
   f.fix =
       "Turn activation checkpointing off where memory allows (`stepscope plan --recompute none` "
       "says whether the step fits); else recompute selectively (only the cheap ops: "
