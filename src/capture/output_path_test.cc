@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 
 namespace stepscope {
@@ -43,8 +44,18 @@ TEST(OutputPattern, PerProcess) {
 }
 
 TEST(OutputPattern, CreateNeverCollides) {
-  std::string dir = ::testing::TempDir() + "/outpat-" + std::to_string(getpid());
-  mkdir(dir.c_str(), 0755);
+  // A fresh directory each run (mkdtemp): a left-over one of an earlier process with the
+  // same pid would already hold t.sqlite, s1.sqlite, ...
+  std::string tmpl = ::testing::TempDir() + "/outpat-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  const std::string dir = tmpl;
+  struct Cleanup {
+    std::string d;
+    ~Cleanup() {
+      std::error_code ec;
+      std::filesystem::remove_all(d, ec);
+    }
+  } cleanup{dir};
   auto a = CreateTraceFile(dir + "/t", Ctx(), 0);
   auto b = CreateTraceFile(dir + "/t", Ctx(), 0);
   auto c = CreateTraceFile(dir + "/s%n", Ctx(), 0);
