@@ -3,6 +3,7 @@
 #include <set>
 
 #include "analysis/rules.h"
+#include "analysis/whatif/pricing.h"
 #include "analysis/whatif/transforms.h"
 #include "cli/analysis_flags.h"
 #include "cli/commands.h"
@@ -182,23 +183,15 @@ int RunWhatif(int argc, char** argv) {
                        std::to_string(spans.size()) + " range instances"});
   }
   if (batch > 0) {
-    std::vector<int32_t> st_idx;
-    for (size_t k = 0; k < a.steps.steps.size(); ++k) {
-      if (a.steps.steps[k].steady()) st_idx.push_back(static_cast<int32_t>(k));
-    }
-    // As host_bound prices it: the CPU's unified-memory fault bursts touch
-    // the batch's data and grow with it.
-    std::vector<whatif::HostSpan> data;
-    if (const Finding* f = FindingOf(a, "um_faults")) {
-      for (const Finding::Span& s : f->host_spans) data.push_back({s.tid, s.start_ns, s.end_ns});
-    }
+    // As host_bound prices it (the CPU's unified-memory fault bursts grow with the batch).
+    size_t bursts = 0;
     Answer ans{FormatFixed(batch, 2) + "x batch",
-               e.Price([&](Graph* x) { return whatif::ScaleBatch(x, st_idx, batch, data); }), ""};
+               PriceLargerBatch(e, a.steps, a.findings, batch, &bursts), ""};
     ans.note = FormatFixed(ans.p.base_ns > 0 ? 1.0 * ans.p.fixed_ns / ans.p.base_ns : 0, 2) +
                "x the time for " + FormatFixed(batch, 2) + "x the samples" +
-               (data.empty() ? std::string()
-                             : "; the " + std::to_string(data.size()) +
-                                   " CPU fault bursts of managed memory grow with it");
+               (bursts == 0 ? std::string()
+                            : "; the " + std::to_string(bursts) +
+                                  " CPU fault bursts of managed memory grow with it");
     answers.push_back(ans);
   }
 

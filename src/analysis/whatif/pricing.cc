@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 
+#include "analysis/whatif/pricing.h"
+
 #include "analysis/rules.h"
 #include "analysis/whatif/transforms.h"
 #include "common/strings.h"
@@ -19,20 +21,6 @@ using whatif::Graph;
 using whatif::HostSpan;
 using whatif::Prediction;
 using whatif::WhatIfEngine;
-
-std::vector<HostSpan> Spans(const Finding& f) {
-  std::vector<HostSpan> v;
-  for (const Finding::Span& s : f.host_spans) v.push_back({s.tid, s.start_ns, s.end_ns});
-  std::sort(v.begin(), v.end(), [](const HostSpan& a, const HostSpan& b) {
-    return a.tid != b.tid ? a.tid < b.tid : a.start_ns < b.start_ns;
-  });
-  v.erase(std::unique(v.begin(), v.end(),
-                      [](const HostSpan& a, const HostSpan& b) {
-                        return a.tid == b.tid && a.start_ns == b.start_ns && a.end_ns == b.end_ns;
-                      }),
-          v.end());
-  return v;
-}
 
 std::vector<uint32_t> OpNodes(const Graph& g, const std::vector<uint32_t>& ops) {
   std::vector<uint32_t> v;
@@ -75,6 +63,35 @@ std::vector<uint32_t> LikeCalls(const RuleContext& c, const Graph& g,
 std::string Ms(int64_t ns) { return FormatFixed(ns / 1e6, 1); }
 
 }  // namespace
+
+std::vector<HostSpan> FindingHostSpans(const Finding& f) {
+  std::vector<HostSpan> v;
+  for (const Finding::Span& s : f.host_spans) v.push_back({s.tid, s.start_ns, s.end_ns});
+  std::sort(v.begin(), v.end(), [](const HostSpan& a, const HostSpan& b) {
+    return a.tid != b.tid ? a.tid < b.tid : a.start_ns < b.start_ns;
+  });
+  v.erase(std::unique(v.begin(), v.end(),
+                      [](const HostSpan& a, const HostSpan& b) {
+                        return a.tid == b.tid && a.start_ns == b.start_ns && a.end_ns == b.end_ns;
+                      }),
+          v.end());
+  return v;
+}
+
+whatif::Prediction PriceLargerBatch(const WhatIfEngine& e, const StepSet& steps,
+                                    const std::vector<Finding>& findings, double n,
+                                    size_t* bursts) {
+  std::vector<int32_t> steady;
+  for (size_t k = 0; k < steps.steps.size(); ++k) {
+    if (steps.steps[k].steady()) steady.push_back(static_cast<int32_t>(k));
+  }
+  std::vector<HostSpan> data;
+  for (const Finding& f : findings) {
+    if (f.rule == "um_faults") data = FindingHostSpans(f);
+  }
+  if (bursts) *bursts = data.size();
+  return e.Price([&](Graph* x) { return whatif::ScaleBatch(x, steady, n, data); });
+}
 
 void PriceFindings(const RuleContext& c, Analysis* a) {
   if (!c.opt.price || a->device < 0 || c.steps.steps.empty()) return;
@@ -132,18 +149,18 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
       apply(&f, e.Price([&](Graph* x) { return whatif::RemoveWaits(x, calls); }),
             "the host does not wait in " + std::to_string(calls.size()) + " calls");
     } else if (f.rule == "data_loading") {
-      const auto spans = Spans(f);
+      const auto spans = FindingHostSpans(f);
       const int64_t fetch = std::max<int64_t>(0, c.opt.worker_fetch_ns);
       apply(&f, e.Price([&](Graph* x) { return whatif::CutHostTime(x, spans, fetch); }),
             "data loading overlapped with the previous step (" + std::to_string(spans.size()) +
                 " waits cut to " + FormatFixed(fetch / 1e6, 2) +
                 " ms, a worker-fed batch's fetch)");
     } else if (f.rule == "host_wait") {
-      const auto spans = Spans(f);
+      const auto spans = FindingHostSpans(f);
       apply(&f, e.Price([&](Graph* x) { return whatif::CutHostTime(x, spans, 0); }),
             "the host issues the work without the " + std::to_string(spans.size()) + " delays");
     } else if (f.rule == "launch_bound") {
-      const auto spans = Spans(f);
+      const auto spans = FindingHostSpans(f);
       // The stretches are captured whole: the Python between their launches goes too.
       apply(&f, e.Price([&](Graph* x) { return whatif::CudaGraph(x, spans, 20'000, INT64_MAX); }),
             "CUDA graphs over the " + std::to_string(spans.size()) + " launch-bound stretches");
@@ -183,10 +200,10 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
                 "faulting)");
     } else if (f.rule == "recompute") {
       const auto ops = OpNodes(g, f.ops);
-      const auto segments = Spans(f);
+      const auto segments = FindingHostSpans(f);
       Finding b;
       b.host_spans = f.boundary_spans;
-      const auto boundaries = Spans(b);
+      const auto boundaries = FindingHostSpans(b);
       std::vector<whatif::ScaledHostSpan> scaled;
       std::set<uint32_t> hook_threads;
       for (const Finding::ScaledSpan& s : f.scaled_spans) {
@@ -250,18 +267,13 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
   // The CPU's unified-memory fault bursts touch the batch's data: they grow
   // with it, like the GPU's work.
   int64_t best = 0;
-  std::vector<HostSpan> data_bound;
   for (const Finding& f : a->findings) {
     if (f.rule == "data_loading" && f.reported) best = std::max(best, f.cost_per_step_ns);
-    if (f.rule == "um_faults") data_bound = Spans(f);
   }
   if (path.duration > 0 && path.host_bound) {
-    std::vector<int32_t> steady;
-    for (size_t k = 0; k < c.steps.steps.size(); ++k) {
-      if (c.steps.steps[k].steady()) steady.push_back(static_cast<int32_t>(k));
-    }
     const double n = c.opt.batch_factor;
-    Prediction p = e.Price([&](Graph* x) { return whatif::ScaleBatch(x, steady, n, data_bound); });
+    size_t bursts = 0;
+    Prediction p = PriceLargerBatch(e, c.steps, a->findings, n, &bursts);
     Finding f;
     f.rule = "host_bound";
     int64_t host = 0;
@@ -280,9 +292,9 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
                Ms(p.fixed_ns) + " ms (" +
                FormatFixed(p.base_ns > 0 ? 1.0 * p.fixed_ns / p.base_ns : 0, 2) +
                "x the time for " + FormatFixed(n, 0) + "x the samples" +
-               (data_bound.empty() ? std::string()
-                                   : "; the " + std::to_string(data_bound.size()) +
-                                         " CPU fault bursts of managed memory grow with it") +
+               (bursts == 0 ? std::string()
+                            : "; the " + std::to_string(bursts) +
+                                  " CPU fault bursts of managed memory grow with it") +
                ")";
     f.fix =
         "Give the GPU more work per host step: a larger batch (or fewer, larger micro-batches), "
