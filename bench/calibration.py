@@ -38,6 +38,7 @@ OUT/traces.tar.gz.
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -112,23 +113,30 @@ def add_traced(r, a, name, k, cmd, fix_cmd):
         r.setdefault("traced_fix_ms_per_step_runs", []).append(res["ms_per_step"])
 
 
-def finish_traced(r):
-    """The single-trace keys older readers use: the first trace, the median traced ms/step."""
-    r["trace"] = r["traces"][0]
-    r["traced_ms_per_step"] = statistics.median(r["traced_ms_per_step_runs"])
+def finish(r):
+    """The medians and the realized saving from the bare runs so far, and the single-trace keys
+    older readers use (the first trace, the median traced ms/step)."""
+    times = r.get("runs_ms", {})
+    if times.get("problem") and times.get("fix"):
+        mp, mf = statistics.median(times["problem"]), statistics.median(times["fix"])
+        r.update({"problem_median_ms": mp, "fix_median_ms": mf, "realized_saving_ms": mp - mf})
+    if r.get("traces"):
+        r["trace"] = r["traces"][0]
+        r["traced_ms_per_step"] = statistics.median(r["traced_ms_per_step_runs"])
     if r.get("traces_fix"):
         r["trace_fix"] = r["traces_fix"][0]
         r["traced_fix_ms_per_step"] = statistics.median(r["traced_fix_ms_per_step_runs"])
     return r
 
 
-def train_gpt_scenario(a, name):
+def train_gpt_scenario(a, name, r):
+    """Fills r as it goes (a deadline that stops the run keeps the pairs so far)."""
     prob, fix, steps, warm, what = TRAIN_GPT[name]
     base = [sys.executable, a.workload, "--json", "--steps", str(steps), "--warmup", str(warm)]
     tr_steps = max(8, min(steps, 20))
     tr_base = [sys.executable, a.workload, "--json", "--steps", str(tr_steps), "--warmup", str(warm)]
     times = {"problem": [], "fix": []}
-    r = {"problem_args": prob, "fix_args": fix, "fix": what, "runs_ms": times}
+    r.update({"problem_args": prob, "fix_args": fix, "fix": what, "runs_ms": times})
     at = trace_positions(a.pairs, a.traces)
     for i in range(a.pairs):
         times["problem"].append(run_json(base + prob)["ms_per_step"])
@@ -136,30 +144,32 @@ def train_gpt_scenario(a, name):
         print(f"  {name} pair {i}: problem {times['problem'][-1]:.3f} fix {times['fix'][-1]:.3f}", flush=True)
         for _ in range(at.count(i)):
             add_traced(r, a, name, len(r.get("traces", [])), tr_base + prob, tr_base + fix)
-    mp, mf = statistics.median(times["problem"]), statistics.median(times["fix"])
-    r.update({"problem_median_ms": mp, "fix_median_ms": mf, "realized_saving_ms": mp - mf})
-    return finish_traced(r)
 
 
-def in_process_scenario(a, name):
+def in_process_scenario(a, name, r):
+    """Fills r as it goes; the pairs in a.traces blocks, a traced run (problem, then fix) after each."""
     script, args, trace_args, fix_trace_args = IN_PROCESS[name]
     path = os.path.join(GPU_DIR, script)
-    # The pairs in a.traces blocks, a traced run (problem, then fix) after each block.
     blocks = [a.pairs // a.traces + (1 if j < a.pairs % a.traces else 0) for j in range(a.traces)]
-    r, times = None, {"problem": [], "fix": []}
+    times = {"problem": [], "fix": []}
     for k, n in enumerate(blocks):
         if n > 0:
             part = run_json([sys.executable, path, "--pairs", str(n)] + args, timeout=400)
+            for key, v in part.items():  # the workload's description of the scenario
+                if key not in ("runs_ms", "problem_median_ms", "fix_median_ms", "realized_saving_ms"):
+                    r.setdefault(key, v)
             for arm, vals in part["runs_ms"].items():
                 times.setdefault(arm, []).extend(vals)
-            if r is None:
-                r = part
-        if r is None:
-            r = {}
+            r["runs_ms"] = times
         add_traced(r, a, name, k, [sys.executable, path] + trace_args, [sys.executable, path] + fix_trace_args)
-    mp, mf = statistics.median(times["problem"]), statistics.median(times["fix"])
-    r.update({"runs_ms": times, "problem_median_ms": mp, "fix_median_ms": mf, "realized_saving_ms": mp - mf})
-    return finish_traced(r)
+
+
+class Deadline(Exception):
+    """SIGTERM (session_batch.sh's timeout): stop, keep what was measured."""
+
+
+def on_term(signum, frame):
+    raise Deadline()
 
 
 def main():
@@ -181,6 +191,7 @@ def main():
     if a.pairs < 1 or a.traces < 1:
         ap.error("--pairs and --traces must be at least 1")
     os.makedirs(a.out, exist_ok=True)
+    signal.signal(signal.SIGTERM, on_term)
     t0 = time.time()
     out_json = os.path.join(a.out, "realized.json")
     results = {}
@@ -198,15 +209,22 @@ def main():
             print(f"{name}: skipped (budget)", flush=True)
             continue
         ts = time.time()
+        r = results[name] = {}
+        stopped = False
         try:
-            r = train_gpt_scenario(a, name) if name in TRAIN_GPT else in_process_scenario(a, name)
-            r["seconds"] = round(time.time() - ts, 1)
-            results[name] = r
+            (train_gpt_scenario if name in TRAIN_GPT else in_process_scenario)(a, name, r)
+        except Deadline:
+            r["incomplete"] = "stopped by SIGTERM (a deadline): the runs before it"
+            stopped = True
         except Exception as e:  # noqa: BLE001 - one failed scenario must not lose the others
-            results[name] = {"error": str(e)[-2000:]}
+            results[name] = r = {"error": str(e)[-2000:]}
+        if "error" not in r:
+            finish(r)["seconds"] = round(time.time() - ts, 1)
         with open(out_json, "w") as f:
             json.dump(results, f, indent=1)
-        print(f"{name}: {json.dumps({k: v for k, v in results[name].items() if k != 'runs_ms'})[:400]}", flush=True)
+        print(f"{name}: {json.dumps({k: v for k, v in r.items() if k != 'runs_ms'})[:400]}", flush=True)
+        if stopped:
+            break
     if a.tar:
         with tarfile.open(os.path.join(a.out, "traces.tar.gz"), "w:gz") as t:
             for f in sorted(os.listdir(a.out)):
@@ -218,6 +236,8 @@ def main():
             continue
         if "error" in r:
             print(f"{name:16s}  ERROR {r['error'][:100]}")
+        elif "realized_saving_ms" not in r:
+            print(f"{name:16s}  no complete pair ({r.get('incomplete', '')})")
         else:
             print(f"{name:16s}  {r['problem_median_ms']:10.3f}  {r['fix_median_ms']:7.3f}  {r['realized_saving_ms']:10.3f}")
 

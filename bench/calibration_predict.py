@@ -104,12 +104,15 @@ def main():
             print(f"{kind}: no realized.json ({e})", file=sys.stderr)
             continue
         for name, r in realized.items():
-            if name.startswith("_") or not isinstance(r, dict) or "trace" not in r:
+            if name.startswith("_") or not isinstance(r, dict) or "trace" not in r or "realized_saving_ms" not in r:
                 continue
             rule, question, how = SCENARIOS.get(name, (None, None, "saving"))
             if question is None:
                 print(f"{kind} {name}: no transformation prices this fix yet ({r.get('fix', '')}); skipped")
                 continue
+            if r.get("incomplete"):  # a deadline stopped it: the pairs and traces before that
+                print(f"{kind} {name}: incomplete, {len(r['runs_ms']['problem'])} pairs and "
+                      f"{len(r.get('traces', []))} traces")
             row = {"kind": kind, "scenario": name, "fix": r.get("fix", ""), "rule": rule,
                    "problem_ms": r["problem_median_ms"], "fix_ms": r["fix_median_ms"],
                    "realized_ms": r["realized_saving_ms"], "traced_ms": r.get("traced_ms_per_step")}

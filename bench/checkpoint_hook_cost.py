@@ -77,6 +77,16 @@ def time_variants(torch, a, variants, run_pass, amp=True, setup=lambda v: None):
     return times
 
 
+def write_json(torch, a, res):
+    """--json: the results with the machine and which pass ms_per_forward timed."""
+    res["_machine"] = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
+                       "date": time.strftime("%Y-%m-%d"),
+                       "pass": "backward" if a.backward else "forward"}
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workload", required=True, help="path of train_gpt.py (its Block class is used)")
@@ -135,12 +145,7 @@ def main():
                 res[tag][v]["us_per_launch_over_plain"] = over / BF16_LAUNCHES_PER_BLOCK
                 line += f"  {over / BF16_LAUNCHES_PER_BLOCK:+6.2f} us/launch"
             print(line + " over plain", flush=True)
-    res["_machine"] = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
-                       "date": time.strftime("%Y-%m-%d"),
-                       "pass": "backward" if a.backward else "forward"}  # what ms_per_forward timed
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(res, f, indent=1)
+    write_json(torch, a, res)
 
 
 def llama(a):
@@ -183,12 +188,7 @@ def llama(a):
                                 "rounds_ms": times[v]}
         print(f"llama bf16 {'bwd' if a.backward else 'fwd'} {v:15s} {m:7.3f} ms/pass  {over:+8.1f} us/layer over plain  x{m / base:.3f}",
               flush=True)
-    res["_machine"] = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
-                       "date": time.strftime("%Y-%m-%d"),
-                       "pass": "backward" if a.backward else "forward"}  # what ms_per_forward timed
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(res, f, indent=1)
+    write_json(torch, a, res)
 
 
 if __name__ == "__main__":

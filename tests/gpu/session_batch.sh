@@ -31,7 +31,8 @@ python3 bench/checkpoint_hook_cost.py --workload $W --model llama --rounds ${CKP
 echo "ckpt bench done $(( $(date +%s) - t0 )) s" >> $R/times.txt
 fi
 # DEADLINE_S (default 470): seconds from the start after which the calibration is stopped
-# (realized.json keeps the scenarios that finished), so that the logs and traces are still
+# (realized.json keeps the scenarios that finished and the pairs and traces of the one it
+# stopped: calibration.py records them on SIGTERM), so that the logs and traces are still
 # packed inside the device tool's 600 s per call.
 left() { local l=$(( ${DEADLINE_S:-470} - ($(date +%s) - t0) )); echo $(( l > 1 ? l : 1 )); }  # timeout 0 would mean none
 if [ -n "$SC" ]; then

@@ -46,8 +46,6 @@ TESTS += [
     # batch, below um_faults and host_sync) instead of 33.75 ms when they were counted fixed.
     DiffTest(name="um_cpu_bound_analyze", cmd=["analyze", "{trace}"], trace="um/managed_cpu_bound.sql",
              out="um/analyze_cpu_bound.txt"),
-]
-TESTS += [
     # whatif --batch prices as host_bound does: 4x -> 185 ms for 4x the samples (the bursts grow).
     DiffTest(name="um_cpu_bound_whatif_batch", cmd=["whatif", "--batch", "4", "{trace}"],
              trace="um/managed_cpu_bound.sql", out="um/whatif_batch_cpu_bound.txt"),
