@@ -23,6 +23,11 @@ Scenarios (names for --scenarios):
   hf_lora_ckpt   HF Trainer + PEFT LoRA, gradient checkpointing vs none
   hf_lora_ckpt_reentrant  the same, reentrant checkpointing (transformers' default) vs none
   compile_graphs torch.compile default                       vs  mode="reduce-overhead" (CUDA graphs)
+  small_sync_ab, tiny_sync_ab, checkpoint_ab
+                 the train_gpt scenarios of the same name without _ab, the realized saving
+                 measured inside one process (tests/gpu/train_gpt_ab.py: problem and fix
+                 phases alternated, the fix switched for real); --ab-pairs phase pairs in
+                 --traces blocks, a traced run of the problem (and fix) config after each
 The hf_* and compile_* workloads (tests/gpu/hf_lora_train.py, tests/gpu/compile_graphs.py)
 alternate both arms inside one process (A B A B blocks) to save GPU time; they are run
 once bare for that and once under the tracer (problem arm only) for the trace.
@@ -75,6 +80,12 @@ IN_PROCESS = {
                                ["--batch", "8", "--gc", "--reentrant"], ["--batch", "8"]),
     "compile_graphs": ("compile_graphs.py", ["--compare"], ["--mode", "default"],
                        ["--mode", "reduce-overhead"]),
+}
+# name: (the train_gpt scenario it measures in-process, the switch train_gpt_ab.py flips)
+TRAIN_GPT_AB = {
+    "small_sync_ab": ("small_sync", "sync"),
+    "tiny_sync_ab": ("tiny_sync", "sync"),
+    "checkpoint_ab": ("checkpoint", "checkpoint"),
 }
 
 
@@ -164,6 +175,28 @@ def in_process_scenario(a, name, r):
         add_traced(r, a, name, k, [sys.executable, path] + trace_args, [sys.executable, path] + fix_trace_args)
 
 
+def train_gpt_ab_scenario(a, name, r):
+    """Like in_process_scenario, for train_gpt: the phase pairs in a.traces blocks (one
+    train_gpt_ab.py process each), a traced run of the plain problem (and fix) config after each."""
+    base, toggle = TRAIN_GPT_AB[name]
+    prob, fix, steps, warm, what = TRAIN_GPT[base]
+    tr_steps = max(8, min(steps, 20))
+    tr_base = [sys.executable, a.workload, "--json", "--steps", str(tr_steps), "--warmup", str(warm)]
+    ab = [sys.executable, os.path.join(GPU_DIR, "train_gpt_ab.py"), "--workload", a.workload, "--toggle", toggle]
+    blocks = [a.ab_pairs // a.traces + (1 if j < a.ab_pairs % a.traces else 0) for j in range(a.traces)]
+    times = {"problem": [], "fix": []}
+    r.update({"problem_args": prob, "fix_args": fix, "fix": what + " (in-process phases)", "runs_ms": times})
+    for k, n in enumerate(blocks):
+        if n > 0:
+            part = run_json(ab + ["--pairs", str(n), "--"] + prob, timeout=400)
+            for arm in ("problem", "fix"):
+                times[arm].extend(part["runs_ms"][arm])
+            r.setdefault("paired_saving_ms_blocks", []).append(part.get("paired_saving_ms"))
+            print(f"  {name} block {k}: {n} phase pairs, saving {part['realized_saving_ms']:.3f} ms "
+                  f"(paired {part.get('paired_saving_ms')})", flush=True)
+        add_traced(r, a, name, k, tr_base + prob, tr_base + fix)
+
+
 class Deadline(Exception):
     """SIGTERM (session_batch.sh's timeout): stop, keep what was measured."""
 
@@ -182,6 +215,8 @@ def main():
                     help="traced runs of the problem config per scenario, spread among the pairs "
                          "(the prediction takes the median over them)")
     ap.add_argument("--scenarios", default=",".join(list(TRAIN_GPT) + list(IN_PROCESS)))
+    ap.add_argument("--ab-pairs", type=int, default=24,
+                    help="problem/fix phase pairs of the *_ab scenarios (10 steps a phase)")
     ap.add_argument("--budget-s", type=float, default=540, help="start no scenario after this many seconds")
     ap.add_argument("--tar", action="store_true", help="pack the traces into OUT/traces.tar.gz")
     ap.add_argument("--trace-fix", action="store_true",
@@ -212,7 +247,12 @@ def main():
         r = results[name] = {}
         stopped = False
         try:
-            (train_gpt_scenario if name in TRAIN_GPT else in_process_scenario)(a, name, r)
+            if name in TRAIN_GPT:
+                train_gpt_scenario(a, name, r)
+            elif name in TRAIN_GPT_AB:
+                train_gpt_ab_scenario(a, name, r)
+            else:
+                in_process_scenario(a, name, r)
         except Deadline:
             r["incomplete"] = "stopped by SIGTERM (a deadline): the runs before it"
             stopped = True

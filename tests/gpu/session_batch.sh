@@ -1,6 +1,7 @@
 # One device call: the unified-memory checks (plain, computing kernel, with
 # fault-free runs; NO_UM=1 skips them), the what-if calibration of the given
-# scenarios (PAIRS interleaved pairs, default 4; TRACES_N traced runs each, default 1;
+# scenarios (PAIRS interleaved pairs, default 4; AB_PAIRS in-process phase pairs of the *_ab
+# scenarios, default 24; TRACES_N traced runs each, default 1;
 # SCENARIOS12 also run with 12 pairs), with FETCH=1 the worker-fed batch cost (bench/worker_fetch.py), with
 # PHASES=1 the in-process capture overhead of PHASES_PRESETS (default
 # small,tiny; full tracer vs the kernel+memcpy floor, PHASES_N phases of PHASES_LEN
@@ -36,7 +37,7 @@ fi
 # packed inside the device tool's 600 s per call.
 left() { local l=$(( ${DEADLINE_S:-470} - ($(date +%s) - t0) )); echo $(( l > 1 ? l : 1 )); }  # timeout 0 would mean none
 if [ -n "$SC" ]; then
-timeout $(left) python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs ${PAIRS:-4} --scenarios $SC --budget-s $BUD --traces ${TRACES_N:-1} ${TRACE_FIX:+--trace-fix} > $R/cal/log.txt 2>&1
+timeout $(left) python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs ${PAIRS:-4} --scenarios $SC --budget-s $BUD --traces ${TRACES_N:-1} --ab-pairs ${AB_PAIRS:-24} ${TRACE_FIX:+--trace-fix} > $R/cal/log.txt 2>&1
 if [ -n "$SCENARIOS12" ] && [ $(left) -gt 60 ]; then
 timeout $(left) python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs 12 --scenarios $SCENARIOS12 --budget-s $BUD --traces ${TRACES_N:-1} ${TRACE_FIX:+--trace-fix} >> $R/cal/log.txt 2>&1
 SC=$SC,$SCENARIOS12
