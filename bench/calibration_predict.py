@@ -13,11 +13,14 @@ Where the fix configs were traced too (--trace-fix), the last column is what tho
 runs measured, carried over the same way: what a replay that got each trace exactly right
 would predict.
 
-A traced run is slower than a bare one where the host bounds the step (the tracer's
-per-call cost), so the prediction is carried over as a ratio: the replayed speedup
-(simulated step / simulated step if fixed) applied to the bare problem median,
-    predicted saving = bare problem median x (1 - fixed / simulated).
-The absolute replayed saving (ms of the traced run) is printed beside it.
+A traced run's host is slower than a bare one's (the tracer's per-call cost, and the VMs'
+host speed from one process to the next), its GPU is not, so each trace is priced at the
+untraced host speed: `analyze`/`whatif --untraced-step-ms` with the bare problem median
+scale the replay's host time by bare / simulated step (docs/whatif.md), and
+    predicted saving = simulated step - simulated step if fixed   (median over the traces).
+Beside it: "(ratio)", the carry used before 2026-11-24i (bare problem median x (1 - fixed /
+simulated) of the traced replay; wrong where the fix moves the bound to the GPU), and
+"(traced)", the replayed saving in ms of the traced run.
 
 Acceptance (issue "what-if"): replay within 3% of the measured median step; predicted
 within 15% of realized, or within 1 ms where realized < 5 ms; where realized is ~0 (under analyze's
@@ -69,14 +72,16 @@ def run(cmd):
     return p.stdout
 
 
-def predict(stepscope, trace, rule, question):
+def predict(stepscope, trace, rule, question, untraced_ms=None):
     out = {"finding": None}
-    a = json.loads(run([stepscope, "analyze", "--all", "--format", "json", trace]))
+    extra = ["--untraced-step-ms", f"{untraced_ms:.3f}"] if untraced_ms else []
+    a = json.loads(run([stepscope, "analyze", "--all", "--format", "json", *extra, trace]))
     summary = a["summary"][0]
     # The replay covers at most 64 steady steps (the middle ones): compare with those.
     out["measured_ms"] = float(summary["replayed_measured_step_ns"]) / 1e6
     out["simulated_ms"] = float(summary["simulated_step_ns"]) / 1e6
     out["critical_path"] = summary.get("critical_path", "")
+    out["host_scale"] = float(summary.get("host_scale") or 1.0)
     out["top"] = next((f["rule"] for f in a["findings"] if f["reported"] == "yes"), "(none)")
     for f in a["findings"]:
         if f["rule"] == rule:
@@ -84,7 +89,8 @@ def predict(stepscope, trace, rule, question):
                                                  "step_after_ns", "title")}
             break
     if question:
-        rows = list(csv.DictReader(io.StringIO(run([stepscope, "whatif", "--format", "csv", *question, trace]))))
+        rows = list(csv.DictReader(io.StringIO(run([stepscope, "whatif", "--format", "csv", *extra, *question,
+                                                    trace]))))
         q = rows[-1]
         out["whatif"] = {"question": q["question"], "simulated_ns": int(q["simulated_ns"]),
                          "if_fixed_ns": int(q["if_fixed_ns"]), "note": q["note"]}
@@ -124,29 +130,38 @@ def main():
             traces = r.get("traces") or [r["trace"]]
             try:
                 per = [predict(args.stepscope, os.path.join(folder, t), rule, question) for t in traces]
+                # The same traces priced at the untraced host speed (--untraced-step-ms: the
+                # bare problem median), the prediction itself.
+                unt = [predict(args.stepscope, os.path.join(folder, t), rule, question, r["problem_median_ms"])
+                       for t in traces]
             except Exception as e:
                 row["error"] = str(e)
                 table.append(row)
                 failures += 1
                 continue
-            # Several traces of the same config: the median trace's findings, the median ratio.
-            ratios = [q["whatif"]["if_fixed_ns"] / q["whatif"]["simulated_ns"] for q in per
-                      if q.get("whatif") and q["whatif"]["simulated_ns"] > 0]
-            p = per[sorted(range(len(per)), key=lambda i: per[i]["simulated_ms"])[len(per) // 2]]
-            row.update(p)
+            # Several traces of the same config: the median trace's findings, the median saving.
+            mid = sorted(range(len(per)), key=lambda i: per[i]["simulated_ms"])[len(per) // 2]
+            row.update(unt[mid])
+            row["simulated_ms"], row["measured_ms"] = per[mid]["simulated_ms"], per[mid]["measured_ms"]
             row["traces"] = len(per)
             checks = []
             fid = max(abs(q["simulated_ms"] - q["measured_ms"]) / q["measured_ms"] for q in per)
             checks.append(fid <= 0.03)
             row["replay_err_pct"] = 100 * fid
-            if ratios:
-                scale = 1 / float(question[1]) if how == "batch" else 1.0  # time per original batch
-                ratio = statistics.median(ratios) * scale
-                row["predicted_ms"] = r["problem_median_ms"] * (1 - ratio)
-                row["predicted_per_trace_ms"] = [r["problem_median_ms"] * (1 - x * scale) for x in ratios]
+            scale = 1 / float(question[1]) if how == "batch" else 1.0  # time per original batch
+            saving = [(q["whatif"]["simulated_ns"] - q["whatif"]["if_fixed_ns"] * scale) / 1e6 for q in unt
+                      if q.get("whatif") and q["whatif"]["simulated_ns"] > 0]
+            ratios = [q["whatif"]["if_fixed_ns"] / q["whatif"]["simulated_ns"] for q in per
+                      if q.get("whatif") and q["whatif"]["simulated_ns"] > 0]
+            if saving:
+                row["predicted_ms"] = statistics.median(saving)
+                row["predicted_per_trace_ms"] = saving
+                # The carry used before 2026-11-24i, for comparison: the traced speedup as a ratio.
+                row["predicted_ratio_ms"] = r["problem_median_ms"] * (1 - statistics.median(ratios) * scale)
                 row["predicted_traced_ms"] = statistics.median(
                     (q["whatif"]["simulated_ns"] - q["whatif"]["if_fixed_ns"] * scale) / 1e6 for q in per
                     if q.get("whatif"))
+                row["host_scale"] = [q.get("host_scale") for q in unt]
                 real = r["realized_saving_ms"]
                 tol = 1.0 if abs(real) < 5 else 0.15 * abs(real)
                 checks.append(abs(row["predicted_ms"] - real) <= tol)
@@ -154,18 +169,18 @@ def main():
                 # "Realized ~ 0": below the analyzer's own reporting threshold (--min-cost,
                 # 1% of the step), i.e. a fix that should not be reported at all.
                 if abs(real) < MIN_COST_PCT / 100 * r["problem_median_ms"] and rule:
-                    f = p["finding"]
+                    f = unt[mid]["finding"]
                     checks.append(not (f and f["reported"] == "yes"))
             # With traced fix runs: what the traced runs themselves measured, carried the same way
             # (the saving a perfect replay of these traces would predict).
             tp, tf = r.get("traced_ms_per_step_runs"), r.get("traced_fix_ms_per_step_runs")
             if tp and tf and len(tp) == len(tf):
                 row["traced_measured_ms"] = r["problem_median_ms"] * (
-                    1 - statistics.median(f_ / p_ for p_, f_ in zip(tp, tf)))
+                    1 - statistics.median(f_ * scale / p_ for p_, f_ in zip(tp, tf)))
             row["ok"] = all(checks) and "predicted_ms" in row
             failures += 0 if row["ok"] else 1
             table.append(row)
-    print(f"{'kind':5} {'scenario':16} {'replay':>7} {'realized':>9} {'predicted':>9} {'(traced)':>9} "
+    print(f"{'kind':5} {'scenario':16} {'replay':>7} {'realized':>9} {'predicted':>9} {'(ratio)':>9} {'(traced)':>9} "
           f"{'limit':>6}  {'finding of the rule':32} ok   traces: predicted each (traced fix runs)")
     for row in table:
         if "error" in row:
@@ -178,6 +193,7 @@ def main():
         pred = row.get("predicted_ms")
         ptxt = f"{pred:9.2f}" if pred is not None else "        -"
         ttxt = f"{row['predicted_traced_ms']:9.2f}" if pred is not None else "        -"
+        ttxt = (f"{row['predicted_ratio_ms']:9.2f} " if pred is not None else "        - ") + ttxt
         print(f"{row['kind']:5} {row['scenario']:16} {row['replay_err_pct']:6.2f}% {row['realized_ms']:9.2f} "
               f"{ptxt} {ttxt} "
               f"{row.get('tolerance_ms', 0):6.2f}  {ftxt:32} {'yes' if row['ok'] else 'NO ':3}  "

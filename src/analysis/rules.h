@@ -124,6 +124,9 @@ struct AnalyzeOptions {
   // the tensors' shared memory, the pin-memory hand-off). bench/worker_fetch.py
   // measured 156-202 us per batch on the lent H100 and H200 hosts.
   int64_t worker_fetch_ns = 200'000;
+  // The workload's own step time without the tracer (--untraced-step-ms; 0: not
+  // given): the replay's host time is scaled to it before pricing (WhatIfEngine).
+  int64_t untraced_step_ns = 0;
   double batch_factor = 4.0;                  // the larger batch the host_bound finding prices
   bool price = true;                          // false: the rules' own cost models (no replay)
   std::shared_ptr<const OomModel> oom_model;  // --model ...: the planner prices the oom fixes
@@ -165,6 +168,10 @@ struct Analysis {
   // simulated median step, and the critical path of the median step.
   int64_t measured_step_ns = 0;
   int64_t simulated_step_ns = 0;
+  // With AnalyzeOptions::untraced_step_ns: the host-time factor and the scaled
+  // replay's median step, which the findings' savings are priced against.
+  double host_scale = 1.0;
+  int64_t scaled_step_ns = 0;
   std::string critical_path;  // one line, e.g. "host thread 608 (main) 71% ..."
   bool host_bound = false;
   std::string whatif_error;  // why the replay was not done

@@ -101,6 +101,14 @@ inline void AddPricingFlags(ArgParser* p) {
           "200");
 }
 
+// analyze and whatif (not diff, which compares two traced runs): the untraced step.
+inline void AddUntracedFlag(ArgParser* p) {
+  p->Flag("--untraced-step-ms", "MS",
+          "the workload's own step time measured without the tracer: the replay's host time "
+          "is scaled to it before pricing, so savings are in untraced ms (a traced host runs "
+          "slower, its GPU does not)");
+}
+
 inline Status ParsePricingFlags(const ArgParser& p, AnalyzeOptions* opt) {
   double us = 0;
   if (!ParseDouble(p.Get("--worker-fetch-us"), &us) || us < 0 || us > 1e7) {
@@ -108,6 +116,18 @@ inline Status ParsePricingFlags(const ArgParser& p, AnalyzeOptions* opt) {
                         "': expected microseconds >= 0, e.g. 200");
   }
   opt->worker_fetch_ns = static_cast<int64_t>(us * 1e3);
+  return OkStatus();
+}
+
+inline Status ParseUntracedFlag(const ArgParser& p, AnalyzeOptions* opt) {
+  if (p.Has("--untraced-step-ms")) {
+    double ms = 0;
+    if (!ParseDouble(p.Get("--untraced-step-ms"), &ms) || ms <= 0 || ms > 1e7) {
+      return InvalidInput("--untraced-step-ms '" + p.Get("--untraced-step-ms") +
+                          "': expected the untraced step in milliseconds > 0, e.g. 33.2");
+    }
+    opt->untraced_step_ns = static_cast<int64_t>(ms * 1e6);
+  }
   return OkStatus();
 }
 

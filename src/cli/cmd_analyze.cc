@@ -89,6 +89,10 @@ std::string Text(const TraceModel& m, const Analysis& a, double min_pct) {
   if (a.simulated_step_ns > 0) {
     s += "replay: median step " + FormatDuration(a.measured_step_ns) + " measured, " +
          FormatDuration(a.simulated_step_ns) + " simulated\n";
+    if (a.scaled_step_ns > 0) {
+      s += "untraced: host time x" + FormatFixed(a.host_scale, 3) + " gives the untraced step " +
+           FormatDuration(a.scaled_step_ns) + "; savings below are priced at that host speed\n";
+    }
   }
   if (!a.critical_path.empty()) s += "critical path: " + a.critical_path + "\n";
   if (!a.whatif_error.empty()) s += "what-if: not priced (" + a.whatif_error + ")\n";
@@ -180,6 +184,7 @@ int RunAnalyze(int argc, char** argv) {
          "percentage (5: any finding costing 5% or more); comma-separated");
   AddStepFlags(&p);
   AddPricingFlags(&p);
+  AddUntracedFlag(&p);
   p.Flag("--device", "D", "time-based rules look at device D (default: the busiest device)");
   AddOutputFlags(&p);
   AddPlanFlags(&p, false);  // the run's model: the oom finding's fixes from the planner
@@ -212,6 +217,7 @@ int RunAnalyze(int argc, char** argv) {
     st = InvalidInput("--min-cost '" + p.Get("--min-cost") + "': expected a percentage, e.g. 2.5");
   }
   if (st.ok()) st = ParsePricingFlags(p, &opt);
+  if (st.ok()) st = ParseUntracedFlag(p, &opt);
   if (st.ok() && p.positionals().empty())
     st = InvalidInput("no trace given; usage: stepscope analyze [options] TRACE...");
   if (st.ok() && p.Has("--model")) {
@@ -259,6 +265,8 @@ int RunAnalyze(int argc, char** argv) {
                            {"other_idle_ns", "Other Idle (ns)", true},
                            {"replayed_measured_step_ns", "Replayed Steps, Measured (ns)", true},
                            {"simulated_step_ns", "Simulated Step (ns)", true},
+                           {"untraced_step_ns", "Untraced Step (ns)", true},
+                           {"host_scale", "Host Scale", true},
                            {"host_bound", "Host Bound", false},
                            {"critical_path", "Critical Path", false}});
         const IdleSummary& i = a.idle;
@@ -267,6 +275,7 @@ int RunAnalyze(int argc, char** argv) {
                           Cell(i.busy_ns), Cell(i.idle_ns), Cell(i.by_cause[0]),
                           Cell(i.by_cause[1]), Cell(i.by_cause[2]), Cell(i.by_cause[3]),
                           Cell(a.measured_step_ns), Cell(a.simulated_step_ns),
+                          Cell(a.scaled_step_ns), Cell(a.host_scale, 3),
                           a.host_bound ? "yes" : "no", a.critical_path});
         o.findings = Table({{"rule", "Rule", false},
                             {"cost_ns", "Cost (ns)", true},

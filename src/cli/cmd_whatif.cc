@@ -59,6 +59,7 @@ int RunWhatif(int argc, char** argv) {
   AddStepFlags(&p);
   p.Flag("--device", "D", "the device whose steps are timed (default: the busiest)");
   AddPricingFlags(&p);
+  AddUntracedFlag(&p);
   p.TableOutput("write to FILE instead of stdout");
   p.Epilog(
       "examples:\n"
@@ -82,6 +83,7 @@ int RunWhatif(int argc, char** argv) {
     st = InvalidInput("--batch '" + p.Get("--batch") + "': expected a factor > 0, e.g. 4");
   }
   if (st.ok()) st = ParsePricingFlags(p, &opt);
+  if (st.ok()) st = ParseUntracedFlag(p, &opt);
   if (st.ok() && p.positionals().size() != 1)
     st = InvalidInput("expected one trace; usage: stepscope whatif [options] TRACE");
   if (!st.ok()) return ReportError("whatif", st);
@@ -98,7 +100,7 @@ int RunWhatif(int argc, char** argv) {
                        InvalidInput(m.path() + ": no steps with GPU work to replay; see 'stepscope "
                                                "steps' (--step-range REGEX names the steps)"));
   }
-  auto engine = whatif::WhatIfEngine::Build(m, a.steps, a.device);
+  auto engine = whatif::WhatIfEngine::Build(m, a.steps, a.device, opt.untraced_step_ns);
   if (!engine.ok()) return ReportError("whatif", engine.status());
   const whatif::WhatIfEngine& e = *engine;
   const Graph& g = e.graph();
@@ -213,8 +215,13 @@ int RunWhatif(int argc, char** argv) {
   }
   std::string s = "trace " + m.path() + "\n";
   const int64_t me = e.measured().median, si = e.base().median;
-  s += "median step: " + Ms(me) + " ms measured, " + Ms(si) + " ms replayed (" +
-       FormatFixed(me > 0 ? 100.0 * (si - me) / me : 0, 2) + "%)\n";
+  const int64_t tr = e.traced_base_median();
+  s += "median step: " + Ms(me) + " ms measured, " + Ms(tr) + " ms replayed (" +
+       FormatFixed(me > 0 ? 100.0 * (tr - me) / me : 0, 2) + "%)\n";
+  if (opt.untraced_step_ns > 0) {
+    s += "untraced: host time x" + FormatFixed(e.host_scale(), 3) + " gives " + Ms(si) +
+         " ms; the answers below are priced at that host speed\n";
+  }
   if (!a.critical_path.empty()) s += "critical path: " + a.critical_path + "\n";
   if (p.Has("--steps")) {
     s += "steps (ms): number, measured, replayed\n";

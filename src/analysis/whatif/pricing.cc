@@ -95,7 +95,7 @@ whatif::Prediction PriceLargerBatch(const WhatIfEngine& e, const StepSet& steps,
 
 void PriceFindings(const RuleContext& c, Analysis* a) {
   if (!c.opt.price || a->device < 0 || c.steps.steps.empty()) return;
-  auto built = WhatIfEngine::Build(c.m, c.steps, a->device);
+  auto built = WhatIfEngine::Build(c.m, c.steps, a->device, c.opt.untraced_step_ns);
   if (!built.ok()) {
     a->whatif_error = built.status().message();
     return;
@@ -106,7 +106,11 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
     return;
   }
   a->measured_step_ns = e.measured().median;
-  a->simulated_step_ns = e.base().median;
+  a->simulated_step_ns = e.traced_base_median();
+  if (c.opt.untraced_step_ns > 0) {
+    a->host_scale = e.host_scale();
+    a->scaled_step_ns = e.base().median;
+  }
   const Graph& g = e.graph();
 
   // Critical path of the median step.

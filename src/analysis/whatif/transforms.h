@@ -99,6 +99,12 @@ int CudaGraph(Graph* g, const std::vector<HostSpan>& spans, int64_t graph_launch
 int ScaleBatch(Graph* g, const std::vector<int32_t>& step_indices, double n,
                const std::vector<HostSpan>& data_spans = {});
 
+// The host's own time times `factor`: every call's own duration (a blocking
+// call: the part not spent waiting) and the CPU time between a thread's calls
+// (thread and cross-thread edges). Launch latencies, GPU ops and the GPU's
+// gaps stay. Returns the nodes and edges changed.
+int ScaleHost(Graph* g, double factor);
+
 // Result of a what-if: the simulated median step before and after.
 struct Prediction {
   int64_t measured_ns = 0;  // median of the steady steps in the trace
@@ -116,13 +122,25 @@ struct Prediction {
 class WhatIfEngine {
  public:
   static constexpr int kMaxSteps = 64;
-  static StatusOr<WhatIfEngine> Build(const TraceModel& m, const StepSet& steps, int device);
+  // untraced_step_ns > 0: the workload's own step time without the tracer. The
+  // host's CPU time in the graph (ScaleHost) is scaled by untraced step /
+  // simulated step, and every transformation is priced at that host speed: a
+  // traced process's host runs slower (the tracer's per-call cost; on shared VMs
+  // also the host's own speed from one process to the next), its GPU does not,
+  // so a fix that moves the bound from the host to the GPU (a larger batch) is
+  // priced right only at the untraced host speed. base() is then the scaled
+  // replay; traced_base_median() the unscaled one (the replay's fidelity).
+  static StatusOr<WhatIfEngine> Build(const TraceModel& m, const StepSet& steps, int device,
+                                      int64_t untraced_step_ns = 0);
   const Graph& graph() const { return g_; }
   const StepSet& steps() const { return *steps_; }
   const StepTimes& base() const { return base_; }
   const StepTimes& measured() const { return measured_; }
   const ReplayResult& base_replay() const { return base_replay_; }
   int device() const { return device_; }
+  // The host-time factor Build applied (1: none) and the unscaled replay's median step.
+  double host_scale() const { return host_scale_; }
+  int64_t traced_base_median() const { return traced_base_median_; }
   // The steady step whose simulated duration is the median.
   int MedianStep() const;
   Prediction Price(const std::function<int(Graph*)>& transform) const;
@@ -133,6 +151,8 @@ class WhatIfEngine {
   int first_ = 0;  // the steps replayed: [first_, last_] (kMaxSteps in the middle)
   int last_ = 1 << 30;
   int device_ = -1;
+  double host_scale_ = 1.0;
+  int64_t traced_base_median_ = 0;
   ReplayResult base_replay_;
   StepTimes base_;
   StepTimes measured_;

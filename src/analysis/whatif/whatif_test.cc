@@ -451,6 +451,43 @@ TEST(WhatIfTransforms, PinnedAndSideStreamCopies) {
   }
 }
 
+TEST(WhatIfEngine, UntracedHostSpeed) {
+  // SyncTrace's step: the sync returns 9 us after kernel B (630), 380 us of CPU
+  // time to the next step's first launch, 10 us of launch latency, 601 us of
+  // kernels: 620 + 380 us of host time. Told that the untraced step is 900 us,
+  // the engine scales host time by 0.9 (not more: the GPU's 620 us is not the
+  // tracer's), so the step replays at 620 + 342 us, above the untraced figure,
+  // and twice the batch is priced at that host speed: 10 + 1201 + 9 + 342 us.
+  Fixture f = Build(SyncTrace(8));
+  auto e = WhatIfEngine::Build(*f.m, f.steps, 0, 900 * kUs);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->traced_base_median(), 1000 * kUs);
+  EXPECT_DOUBLE_EQ(e->host_scale(), 0.9);
+  EXPECT_EQ(e->measured().median, 1000 * kUs);
+  EXPECT_EQ(e->base().median, (620 + 342) * kUs);
+  std::vector<int32_t> all;
+  for (size_t k = 0; k < f.steps.steps.size(); ++k) all.push_back(static_cast<int32_t>(k));
+  const Prediction p = e->Price([&](Graph* g) { return ScaleBatch(g, all, 2.0); });
+  EXPECT_EQ(p.base_ns, (620 + 342) * kUs);
+  EXPECT_EQ(p.fixed_ns, (1220 + 342) * kUs);
+  // Without an untraced step nothing is scaled.
+  auto plain = WhatIfEngine::Build(*f.m, f.steps, 0);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_DOUBLE_EQ(plain->host_scale(), 1.0);
+  EXPECT_EQ(plain->base().median, 1000 * kUs);
+  // ScaleHost itself: calls and the CPU time between them, nothing on the GPU.
+  Graph g = f.g;
+  EXPECT_GT(ScaleHost(&g, 0.5), 0);
+  for (size_t v = 0; v < g.nodes.size(); ++v) {
+    if (g.nodes[v].kind == NodeKind::kOp) EXPECT_EQ(g.nodes[v].duration, f.g.nodes[v].duration);
+  }
+  for (size_t k = 0; k < g.edges.size(); ++k) {
+    const EdgeKind kind = g.edges[k].kind;
+    if (kind == EdgeKind::kLaunch || kind == EdgeKind::kStream || kind == EdgeKind::kBlock)
+      EXPECT_EQ(g.edges[k].delay, f.g.edges[k].delay);
+  }
+}
+
 TEST(WhatIfGraph, CycleIsAnError) {
   Graph g;
   g.nodes.resize(2);

@@ -133,6 +133,13 @@ TESTS = [
              out=out("whatif_no_steps.err"), rc=2, stderr=True),
     DiffTest(name="whatif_bad_batch", cmd=["whatif", "--batch", "zero", "{trace}"], trace=fx("train_sync"),
              out=out("whatif_bad_batch.err"), rc=2, stderr=True),
+    # Priced at an untraced host speed: host time x 0.8 (2.104 of the 2.63 ms step).
+    DiffTest(name="whatif_untraced", cmd=["whatif", "--batch", "4", "--untraced-step-ms", "2.104", "{trace}"],
+             trace=fx("sync_host_bound"), out=out("whatif_untraced.txt")),
+    DiffTest(name="analyze_untraced", cmd=["analyze", "--untraced-step-ms", "2.104", "{trace}"],
+             trace=fx("sync_host_bound"), out=out("analyze_untraced.txt")),
+    DiffTest(name="whatif_bad_untraced", cmd=["whatif", "--untraced-step-ms", "-3", "{trace}"],
+             trace=fx("train_sync"), out=out("whatif_bad_untraced.err"), rc=2, stderr=True),
     DiffTest(name="analyze_host_sync_negative", cmd=["analyze", "{trace}"], trace=fx("sync_outside_steps"),
              out=out("analyze_sync_outside_steps.txt")),
     DiffTest(name="analyze_launch_bound", cmd=["analyze", "{trace}"], trace=fx("launch_bound"),
