@@ -41,6 +41,19 @@ import sys
 import time
 
 
+def split_phases(ends):
+    """Step-end times with None at each phase change -> the phases' step-end lists, the
+    warm-up before the first change dropped (also used by tests/gpu/train_gpt_ab.py)."""
+    phases, cur = [], []
+    for t in ends:
+        if t is None:
+            phases.append(cur)
+            cur = []
+        else:
+            cur.append(t)
+    return phases[1:]
+
+
 def run_wrapped(a, rest):
     import torch  # noqa: the workload imports it anyway
 
@@ -89,16 +102,9 @@ def run_wrapped(a, rest):
         pass
     if state["on"] and not a.torch_stack:
         torch.cuda.profiler.stop()
-    # Split into phases at the markers; per phase the mean step time over its steps after the
-    # first `skip` (the toggle and the queue refilling).
-    phases, cur = [], []
-    for t in ends:
-        if t is None:
-            phases.append(cur)
-            cur = []
-        else:
-            cur.append(t)
-    phases = phases[1:]  # the warm-up
+    # Per phase the mean step time over its steps after the first `skip` (the toggle and the
+    # queue refilling).
+    phases = split_phases(ends)
     out = []
     for i, ts in enumerate(phases[: 2 * a.phases]):
         ts = ts[a.skip:]

@@ -28,10 +28,14 @@ problem phase against the mean of its fix neighbours) — the shape bench/calibr
 import argparse
 import gc
 import json
+import os
 import runpy
 import statistics
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from overhead_phases import split_phases  # noqa: E402 - bench/ is not a package
 
 
 def main():
@@ -101,14 +105,7 @@ def main():
         pass
     finally:
         sys.stdout = out
-    phases, cur = [], []
-    for t in ends:
-        if t is None:
-            phases.append(cur)
-            cur = []
-        else:
-            cur.append(t)
-    phases = phases[1:]  # the warm-up
+    phases = split_phases(ends)
     times = {"problem": [], "fix": []}
     per = []
     for i, ts in enumerate(phases[: 2 * a.pairs]):
