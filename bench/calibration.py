@@ -140,12 +140,16 @@ def finish(r):
     return r
 
 
+def traced_cmd(a, steps, warm):
+    """train_gpt's command line for a traced run: at most 20 steps (8 at least)."""
+    return [sys.executable, a.workload, "--json", "--steps", str(max(8, min(steps, 20))), "--warmup", str(warm)]
+
+
 def train_gpt_scenario(a, name, r):
     """Fills r as it goes (a deadline that stops the run keeps the pairs so far)."""
     prob, fix, steps, warm, what = TRAIN_GPT[name]
     base = [sys.executable, a.workload, "--json", "--steps", str(steps), "--warmup", str(warm)]
-    tr_steps = max(8, min(steps, 20))
-    tr_base = [sys.executable, a.workload, "--json", "--steps", str(tr_steps), "--warmup", str(warm)]
+    tr_base = traced_cmd(a, steps, warm)
     times = {"problem": [], "fix": []}
     r.update({"problem_args": prob, "fix_args": fix, "fix": what, "runs_ms": times})
     at = trace_positions(a.pairs, a.traces)
@@ -157,44 +161,52 @@ def train_gpt_scenario(a, name, r):
             add_traced(r, a, name, len(r.get("traces", [])), tr_base + prob, tr_base + fix)
 
 
+def blocks_and_traces(a, name, r, pairs, run_block, cmd, fix_cmd):
+    """The pairs in a.traces blocks as even as can be (run_block(n): the JSON of one in-process
+    run of n pairs), their runs merged into r["runs_ms"] as they come, a traced run of the
+    problem (and with --trace-fix of the fix) after each block."""
+    times = r.setdefault("runs_ms", {"problem": [], "fix": []})
+    for k in range(a.traces):
+        n = pairs // a.traces + (1 if k < pairs % a.traces else 0)
+        if n > 0:
+            for arm, vals in run_block(n)["runs_ms"].items():
+                times.setdefault(arm, []).extend(vals)
+        add_traced(r, a, name, k, cmd, fix_cmd)
+
+
 def in_process_scenario(a, name, r):
-    """Fills r as it goes; the pairs in a.traces blocks, a traced run (problem, then fix) after each."""
+    """Fills r as it goes (the workload alternates both arms in one process)."""
     script, args, trace_args, fix_trace_args = IN_PROCESS[name]
     path = os.path.join(GPU_DIR, script)
-    blocks = [a.pairs // a.traces + (1 if j < a.pairs % a.traces else 0) for j in range(a.traces)]
-    times = {"problem": [], "fix": []}
-    for k, n in enumerate(blocks):
-        if n > 0:
-            part = run_json([sys.executable, path, "--pairs", str(n)] + args, timeout=400)
-            for key, v in part.items():  # the workload's description of the scenario
-                if key not in ("runs_ms", "problem_median_ms", "fix_median_ms", "realized_saving_ms"):
-                    r.setdefault(key, v)
-            for arm, vals in part["runs_ms"].items():
-                times.setdefault(arm, []).extend(vals)
-            r["runs_ms"] = times
-        add_traced(r, a, name, k, [sys.executable, path] + trace_args, [sys.executable, path] + fix_trace_args)
+
+    def run_block(n):
+        part = run_json([sys.executable, path, "--pairs", str(n)] + args, timeout=400)
+        for key, v in part.items():  # the workload's description of the scenario
+            if key not in ("runs_ms", "problem_median_ms", "fix_median_ms", "realized_saving_ms"):
+                r.setdefault(key, v)
+        return part
+
+    blocks_and_traces(a, name, r, a.pairs, run_block, [sys.executable, path] + trace_args,
+                      [sys.executable, path] + fix_trace_args)
 
 
 def train_gpt_ab_scenario(a, name, r):
-    """Like in_process_scenario, for train_gpt: the phase pairs in a.traces blocks (one
-    train_gpt_ab.py process each), a traced run of the plain problem (and fix) config after each."""
+    """Like in_process_scenario, for train_gpt: phase pairs of tests/gpu/train_gpt_ab.py, a
+    traced run of the plain problem (and fix) config after each block."""
     base, toggle = TRAIN_GPT_AB[name]
     prob, fix, steps, warm, what = TRAIN_GPT[base]
-    tr_steps = max(8, min(steps, 20))
-    tr_base = [sys.executable, a.workload, "--json", "--steps", str(tr_steps), "--warmup", str(warm)]
     ab = [sys.executable, os.path.join(GPU_DIR, "train_gpt_ab.py"), "--workload", a.workload, "--toggle", toggle]
-    blocks = [a.ab_pairs // a.traces + (1 if j < a.ab_pairs % a.traces else 0) for j in range(a.traces)]
-    times = {"problem": [], "fix": []}
-    r.update({"problem_args": prob, "fix_args": fix, "fix": what + " (in-process phases)", "runs_ms": times})
-    for k, n in enumerate(blocks):
-        if n > 0:
-            part = run_json(ab + ["--pairs", str(n), "--"] + prob, timeout=400)
-            for arm in ("problem", "fix"):
-                times[arm].extend(part["runs_ms"][arm])
-            r.setdefault("paired_saving_ms_blocks", []).append(part.get("paired_saving_ms"))
-            print(f"  {name} block {k}: {n} phase pairs, saving {part['realized_saving_ms']:.3f} ms "
-                  f"(paired {part.get('paired_saving_ms')})", flush=True)
-        add_traced(r, a, name, k, tr_base + prob, tr_base + fix)
+    r.update({"problem_args": prob, "fix_args": fix, "fix": what + " (in-process phases)"})
+
+    def run_block(n):
+        part = run_json(ab + ["--pairs", str(n), "--"] + prob, timeout=400)
+        r.setdefault("paired_saving_ms_blocks", []).append(part.get("paired_saving_ms"))
+        print(f"  {name} block: {n} phase pairs, saving {part['realized_saving_ms']:.3f} ms "
+              f"(paired {part.get('paired_saving_ms')})", flush=True)
+        return part
+
+    tr = traced_cmd(a, steps, warm)
+    blocks_and_traces(a, name, r, a.ab_pairs, run_block, tr + prob, tr + fix)
 
 
 class Deadline(Exception):

@@ -72,12 +72,23 @@ def run(cmd):
     return p.stdout
 
 
-def predict(stepscope, trace, rule, question, untraced_ms=None):
+def whatif(stepscope, trace, question, extra):
+    """The last row of `whatif --format csv QUESTION` (the question's answer)."""
+    q = list(csv.DictReader(io.StringIO(run([stepscope, "whatif", "--format", "csv", *extra, *question,
+                                             trace]))))[-1]
+    return {"question": q["question"], "simulated_ns": int(q["simulated_ns"]),
+            "if_fixed_ns": int(q["if_fixed_ns"]), "note": q["note"]}
+
+
+def predict(stepscope, trace, rule, question, untraced_ms):
+    """One trace priced at the untraced host speed (analyze and whatif with --untraced-step-ms),
+    and the same whatif as traced ("whatif_traced": the ratio and traced columns)."""
     out = {"finding": None}
-    extra = ["--untraced-step-ms", f"{untraced_ms:.3f}"] if untraced_ms else []
+    extra = ["--untraced-step-ms", f"{untraced_ms:.3f}"]
     a = json.loads(run([stepscope, "analyze", "--all", "--format", "json", *extra, trace]))
     summary = a["summary"][0]
-    # The replay covers at most 64 steady steps (the middle ones): compare with those.
+    # The replay covers at most 64 steady steps (the middle ones): compare with those. The
+    # simulated step is the unscaled replay's (its fidelity), the scaling aside.
     out["measured_ms"] = float(summary["replayed_measured_step_ns"]) / 1e6
     out["simulated_ms"] = float(summary["simulated_step_ns"]) / 1e6
     out["critical_path"] = summary.get("critical_path", "")
@@ -89,11 +100,8 @@ def predict(stepscope, trace, rule, question, untraced_ms=None):
                                                  "step_after_ns", "title")}
             break
     if question:
-        rows = list(csv.DictReader(io.StringIO(run([stepscope, "whatif", "--format", "csv", *extra, *question,
-                                                    trace]))))
-        q = rows[-1]
-        out["whatif"] = {"question": q["question"], "simulated_ns": int(q["simulated_ns"]),
-                         "if_fixed_ns": int(q["if_fixed_ns"]), "note": q["note"]}
+        out["whatif"] = whatif(stepscope, trace, question, extra)
+        out["whatif_traced"] = whatif(stepscope, trace, question, [])
     return out
 
 
@@ -129,10 +137,8 @@ def main():
                    "realized_ms": r["realized_saving_ms"], "traced_ms": r.get("traced_ms_per_step")}
             traces = r.get("traces") or [r["trace"]]
             try:
-                per = [predict(args.stepscope, os.path.join(folder, t), rule, question) for t in traces]
-                # The same traces priced at the untraced host speed (--untraced-step-ms: the
-                # bare problem median), the prediction itself.
-                unt = [predict(args.stepscope, os.path.join(folder, t), rule, question, r["problem_median_ms"])
+                # Priced at the untraced host speed: --untraced-step-ms = the bare problem median.
+                per = [predict(args.stepscope, os.path.join(folder, t), rule, question, r["problem_median_ms"])
                        for t in traces]
             except Exception as e:
                 row["error"] = str(e)
@@ -141,27 +147,26 @@ def main():
                 continue
             # Several traces of the same config: the median trace's findings, the median saving.
             mid = sorted(range(len(per)), key=lambda i: per[i]["simulated_ms"])[len(per) // 2]
-            row.update(unt[mid])
-            row["simulated_ms"], row["measured_ms"] = per[mid]["simulated_ms"], per[mid]["measured_ms"]
+            row.update(per[mid])
             row["traces"] = len(per)
             checks = []
             fid = max(abs(q["simulated_ms"] - q["measured_ms"]) / q["measured_ms"] for q in per)
             checks.append(fid <= 0.03)
             row["replay_err_pct"] = 100 * fid
             scale = 1 / float(question[1]) if how == "batch" else 1.0  # time per original batch
-            saving = [(q["whatif"]["simulated_ns"] - q["whatif"]["if_fixed_ns"] * scale) / 1e6 for q in unt
+            saving = [(q["whatif"]["simulated_ns"] - q["whatif"]["if_fixed_ns"] * scale) / 1e6 for q in per
                       if q.get("whatif") and q["whatif"]["simulated_ns"] > 0]
-            ratios = [q["whatif"]["if_fixed_ns"] / q["whatif"]["simulated_ns"] for q in per
-                      if q.get("whatif") and q["whatif"]["simulated_ns"] > 0]
+            ratios = [q["whatif_traced"]["if_fixed_ns"] / q["whatif_traced"]["simulated_ns"] for q in per
+                      if q.get("whatif_traced") and q["whatif_traced"]["simulated_ns"] > 0]
             if saving:
                 row["predicted_ms"] = statistics.median(saving)
                 row["predicted_per_trace_ms"] = saving
                 # The carry used before 2026-11-24i, for comparison: the traced speedup as a ratio.
                 row["predicted_ratio_ms"] = r["problem_median_ms"] * (1 - statistics.median(ratios) * scale)
                 row["predicted_traced_ms"] = statistics.median(
-                    (q["whatif"]["simulated_ns"] - q["whatif"]["if_fixed_ns"] * scale) / 1e6 for q in per
-                    if q.get("whatif"))
-                row["host_scale"] = [q.get("host_scale") for q in unt]
+                    (q["whatif_traced"]["simulated_ns"] - q["whatif_traced"]["if_fixed_ns"] * scale) / 1e6
+                    for q in per if q.get("whatif_traced"))
+                row["host_scale"] = [q.get("host_scale") for q in per]
                 real = r["realized_saving_ms"]
                 tol = 1.0 if abs(real) < 5 else 0.15 * abs(real)
                 checks.append(abs(row["predicted_ms"] - real) <= tol)
@@ -169,7 +174,7 @@ def main():
                 # "Realized ~ 0": below the analyzer's own reporting threshold (--min-cost,
                 # 1% of the step), i.e. a fix that should not be reported at all.
                 if abs(real) < MIN_COST_PCT / 100 * r["problem_median_ms"] and rule:
-                    f = unt[mid]["finding"]
+                    f = per[mid]["finding"]
                     checks.append(not (f and f["reported"] == "yes"))
             # With traced fix runs: what the traced runs themselves measured, carried the same way
             # (the saving a perfect replay of these traces would predict).

@@ -168,8 +168,9 @@ struct Analysis {
   // simulated median step, and the critical path of the median step.
   int64_t measured_step_ns = 0;
   int64_t simulated_step_ns = 0;
-  // With AnalyzeOptions::untraced_step_ns: the host-time factor and the scaled
-  // replay's median step, which the findings' savings are priced against.
+  // With AnalyzeOptions::untraced_step_ns (copied here): the host-time factor
+  // and the scaled replay's median step, which the findings are priced against.
+  int64_t untraced_step_ns = 0;
   double host_scale = 1.0;
   int64_t scaled_step_ns = 0;
   std::string critical_path;  // one line, e.g. "host thread 608 (main) 71% ..."

@@ -90,8 +90,9 @@ std::string Text(const TraceModel& m, const Analysis& a, double min_pct) {
     s += "replay: median step " + FormatDuration(a.measured_step_ns) + " measured, " +
          FormatDuration(a.simulated_step_ns) + " simulated\n";
     if (a.scaled_step_ns > 0) {
-      s += "untraced: host time x" + FormatFixed(a.host_scale, 3) + " gives the untraced step " +
-           FormatDuration(a.scaled_step_ns) + "; savings below are priced at that host speed\n";
+      s += "untraced: step " + FormatDuration(a.untraced_step_ns) + " given, host time x" +
+           FormatFixed(a.host_scale, 3) + ": replayed " + FormatDuration(a.scaled_step_ns) +
+           "; savings below are priced at that host speed\n";
     }
   }
   if (!a.critical_path.empty()) s += "critical path: " + a.critical_path + "\n";
@@ -275,7 +276,7 @@ int RunAnalyze(int argc, char** argv) {
                           Cell(i.busy_ns), Cell(i.idle_ns), Cell(i.by_cause[0]),
                           Cell(i.by_cause[1]), Cell(i.by_cause[2]), Cell(i.by_cause[3]),
                           Cell(a.measured_step_ns), Cell(a.simulated_step_ns),
-                          Cell(a.scaled_step_ns), Cell(a.host_scale, 3),
+                          Cell(a.untraced_step_ns), Cell(a.host_scale, 3),
                           a.host_bound ? "yes" : "no", a.critical_path});
         o.findings = Table({{"rule", "Rule", false},
                             {"cost_ns", "Cost (ns)", true},

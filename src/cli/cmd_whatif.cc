@@ -204,8 +204,10 @@ int RunWhatif(int argc, char** argv) {
            {"saving_ns", "Saving (ns)", true},
            {"speedup", "Speedup", true},
            {"note", "Note", false}});
-  t.AddRow({"(as traced)", Cell(e.measured().median), Cell(e.base().median), Cell(e.base().median),
-            Cell(int64_t{0}), Cell(1.0, 3), a.critical_path});
+  const bool scaled = opt.untraced_step_ns > 0;
+  t.AddRow({scaled ? "(at the untraced host speed)" : "(as traced)", Cell(e.measured().median),
+            Cell(e.base().median), Cell(e.base().median), Cell(int64_t{0}), Cell(1.0, 3),
+            a.critical_path});
   for (const Answer& x : answers) {
     t.AddRow({x.question, Cell(x.p.measured_ns), Cell(x.p.base_ns), Cell(x.p.fixed_ns),
               Cell(x.p.saving_ns()), Cell(x.p.speedup(), 3), x.note});
@@ -218,13 +220,15 @@ int RunWhatif(int argc, char** argv) {
   const int64_t tr = e.traced_base_median();
   s += "median step: " + Ms(me) + " ms measured, " + Ms(tr) + " ms replayed (" +
        FormatFixed(me > 0 ? 100.0 * (tr - me) / me : 0, 2) + "%)\n";
-  if (opt.untraced_step_ns > 0) {
-    s += "untraced: host time x" + FormatFixed(e.host_scale(), 3) + " gives " + Ms(si) +
+  if (scaled) {
+    s += "untraced: step " + Ms(opt.untraced_step_ns) + " ms given, host time x" +
+         FormatFixed(e.host_scale(), 3) + ": replayed " + Ms(si) +
          " ms; the answers below are priced at that host speed\n";
   }
   if (!a.critical_path.empty()) s += "critical path: " + a.critical_path + "\n";
   if (p.Has("--steps")) {
-    s += "steps (ms): number, measured, replayed\n";
+    s += std::string("steps (ms): number, measured, replayed") +
+         (scaled ? " at the untraced host speed" : "") + "\n";
     for (size_t k = 0; k < a.steps.steps.size(); ++k) {
       if (e.base().duration[k] < 0) continue;
       s += "  " + std::to_string(a.steps.steps[k].number) + "  " + Ms(e.measured().duration[k]) +

@@ -108,6 +108,7 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
   a->measured_step_ns = e.measured().median;
   a->simulated_step_ns = e.traced_base_median();
   if (c.opt.untraced_step_ns > 0) {
+    a->untraced_step_ns = c.opt.untraced_step_ns;
     a->host_scale = e.host_scale();
     a->scaled_step_ns = e.base().median;
   }
