@@ -57,3 +57,18 @@ find_package(Python3 COMPONENTS Interpreter REQUIRED)
 # Protocol Buffers (lite runtime + protoc): the Perfetto export encodes our own
 # minimal perfetto_trace.proto (src/export/).
 find_package(Protobuf REQUIRED)
+
+# libunwind (remote mode), linked statically with its liblzma: the collector
+# unwinds the native stacks the kernel samples from the traced process's
+# threads (src/collector/native_stack.h) with the call-frame information of
+# the mapped ELF files, as perf does. Static, so that the build carried to the
+# GPU machines needs no libunwind there. Only the remote-unwinding archive
+# (libunwind-generic.a): the local one (libunwind.a) also defines _Unwind_*
+# and would take over C++ exception unwinding from libgcc.
+find_path(LIBUNWIND_INCLUDE_DIR libunwind.h REQUIRED)
+find_library(LIBUNWIND_GENERIC_STATIC NAMES libunwind-generic.a REQUIRED)
+find_library(LZMA_STATIC_LIB NAMES liblzma.a REQUIRED)
+add_library(libunwind_static INTERFACE IMPORTED GLOBAL)
+set_target_properties(libunwind_static PROPERTIES
+  INTERFACE_INCLUDE_DIRECTORIES ${LIBUNWIND_INCLUDE_DIR}
+  INTERFACE_LINK_LIBRARIES "${LIBUNWIND_GENERIC_STATIC};${LZMA_STATIC_LIB}")

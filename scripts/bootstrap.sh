@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEBS=(cmake ninja-build g++ clang clang-format libclang-rt-14-dev libsqlite3-dev sqlite3 zlib1g-dev
-      libgtest-dev libgmock-dev python3 python3-pandas python3-venv chromium libprotobuf-dev protobuf-compiler)
+      libgtest-dev libgmock-dev libunwind-dev liblzma-dev python3 python3-pandas python3-venv chromium libprotobuf-dev protobuf-compiler)
 # Node.js and npm: the machines ship them (with npm 11); Debian's npm package
 # conflicts with that install, so only ask apt when there is no npm at all.
 if ! command -v npm >/dev/null 2>&1; then

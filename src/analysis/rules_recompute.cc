@@ -131,12 +131,51 @@ bool CheckpointOverhead(const TraceModel& m, uint32_t callsite) {
   return true;
 }
 
+// Whether a Python stack's checkpoint overhead is inside one of the
+// checkpoint's saved-tensor hooks (pack_hook / unpack_hook, whose C++ side
+// the native samples see whole).
+bool InHookFunction(const TraceModel& m, uint32_t callsite) {
+  for (const FrameRecord* f : m.Stack(callsite)) {
+    if (f->kind != static_cast<uint8_t>(FrameKind::kPython)) continue;
+    if (!EndsWith(m.String(f->file), "torch/utils/checkpoint.py")) continue;
+    if (EndsWith(m.String(f->function), "pack_hook")) return true;  // pack_hook, unpack_hook
+  }
+  return false;
+}
+
+// Whether a native stack is inside PyTorch's saved-tensor hook machinery: a
+// tensor saved for the backward through a Python pack hook, or read back
+// through its unpack hook (the hook's Python included), or the look-up of
+// the hooks in force.
+bool NativeHookStack(const TraceModel& m, uint32_t callsite) {
+  static constexpr std::string_view kHookFunctions[] = {
+      "torch::autograd::PySavedVariableHooks::",
+      "torch::autograd::PyDefaultSavedVariableHooks::",
+      "torch::autograd::SavedVariable::set_hooks_and_pack_data(",
+      "torch::autograd::SavedVariable::get_default_hooks(",
+      "at::SavedTensorDefaultHooks::get_hooks(",
+  };
+  for (const FrameRecord* f : m.Stack(callsite)) {
+    if (f->kind != static_cast<uint8_t>(FrameKind::kNative)) continue;
+    const std::string& fn = m.String(f->function);
+    for (std::string_view h : kHookFunctions)
+      if (StartsWith(fn, h)) return true;
+  }
+  return false;
+}
+
 // The checkpoint hooks' share of a thread's CPU time between calls inside
 // `windows` (sorted, disjoint), leaving out `excluded` (the recompute runs;
-// sorted, disjoint).
+// sorted, disjoint). With native samples of the thread the hooks' time is
+// what those show under PyTorch's saved-tensor hooks (their C++ side and the
+// Python hook inside), plus the Python samples' share of the checkpoint's
+// other own work (outside its hook functions); without, the Python samples'
+// share of all of it.
 struct HookShare {
-  int64_t samples = 0, hook = 0;
+  int64_t samples = 0, hook = 0;        // Python samples; of them checkpoint overhead
+  int64_t native = 0, native_hook = 0;  // native samples; of them under the hooks
   int64_t window_ns = 0, gap_ns = 0;
+  int64_t hook_ns = 0;
   double factor = 1.0;  // what the gaps keep
 };
 constexpr int64_t kMinSamples = 20;
@@ -144,8 +183,11 @@ constexpr int64_t kMinSamples = 20;
 HookShare MeasureHooks(const TraceModel& m, uint32_t tid,
                        const std::vector<std::pair<int64_t, int64_t>>& windows,
                        const std::vector<std::pair<int64_t, int64_t>>& excluded,
-                       std::unordered_map<uint32_t, bool>* cache) {
+                       std::unordered_map<uint32_t, bool>* cache,
+                       std::unordered_map<uint32_t, bool>* native_cache) {
   HookShare h;
+  const bool native = m.native_sample_period_ns() > 0;
+  int64_t py_nonhook = 0;  // Python samples of checkpoint overhead outside the hook functions
   // `excluded` is sorted and disjoint: the first span that ends after `a`.
   auto first_after = [&](int64_t a) {
     return std::upper_bound(
@@ -179,6 +221,22 @@ HookShare MeasureHooks(const TraceModel& m, uint32_t tid,
       auto [c, fresh] = cache->try_emplace(it->callsite, false);
       if (fresh) c->second = CheckpointOverhead(m, it->callsite);
       h.hook += c->second;
+      if (c->second && native && !InHookFunction(m, it->callsite)) ++py_nonhook;
+    }
+    if (native) {
+      const auto& ns = m.native_samples();
+      auto nlo = std::lower_bound(ns.begin(), ns.end(), std::make_pair(tid, w0),
+                                  [](const NativeSampleRecord& r, std::pair<uint32_t, int64_t> k) {
+                                    return r.tid != k.first ? r.tid < k.first : r.ts_ns < k.second;
+                                  });
+      for (; nlo != ns.end() && nlo->tid == tid && nlo->ts_ns < w1; ++nlo) {
+        if (is_excluded(nlo->ts_ns, nlo->ts_ns + 1)) continue;
+        ++h.native;
+        if (nlo->callsite == 0) continue;
+        auto [c, fresh] = native_cache->try_emplace(nlo->callsite, false);
+        if (fresh) c->second = NativeHookStack(m, nlo->callsite);
+        h.native_hook += c->second;
+      }
     }
     // Gaps between consecutive calls, both inside the window.
     auto k = std::lower_bound(calls.begin(), calls.end(), w0,
@@ -190,7 +248,14 @@ HookShare MeasureHooks(const TraceModel& m, uint32_t tid,
     }
   }
   if (h.samples >= kMinSamples && h.gap_ns > 0) {
-    const double hook_ns = static_cast<double>(h.hook) / h.samples * h.window_ns;
+    double hook_ns = static_cast<double>(h.hook) / h.samples * h.window_ns;
+    if (h.native >= kMinSamples) {
+      hook_ns = static_cast<double>(py_nonhook) / h.samples * h.window_ns +
+                static_cast<double>(h.native_hook) * m.native_sample_period_ns();
+    } else {
+      h.native = h.native_hook = 0;  // too few to go by
+    }
+    h.hook_ns = static_cast<int64_t>(hook_ns);
     h.factor = std::clamp(1.0 - hook_ns / h.gap_ns, 0.0, 1.0);
   }
   return h;
@@ -390,6 +455,7 @@ void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
   f.boundary_residual_ns = median_gap;
   // The hooks' share of each thread's time, from the host samples.
   std::string hooks;
+  bool native_used = false;
   if (!m.samples().empty()) {
     std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> excluded;
     // The recompute runs and the gaps cut above are priced already.
@@ -409,14 +475,18 @@ void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
       *v = std::move(out);
     };
     for (auto& [tid, v] : excluded) merge(&v);
-    std::unordered_map<uint32_t, bool> cache;
+    std::unordered_map<uint32_t, bool> cache, native_cache;
     for (auto& [tid, merged] : hook_windows) {
       merge(&merged);
-      const HookShare h = MeasureHooks(m, tid, merged, excluded[tid], &cache);
+      const HookShare h = MeasureHooks(m, tid, merged, excluded[tid], &cache, &native_cache);
       if (h.samples < kMinSamples) continue;
+      native_used |= h.native > 0;
       hooks += std::string(hooks.empty() ? "" : ", ") + "thread " + std::to_string(tid) + " " +
-               FormatFixed(100.0 * (1.0 - h.factor), 0) + "% (" + std::to_string(h.hook) + " of " +
-               std::to_string(h.samples) + " samples)";
+               FormatFixed(100.0 * (1.0 - h.factor), 0) + "% (" +
+               (h.native > 0 ? std::to_string(h.native_hook) + " of " + std::to_string(h.native) +
+                                   " native samples under the saved-tensor hooks, "
+                             : std::string()) +
+               std::to_string(h.hook) + " of " + std::to_string(h.samples) + " samples)";
       if (h.factor >= 1.0) continue;
       for (const auto& [w0, w1] : merged) f.scaled_spans.push_back({tid, w0, w1, h.factor});
     }
@@ -440,9 +510,12 @@ void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
                      : "; the checkpoint hooks' share of the CPU time between launches "
                        "(host samples): " +
                            hooks) +
-      "; a lower bound: what checkpointing adds to each op of the checkpointed blocks (the "
-      "C++ side of the saved-tensor hooks; a reentrant backward's nested pass) leaves no mark "
-      "of its own in a trace (docs/rules.md)";
+      (native_used
+           ? std::string("; the saved-tensor hooks' C++ side priced from the native samples")
+           : std::string("; a lower bound: what checkpointing adds to each op of the "
+                         "checkpointed blocks (the C++ side of the saved-tensor hooks; a "
+                         "reentrant backward's nested pass) leaves no mark of its own in a trace "
+                         "without native samples (docs/rules.md)"));
   f.fix =
       "Turn activation checkpointing off where memory allows (`stepscope plan --recompute none` "
       "says whether the step fits); else recompute selectively (only the cheap ops: "

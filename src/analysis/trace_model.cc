@@ -22,6 +22,8 @@ StatusOr<std::unique_ptr<TraceModel>> TraceModel::Load(const std::string& path) 
   r.rank = ParseInt64(reader->Meta("rank"), &v) ? static_cast<int>(v) : -1;
   r.meta_start_ns = ParseInt64(reader->Meta("start_ns"), &v) ? v : 0;
   r.sample_hz = ParseInt64(reader->Meta("sample_hz"), &v) && v > 0 ? v : 0;
+  r.native_sample_period_ns =
+      ParseInt64(reader->Meta("native_sample_period_ns"), &v) && v > 0 ? v : 0;
 
   // The kernel table is usually the largest: read it on a second connection
   // while this thread reads the rest. A trace cut off by a crash may have a
@@ -53,6 +55,7 @@ StatusOr<std::unique_ptr<TraceModel>> TraceModel::Load(const std::string& path) 
     ASSIGN_OR_RETURN(r.frames, reader->Frames());
     ASSIGN_OR_RETURN(r.callsites, reader->Callsites());
     ASSIGN_OR_RETURN(r.samples, reader->Samples());
+    ASSIGN_OR_RETURN(r.native_samples, reader->NativeSamples());
     ASSIGN_OR_RETURN(r.sched, reader->Sched());
     ASSIGN_OR_RETURN(r.osrt, reader->Osrt());
     ASSIGN_OR_RETURN(r.api_callsites, reader->ApiCallsites());
@@ -109,6 +112,7 @@ void Sanitize(TraceModel::Records* r) {
   for (auto& u : r->um) Clamp(&u.start_ns, &u.end_ns);
   for (auto& f : r->frames) id(&f.function), id(&f.file);
   for (auto& s : r->samples) s.ts_ns = std::clamp<int64_t>(s.ts_ns, 0, kMaxTime), id(&s.wait);
+  for (auto& s : r->native_samples) s.ts_ns = std::clamp<int64_t>(s.ts_ns, 0, kMaxTime);
   for (auto& s : r->sched) Clamp(&s.start_ns, &s.end_ns);
   for (auto& o : r->osrt) Clamp(&o.start_ns, &o.end_ns), id(&o.name), id(&o.detail);
 }
@@ -129,6 +133,10 @@ std::unique_ptr<TraceModel> TraceModel::FromRecords(Records r) {
     std::stable_sort(smp.begin(), smp.end(), [](const SampleRecord& a, const SampleRecord& b) {
       return a.tid != b.tid ? a.tid < b.tid : a.ts_ns < b.ts_ns;
     });
+    std::stable_sort(m->r_.native_samples.begin(), m->r_.native_samples.end(),
+                     [](const NativeSampleRecord& a, const NativeSampleRecord& b) {
+                       return a.tid != b.tid ? a.tid < b.tid : a.ts_ns < b.ts_ns;
+                     });
     std::stable_sort(
         m->r_.sched.begin(), m->r_.sched.end(),
         [](const SchedRecord& a, const SchedRecord& b) { return a.start_ns < b.start_ns; });

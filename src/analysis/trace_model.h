@@ -74,11 +74,13 @@ class TraceModel {
     std::vector<FrameRecord> frames;
     std::vector<CallsiteRecord> callsites;
     std::vector<SampleRecord> samples;
+    std::vector<NativeSampleRecord> native_samples;  // by (tid, ts)
     std::vector<SchedRecord> sched;
     std::vector<OsrtRecord> osrt;
     std::vector<ApiCallsiteRecord> api_callsites;
     std::unordered_map<uint32_t, std::string> thread_names;
-    int64_t sample_hz = 0;  // meta.sample_hz; 0: not sampled
+    int64_t sample_hz = 0;                // meta.sample_hz; 0: not sampled
+    int64_t native_sample_period_ns = 0;  // meta.native_sample_period_ns; 0: none
     std::string path = "memory";
     int rank = -1;
     bool finalized = true;
@@ -111,6 +113,9 @@ class TraceModel {
   const std::vector<FrameRecord>& frames() const { return r_.frames; }
   const std::vector<CallsiteRecord>& callsites() const { return r_.callsites; }
   const std::vector<SampleRecord>& samples() const { return r_.samples; }
+  const std::vector<NativeSampleRecord>& native_samples() const { return r_.native_samples; }
+  // CPU time between two native samples of a thread (meta); 0 none.
+  int64_t native_sample_period_ns() const { return r_.native_sample_period_ns; }
   const std::vector<SchedRecord>& sched() const { return r_.sched; }
   const std::vector<OsrtRecord>& osrt() const { return r_.osrt; }
   const std::vector<ApiCallsiteRecord>& api_callsites() const { return r_.api_callsites; }

@@ -114,6 +114,12 @@ int RunProfile(int argc, char** argv) {
          "cuda,nvtx,memory,host");
   p.Flag("--sample-hz", "N",
          "host sampling rate per process, samples per second (0: off; 1 to 10000)", "200");
+  p.Flag("--native-hz", "N",
+         "native stack samples per second of each thread's CPU time (with host; 0: off; 1 to "
+         "10000): C/C++ frames of the traced process's threads, unwound by the collector; they "
+         "price PyTorch's saved-tensor hooks under activation checkpointing (docs/host.md). Needs "
+         "/proc/sys/kernel/perf_event_paranoid <= 2",
+         "500");
   p.Flag("--python-stacks", "on|off|launches=N",
          "record the Python stack of the thread at each blocking CUDA call (synchronizations, "
          "synchronous copies) and each allocation/free; launches=N also at one kernel launch "
@@ -164,6 +170,14 @@ int RunProfile(int argc, char** argv) {
                                                p.Get("--sample-hz")));
   }
   if (("," + p.Get("--trace") + ",").find(",host,") == std::string::npos) sample_hz = 0;
+  int64_t native_hz = 0;
+  if (!ParseInt64(p.Get("--native-hz"), &native_hz) || native_hz < 0 || native_hz > 10000) {
+    return ReportError("profile", InvalidInput("--native-hz: not a rate from 0 to 10000: " +
+                                               p.Get("--native-hz")));
+  }
+  if (sample_hz == 0) native_hz = 0;  // native samples ride on the host sampler
+  // Read by the collector's host sampler (set before any thread starts).
+  setenv("STEPSCOPE_NATIVE_HZ", std::to_string(native_hz).c_str(), 1);
   const std::string py_stacks = p.Get("--python-stacks");
   int64_t launch_every = 0;
   if (py_stacks != "on" && py_stacks != "off" &&

@@ -32,6 +32,23 @@ void HostRows::AddBatch(HostBatch* b) {
     }
     sampler_stacks_[id] = interner_.Intern(keys);
   }
+  for (auto& [id, frames] : b->native_stacks) {
+    std::vector<FrameKey> keys;
+    keys.reserve(frames.size());
+    for (const HostNativeFrame& f : frames) {
+      keys.push_back({FrameKind::kNative, w_->Intern(f.function), w_->Intern(f.module), 0});
+    }
+    native_stacks_[id] = interner_.Intern(keys);
+  }
+  for (const HostNativeSample& s : b->native_samples) {
+    NativeSampleRecord r{};
+    r.ts_ns = s.realtime_ns - wall_offset_ns_;
+    r.tid = s.tid;
+    auto cs = native_stacks_.find(s.stack);
+    r.callsite = s.stack != 0 && cs != native_stacks_.end() ? cs->second : 0;
+    w_->AddNativeSample(r);
+    ++native_samples_;
+  }
   for (auto& [tid, name] : b->thread_names) names_[tid] = name;
   for (const HostSample& s : b->samples) {
     SampleRecord r{};

@@ -1,7 +1,8 @@
 // HostRows: turns what the collector receives about host threads into the
 // trace's host tables (schema 1.5, docs/capture.md, "Host capture"):
 //  * samples from the HostSampler -> samples rows, their Python stacks
-//    interned into frames/callsites; thread names;
+//    interned into frames/callsites; thread names; its native samples ->
+//    native_samples rows, their stacks interned the same way (kind native);
 //  * osrt rows (source 2, sampled) from runs of samples: a thread seen in
 //    the same blocking wait (lock, I/O, sleep, other; not the GIL, not a
 //    CUDA call) in >= 2 consecutive samples is one wait from its first such
@@ -43,6 +44,7 @@ class HostRows {
   Status MarkCudaWaits();
 
   uint64_t samples() const { return samples_; }
+  uint64_t native_samples() const { return native_samples_; }
   uint64_t api_stacks() const { return api_stacks_; }
   uint64_t osrt() const { return osrt_; }
   int64_t max_ns() const { return max_ns_; }
@@ -64,11 +66,12 @@ class HostRows {
   int64_t wall_offset_ns_;
   int64_t period_ns_;
   std::unordered_map<uint32_t, uint32_t> sampler_stacks_;  // sampler stack id -> callsite
+  std::unordered_map<uint32_t, uint32_t> native_stacks_;   // native stack id -> callsite
   std::unordered_map<uint64_t, std::pair<StringId, StringId>> codes_;  // tracer code -> names
   std::unordered_map<std::string, StringId> waits_;
   std::unordered_map<uint32_t, Run> runs_;
   std::unordered_map<uint32_t, std::string> names_;
-  uint64_t samples_ = 0, api_stacks_ = 0, osrt_ = 0;
+  uint64_t samples_ = 0, native_samples_ = 0, api_stacks_ = 0, osrt_ = 0;
   int64_t max_ns_ = 0;
 };
 

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -17,12 +18,16 @@
 
 #include "capture/clock.h"
 #include "capture/pystack/py_stack.h"
+#include "collector/native_stack.h"
 #include "common/log.h"
 
 namespace stepscope {
 namespace {
 
-constexpr size_t kMaxPending = 1'000'000;  // samples held for the collector (~100 MB at most)
+constexpr size_t kMaxPending = 1'000'000;       // samples held for the collector (~100 MB at most)
+constexpr size_t kMaxNativeThreads = 16;        // threads with native samples at once
+constexpr int64_t kNativeBusyNs = 100'000'000;  // used CPU this recently: worth watching
+constexpr int64_t kNativeIdleNs = 1'000'000'000;  // idle this long: its place may go
 constexpr int64_t kCommRefreshNs = 1'000'000'000;
 constexpr int64_t kAttachRetryNs = 500'000'000;
 constexpr int64_t kChildScanNs = 500'000'000;
@@ -163,6 +168,7 @@ struct HostSampler::Thread {
   std::string comm;
   int64_t comm_read_mono = 0;
   int64_t last_cpu_ns = -1;
+  int64_t busy_mono = 0;  // when its CPU time last moved
   uint64_t generation = 0;
   // The last sample: a thread that used no CPU since is still there (same
   // state, same wait, same Python stack), so it is not read again.
@@ -195,6 +201,12 @@ struct HostSampler::Proc {
 
 struct HostSampler::Impl {
   Proc main;
+  // Native stacks (threads of the main process only).
+  std::unique_ptr<NativeSampler> native;
+  bool native_tried = false;
+  size_t native_cap = 0;  // threads watched at most (lowered when the kernel refuses more)
+  std::vector<NativeSample> native_buf;
+  std::map<std::vector<uint32_t>, uint32_t> native_stack_ids;  // frame ids -> stack id
   std::map<pid_t, std::unique_ptr<Proc>> children;
   int64_t next_child_scan_mono = 0;
   bool children_capped_warned = false;
@@ -245,8 +257,13 @@ std::vector<pid_t> ChildPids(pid_t pid) {
 }
 }  // namespace
 
-std::unique_ptr<HostSampler> HostSampler::Start(pid_t pid, int hz) {
+std::unique_ptr<HostSampler> HostSampler::Start(pid_t pid, int hz, int native_hz) {
   std::unique_ptr<HostSampler> s(new HostSampler(pid, hz));
+  if (native_hz < 0) {
+    const char* e = std::getenv("STEPSCOPE_NATIVE_HZ");
+    native_hz = e != nullptr ? std::atoi(e) : 0;
+  }
+  s->native_hz_ = std::clamp(native_hz, 0, 10000);
   s->impl_ = std::make_unique<Impl>();
   s->impl_->main.pid = pid;
   // The sampler blocks every signal: they belong to the launcher's main thread.
@@ -285,6 +302,101 @@ std::string HostSampler::python_status() const {
   return python_status_;
 }
 
+std::string HostSampler::native_status() const {
+  if (native_hz_ == 0) return "off";
+  std::lock_guard<std::mutex> lk(mu_);
+  return native_status_;
+}
+
+// Native samples: started on the first tick. The threads of the main
+// process that use CPU are watched, at most kMaxNativeThreads at a time (each
+// costs a ring of locked memory, and a perf event on every context switch of
+// its thread): one idle for a second makes room for a busy one, so that the
+// autograd thread, started at the first backward, finds a place among the
+// pool threads that spun at start-up. The rings are read every tick. `keep`
+// false (the tracer is not recording): read and dropped, and the sampling
+// paused until it records again.
+void HostSampler::NativeTick(bool keep, int64_t now_mono) {
+  Impl& im = *impl_;
+  if (native_hz_ == 0) return;
+  if (!im.native_tried) {
+    im.native_tried = true;
+    im.native_cap = kMaxNativeThreads;
+    std::string why;
+    im.native = NativeSampler::Create(pid_, std::max(1, 1'000'000 / native_hz_), &why);
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!im.native) {
+      native_status_ = "unavailable: " + why;
+      LogWarn("pid %d: no native stacks: %s", static_cast<int>(pid_), why.c_str());
+    } else {
+      native_status_ = "on";
+    }
+  }
+  if (!im.native) return;
+  // Threads gone, and the watched threads by how long they have been idle.
+  std::vector<std::pair<int64_t, pid_t>> idle;  // (busy_mono, tid)
+  for (pid_t tid : im.native->watched_tids()) {
+    auto it = im.main.threads.find(static_cast<uint32_t>(tid));
+    if (it == im.main.threads.end()) {
+      im.native->Unwatch(tid, keep ? &im.native_buf : nullptr);
+    } else if (now_mono - it->second->busy_mono > kNativeIdleNs) {
+      idle.push_back({it->second->busy_mono, tid});
+    }
+  }
+  std::sort(idle.begin(), idle.end());
+  size_t next_idle = 0;
+  for (const auto& [tid, t] : im.main.threads) {
+    if (now_mono - t->busy_mono > kNativeBusyNs || im.native->watching(static_cast<pid_t>(tid)))
+      continue;
+    if (im.native->watched() >= im.native_cap) {
+      if (next_idle >= idle.size()) break;
+      im.native->Unwatch(idle[next_idle++].second, keep ? &im.native_buf : nullptr);
+    }
+    if (!im.native->Watch(static_cast<pid_t>(tid)) && (errno == EPERM || errno == ENOMEM)) {
+      // The locked-memory budget: no more rings than now.
+      im.native_cap = std::max<size_t>(im.native->watched(), 1);
+    }
+  }
+  im.native->Poll(keep ? &im.native_buf : nullptr);
+  im.native->SetEnabled(keep);
+  native_lost_ = im.native->lost();
+  if (!keep || im.native_buf.empty()) {
+    im.native_buf.clear();
+    return;
+  }
+  std::vector<HostNativeSample> out;
+  std::vector<std::pair<uint32_t, std::vector<HostNativeFrame>>> fresh;
+  out.reserve(im.native_buf.size());
+  for (NativeSample& ns : im.native_buf) {
+    HostNativeSample h;
+    h.realtime_ns = ns.realtime_ns;
+    h.tid = ns.tid;
+    if (!ns.frames.empty()) {
+      auto [it, added] = im.native_stack_ids.try_emplace(
+          ns.frames, static_cast<uint32_t>(im.native_stack_ids.size() + 1));
+      if (added) {
+        std::vector<HostNativeFrame> frames;
+        frames.reserve(ns.frames.size());
+        for (auto f = ns.frames.rbegin(); f != ns.frames.rend(); ++f) {  // root first
+          const NativeFrameText& t = im.native->unwinder().frame(*f);
+          frames.push_back({t.function, t.module});
+        }
+        fresh.emplace_back(it->second, std::move(frames));
+      }
+      h.stack = it->second;
+    }
+    out.push_back(h);
+  }
+  im.native_buf.clear();
+  std::lock_guard<std::mutex> lk(mu_);
+  for (auto& f : fresh) pending_.native_stacks.push_back(std::move(f));
+  if (pending_.native_samples.size() + out.size() > kMaxPending) {
+    pending_.dropped += out.size();
+    return;
+  }
+  for (const HostNativeSample& h : out) pending_.native_samples.push_back(h);
+}
+
 void HostSampler::Drain(HostBatch* out) {
   std::lock_guard<std::mutex> lk(mu_);
   *out = std::move(pending_);
@@ -312,9 +424,11 @@ void HostSampler::Run() {
       if (::kill(pid_, 0) != 0 && errno == ESRCH) break;
       if (const auto* gate = gate_.load(std::memory_order_acquire);
           gate && (gate->load(std::memory_order_relaxed) & gate_bit_) == 0) {
+        NativeTick(false, now);
         continue;  // not recording: no sample
       }
       Tick(RealtimeNs(), now);
+      NativeTick(true, now);
       own_cpu_ns_ = ThreadCpuNs();
     }
   } catch (...) {
@@ -510,6 +624,7 @@ void HostSampler::TickProc(Proc& ps, int64_t now_realtime, int64_t now_mono,
       t.walked = false;
       t.have_last = cpu >= 0;
     }
+    if (cpu >= 0 && cpu != t.last_cpu_ns) t.busy_mono = now_mono;
     if (cpu >= 0) t.last_cpu_ns = cpu;
     if (now_mono - t.comm_read_mono > kCommRefreshNs || t.comm_read_mono == 0) {
       const int fdc = OpenProc(proc + "/task/" + e->d_name + "/comm");

@@ -55,6 +55,18 @@ struct HostFrameText {
   int line = 0;
 };
 
+// A native stack sample (NativeSampler) of a thread of the traced process.
+struct HostNativeSample {
+  int64_t realtime_ns = 0;
+  uint32_t tid = 0;
+  uint32_t stack = 0;  // HostBatch::native_stacks id; 0: none
+};
+
+struct HostNativeFrame {
+  std::string function;
+  std::string module;
+};
+
 // What a Drain hands over.
 struct HostBatch {
   std::vector<HostSample> samples;
@@ -62,12 +74,18 @@ struct HostBatch {
   std::vector<std::pair<uint32_t, std::vector<HostFrameText>>> stacks;
   std::map<uint32_t, std::string> thread_names;  // new or changed names
   uint64_t dropped = 0;                          // samples lost (the collector was behind)
+  std::vector<HostNativeSample> native_samples;
+  // Native stacks first seen since the last drain: id -> frames, root first.
+  std::vector<std::pair<uint32_t, std::vector<HostNativeFrame>>> native_stacks;
 };
 
 class HostSampler {
  public:
-  // Starts sampling `pid` and its child processes at `hz` (> 0).
-  static std::unique_ptr<HostSampler> Start(pid_t pid, int hz);
+  // Starts sampling `pid` and its child processes at `hz` (> 0). With
+  // `native_hz` > 0 the threads of `pid` (not its children) also get native
+  // stack samples every 1/native_hz s of their CPU time (native_stack.h),
+  // where perf events are allowed. Default: STEPSCOPE_NATIVE_HZ, else off.
+  static std::unique_ptr<HostSampler> Start(pid_t pid, int hz, int native_hz = -1);
   ~HostSampler();
   HostSampler(const HostSampler&) = delete;
   HostSampler& operator=(const HostSampler&) = delete;
@@ -90,6 +108,10 @@ class HostSampler {
   uint64_t ticks_missed() const { return missed_.load(); }
   // "on" (stacks read, Python x.y.z), "unavailable: why", or "" (not yet known).
   std::string python_status() const;
+  // Native stacks: "on (N threads)", "off", "unavailable: why", "" (not started yet).
+  std::string native_status() const;
+  int native_hz() const { return native_hz_; }
+  uint64_t native_samples_lost() const { return native_lost_.load(); }
   // Measured cost: the sampler thread's own CPU time so far.
   int64_t own_cpu_ns() const { return own_cpu_ns_.load(); }
 
@@ -98,6 +120,7 @@ class HostSampler {
   struct Proc;
   HostSampler(pid_t pid, int hz);
   void Run();
+  void NativeTick(bool keep, int64_t now_mono);
   void Tick(int64_t now_realtime, int64_t now_mono);
   void TickProc(Proc& ps, int64_t now_realtime, int64_t now_mono, std::vector<HostSample>* out,
                 std::map<uint32_t, std::string>* names);
@@ -105,6 +128,8 @@ class HostSampler {
 
   const pid_t pid_;
   const int hz_;
+  int native_hz_ = 0;
+  std::atomic<uint64_t> native_lost_{0};
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> taken_{0}, missed_{0};
@@ -116,9 +141,10 @@ class HostSampler {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 
-  mutable std::mutex mu_;  // guards pending_, python_status_
+  mutable std::mutex mu_;  // guards pending_, python_status_, native_status_
   HostBatch pending_;
   std::string python_status_;
+  std::string native_status_;
 };
 
 // The state of a thread from its /proc state letter and the contents of its

@@ -431,6 +431,15 @@ void TraceCollector::Finish() {
               "sampling ticks skipped because the sampler was late");
     w.SetStat("host_sampler_cpu_ns", sampler_->own_cpu_ns(),
               "CPU time of the sampler thread (in the collector, not the program)");
+    const std::string native = sampler_->native_status();
+    w.SetMeta("native_stacks", native.empty() ? "unavailable: the process ended first" : native);
+    if (sampler_->native_hz() > 0 && native.rfind("on", 0) == 0) {
+      w.SetMeta("native_sample_period_ns", std::to_string(1'000'000'000 / sampler_->native_hz()));
+      w.SetStat("native_samples", static_cast<int64_t>(host_->native_samples()),
+                "native stack samples written");
+      w.SetStat("native_samples_lost", static_cast<int64_t>(sampler_->native_samples_lost()),
+                "native stack samples the kernel dropped (a ring was full)");
+    }
     dropped_total += host_dropped_;
   } else if (host_->api_stacks() > 0) {
     w.SetMeta("python_stacks", "on");

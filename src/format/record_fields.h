@@ -399,6 +399,18 @@ struct RecordFormat<SampleRecord> {
 };
 
 template <>
+struct RecordFormat<NativeSampleRecord> {
+  static constexpr const char* kTable = "native_samples";
+  static constexpr auto kFields = std::make_tuple(
+      Col("ts_ns", &NativeSampleRecord::ts_ns, "time of the sample, ns", kTime),
+      Col("tid", &NativeSampleRecord::tid, "thread (threads.tid) of the traced process", kU32),
+      Col("callsite_id", &NativeSampleRecord::callsite,
+          "leaf callsites.id of its native stack (frames of kind native: function, library); 0 "
+          "none (the sampled address is in no mapped file)",
+          kU32));
+};
+
+template <>
 struct RecordFormat<SchedRecord> {
   static constexpr const char* kTable = "thread_sched";
   static constexpr auto kFields = std::make_tuple(

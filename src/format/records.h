@@ -352,6 +352,14 @@ struct SampleRecord {
   int64_t cpu_ns;     // thread CPU time consumed since its previous sample; -1 unknown
 };
 
+// One native stack sample of a thread, taken on its CPU time (table
+// native_samples, schema 1.6; docs/host.md, "Native samples").
+struct NativeSampleRecord {
+  int64_t ts_ns;
+  uint32_t tid;
+  uint32_t callsite;  // leaf callsite of its native stack (frames of kind native); 0: none
+};
+
 // An interval a thread spent in one scheduling state (table thread_sched).
 struct SchedRecord {
   int64_t start_ns;

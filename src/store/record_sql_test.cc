@@ -39,6 +39,7 @@ void Add(TraceWriter& w, const HostAllocRecord& r) { w.AddHostAlloc(r); }
 void Add(TraceWriter& w, const FrameRecord& r) { w.AddFrame(r); }
 void Add(TraceWriter& w, const CallsiteRecord& r) { w.AddCallsite(r); }
 void Add(TraceWriter& w, const SampleRecord& r) { w.AddSample(r); }
+void Add(TraceWriter& w, const NativeSampleRecord& r) { w.AddNativeSample(r); }
 void Add(TraceWriter& w, const SchedRecord& r) { w.AddSched(r); }
 void Add(TraceWriter& w, const OsrtRecord& r) { w.AddOsrt(r); }
 void Add(TraceWriter& w, const ApiCallsiteRecord& r) { w.AddApiCallsite(r); }
@@ -164,10 +165,11 @@ void CheckRoundTrip(sqlite3* db) {
   });
 }
 
-using AllRecords = std::tuple<KernelRecord, MemcpyRecord, MemsetRecord, ApiRecord, SyncRecord,
-                              MemoryRecord, MemoryPoolRecord, UmRecord, NvtxRecord, OverheadRecord,
-                              DeviceRecord, OomRecord, HostAllocRecord, FrameRecord, CallsiteRecord,
-                              SampleRecord, SchedRecord, OsrtRecord, ApiCallsiteRecord>;
+using AllRecords =
+    std::tuple<KernelRecord, MemcpyRecord, MemsetRecord, ApiRecord, SyncRecord, MemoryRecord,
+               MemoryPoolRecord, UmRecord, NvtxRecord, OverheadRecord, DeviceRecord, OomRecord,
+               HostAllocRecord, FrameRecord, CallsiteRecord, SampleRecord, NativeSampleRecord,
+               SchedRecord, OsrtRecord, ApiCallsiteRecord>;
 
 TEST(RecordSql, SchemaInsertAndSelectAgreeForEveryRecord) {
   const std::string path = TempPath("record_sql");

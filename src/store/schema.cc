@@ -163,6 +163,12 @@ std::vector<TableDef> BuildTables() {
                "doing (captures with sampling, nsys CPU sampling) (schema 1.5).",
                RecordColumns<SampleRecord>(),
                {"samples_tid(tid, ts_ns)"}});
+  t.push_back({"native_samples",
+               "Native stacks of the traced process's threads, sampled by the kernel on each "
+               "thread's own CPU time (one row per meta.native_sample_period_ns of CPU time) and "
+               "unwound by the collector (schema 1.6).",
+               RecordColumns<NativeSampleRecord>(),
+               {"native_samples_tid(tid, ts_ns)"}});
   t.push_back({"thread_sched",
                "Intervals a host thread spent in one scheduling state (nsys SCHED_EVENTS: "
                "running on a CPU, or switched out) (schema 1.5).",
@@ -230,6 +236,10 @@ std::vector<MetaKeyDef> BuildMetaKeys() {
       {"sample_hz",
        "host sampling rate of the samples table, per second; absent or 0: threads were not "
        "sampled"},
+      {"native_sample_period_ns",
+       "CPU time between two native_samples rows of one thread, ns; absent or 0: native stacks "
+       "were not sampled"},
+      {"native_stacks", "whether native_samples were taken: on, off, or `unavailable: <why>`"},
       {"python_stacks", "whether host stacks hold Python frames: on, off, or `unavailable: <why>`"},
   };
 }

@@ -65,6 +65,7 @@ class TraceReader {
   StatusOr<std::vector<FrameRecord>> Frames() const;
   StatusOr<std::vector<CallsiteRecord>> Callsites() const;
   StatusOr<std::vector<SampleRecord>> Samples() const;
+  StatusOr<std::vector<NativeSampleRecord>> NativeSamples() const;
   StatusOr<std::vector<SchedRecord>> Sched() const;
   StatusOr<std::vector<OsrtRecord>> Osrt() const;
   StatusOr<std::vector<ApiCallsiteRecord>> ApiCallsites() const;

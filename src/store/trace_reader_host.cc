@@ -21,6 +21,10 @@ StatusOr<std::vector<SampleRecord>> TraceReader::Samples() const {
   return LoadRecords<SampleRecord>(db_, " ORDER BY tid, ts_ns, id");
 }
 
+StatusOr<std::vector<NativeSampleRecord>> TraceReader::NativeSamples() const {
+  return LoadRecords<NativeSampleRecord>(db_, " ORDER BY tid, ts_ns, id");
+}
+
 // An interval ends no earlier than it starts.
 StatusOr<std::vector<SchedRecord>> TraceReader::Sched() const {
   return LoadRecords<SchedRecord>(

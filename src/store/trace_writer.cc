@@ -23,11 +23,11 @@ TraceWriter::~TraceWriter() {
 
 void TraceWriter::CloseStatements() {
   for (Statement* st :
-       {&ins_string_, &ins_kernel_,       &ins_memcpy_,    &ins_memset_, &ins_api_,
-        &ins_sync_,   &ins_memory_,       &ins_pool_,      &ins_nvtx_,   &ins_overhead_,
-        &ins_device_, &ins_thread_,       &ins_meta_,      &ins_stat_,   &ins_oom_,
-        &ins_um_,     &ins_frame_,        &ins_callsite_,  &ins_sample_, &ins_sched_,
-        &ins_osrt_,   &ins_api_callsite_, &ins_host_alloc_}) {
+       {&ins_string_, &ins_kernel_, &ins_memcpy_,       &ins_memset_,    &ins_api_,
+        &ins_sync_,   &ins_memory_, &ins_pool_,         &ins_nvtx_,      &ins_overhead_,
+        &ins_device_, &ins_thread_, &ins_meta_,         &ins_stat_,      &ins_oom_,
+        &ins_um_,     &ins_frame_,  &ins_callsite_,     &ins_sample_,    &ins_native_sample_,
+        &ins_sched_,  &ins_osrt_,   &ins_api_callsite_, &ins_host_alloc_}) {
     *st = Statement();
   }
 }
@@ -77,6 +77,7 @@ Status TraceWriter::Init(const std::string& path, Journal journal) {
       {&ins_frame_, RecordInsertSql<FrameRecord>()},
       {&ins_callsite_, RecordInsertSql<CallsiteRecord>()},
       {&ins_sample_, RecordInsertSql<SampleRecord>()},
+      {&ins_native_sample_, RecordInsertSql<NativeSampleRecord>()},
       {&ins_sched_, RecordInsertSql<SchedRecord>()},
       {&ins_osrt_, RecordInsertSql<OsrtRecord>()},
       {&ins_api_callsite_, RecordInsertSql<ApiCallsiteRecord>()},
@@ -199,6 +200,11 @@ void TraceWriter::AddCallsite(const CallsiteRecord& r) {
 void TraceWriter::AddSample(const SampleRecord& r) {
   BindRecord(ins_sample_, r);
   Run(ins_sample_);
+}
+
+void TraceWriter::AddNativeSample(const NativeSampleRecord& r) {
+  BindRecord(ins_native_sample_, r);
+  Run(ins_native_sample_);
 }
 
 void TraceWriter::AddSched(const SchedRecord& r) {

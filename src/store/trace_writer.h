@@ -57,6 +57,7 @@ class TraceWriter {
   void AddFrame(const FrameRecord& r);
   void AddCallsite(const CallsiteRecord& r);
   void AddSample(const SampleRecord& r);
+  void AddNativeSample(const NativeSampleRecord& r);
   void AddSched(const SchedRecord& r);
   void AddOsrt(const OsrtRecord& r);
   void AddApiCallsite(const ApiCallsiteRecord& r);
@@ -85,8 +86,8 @@ class TraceWriter {
   std::unordered_map<std::string, StringId> strings_;
   Statement ins_string_, ins_kernel_, ins_memcpy_, ins_memset_, ins_api_, ins_sync_, ins_memory_,
       ins_pool_, ins_nvtx_, ins_overhead_, ins_device_, ins_thread_, ins_meta_, ins_stat_, ins_oom_,
-      ins_um_, ins_frame_, ins_callsite_, ins_sample_, ins_sched_, ins_osrt_, ins_api_callsite_,
-      ins_host_alloc_;
+      ins_um_, ins_frame_, ins_callsite_, ins_sample_, ins_native_sample_, ins_sched_, ins_osrt_,
+      ins_api_callsite_, ins_host_alloc_;
 };
 
 }  // namespace stepscope

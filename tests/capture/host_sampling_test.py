@@ -10,6 +10,8 @@ Checks, from the trace with sqlite3 (an independent reader):
     blocked_lock (futex), blocked-pipe blocked_io read(pipe), sleeper sleep;
   * sampled osrt rows exist for those waits, with the Python stack of the wait;
   * meta sample_hz / python_stacks; no samples with --sample-hz 0;
+  * native stack samples (where perf events are allowed): the main thread's unwind into
+    the interpreter's eval loop, the blocked threads have none;
   * a child process (a DataLoader-style worker, multiprocessing fork) is sampled too:
     its samples carry its own tid and OS name, >= 90% of them in its hot function.
 Run twice: without NVTX (the launcher's host-only trace, nothing is injected)
@@ -107,6 +109,35 @@ class HostSamplingTest(unittest.TestCase):
         self.assertTrue(lock and max(r[3] for r in lock) > 1_000_000_000, osrt)
         # queue.get waits in Condition.wait (a lock's acquire): a threading frame.
         self.assertTrue(any(r[4] in ("Condition.wait", "Queue.get") for r in lock), lock)
+        # Native stacks (profile's default 500 Hz of CPU time), where perf events are allowed:
+        # the spinning main thread's samples unwind into the interpreter's eval loop, down to
+        # the program's entry; the blocked threads use no CPU and have none.
+        native = meta.get("native_stacks", "")
+        if native.startswith("unavailable"):
+            return
+        self.assertEqual(native, "on")
+        self.assertEqual(meta.get("native_sample_period_ns"), "2000000")
+        rows = db.execute("SELECT id, callsite_id FROM native_samples WHERE tid = ? AND ts_ns "
+                          "BETWEEN ? AND ?", (pid, start_ns, end_ns)).fetchall()
+        self.assertGreater(len(rows), 300)  # 1.5 s of CPU at 500 Hz: ~750
+        parent = dict(db.execute("SELECT id, parent_id FROM callsites").fetchall())
+        frame_of = dict(db.execute("SELECT c.id, s.value FROM callsites c JOIN frames f ON "
+                                   "f.id = c.frame_id JOIN strings s ON s.id = f.function_id "
+                                   "WHERE f.kind = 2").fetchall())
+        def stack(cs):
+            out = []
+            while cs:
+                out.append(frame_of.get(cs, "?"))
+                cs = parent.get(cs, 0)
+            return out
+        stacks = [stack(cs) for _, cs in rows if cs]
+        self.assertGreaterEqual(len(stacks) / len(rows), 0.95)
+        evalloop = [s for s in stacks if "_PyEval_EvalFrameDefault" in s]
+        self.assertGreaterEqual(len(evalloop) / len(stacks), 0.9, stacks[:5])
+        for tid in (names["blocked-queue"], names["blocked-pipe"], names["sleeper"]):
+            n = db.execute("SELECT COUNT(*) FROM native_samples WHERE tid = ? AND ts_ns BETWEEN ? "
+                           "AND ?", (tid, start_ns, end_ns)).fetchone()[0]
+            self.assertLessEqual(n, 2)
 
     @unittest.skipUnless(python_supported(), "Python stacks need CPython 3.11-3.13")
     def test_host_only_trace(self):
@@ -195,7 +226,8 @@ class HostSamplingTest(unittest.TestCase):
         self.assertIn("no trace written", p.stderr)
 
     def test_bad_flags(self):
-        for args in (["--sample-hz", "-1"], ["--sample-hz", "x"], ["--python-stacks", "launches=0"],
+        for args in (["--sample-hz", "-1"], ["--sample-hz", "x"], ["--native-hz", "-1"],
+                     ["--native-hz", "20000"], ["--python-stacks", "launches=0"],
                      ["--python-stacks", "maybe"]):
             p = subprocess.run([STEPSCOPE, "profile"] + args + ["--", "true"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)

@@ -40,6 +40,10 @@ TESTS = [
     # calibration trace): the recompute finding with the checkpoint hooks' sampled share.
     DiffTest(name="gpu_analyze_h200_checkpoint_sampled", cmd=["analyze", "{trace}"],
              trace=G + "h200_checkpoint_sampled.sqlite.gz", out="analysis_gpu/analyze_h200_checkpoint_sampled.txt"),
+    # The same with native stack samples (H200, session 14, steps 7-16): the saved-tensor
+    # hooks' C++ side priced from the native samples under PyTorch's hook functions.
+    DiffTest(name="gpu_analyze_h200_checkpoint_native", cmd=["analyze", "{trace}"],
+             trace=G + "h200_checkpoint_native.sqlite.gz", out="analysis_gpu/analyze_h200_checkpoint_native.txt"),
     DiffTest(name="gpu_steps_default", cmd=["steps", "{trace}"], trace=G + "default.sqlite.gz",
              out="analysis_gpu/steps_default.txt"),
     DiffTest(name="gpu_diff_workers0_vs_workers4", cmd=["diff", "--limit", "5", "{traces}"],

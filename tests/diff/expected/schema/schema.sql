@@ -19,6 +19,7 @@ CREATE TABLE IF NOT EXISTS roofline (id INTEGER PRIMARY KEY, rank INTEGER, name_
 CREATE TABLE IF NOT EXISTS frames (id INTEGER PRIMARY KEY, kind INTEGER, function_id INTEGER, file_id INTEGER, line INTEGER);
 CREATE TABLE IF NOT EXISTS callsites (id INTEGER PRIMARY KEY, parent_id INTEGER, frame_id INTEGER, depth INTEGER);
 CREATE TABLE IF NOT EXISTS samples (id INTEGER PRIMARY KEY, ts_ns INTEGER, tid INTEGER, state INTEGER, wait_id INTEGER, callsite_id INTEGER, cpu_ns INTEGER);
+CREATE TABLE IF NOT EXISTS native_samples (id INTEGER PRIMARY KEY, ts_ns INTEGER, tid INTEGER, callsite_id INTEGER);
 CREATE TABLE IF NOT EXISTS thread_sched (id INTEGER PRIMARY KEY, start_ns INTEGER, end_ns INTEGER, tid INTEGER, cpu INTEGER, state INTEGER);
 CREATE TABLE IF NOT EXISTS osrt (id INTEGER PRIMARY KEY, start_ns INTEGER, end_ns INTEGER, tid INTEGER, name_id INTEGER, detail_id INTEGER, callsite_id INTEGER, source INTEGER);
 CREATE TABLE IF NOT EXISTS api_callsite (correlation INTEGER, callsite_id INTEGER);
@@ -282,4 +283,5 @@ CREATE INDEX IF NOT EXISTS memory_address ON memory(address);
 CREATE INDEX IF NOT EXISTS nvtx_start ON nvtx(start_ns);
 CREATE INDEX IF NOT EXISTS nvtx_tid ON nvtx(tid, start_ns);
 CREATE INDEX IF NOT EXISTS samples_tid ON samples(tid, ts_ns);
+CREATE INDEX IF NOT EXISTS native_samples_tid ON native_samples(tid, ts_ns);
 CREATE INDEX IF NOT EXISTS api_callsite_correlation ON api_callsite(correlation);
