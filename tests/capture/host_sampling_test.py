@@ -119,7 +119,8 @@ class HostSamplingTest(unittest.TestCase):
         self.assertEqual(meta.get("native_sample_period_ns"), "2000000")
         rows = db.execute("SELECT id, callsite_id FROM native_samples WHERE tid = ? AND ts_ns "
                           "BETWEEN ? AND ?", (pid, start_ns, end_ns)).fetchall()
-        self.assertGreater(len(rows), 300)  # 1.5 s of CPU at 500 Hz: ~750
+        # 1.5 s at 500 Hz of its CPU time: ~750, fewer on a loaded machine.
+        self.assertGreater(len(rows), 100)
         parent = dict(db.execute("SELECT id, parent_id FROM callsites").fetchall())
         frame_of = dict(db.execute("SELECT c.id, s.value FROM callsites c JOIN frames f ON "
                                    "f.id = c.frame_id JOIN strings s ON s.id = f.function_id "
