@@ -98,7 +98,7 @@ def run_json(cmd, env=None, timeout=300):
 
 def traced(a, name, cmd):
     path = os.path.join(a.out, name)
-    prof = [a.stepscope, "profile", "-q", "-f", "-o", path, "--"] + cmd
+    prof = [a.stepscope, "profile", "-q", "-f", "-o", path, "--native-hz", str(a.native_hz), "--"] + cmd
     res = run_json(prof)
     return res, path + ".sqlite"
 
@@ -223,6 +223,9 @@ def main():
     ap.add_argument("--workload", required=True, help="path of train_gpt.py")
     ap.add_argument("--out", required=True)
     ap.add_argument("--pairs", type=int, default=4)
+    ap.add_argument("--native-hz", type=int, default=500,
+                    help="native stack samples of the traced runs (profile --native-hz; 0 off): they "
+                         "price the saved-tensor hooks of activation checkpointing")
     ap.add_argument("--traces", type=int, default=1,
                     help="traced runs of the problem config per scenario, spread among the pairs "
                          "(the prediction takes the median over them)")

@@ -2,8 +2,8 @@
 
 #include <cxxabi.h>
 #include <elf.h>
-#include <libunwind.h>
 #include <fcntl.h>
+#include <libunwind.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -25,8 +25,7 @@
 extern "C" int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
                                                   unw_dyn_info_t* di, unw_proc_info_t* pi,
                                                   int need_unwind_info, void* arg);
-extern "C" void UNW_OBJ(dwarf_put_unwind_info)(unw_addr_space_t as, unw_proc_info_t* pi,
-                                               void* arg);
+extern "C" void UNW_OBJ(dwarf_put_unwind_info)(unw_addr_space_t as, unw_proc_info_t* pi, void* arg);
 
 #if defined(__x86_64__)
 // libunwind-x86_64.a's resume path (unw_resume of a local cursor) calls this,
@@ -124,7 +123,7 @@ int ElfSymbols::Find(uint64_t vaddr) const {
                              [](uint64_t v, const Symbol& x) { return v < x.addr; });
   if (it == symbols_.begin()) return -1;
   --it;
-  const uint64_t end = it->size != 0 ? it->addr + it->size
+  const uint64_t end = it->size != 0                ? it->addr + it->size
                        : (it + 1 != symbols_.end()) ? (it + 1)->addr
                                                     : it->addr + 4096;
   if (vaddr >= end) return -1;
@@ -261,14 +260,19 @@ struct UnwindAccess {
   static int AccessReg(unw_addr_space_t, unw_regnum_t reg, unw_word_t* val, int write, void* arg) {
     if (write) return -UNW_EREADONLYREG;
     const StackUnwinder* u = U(arg);
-    if (reg == UNW_REG_IP) *val = u->pc_;
-    else if (reg == UNW_REG_SP) *val = u->sp_;
+    if (reg == UNW_REG_IP)
+      *val = u->pc_;
+    else if (reg == UNW_REG_SP)
+      *val = u->sp_;
 #if defined(__x86_64__)
-    else if (reg == UNW_X86_64_RBP) *val = u->fp_;
+    else if (reg == UNW_X86_64_RBP)
+      *val = u->fp_;
 #elif defined(__aarch64__)
-    else if (reg == UNW_AARCH64_X29) *val = u->fp_;
+    else if (reg == UNW_AARCH64_X29)
+      *val = u->fp_;
 #endif
-    else return -UNW_EBADREG;
+    else
+      return -UNW_EBADREG;
     return 0;
   }
   static int AccessFpreg(unw_addr_space_t, unw_regnum_t, unw_fpreg_t*, int, void*) {
@@ -361,8 +365,10 @@ uint64_t ReadEncoded(const ElfSymbols& elf, uint64_t vaddr, uint8_t enc, uint64_
   uint64_t v = 0;
   const uint8_t fmt = enc & 0x0f, rel = enc & 0x70;
   size_t n = 0;
-  if (fmt == 0x03 || fmt == 0x0b) n = 4;       // udata4 / sdata4
-  else if (fmt == 0x04 || fmt == 0x0c) n = 8;  // udata8 / sdata8
+  if (fmt == 0x03 || fmt == 0x0b)
+    n = 4;  // udata4 / sdata4
+  else if (fmt == 0x04 || fmt == 0x0c)
+    n = 8;  // udata8 / sdata8
   else {
     *ok = false;
     return 0;
@@ -372,9 +378,12 @@ uint64_t ReadEncoded(const ElfSymbols& elf, uint64_t vaddr, uint8_t enc, uint64_
     return 0;
   }
   if (fmt == 0x0b) v = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(v)));
-  if (rel == 0x10) v += *at;              // pcrel
-  else if (rel == 0x30) v += vaddr;       // datarel (from the header)
-  else if (rel != 0) *ok = false;
+  if (rel == 0x10)
+    v += *at;  // pcrel
+  else if (rel == 0x30)
+    v += vaddr;  // datarel (from the header)
+  else if (rel != 0)
+    *ok = false;
   *at += n;
   return v;
 }
@@ -388,7 +397,7 @@ StackUnwinder::Module* StackUnwinder::ModuleOf(const std::string& path) {
   const size_t slash = path.rfind('/');
   mod->base = slash == std::string::npos ? path : path.substr(slash + 1);
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  struct stat st{};
+  struct stat st {};
   if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 64) {
     void* p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
     if (p != MAP_FAILED) {

@@ -130,7 +130,7 @@ class StackUnwinder {
   size_t frames() const { return frames_.size(); }
 
   struct Module;
-  struct Placed {  // one module at its load address
+  struct Placed {     // one module at its load address
     uint64_t lo, hi;  // runtime range of its loadable segments
     uint64_t bias;    // runtime address - link-time address
     Module* mod;
@@ -144,12 +144,12 @@ class StackUnwinder {
   Module* ModuleOf(const std::string& path);
   uint32_t FrameOf(const Placed& p, uint64_t addr, bool return_address);
 
-  std::vector<Mapping> maps_;  // executable ones, sorted by start
+  std::vector<Mapping> maps_;   // executable ones, sorted by start
   std::vector<Placed> placed_;  // sorted by lo
   std::map<std::string, std::unique_ptr<Module>> modules_;
   std::vector<NativeFrameText> frames_;                          // id -> text
   std::map<std::pair<const Module*, int>, uint32_t> frame_ids_;  // (module, symbol) -> id
-  void* as_ = nullptr;  // unw_addr_space_t
+  void* as_ = nullptr;                                           // unw_addr_space_t
   // The sample being unwound.
   uint64_t sp_ = 0, pc_ = 0, fp_ = 0;
   const uint8_t* stack_ = nullptr;

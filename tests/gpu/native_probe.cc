@@ -15,11 +15,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dirent.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <dirent.h>
 #include <map>
 #include <set>
 #include <string>
@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   double warmup = 10, seconds = 10;
   int period_us = 1000;
   bool kill_after = false;
-  std::vector<std::string> match = {"SavedVariable", "SavedTensor", "saved_tensors",
+  std::vector<std::string> match = {"SavedVariable",        "SavedTensor",    "saved_tensors",
                                     "PySavedVariableHooks", "call_pack_hook", "call_unpack_hook"};
   int i = 1;
   for (; i < argc; ++i) {
@@ -78,10 +78,14 @@ int main(int argc, char** argv) {
       break;
     }
     if (i + 1 >= argc) break;
-    if (a == "--warmup") warmup = atof(argv[++i]);
-    else if (a == "--seconds") seconds = atof(argv[++i]);
-    else if (a == "--period-us") period_us = atoi(argv[++i]);
-    else if (a == "--match") match = Split(argv[++i]);
+    if (a == "--warmup")
+      warmup = atof(argv[++i]);
+    else if (a == "--seconds")
+      seconds = atof(argv[++i]);
+    else if (a == "--period-us")
+      period_us = atoi(argv[++i]);
+    else if (a == "--match")
+      match = Split(argv[++i]);
   }
   if (i >= argc) {
     fprintf(stderr, "usage: native_probe [--warmup S] [--seconds S] [--period-us N] -- CMD...\n");
@@ -122,12 +126,13 @@ int main(int argc, char** argv) {
   std::sort(busy.rbegin(), busy.rend());
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  const double cpu_s = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-                       1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-  printf("samples %zu, threads watched %zu (open failures %d), lost %llu, frames known %zu; "
-         "probe CPU %.3f s (%.1f us per sample)\n",
-         all.size(), s->watched(), failed, static_cast<unsigned long long>(s->lost()), sc.frames(),
-         cpu_s, all.empty() ? 0.0 : 1e6 * cpu_s / all.size());
+  const double cpu_s =
+      ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+  printf(
+      "samples %zu, threads watched %zu (open failures %d), lost %llu, frames known %zu; "
+      "probe CPU %.3f s (%.1f us per sample)\n",
+      all.size(), s->watched(), failed, static_cast<unsigned long long>(s->lost()), sc.frames(),
+      cpu_s, all.empty() ? 0.0 : 1e6 * cpu_s / all.size());
   for (auto [n, t] : busy) printf("  tid %u: %zu samples\n", t, n);
   for (size_t b = 0; b < busy.size() && b < 2; ++b) {
     const uint32_t tid = busy[b].second;
@@ -157,7 +162,8 @@ int main(int argc, char** argv) {
     }
     printf("\n== tid %u: %zu samples (%zu without frames); matching %s: %zu (%.1f%%)\n", tid, n,
            empty, "--match", matched, n ? 100.0 * matched / n : 0.0);
-    for (const auto& [m, c] : by_match) printf("   %-28s %zu (%.1f%%)\n", m.c_str(), c, 100.0 * c / n);
+    for (const auto& [m, c] : by_match)
+      printf("   %-28s %zu (%.1f%%)\n", m.c_str(), c, 100.0 * c / n);
     auto top = [&](const std::map<uint32_t, size_t>& c, const char* what, size_t k) {
       std::vector<std::pair<size_t, uint32_t>> v;
       for (auto [f, m] : c) v.push_back({m, f});
