@@ -515,8 +515,8 @@ void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
            : std::string("; a lower bound: what checkpointing adds to each op of the "
                          "checkpointed blocks (the C++ side of the saved-tensor hooks; a "
                          "reentrant backward's nested pass) leaves no mark of its own in a trace "
-                         "without native samples (profile --native-hz 500 prices the hooks; "
-                         "docs/rules.md)"));
+                         "without native samples (profile's --native-hz, on by default, prices the "
+                         "hooks; docs/rules.md)"));
   f.fix =
       "Turn activation checkpointing off where memory allows (`stepscope plan --recompute none` "
       "says whether the step fits); else recompute selectively (only the cheap ops: "

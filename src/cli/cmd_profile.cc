@@ -116,11 +116,10 @@ int RunProfile(int argc, char** argv) {
          "host sampling rate per process, samples per second (0: off; 1 to 10000)", "200");
   p.Flag("--native-hz", "N",
          "native stack samples per second of each thread's CPU time (with host; 0: off; 1 to "
-         "10000; 500 is a good rate): C/C++ frames of the traced process's threads, unwound by "
-         "the collector; they price PyTorch's saved-tensor hooks under activation checkpointing "
-         "(docs/capture.md, Native stacks). Off by default until their cost on the traced step is "
-         "measured (docs/PERFORMANCE.md). Needs /proc/sys/kernel/perf_event_paranoid <= 2",
-         "0");
+         "10000): C/C++ frames of the traced process's threads, unwound by the collector; they "
+         "price PyTorch's saved-tensor hooks under activation checkpointing (docs/capture.md, "
+         "Native stacks). Needs /proc/sys/kernel/perf_event_paranoid <= 2",
+         "500");
   p.Flag("--python-stacks", "on|off|launches=N",
          "record the Python stack of the thread at each blocking CUDA call (synchronizations, "
          "synchronous copies) and each allocation/free; launches=N also at one kernel launch "
@@ -142,7 +141,7 @@ int RunProfile(int argc, char** argv) {
       "  stepscope profile --capture-range nvtx:'step 10' -o step10 -- python train.py\n"
       "  stepscope profile --delay 20 --duration 5 -- python train.py\n"
       "  stepscope profile --sample-hz 1000 -- python train.py   # finer host samples\n"
-      "  stepscope profile --native-hz 500 -- python train.py    # with native stacks\n\n"
+      "  stepscope profile --native-hz 0 -- python train.py      # without native stacks\n\n"
       "Then: stepscope stats TRACE.sqlite, stepscope analyze TRACE.sqlite, or open the file\n"
       "with sqlite3 (schema: docs/schema.md). DataLoader workers forked without exec are not\n"
       "traced (their parent's trace stays valid); processes that exec get their own file.");
