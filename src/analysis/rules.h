@@ -82,7 +82,8 @@ struct Finding {
   std::vector<Span> boundary_spans;
   int64_t boundary_residual_ns = 0;
   // recompute: windows of a thread whose CPU time between calls the fix
-  // scales by `factor` (the checkpoint hooks' share of it, from host samples).
+  // scales by `factor` (the checkpoint hooks' share of it, from the host
+  // samples and, where the trace has them, the native samples).
   struct ScaledSpan {
     uint32_t tid;
     int64_t start_ns;

@@ -35,8 +35,12 @@
 //     it) and not recomputing; the hooks' share of the samples inside the
 //     paired forward stretches (main thread) and inside the backward outside
 //     the recompute runs and their exits (autograd thread) is taken off those windows' CPU
-//     time between calls. Without samples (an imported trace) this part is
-//     not priced.
+//     time between calls. The C++ side of each hook call has no Python frame:
+//     with native samples (profile's --native-hz) the hooks' time is the native
+//     samples under PyTorch's saved-tensor hook functions times the sample
+//     period, plus the Python samples' share of the checkpoint's own work
+//     outside its hook functions (MeasureHooks). Without samples (an imported
+//     trace) this part is not priced.
 // The replay (whatif/, RemoveRecompute) prices them together.
 //
 // Reentrant checkpointing (torch.utils.checkpoint's CheckpointFunction, told

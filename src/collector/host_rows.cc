@@ -24,21 +24,17 @@ HostRows::HostRows(TraceWriter* writer, int64_t wall_offset_ns, int hz)
       period_ns_(hz > 0 ? 1'000'000'000 / hz : 5'000'000) {}
 
 void HostRows::AddBatch(HostBatch* b) {
-  for (auto& [id, frames] : b->stacks) {
+  auto intern = [&](const std::vector<HostFrameText>& frames, FrameKind kind) {
     std::vector<FrameKey> keys;
     keys.reserve(frames.size());
     for (const HostFrameText& f : frames) {
-      keys.push_back({FrameKind::kPython, w_->Intern(f.function), w_->Intern(f.file), f.line});
+      keys.push_back({kind, w_->Intern(f.function), w_->Intern(f.file), f.line});
     }
-    sampler_stacks_[id] = interner_.Intern(keys);
-  }
+    return interner_.Intern(keys);
+  };
+  for (auto& [id, frames] : b->stacks) sampler_stacks_[id] = intern(frames, FrameKind::kPython);
   for (auto& [id, frames] : b->native_stacks) {
-    std::vector<FrameKey> keys;
-    keys.reserve(frames.size());
-    for (const HostNativeFrame& f : frames) {
-      keys.push_back({FrameKind::kNative, w_->Intern(f.function), w_->Intern(f.module), 0});
-    }
-    native_stacks_[id] = interner_.Intern(keys);
+    native_stacks_[id] = intern(frames, FrameKind::kNative);
   }
   for (const HostNativeSample& s : b->native_samples) {
     NativeSampleRecord r{};

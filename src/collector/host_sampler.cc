@@ -323,7 +323,8 @@ void HostSampler::NativeTick(bool keep, int64_t now_mono) {
     im.native_tried = true;
     im.native_cap = kMaxNativeThreads;
     std::string why;
-    im.native = NativeSampler::Create(pid_, std::max(1, 1'000'000 / native_hz_), &why);
+    im.native = NativeSampler::Create(
+        pid_, std::max<int>(1, static_cast<int>(native_period_ns() / 1000)), &why);
     std::lock_guard<std::mutex> lk(mu_);
     if (!im.native) {
       native_status_ = "unavailable: " + why;
@@ -365,7 +366,7 @@ void HostSampler::NativeTick(bool keep, int64_t now_mono) {
     return;
   }
   std::vector<HostNativeSample> out;
-  std::vector<std::pair<uint32_t, std::vector<HostNativeFrame>>> fresh;
+  std::vector<std::pair<uint32_t, std::vector<HostFrameText>>> fresh;
   out.reserve(im.native_buf.size());
   for (NativeSample& ns : im.native_buf) {
     HostNativeSample h;
@@ -375,11 +376,11 @@ void HostSampler::NativeTick(bool keep, int64_t now_mono) {
       auto [it, added] = im.native_stack_ids.try_emplace(
           ns.frames, static_cast<uint32_t>(im.native_stack_ids.size() + 1));
       if (added) {
-        std::vector<HostNativeFrame> frames;
+        std::vector<HostFrameText> frames;
         frames.reserve(ns.frames.size());
         for (auto f = ns.frames.rbegin(); f != ns.frames.rend(); ++f) {  // root first
           const NativeFrameText& t = im.native->unwinder().frame(*f);
-          frames.push_back({t.function, t.module});
+          frames.push_back({t.function, t.module, 0});
         }
         fresh.emplace_back(it->second, std::move(frames));
       }

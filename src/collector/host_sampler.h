@@ -62,11 +62,6 @@ struct HostNativeSample {
   uint32_t stack = 0;  // HostBatch::native_stacks id; 0: none
 };
 
-struct HostNativeFrame {
-  std::string function;
-  std::string module;
-};
-
 // What a Drain hands over.
 struct HostBatch {
   std::vector<HostSample> samples;
@@ -75,8 +70,9 @@ struct HostBatch {
   std::map<uint32_t, std::string> thread_names;  // new or changed names
   uint64_t dropped = 0;                          // samples lost (the collector was behind)
   std::vector<HostNativeSample> native_samples;
-  // Native stacks first seen since the last drain: id -> frames, root first.
-  std::vector<std::pair<uint32_t, std::vector<HostNativeFrame>>> native_stacks;
+  // Native stacks first seen since the last drain: id -> frames, root first
+  // (file: the library's base name; line 0).
+  std::vector<std::pair<uint32_t, std::vector<HostFrameText>>> native_stacks;
 };
 
 class HostSampler {
@@ -111,6 +107,8 @@ class HostSampler {
   // Native stacks: "on (N threads)", "off", "unavailable: why", "" (not started yet).
   std::string native_status() const;
   int native_hz() const { return native_hz_; }
+  // CPU time between two native samples of a thread; 0 when off.
+  int64_t native_period_ns() const { return native_hz_ > 0 ? 1'000'000'000 / native_hz_ : 0; }
   uint64_t native_samples_lost() const { return native_lost_.load(); }
   // Measured cost: the sampler thread's own CPU time so far.
   int64_t own_cpu_ns() const { return own_cpu_ns_.load(); }

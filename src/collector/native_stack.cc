@@ -1,6 +1,5 @@
 #include "collector/native_stack.h"
 
-#include <cxxabi.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <libunwind.h>
@@ -17,8 +16,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <sstream>
+
+#include "capture/clock.h"
+#include "common/file_util.h"
+#include "common/strings.h"
 
 // Not in libunwind's public headers (perf declares them the same way): the
 // search of an .eh_frame_hdr table, and the release of what it found.
@@ -436,19 +438,6 @@ StackUnwinder::Module* StackUnwinder::ModuleOf(const std::string& path) {
   return it->second.get();
 }
 
-namespace {
-
-std::string Demangle(const char* name) {
-  int status = 0;
-  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  if (status != 0 || d == nullptr) return name;
-  std::string out(d);
-  std::free(d);
-  return out;
-}
-
-}  // namespace
-
 uint32_t StackUnwinder::FrameOf(const Placed& p, uint64_t addr, bool return_address) {
   // A return address belongs to the call before it: look up addr - 1.
   const int sym = p.mod->elf.Find(addr - p.bias - (return_address ? 1 : 0));
@@ -501,12 +490,6 @@ constexpr size_t kRingPages = 64;       // 256 KiB of data per thread
 constexpr uint32_t kStackBytes = 8192;  // user stack copied per sample
 constexpr int64_t kMapsRefreshNs = 1'000'000'000;
 
-int64_t ClockNs(clockid_t c) {
-  timespec ts{};
-  clock_gettime(c, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
 long PerfEventOpen(perf_event_attr* attr, pid_t tid) {
   return syscall(SYS_perf_event_open, attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
@@ -535,13 +518,6 @@ perf_event_attr Attr(int period_us) {
   return a;
 }
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 struct NativeSampler::Ring {
@@ -556,7 +532,7 @@ struct NativeSampler::Ring {
 };
 
 NativeSampler::NativeSampler(pid_t pid, int period_us) : pid_(pid), period_us_(period_us) {
-  realtime_minus_mono_ = ClockNs(CLOCK_REALTIME) - ClockNs(CLOCK_MONOTONIC);
+  realtime_minus_mono_ = RealtimeNs() - MonotonicNs();
 }
 NativeSampler::~NativeSampler() = default;
 
@@ -589,12 +565,13 @@ std::unique_ptr<NativeSampler> NativeSampler::Create(pid_t pid, int period_us, s
 }
 
 void NativeSampler::ReadMaps() {
-  auto maps = ParseMaps(ReadText("/proc/" + std::to_string(pid_) + "/maps"));
+  auto text = ReadFile("/proc/" + std::to_string(pid_) + "/maps");
+  auto maps = ParseMaps(text.ok() ? *text : std::string());
   if (!unwinder_)
     unwinder_ = std::make_unique<StackUnwinder>(std::move(maps));
   else
     unwinder_->SetMaps(std::move(maps));
-  maps_read_mono_ = ClockNs(CLOCK_MONOTONIC);
+  maps_read_mono_ = MonotonicNs();
 }
 
 void NativeSampler::SetEnabled(bool on) {
@@ -684,7 +661,7 @@ void NativeSampler::PollRing(Ring& r, std::vector<NativeSample>* out, bool* rema
 void NativeSampler::Poll(std::vector<NativeSample>* out) {
   bool remap = false;
   for (auto& [tid, r] : rings_) PollRing(*r, out, &remap);
-  if (remap && ClockNs(CLOCK_MONOTONIC) - maps_read_mono_ > kMapsRefreshNs) ReadMaps();
+  if (remap && MonotonicNs() - maps_read_mono_ > kMapsRefreshNs) ReadMaps();
 }
 
 }  // namespace stepscope

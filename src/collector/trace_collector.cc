@@ -434,7 +434,7 @@ void TraceCollector::Finish() {
     const std::string native = sampler_->native_status();
     w.SetMeta("native_stacks", native.empty() ? "unavailable: the process ended first" : native);
     if (sampler_->native_hz() > 0 && native.rfind("on", 0) == 0) {
-      w.SetMeta("native_sample_period_ns", std::to_string(1'000'000'000 / sampler_->native_hz()));
+      w.SetMeta("native_sample_period_ns", std::to_string(sampler_->native_period_ns()));
       w.SetStat("native_samples", static_cast<int64_t>(host_->native_samples()),
                 "native stack samples written");
       w.SetStat("native_samples_lost", static_cast<int64_t>(sampler_->native_samples_lost()),

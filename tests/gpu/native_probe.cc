@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "collector/native_stack.h"
+#include "common/strings.h"
 
 using stepscope::NativeSample;
 using stepscope::NativeSampler;
@@ -43,18 +44,6 @@ std::vector<pid_t> Tasks(pid_t pid) {
     out.push_back(static_cast<pid_t>(atoi(e->d_name)));
   }
   closedir(d);
-  return out;
-}
-
-std::vector<std::string> Split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t a = 0;
-  while (a <= s.size()) {
-    size_t b = s.find(',', a);
-    if (b == std::string::npos) b = s.size();
-    if (b > a) out.push_back(s.substr(a, b - a));
-    a = b + 1;
-  }
   return out;
 }
 
@@ -85,7 +74,7 @@ int main(int argc, char** argv) {
     else if (a == "--period-us")
       period_us = atoi(argv[++i]);
     else if (a == "--match")
-      match = Split(argv[++i]);
+      match = stepscope::Split(argv[++i], ',');
   }
   if (i >= argc) {
     fprintf(stderr, "usage: native_probe [--warmup S] [--seconds S] [--period-us N] -- CMD...\n");

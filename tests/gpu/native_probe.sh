@@ -7,7 +7,8 @@ TL=$(python3 -c 'import torch,os;print(os.path.dirname(torch.__file__))')/lib
 { for f in libtorch_python.so libtorch_cpu.so; do echo "== $f"; readelf -S -W $TL/$f | grep -E "symtab|eh_frame|debug" ;
   nm -D --defined-only $TL/$f | c++filt | grep -E "SavedVariable|SavedTensor" | head -40; done; } > $R/symbols.txt 2>&1
 M="SavedVariable,SavedTensor,saved_tensors,PySavedVariableHooks,call_pack_hook,call_unpack_hook,THPVariable_Wrap,take_gil,PyGILState_Ensure,PyEval_RestoreThread,checkpoint"
+n=0
 for v in ckpt plain ckpt plain; do
-  a=""; [ $v = ckpt ] && a="--checkpoint"
-  timeout 90 $P --warmup ${WARM:-25} --seconds ${SECS:-12} --kill --match $M -- python3 $W --preset small $a --steps 100000 > $R/${v}_$((++n)).txt 2>&1
+  n=$((n + 1)); a=""; [ $v = ckpt ] && a="--checkpoint"
+  timeout 90 $P --warmup ${WARM:-25} --seconds ${SECS:-12} --kill --match $M -- python3 $W --preset small $a --steps 100000 > $R/${v}_$n.txt 2>&1
 done
