@@ -28,6 +28,11 @@ Scenarios (names for --scenarios):
                  measured inside one process (tests/gpu/train_gpt_ab.py: problem and fix
                  phases alternated, the fix switched for real); --ab-pairs phase pairs in
                  --traces blocks, a traced run of the problem (and fix) config after each
+  hf_lora_ckpt_ab, hf_lora_workers_ab
+                 hf_lora_ckpt and hf_lora_workers with the realized saving measured inside ONE
+                 Trainer run (tests/gpu/hf_lora_train.py --phases: gradient checkpointing
+                 switched on the model, or the batches drawn from the Trainer's 0- or 4-worker
+                 DataLoader, phase by phase); --ab-pairs phase pairs in --traces blocks
 The hf_* and compile_* workloads (tests/gpu/hf_lora_train.py, tests/gpu/compile_graphs.py)
 alternate both arms inside one process (A B A B blocks) to save GPU time; they are run
 once bare for that and once under the tracer (problem arm only) for the trace.
@@ -80,6 +85,11 @@ IN_PROCESS = {
                                ["--batch", "8", "--gc", "--reentrant"], ["--batch", "8"]),
     "compile_graphs": ("compile_graphs.py", ["--compare"], ["--mode", "default"],
                        ["--mode", "reduce-overhead"]),
+}
+# name: (the IN_PROCESS scenario it measures in phases of one Trainer run, hf_lora_train.py's args)
+HF_AB = {
+    "hf_lora_ckpt_ab": ("hf_lora_ckpt", ["--compare", "checkpoint", "--phases"]),
+    "hf_lora_workers_ab": ("hf_lora_workers", ["--compare", "workers", "--phases"]),
 }
 # name: (the train_gpt scenario it measures in-process, the switch train_gpt_ab.py flips)
 TRAIN_GPT_AB = {
@@ -190,6 +200,26 @@ def in_process_scenario(a, name, r):
                       [sys.executable, path] + fix_trace_args)
 
 
+def hf_ab_scenario(a, name, r):
+    """Like in_process_scenario, with --ab-pairs phase pairs inside one Trainer run per block."""
+    base, args = HF_AB[name]
+    script, _, trace_args, fix_trace_args = IN_PROCESS[base]
+    path = os.path.join(GPU_DIR, script)
+
+    def run_block(n):
+        part = run_json([sys.executable, path, "--pairs", str(n)] + args, timeout=400)
+        for key, v in part.items():
+            if key not in ("runs_ms", "problem_median_ms", "fix_median_ms", "realized_saving_ms", "paired_saving_ms"):
+                r.setdefault(key, v)
+        r.setdefault("paired_saving_ms_blocks", []).append(part.get("paired_saving_ms"))
+        print(f"  {name} block: {n} phase pairs, saving {part['realized_saving_ms']:.3f} ms "
+              f"(paired {part.get('paired_saving_ms')})", flush=True)
+        return part
+
+    blocks_and_traces(a, name, r, a.ab_pairs, run_block, [sys.executable, path] + trace_args,
+                      [sys.executable, path] + fix_trace_args)
+
+
 def train_gpt_ab_scenario(a, name, r):
     """Like in_process_scenario, for train_gpt: phase pairs of tests/gpu/train_gpt_ab.py, a
     traced run of the plain problem (and fix) config after each block."""
@@ -266,6 +296,8 @@ def main():
                 train_gpt_scenario(a, name, r)
             elif name in TRAIN_GPT_AB:
                 train_gpt_ab_scenario(a, name, r)
+            elif name in HF_AB:
+                hf_ab_scenario(a, name, r)
             else:
                 in_process_scenario(a, name, r)
         except Deadline:

@@ -63,6 +63,9 @@ SCENARIOS = {
 # The same fixes with the realized saving measured inside one process (tests/gpu/train_gpt_ab.py).
 for _n in ("small_sync", "tiny_sync", "checkpoint"):
     SCENARIOS[_n + "_ab"] = SCENARIOS[_n]
+# ... and inside one Trainer run (tests/gpu/hf_lora_train.py --phases).
+for _n in ("hf_lora_ckpt", "hf_lora_workers"):
+    SCENARIOS[_n + "_ab"] = SCENARIOS[_n]
 
 
 def run(cmd):

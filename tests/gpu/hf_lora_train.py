@@ -14,6 +14,16 @@ Modes:
                                            torch.utils.checkpoint, use_reentrant=False, per layer;
                                            --reentrant: use_reentrant=True, transformers' default)
   --gc [--reentrant]                       one run with gradient checkpointing on
+  --compare checkpoint|workers --phases --pairs 24 [--phase 10 --skip 2 --warmup 8]
+                                           both arms inside ONE Trainer run: phases of --phase
+                                           steps alternate the problem and the fix (A B A B ...;
+                                           the first --skip steps of each phase dropped, a
+                                           torch.cuda.synchronize() at each change): gradient
+                                           checkpointing switched on the model between steps, or
+                                           the batches drawn from the Trainer's own 0-worker or
+                                           4-worker DataLoader. Whole-run pairs differ by 10-40%
+                                           on the lent VMs (H200: pairs -11..+3 ms for workers),
+                                           phases of one run share its process, CPUs and GPU.
 ms/step is the median interval between consecutive on_step_end callbacks after 3 warm-up
 steps. For --compare batch the fix's time is per 8 samples (batch-32 step / 4), so the saving
 is what the same samples cost less. NVTX ranges "step N" (contiguous, from one step's end to
@@ -21,7 +31,9 @@ the next, so data loading is inside them) are emitted by a callback unless --no-
 """
 import argparse
 import json
+import os
 import statistics
+import sys
 import time
 
 import torch
@@ -95,6 +107,111 @@ def run(model, batch, workers, steps, nvtx, out_dir="/tmp/hf_lora_out", gc=False
     return statistics.median(gaps) * 1e3
 
 
+def run_phases(model, compare, pairs, phase, skip, warmup, reentrant=False):
+    """Problem and fix phases inside one Trainer run (see --phases): JSON-ready dict."""
+    from transformers import Trainer, TrainerCallback, TrainingArguments
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+    from overhead_phases import split_phases  # noqa: E402 - bench/ is not a package
+
+    total = warmup + 2 * phase * pairs + 1
+    state = {"fix": False, "steps": 0, "fix_batches": 0}
+    ends = []  # step-end times; None marks a phase change
+
+    def set_gc(on):
+        if on:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": reentrant})
+            if reentrant and not getattr(model, "_stepscope_grads_hook", None):
+                model._stepscope_grads_hook = model.get_input_embeddings().register_forward_hook(
+                    lambda mod, inp, out: out.requires_grad_(True))
+        else:
+            model.gradient_checkpointing_disable()
+
+    class Phases(TrainerCallback):
+        def on_step_end(self, args, state_, control, **kw):
+            ends.append(time.perf_counter())
+            state["steps"] += 1
+            n = state["steps"]
+            if n < warmup or (n - warmup) % phase:
+                return
+            torch.cuda.synchronize()
+            state["fix"] = ((n - warmup) // phase) % 2 == 1  # the phase about to start
+            if compare == "checkpoint":
+                set_gc(not state["fix"])
+            ends.append(None)
+
+    class Alternating:
+        """The batches of the Trainer's 0-worker DataLoader in problem phases, of its 4-worker
+        one in fix phases (each keeps its own iterator, so the workers stay warm)."""
+
+        def __init__(self, plain, workers):
+            self.plain, self.workers = plain, workers
+
+        def __getattr__(self, name):  # dataset, batch_size, sampler, ... as the Trainer reads them
+            return getattr(self.plain, name)
+
+        def __len__(self):
+            return len(self.plain)
+
+        def set_epoch(self, epoch):
+            for d in (self.plain, self.workers):
+                if hasattr(d, "set_epoch"):
+                    d.set_epoch(epoch)
+
+        def __iter__(self):
+            its = (iter(self.plain), iter(self.workers))
+            while True:
+                state["fix_batches"] += state["fix"]
+                try:
+                    yield next(its[1 if state["fix"] else 0])
+                except StopIteration:
+                    return
+
+    class PhaseTrainer(Trainer):
+        def get_train_dataloader(self):
+            if compare != "workers":
+                return super().get_train_dataloader()
+            loaders = []
+            for w in (0, 4):
+                object.__setattr__(self.args, "dataloader_num_workers", w)  # TrainingArguments may be frozen
+                loaders.append(super().get_train_dataloader())
+            object.__setattr__(self.args, "dataloader_num_workers", 0)
+            return Alternating(*loaders)
+
+    set_gc(compare == "checkpoint")
+    args = TrainingArguments(output_dir="/tmp/hf_lora_out", per_device_train_batch_size=8, max_steps=total,
+                             learning_rate=1e-4, bf16=True, logging_steps=10**6, save_strategy="no",
+                             report_to="none", dataloader_num_workers=0, disable_tqdm=True,
+                             dataloader_pin_memory=True, seed=0)
+    tr = PhaseTrainer(model=model, args=args, train_dataset=Tokens(8 * (total + 8), 512, 32000),
+                      callbacks=[Phases()])
+    tr.train()
+    torch.cuda.synchronize()
+    times = {"problem": [], "fix": []}
+    per = []
+    for i, ts in enumerate(split_phases(ends)[: 2 * pairs]):
+        ts = ts[skip:]
+        if len(ts) < 3:
+            continue
+        ms = (ts[-1] - ts[0]) * 1e3 / (len(ts) - 1)
+        per.append((i % 2 == 1, ms))
+        times["fix" if i % 2 else "problem"].append(round(ms, 3))
+    paired = []
+    for j, (is_fix, ms) in enumerate(per):
+        if not is_fix:
+            nb = [m for f, m in per[max(0, j - 1): j + 2] if f]
+            if nb:
+                paired.append(ms - statistics.mean(nb))
+    if not times["problem"] or not times["fix"]:
+        return {"error": "no complete phase pair"}
+    if compare == "workers" and state["fix_batches"] == 0:
+        return {"error": "the fix phases drew no batch from the 4-worker loader"}
+    mp, mf = statistics.median(times["problem"]), statistics.median(times["fix"])
+    return {"runs_ms": times, "problem_median_ms": mp, "fix_median_ms": mf, "realized_saving_ms": mp - mf,
+            "paired_saving_ms": round(statistics.median(paired), 3) if paired else None,
+            "phase_steps": phase, "skip": skip, "fix_batches": state["fix_batches"]}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--batch", type=int, default=8)
@@ -106,8 +223,26 @@ def main():
                     help="reentrant gradient checkpointing (use_reentrant=True, transformers' default)")
     ap.add_argument("--pairs", type=int, default=4)
     ap.add_argument("--nvtx", action=argparse.BooleanOptionalAction, default=True)
+    ap.add_argument("--phases", action="store_true",
+                    help="with --compare checkpoint|workers: both arms in one Trainer run, --pairs phase pairs")
+    ap.add_argument("--phase", type=int, default=10, help="steps per phase (--phases)")
+    ap.add_argument("--skip", type=int, default=2, help="steps dropped at the start of each phase (--phases)")
+    ap.add_argument("--warmup", type=int, default=8, help="steps before the first phase (--phases)")
     a = ap.parse_args()
+    if a.phases and a.compare not in ("checkpoint", "workers"):
+        ap.error("--phases needs --compare checkpoint or --compare workers")
+    if a.phases and a.phase - a.skip < 3:
+        ap.error("--phase must keep at least 3 steps after --skip")
     model = build_model()
+    if a.phases:
+        run(model, 8, 0, 8, False)  # warm-up: kernels, allocator, autotuning
+        res = run_phases(model, a.compare, a.pairs, a.phase, a.skip, a.warmup, reentrant=a.reentrant)
+        fix = {"workers": "4 DataLoader workers", "checkpoint": "no gradient checkpointing"}[a.compare]
+        problem = ["--batch", "8", "--workers", "0"] + (["--gc"] if a.compare == "checkpoint" else [])
+        problem += ["--reentrant"] if a.compare == "checkpoint" and a.reentrant else []
+        print(json.dumps({"workload": "hf_lora", "problem_args": problem, "fix": fix + " (in-process phases)",
+                          **res}))
+        return 1 if "error" in res else 0
     if not a.compare:
         ms = run(model, a.batch, a.workers, a.steps, a.nvtx, gc=a.gc, reentrant=a.reentrant)
         print(json.dumps({"workload": "hf_lora", "batch": a.batch, "workers": a.workers, "gc": a.gc,
@@ -138,4 +273,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
