@@ -28,8 +28,8 @@ Scenarios (names for --scenarios):
                  measured inside one process (tests/gpu/train_gpt_ab.py: problem and fix
                  phases alternated, the fix switched for real); --ab-pairs phase pairs in
                  --traces blocks, a traced run of the problem (and fix) config after each
-  hf_lora_ckpt_ab, hf_lora_workers_ab
-                 hf_lora_ckpt and hf_lora_workers with the realized saving measured inside ONE
+  hf_lora_ckpt_ab, hf_lora_ckpt_reentrant_ab, hf_lora_workers_ab
+                 hf_lora_ckpt(_reentrant) and hf_lora_workers with the realized saving measured inside ONE
                  Trainer run (tests/gpu/hf_lora_train.py --phases: gradient checkpointing
                  switched on the model, or the batches drawn from the Trainer's 0- or 4-worker
                  DataLoader, phase by phase); --ab-pairs phase pairs in --traces blocks
@@ -90,6 +90,7 @@ IN_PROCESS = {
 HF_AB = {
     "hf_lora_ckpt_ab": ("hf_lora_ckpt", ["--compare", "checkpoint", "--phases"]),
     "hf_lora_workers_ab": ("hf_lora_workers", ["--compare", "workers", "--phases"]),
+    "hf_lora_ckpt_reentrant_ab": ("hf_lora_ckpt_reentrant", ["--compare", "checkpoint", "--reentrant", "--phases"]),
 }
 # name: (the train_gpt scenario it measures in-process, the switch train_gpt_ab.py flips)
 TRAIN_GPT_AB = {

@@ -64,7 +64,7 @@ SCENARIOS = {
 for _n in ("small_sync", "tiny_sync", "checkpoint"):
     SCENARIOS[_n + "_ab"] = SCENARIOS[_n]
 # ... and inside one Trainer run (tests/gpu/hf_lora_train.py --phases).
-for _n in ("hf_lora_ckpt", "hf_lora_workers"):
+for _n in ("hf_lora_ckpt", "hf_lora_ckpt_reentrant", "hf_lora_workers"):
     SCENARIOS[_n + "_ab"] = SCENARIOS[_n]
 
 

@@ -126,6 +126,9 @@ def run_phases(model, compare, pairs, phase, skip, warmup, reentrant=False):
                     lambda mod, inp, out: out.requires_grad_(True))
         else:
             model.gradient_checkpointing_disable()
+            if getattr(model, "_stepscope_grads_hook", None):  # as run() does: the fix arm is plain
+                model._stepscope_grads_hook.remove()
+                model._stepscope_grads_hook = None
 
     class Phases(TrainerCallback):
         def on_step_end(self, args, state_, control, **kw):
