@@ -44,6 +44,16 @@ TESTS = [
     # hooks' C++ side priced from the native samples under PyTorch's hook functions.
     DiffTest(name="gpu_analyze_h200_checkpoint_native", cmd=["analyze", "{trace}"],
              trace=G + "h200_checkpoint_native.sqlite.gz", out="analysis_gpu/analyze_h200_checkpoint_native.txt"),
+    # A Hugging Face Trainer + PEFT LoRA run with non-reentrant gradient checkpointing and
+    # native samples (H100, session 15, steps 4-13 of the hf_lora_ckpt_ab calibration trace):
+    # the recompute finding, and the fix priced at the untraced host speed (81.546 ms: the
+    # problem phases' median inside one Trainer run; realized saving 34.22 ms).
+    DiffTest(name="gpu_analyze_h100_hf_lora_ckpt_native", cmd=["analyze", "{trace}"],
+             trace=G + "h100/hf_lora_ckpt_native.sqlite.gz", out="analysis_gpu/analyze_h100_hf_lora_ckpt_native.txt"),
+    DiffTest(name="gpu_whatif_h100_hf_lora_ckpt_native_untraced",
+             cmd=["whatif", "--no-recompute", "--untraced-step-ms", "81.546", "{trace}"],
+             trace=G + "h100/hf_lora_ckpt_native.sqlite.gz",
+             out="analysis_gpu/whatif_h100_hf_lora_ckpt_native_untraced.txt"),
     DiffTest(name="gpu_steps_default", cmd=["steps", "{trace}"], trace=G + "default.sqlite.gz",
              out="analysis_gpu/steps_default.txt"),
     DiffTest(name="gpu_diff_workers0_vs_workers4", cmd=["diff", "--limit", "5", "{traces}"],
