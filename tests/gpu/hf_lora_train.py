@@ -65,12 +65,10 @@ def build_model():
     return model.cuda()
 
 
-def run(model, batch, workers, steps, nvtx, out_dir="/tmp/hf_lora_out", gc=False, reentrant=False):
-    from transformers import Trainer, TrainerCallback, TrainingArguments
-
-    # Gradient checkpointing is switched on the model itself (the Trainer's own flag would only
-    # ever switch it on), so that one process can alternate both arms.
-    if gc:
+def set_checkpointing(model, on, reentrant=False):
+    """Gradient checkpointing switched on the model itself (the Trainer's own flag would only ever
+    switch it on), so that one process can alternate both arms, between runs or between steps."""
+    if on:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": reentrant})
         # Reentrant checkpointing backpropagates into a layer only through inputs that require
         # grad; the embeddings are frozen under LoRA (what the Trainer's own flag does too).
@@ -79,9 +77,15 @@ def run(model, batch, workers, steps, nvtx, out_dir="/tmp/hf_lora_out", gc=False
                 lambda mod, inp, out: out.requires_grad_(True))
     else:
         model.gradient_checkpointing_disable()
-    if not (gc and reentrant) and getattr(model, "_stepscope_grads_hook", None):
+    if not (on and reentrant) and getattr(model, "_stepscope_grads_hook", None):
         model._stepscope_grads_hook.remove()
         model._stepscope_grads_hook = None
+
+
+def run(model, batch, workers, steps, nvtx, out_dir="/tmp/hf_lora_out", gc=False, reentrant=False):
+    from transformers import Trainer, TrainerCallback, TrainingArguments
+
+    set_checkpointing(model, gc, reentrant)
     ends = []
 
     class Timer(TrainerCallback):
@@ -112,23 +116,11 @@ def run_phases(model, compare, pairs, phase, skip, warmup, reentrant=False):
     from transformers import Trainer, TrainerCallback, TrainingArguments
 
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-    from overhead_phases import split_phases  # noqa: E402 - bench/ is not a package
+    from overhead_phases import ab_savings  # noqa: E402 - bench/ is not a package
 
     total = warmup + 2 * phase * pairs + 1
     state = {"fix": False, "steps": 0, "fix_batches": 0}
     ends = []  # step-end times; None marks a phase change
-
-    def set_gc(on):
-        if on:
-            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": reentrant})
-            if reentrant and not getattr(model, "_stepscope_grads_hook", None):
-                model._stepscope_grads_hook = model.get_input_embeddings().register_forward_hook(
-                    lambda mod, inp, out: out.requires_grad_(True))
-        else:
-            model.gradient_checkpointing_disable()
-            if getattr(model, "_stepscope_grads_hook", None):  # as run() does: the fix arm is plain
-                model._stepscope_grads_hook.remove()
-                model._stepscope_grads_hook = None
 
     class Phases(TrainerCallback):
         def on_step_end(self, args, state_, control, **kw):
@@ -140,7 +132,7 @@ def run_phases(model, compare, pairs, phase, skip, warmup, reentrant=False):
             torch.cuda.synchronize()
             state["fix"] = ((n - warmup) // phase) % 2 == 1  # the phase about to start
             if compare == "checkpoint":
-                set_gc(not state["fix"])
+                set_checkpointing(model, not state["fix"], reentrant)
             ends.append(None)
 
     class Alternating:
@@ -181,7 +173,7 @@ def run_phases(model, compare, pairs, phase, skip, warmup, reentrant=False):
             object.__setattr__(self.args, "dataloader_num_workers", 0)
             return Alternating(*loaders)
 
-    set_gc(compare == "checkpoint")
+    set_checkpointing(model, compare == "checkpoint", reentrant)
     args = TrainingArguments(output_dir="/tmp/hf_lora_out", per_device_train_batch_size=8, max_steps=total,
                              learning_rate=1e-4, bf16=True, logging_steps=10**6, save_strategy="no",
                              report_to="none", dataloader_num_workers=0, disable_tqdm=True,
@@ -190,29 +182,12 @@ def run_phases(model, compare, pairs, phase, skip, warmup, reentrant=False):
                       callbacks=[Phases()])
     tr.train()
     torch.cuda.synchronize()
-    times = {"problem": [], "fix": []}
-    per = []
-    for i, ts in enumerate(split_phases(ends)[: 2 * pairs]):
-        ts = ts[skip:]
-        if len(ts) < 3:
-            continue
-        ms = (ts[-1] - ts[0]) * 1e3 / (len(ts) - 1)
-        per.append((i % 2 == 1, ms))
-        times["fix" if i % 2 else "problem"].append(round(ms, 3))
-    paired = []
-    for j, (is_fix, ms) in enumerate(per):
-        if not is_fix:
-            nb = [m for f, m in per[max(0, j - 1): j + 2] if f]
-            if nb:
-                paired.append(ms - statistics.mean(nb))
-    if not times["problem"] or not times["fix"]:
-        return {"error": "no complete phase pair"}
+    res = ab_savings(ends, pairs, skip)
+    if "error" in res:
+        return res
     if compare == "workers" and state["fix_batches"] == 0:
         return {"error": "the fix phases drew no batch from the 4-worker loader"}
-    mp, mf = statistics.median(times["problem"]), statistics.median(times["fix"])
-    return {"runs_ms": times, "problem_median_ms": mp, "fix_median_ms": mf, "realized_saving_ms": mp - mf,
-            "paired_saving_ms": round(statistics.median(paired), 3) if paired else None,
-            "phase_steps": phase, "skip": skip, "fix_batches": state["fix_batches"]}
+    return {**res, "phase_steps": phase, "skip": skip, "fix_batches": state["fix_batches"]}
 
 
 def main():

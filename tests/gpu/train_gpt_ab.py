@@ -30,12 +30,11 @@ import gc
 import json
 import os
 import runpy
-import statistics
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-from overhead_phases import split_phases  # noqa: E402 - bench/ is not a package
+from overhead_phases import ab_savings  # noqa: E402 - bench/ is not a package
 
 
 def main():
@@ -105,33 +104,14 @@ def main():
         pass
     finally:
         sys.stdout = out
-    phases = split_phases(ends)
-    times = {"problem": [], "fix": []}
-    per = []
-    for i, ts in enumerate(phases[: 2 * a.pairs]):
-        ts = ts[a.skip:]
-        if len(ts) < 3:
-            continue
-        ms = (ts[-1] - ts[0]) * 1e3 / (len(ts) - 1)
-        per.append((i % 2 == 1, ms))
-        times["fix" if i % 2 else "problem"].append(round(ms, 3))
-    paired = []
-    for j, (is_fix, ms) in enumerate(per):
-        if is_fix:
-            continue
-        nb = [m for f, m in per[max(0, j - 1): j + 2] if f]
-        if nb:
-            paired.append(ms - statistics.mean(nb))
-    if not times["problem"] or not times["fix"]:
-        print(json.dumps({"error": "no complete phase pair"}))
+    res = ab_savings(ends, a.pairs, a.skip)
+    if "error" in res:
+        print(json.dumps(res))
         return 1
-    mp, mf = statistics.median(times["problem"]), statistics.median(times["fix"])
     fix = {"sync": "remove the per-step loss.item() sync (in-process phases)",
            "checkpoint": "no activation checkpointing (in-process phases)"}[a.toggle]
     print(json.dumps({"workload": "train_gpt", "problem_args": rest, "fix": fix, "toggle": a.toggle,
-                      "phase_steps": a.phase, "skip": a.skip, "runs_ms": times,
-                      "problem_median_ms": mp, "fix_median_ms": mf, "realized_saving_ms": mp - mf,
-                      "paired_saving_ms": round(statistics.median(paired), 3) if paired else None,
+                      "phase_steps": a.phase, "skip": a.skip, **res,
                       "skipped_items": state["skipped_items"]}))
     return 0
 

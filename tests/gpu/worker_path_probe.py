@@ -26,7 +26,9 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
 from hf_lora_train import Tokens, build_model, run  # noqa: E402
+from overhead_phases import split_phases  # noqa: E402 - bench/ is not a package
 
 
 def main():
@@ -104,16 +106,8 @@ def main():
     ProbeTrainer(model=model, args=args, train_dataset=Tokens(8 * (total + 8), 512, 32000),
                  callbacks=[Phases()]).train()
     torch.cuda.synchronize()
-    # Phases: the records between two change marks, the first (warm-up) dropped.
-    phases, cur = [], []
-    for r in rec:
-        if r is None:
-            phases.append(cur)
-            cur = []
-        else:
-            cur.append(r)
     per = {name: {"ms": [], "cpu_ms": [], "fetch_ms": []} for _, _, name in arms}
-    for ph in phases[1:]:
+    for ph in split_phases(rec):  # the records between two change marks, the warm-up dropped
         ph = ph[a.skip:]
         if len(ph) < 3:
             continue
