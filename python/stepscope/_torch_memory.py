@@ -345,36 +345,7 @@ def enable(max_entries=None, path=None):
         _warn("PyTorch memory recording disabled: %r" % (e,))
 
 
-class _TorchImportHook:
-    """A one-shot meta-path finder: lets torch import normally, then installs."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "torch":
-            return None
-        import importlib.util
-        try:
-            sys.meta_path.remove(self)
-        except ValueError:
-            pass
-        spec = importlib.util.find_spec("torch")
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        loader = spec.loader
-        exec_module = loader.exec_module
-
-        def exec_then_install(module):
-            exec_module(module)
-            try:
-                install(module)
-            except Exception as e:
-                _warn("PyTorch memory recording disabled: %r" % (e,))
-        loader.exec_module = exec_then_install
-        return spec
-
-
 def install_on_import():
     """For the sitecustomize hook: install when (and if) the program imports torch."""
-    if "torch" in sys.modules:
-        install(sys.modules["torch"])
-    else:
-        sys.meta_path.insert(0, _TorchImportHook())
+    from ._torch_import import on_torch_import
+    on_torch_import(install, "PyTorch memory recording")

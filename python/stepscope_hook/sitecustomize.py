@@ -3,9 +3,10 @@
 `stepscope profile` puts this directory first on PYTHONPATH so that Python
 imports this file at startup. It always runs the sitecustomize it shadows (the
 next one on sys.path, e.g. a distribution's or a virtualenv's), and does
-nothing else unless STEPSCOPE_PYTORCH_MEMORY=1: then it arranges for the
-PyTorch memory recorder (stepscope._torch_memory) to be installed when the
-program imports torch. The environment contract is in docs/memory.md.
+nothing else unless STEPSCOPE_PYTORCH_MEMORY=1 (then it arranges for the
+PyTorch memory recorder, stepscope._torch_memory, to be installed when the
+program imports torch; docs/memory.md) or STEPSCOPE_LOADER_RANGES=1 (NVTX
+ranges around each DataLoader batch, stepscope._loader_ranges; docs/capture.md).
 """
 import os
 import sys
@@ -35,18 +36,19 @@ def _chain_to_shadowed():
             g.setdefault(k, v)
 
 
-def _enable_pytorch_memory():
-    if os.environ.get("STEPSCOPE_PYTORCH_MEMORY") != "1":
+def _enable(variable, module, what):
+    if os.environ.get(variable) != "1":
         return
     python_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     if python_dir not in sys.path:
         sys.path.append(python_dir)
     try:
-        from stepscope import _torch_memory
-        _torch_memory.install_on_import()
+        import importlib
+        importlib.import_module("stepscope." + module).install_on_import()
     except Exception as e:
-        sys.stderr.write("stepscope: PyTorch memory recording disabled: %r\n" % (e,))
+        sys.stderr.write("stepscope: %s disabled: %r\n" % (what, e))
 
 
 _chain_to_shadowed()
-_enable_pytorch_memory()
+_enable("STEPSCOPE_PYTORCH_MEMORY", "_torch_memory", "PyTorch memory recording")
+_enable("STEPSCOPE_LOADER_RANGES", "_loader_ranges", "DataLoader ranges")

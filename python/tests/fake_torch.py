@@ -1,4 +1,4 @@
-"""Writes a fake `torch` package (just what stepscope._torch_memory touches) into a
+"""Writes a fake `torch` package (just what stepscope._torch_memory and _loader_ranges touch) into a
 directory, for tests on machines without PyTorch. Its _snapshot() has the documented
 shape of torch.cuda.memory._snapshot(): segments with blocks, device_traces with
 alloc/free_requested/free_completed/segment_alloc/oom actions, frames."""
@@ -58,6 +58,30 @@ def max_memory_reserved(d=None): return 20 * (1 << 20)
 def get_device_properties(d):
     return types.SimpleNamespace(total_memory=80 * (1 << 30))
 from . import memory
+from . import nvtx
+'''
+
+_NVTX = '''
+events = []  # ("push", name) / ("pop",) in call order
+def range_push(msg):
+    events.append(("push", msg))
+def range_pop():
+    events.append(("pop",))
+'''
+
+_DATALOADER = '''
+class _BaseDataLoaderIter:
+    def __init__(self, items):
+        self.items = list(items)
+    def __iter__(self):
+        return self
+    def __next__(self):
+        """The next batch."""
+        if not self.items:
+            raise StopIteration
+        return self.items.pop(0)
+class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
+    pass
 '''
 
 _MEMORY = '''
@@ -71,6 +95,7 @@ def _snapshot():
 '''
 
 _C = '''
+_nvtx = object()
 observers = []
 def _cuda_attach_out_of_memory_observer(f):
     observers.append(f)
@@ -79,8 +104,13 @@ def _cuda_attach_out_of_memory_observer(f):
 
 def write_fake_torch(root):
     os.makedirs(os.path.join(root, "torch", "cuda"), exist_ok=True)
+    os.makedirs(os.path.join(root, "torch", "utils", "data"), exist_ok=True)
     files = {
-        "torch/__init__.py": "from . import _C\nfrom . import cuda\n",
+        "torch/__init__.py": "from . import _C\nfrom . import cuda\nfrom .utils.data import dataloader\n",
+        "torch/cuda/nvtx.py": _NVTX,
+        "torch/utils/__init__.py": "",
+        "torch/utils/data/__init__.py": "",
+        "torch/utils/data/dataloader.py": _DATALOADER,
         "torch/_C.py": _C,
         "torch/cuda/__init__.py": _CUDA,
         "torch/cuda/memory.py": _MEMORY,

@@ -174,6 +174,66 @@ class HookTest(unittest.TestCase):
         self.assertEqual(load(out)["format"], "stepscope-torch-memory")
 
 
+class LoaderRangesTest(HookTest):
+    """stepscope._loader_ranges through the sitecustomize hook (profile --loader-ranges)."""
+
+    LOOP = ("import torch\n"
+            "from torch.utils.data import dataloader as dl\n"
+            "it = dl._SingleProcessDataLoaderIter([1, 2])\n"
+            "print(list(it), dl._BaseDataLoaderIter.__next__.__doc__)\n"
+            "print(torch.cuda.nvtx.events)\n")
+
+    def test_a_range_around_every_next_even_the_last(self):
+        p = run_python(self.LOOP, {"STEPSCOPE_LOADER_RANGES": "1"}, self.path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        batches, events = p.stdout.splitlines()
+        self.assertEqual(batches, "[1, 2] The next batch.")  # StopIteration still ends the loop
+        r = "('push', 'DataLoader.__next__'), ('pop',)"
+        self.assertEqual(events, "[" + ", ".join([r] * 3) + "]")
+        self.assertEqual(p.stderr, "")
+
+    def test_off_without_the_switch(self):
+        p = run_python(self.LOOP, {}, self.path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.splitlines()[1], "[]")
+
+    def test_with_the_memory_recorder_both_install(self):
+        code = self.LOOP + "torch.cuda._lazy_init()\nprint(torch.cuda.memory.history['enabled'])\n"
+        p = run_python(code, {"STEPSCOPE_LOADER_RANGES": "1", "STEPSCOPE_PYTORCH_MEMORY": "1",
+                              "STEPSCOPE_TRACE_PATH": self.trace}, self.path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        self.assertIn("DataLoader.__next__", lines[1])
+        self.assertEqual(lines[2], "all")
+
+    def test_a_torch_without_nvtx_is_left_alone(self):
+        # A CPU-only build has no torch._C._nvtx: nothing installed, nothing said.
+        code = ("import torch\n"
+                "del torch._C._nvtx\n"
+                "from stepscope import _loader_ranges\n"
+                "print(_loader_ranges.install(torch), torch.utils.data.dataloader._BaseDataLoaderIter.__next__.__name__,"
+                " hasattr(torch.utils.data.dataloader._BaseDataLoaderIter.__next__, '_stepscope_loader_range'))\n")
+        p = run_python(code, {}, [PYTHON_DIR, self.fake])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.split(), ["False", "__next__", "False"])
+        self.assertEqual(p.stderr, "")
+
+    def test_a_failing_callback_warns_once_and_the_others_run(self):
+        code = ("from stepscope import _torch_import\n"
+                "def bad(t):\n"
+                "    raise RuntimeError('moved')\n"
+                "seen = []\n"
+                "_torch_import.on_torch_import(bad, 'DataLoader ranges')\n"
+                "_torch_import.on_torch_import(lambda t: seen.append(t.__name__), 'other')\n"
+                "import torch\n"
+                "_torch_import.on_torch_import(lambda t: seen.append('now'), 'late')  # torch already in\n"
+                "print(seen)\n")
+        p = run_python(code, {}, [PYTHON_DIR, self.fake])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.strip(), "['torch', 'now']")
+        self.assertEqual(p.stderr, "stepscope: DataLoader ranges disabled: RuntimeError('moved')\n")
+
+
 class CppReaderTest(unittest.TestCase):
     """What the Python side writes, the C++ side reads: peaks from a compacted fake snapshot."""
 

@@ -77,6 +77,9 @@ struct Finding {
     int64_t end_ns;
   };
   std::vector<Span> host_spans;
+  // data_loading: host_spans are the program's DataLoader.__next__ ranges, exactly the
+  // work a prefetch removes (else: the GPU-idle waits, whose host time goes whole).
+  bool host_spans_exact = false;
   // recompute: the forward's checkpoint boundary gaps (main thread), each cut
   // to boundary_residual_ns by the fix (the median launch gap).
   std::vector<Span> boundary_spans;
@@ -219,6 +222,10 @@ struct RuleContext {
   // Fills cost_pct / cost_per_step_ns and the reported flag from cost_ns.
   void Finish(Finding* f, bool significant) const;
 };
+
+// The NVTX range `stepscope profile --loader-ranges on` (the default) puts around each
+// batch a PyTorch DataLoader hands the program (python/stepscope/_loader_ranges.py).
+inline constexpr std::string_view kLoaderRangeName = "DataLoader.__next__";
 
 // An NVTX range of data loading: "data", "DataLoader", "__next__",
 // "prefetch", "load_batch"; whole words, never a C++ operator (aten::...) or a

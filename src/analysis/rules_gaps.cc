@@ -127,6 +127,32 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
   }
   Group data;
   int64_t data_first = 0, host_between = 0, host_in_data = 0, undecided_data = 0;
+  // stepscope profile's DataLoader ranges per thread (kLoaderRangeName around each batch's
+  // next(), python/stepscope/_loader_ranges.py): where a thread has them, only the part of
+  // each loading wait inside them is the batch's loading, what a prefetch can hide; the
+  // rest of the wait is the host's other work between steps (a Trainer's bookkeeping),
+  // which stays. A program's own data ranges are not used so: they may hold only part of
+  // the loading (train_gpt's "data" range is the batch's copy to the GPU).
+  std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> loader;
+  for (const NvtxRecord& r : m.nvtx()) {
+    if (r.end_ns > r.start_ns && r.kind == NvtxKind::kPushPop &&
+        m.String(r.name) == kLoaderRangeName)
+      loader[r.tid].push_back({r.start_ns, r.end_ns});
+  }
+  for (auto& [tid, v] : loader) {
+    std::sort(v.begin(), v.end());
+    size_t k = 0;  // merge overlapping (nested) ranges
+    for (size_t i = 1; i < v.size(); ++i) {
+      if (v[i].first <= v[k].second) {
+        v[k].second = std::max(v[k].second, v[i].second);
+      } else {
+        v[++k] = v[i];
+      }
+    }
+    v.resize(k + 1);
+  }
+  int64_t data_wait_ns = 0, data_in_loader_ns = 0;
+  bool data_by_ranges = false;
   // Groups by key; std::map keeps the output order deterministic.
   std::map<std::string, Group> groups;
   std::map<std::string, std::vector<int32_t>> stretches_by_key;
@@ -200,7 +226,24 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
         host_in_data += g.length();
       }
       data.Add(c, g, host_range);
-      data.f.host_spans.push_back({tid, g.start_ns, std::max(g.launch_ns, g.start_ns)});
+      const int64_t w0 = g.start_ns, w1 = std::max(g.launch_ns, g.start_ns);
+      data_wait_ns += w1 - w0;
+      auto lt = loader.find(tid);
+      if (lt == loader.end()) {
+        data.f.host_spans.push_back({tid, w0, w1});
+      } else {
+        // The next() calls that overlap the wait, whole: getting this step's batch,
+        // whether or not the GPU was still busy when it began.
+        data_by_ranges = true;
+        const auto& v = lt->second;
+        auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(w0, INT64_MAX));
+        if (it != v.begin()) --it;
+        for (; it != v.end() && it->first < w1; ++it) {
+          if (it->second <= w0) continue;
+          data.f.host_spans.push_back({tid, it->first, it->second});
+          data_in_loader_ns += std::min(w1, it->second) - std::max(w0, it->first);
+        }
+      }
       continue;
     }
     if (g.next_op != kNone && stretch[g.next_op] >= 0) {
@@ -252,6 +295,13 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
               std::to_string(c.device) + "); " + host;
     f.detail = std::to_string(f.count) + " host-wait gaps: " + Ms(data_first) +
                " before the steps' first GPU work";
+    f.host_spans_exact = data_by_ranges;
+    if (data_by_ranges) {
+      f.detail += "; of the host's " + Ms(data_wait_ns) + " in them, " + Ms(data_in_loader_ns) +
+                  " inside " + std::string(kLoaderRangeName) +
+                  " (getting the batch, what a prefetch hides; the rest is other host work "
+                  "between steps and stays)";
+    }
     f.fix =
         "Feed the GPU faster: DataLoader(num_workers>0, pin_memory=True, persistent_workers=True, "
         "prefetch_factor=2..4); move tokenisation/augmentation out of the training loop; prefetch "

@@ -43,7 +43,7 @@
 namespace stepscope {
 namespace {
 
-// The sitecustomize hook directory for --pytorch-memory: installed beside the
+// The sitecustomize hook directory for --pytorch-memory and --loader-ranges: installed beside the
 // tracer (lib/python/stepscope_hook) or, in a build tree, in the sources.
 std::string FindPythonHookDir(const std::string& lib_dir) {
   for (const std::string& d : {lib_dir + "/python/stepscope_hook",
@@ -128,6 +128,11 @@ int RunProfile(int argc, char** argv) {
   p.Switch("--pytorch-memory",
            "also record PyTorch's caching-allocator events (tensor allocations with their Python "
            "frames) into TRACE.torch-memory.json beside each trace; see 'stepscope memory'");
+  p.Flag("--loader-ranges", "on|off",
+         "an NVTX range 'DataLoader.__next__' around each batch a PyTorch DataLoader hands "
+         "the program (with nvtx; a sitecustomize hook on PYTHONPATH, no code change): how long "
+         "the training thread spends getting each batch, which data_loading prices",
+         "on");
   p.Flag("--delay", "SECONDS", "start recording this long after the process starts");
   p.Flag("--duration", "SECONDS", "stop recording this long after recording started");
   p.Flag("--capture-range", "RANGE",
@@ -187,6 +192,11 @@ int RunProfile(int argc, char** argv) {
     return ReportError("profile", InvalidInput("--python-stacks: use on, off or launches=N (N >= "
                                                "1), not '" +
                                                py_stacks + "'"));
+  }
+  const std::string loader_ranges = p.Get("--loader-ranges");
+  if (loader_ranges != "on" && loader_ranges != "off") {
+    return ReportError("profile",
+                       InvalidInput("--loader-ranges: use on or off, not '" + loader_ranges + "'"));
   }
   int64_t delay_ns = 0, duration_ns = 0;
   if (p.Has("--delay") && !ParseDurationNs(p.Get("--delay"), &delay_ns)) {
@@ -301,20 +311,27 @@ int RunProfile(int argc, char** argv) {
         setenv("LD_PRELOAD", v.c_str(), 1);
       }
     }
-    if (p.Has("--pytorch-memory")) {
+    // The sitecustomize hook (python/stepscope_hook) for the PyTorch memory recorder and
+    // the DataLoader ranges; it does nothing in a program that never imports torch.
+    const bool memory_hook = p.Has("--pytorch-memory");
+    const bool loader_hook =
+        loader_ranges == "on" && ("," + p.Get("--trace") + ",").find(",nvtx,") != std::string::npos;
+    if (memory_hook || loader_hook) {
       std::string hook = FindPythonHookDir(lib_dir);
       if (hook.empty()) {
-        std::fprintf(stderr,
-                     "stepscope: warning: python/stepscope_hook not found; PyTorch memory is not "
-                     "recorded\n");
+        std::fprintf(stderr, "stepscope: warning: python/stepscope_hook not found; %s\n",
+                     memory_hook ? "PyTorch memory is not recorded" : "no DataLoader ranges");
       } else {
         const char* old = std::getenv("PYTHONPATH");
         std::string v = hook + (old && *old ? ":" + std::string(old) : "");
         setenv("PYTHONPATH", v.c_str(), 1);
-        setenv("STEPSCOPE_PYTORCH_MEMORY", "1", 1);
-        std::string out_dir =
-            pattern.find('/') == std::string::npos ? "." : pattern.substr(0, pattern.rfind('/'));
-        setenv("STEPSCOPE_OUTPUT_DIR", out_dir.c_str(), 1);
+        if (loader_hook) setenv("STEPSCOPE_LOADER_RANGES", "1", 1);
+        if (memory_hook) {
+          setenv("STEPSCOPE_PYTORCH_MEMORY", "1", 1);
+          std::string out_dir =
+              pattern.find('/') == std::string::npos ? "." : pattern.substr(0, pattern.rfind('/'));
+          setenv("STEPSCOPE_OUTPUT_DIR", out_dir.c_str(), 1);
+        }
       }
     }
   }

@@ -156,10 +156,17 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
     } else if (f.rule == "data_loading") {
       const auto spans = FindingHostSpans(f);
       const int64_t fetch = std::max<int64_t>(0, c.opt.worker_fetch_ns);
-      apply(&f, e.Price([&](Graph* x) { return whatif::CutHostTime(x, spans, fetch); }),
-            "data loading overlapped with the previous step (" + std::to_string(spans.size()) +
-                " waits cut to " + FormatFixed(fetch / 1e6, 2) +
-                " ms, a worker-fed batch's fetch)");
+      if (f.host_spans_exact) {
+        apply(&f, e.Price([&](Graph* x) { return whatif::CutHostOverlap(x, spans, fetch); }),
+              "data loading overlapped with the previous step (" + std::to_string(spans.size()) +
+                  " DataLoader.__next__ calls cut to " + FormatFixed(fetch / 1e6, 2) +
+                  " ms, a worker-fed batch's fetch)");
+      } else {
+        apply(&f, e.Price([&](Graph* x) { return whatif::CutHostTime(x, spans, fetch); }),
+              "data loading overlapped with the previous step (" + std::to_string(spans.size()) +
+                  " waits cut to " + FormatFixed(fetch / 1e6, 2) +
+                  " ms, a worker-fed batch's fetch)");
+      }
     } else if (f.rule == "host_wait") {
       const auto spans = FindingHostSpans(f);
       apply(&f, e.Price([&](Graph* x) { return whatif::CutHostTime(x, spans, 0); }),

@@ -59,6 +59,39 @@ int CutHostTime(Graph* g, const std::vector<HostSpan>& spans, int64_t residual_n
   return n;
 }
 
+int CutHostOverlap(Graph* g, const std::vector<HostSpan>& spans, int64_t residual_ns) {
+  std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> by_tid;
+  for (const HostSpan& s : spans) by_tid[s.tid].push_back({s.start_ns, s.end_ns});
+  for (auto& [tid, v] : by_tid) std::sort(v.begin(), v.end());
+  std::map<std::pair<uint32_t, size_t>, int64_t> left;  // residual still to keep, per span
+  int n = 0;
+  for (Edge& e : g->edges) {
+    if ((e.kind != EdgeKind::kThread && e.kind != EdgeKind::kCrossThread) || e.delay <= 0) continue;
+    const Node& to = g->nodes[e.to];
+    auto it = by_tid.find(g->lanes[to.lane].id);
+    if (it == by_tid.end()) continue;
+    // The gap as measured: from the previous call's end to this call's start.
+    const int64_t a = g->nodes[e.from].measured_end, b = to.measured_start;
+    if (b <= a) continue;
+    int64_t cut = 0;
+    const std::vector<std::pair<int64_t, int64_t>>& v = it->second;
+    for (size_t k = 0; k < v.size() && v[k].first < b; ++k) {
+      const int64_t ov = std::min(b, v[k].second) - std::max(a, v[k].first);
+      if (ov <= 0) continue;
+      const int64_t scaled = static_cast<int64_t>(
+          std::llround(static_cast<double>(ov) * e.delay / static_cast<double>(b - a)));
+      int64_t& res = left.try_emplace({it->first, k}, residual_ns).first->second;
+      const int64_t keep = std::min(res, scaled);
+      res -= keep;
+      cut += scaled - keep;
+    }
+    if (cut <= 0) continue;
+    e.delay = std::max<int64_t>(0, e.delay - cut);
+    ++n;
+  }
+  return n;
+}
+
 int ScaleHostTime(Graph* g, const std::vector<ScaledHostSpan>& spans) {
   if (spans.empty()) return 0;
   std::map<uint32_t, std::vector<const ScaledHostSpan*>> by_tid;

@@ -152,6 +152,25 @@ TEST(WhatIfTransforms, CutHostTimeAndBatch) {
   Graph none = f.g;
   EXPECT_EQ(ShortenHostTime(&none, {8, 630 * kUs, 1000 * kUs}, 300 * kUs), 0);
   EXPECT_EQ(ShortenHostTime(&none, {7, 11 * kUs, 14 * kUs}, 300 * kUs), 0);  // inside a call
+  // Only a DataLoader's next() inside that gap goes (CutHostOverlap): 200 us of
+  // the 380 us between the sync and the next launch, cut to 10 us: the step is
+  // 630 + 370 - 190 = 810 us. At half the host speed (ScaleHost 0.5: every gap
+  // half as long, the 200 us measured next() now 100 us of it), 90 us go.
+  Graph ov = f.g;
+  std::vector<HostSpan> next_calls;
+  for (int i = 1; i < 6; ++i)
+    next_calls.push_back({7, (i - 1) * 1000 * kUs + 700 * kUs, (i - 1) * 1000 * kUs + 900 * kUs});
+  EXPECT_EQ(CutHostOverlap(&ov, next_calls, 10 * kUs), 5);
+  EXPECT_EQ(StepDurations(ov, Replay(ov), f.steps, -1).duration[3], 810 * kUs);
+  Graph half = f.g, half_cut = f.g;
+  ScaleHost(&half, 0.5);
+  ScaleHost(&half_cut, 0.5);
+  CutHostOverlap(&half_cut, next_calls, 10 * kUs);
+  EXPECT_EQ(StepDurations(half, Replay(half), f.steps, -1).duration[3] -
+                StepDurations(half_cut, Replay(half_cut), f.steps, -1).duration[3],
+            90 * kUs);
+  Graph other = f.g;  // another thread's next() changes nothing
+  EXPECT_EQ(CutHostOverlap(&other, {{8, 700 * kUs, 900 * kUs}}, 10 * kUs), 0);
   // Twice the batch, nothing else: the host still waits for the GPU every
   // step: its 600 us of kernels double, the rest (400 us) stays.
   Graph b = f.g;

@@ -105,6 +105,12 @@ TESTS = [
              trace=fx("sync_host_bound"), out=out("whatif_sync_host_bound.txt")),
     DiffTest(name="whatif_host_sync", cmd=["whatif", "--steps", "--remove-sync", "all", "{trace}"],
              trace=fx("train_sync"), out=out("whatif_host_sync.txt")),
+    # The same 3 ms waits with stepscope's DataLoader.__next__ ranges over the last 0.4 ms of each:
+    # only that part is priced (0.4 ms cut to the 0.2 ms fetch), the rest stays.
+    DiffTest(name="analyze_loader_ranges", cmd=["analyze", "{trace}"], trace=fx("train_loader_ranges"),
+             out=out("analyze_loader_ranges.txt")),
+    DiffTest(name="whatif_loader_ranges", cmd=["whatif", "--prefetch", "{trace}"], trace=fx("train_loader_ranges"),
+             out=out("whatif_loader_ranges.txt")),
     DiffTest(name="whatif_data_starved", cmd=["whatif", "--prefetch", "--batch", "2", "{trace}"],
              trace=fx("train_data_starved"), out=out("whatif_data_starved.txt")),
     DiffTest(name="whatif_offload_json", cmd=["whatif", "--no-copies", "--side-stream", "--format", "json",
