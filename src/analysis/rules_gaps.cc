@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 
 #include "analysis/rules.h"
 #include "common/strings.h"
@@ -151,8 +152,8 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
     }
     v.resize(k + 1);
   }
-  int64_t data_wait_ns = 0, data_in_loader_ns = 0;
-  bool data_by_ranges = false;
+  int64_t data_wait_ns = 0;
+  std::set<uint32_t> loader_tids;  // threads of the loading waits that have DataLoader ranges
   // Groups by key; std::map keeps the output order deterministic.
   std::map<std::string, Group> groups;
   std::map<std::string, std::vector<int32_t>> stretches_by_key;
@@ -228,21 +229,10 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
       data.Add(c, g, host_range);
       const int64_t w0 = g.start_ns, w1 = std::max(g.launch_ns, g.start_ns);
       data_wait_ns += w1 - w0;
-      auto lt = loader.find(tid);
-      if (lt == loader.end()) {
-        data.f.host_spans.push_back({tid, w0, w1});
+      if (loader.count(tid)) {
+        loader_tids.insert(tid);  // priced by its next() calls (below), wherever they fall
       } else {
-        // The next() calls that overlap the wait, whole: getting this step's batch,
-        // whether or not the GPU was still busy when it began.
-        data_by_ranges = true;
-        const auto& v = lt->second;
-        auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(w0, INT64_MAX));
-        if (it != v.begin()) --it;
-        for (; it != v.end() && it->first < w1; ++it) {
-          if (it->second <= w0) continue;
-          data.f.host_spans.push_back({tid, it->first, it->second});
-          data_in_loader_ns += std::min(w1, it->second) - std::max(w0, it->first);
-        }
+        data.f.host_spans.push_back({tid, w0, w1});
       }
       continue;
     }
@@ -295,12 +285,30 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
               std::to_string(c.device) + "); " + host;
     f.detail = std::to_string(f.count) + " host-wait gaps: " + Ms(data_first) +
                " before the steps' first GPU work";
-    f.host_spans_exact = data_by_ranges;
-    if (data_by_ranges) {
-      f.detail += "; of the host's " + Ms(data_wait_ns) + " in them, " + Ms(data_in_loader_ns) +
-                  " inside " + std::string(kLoaderRangeName) +
-                  " (getting the batch, what a prefetch hides; the rest is other host work "
-                  "between steps and stays)";
+    if (!loader_tids.empty()) {
+      // Every next() of those threads in the analyzed steps: what a prefetch hides. In
+      // a Hugging Face Trainer it falls after the step's first GPU work (accelerate's
+      // DataLoaderShard copies the batch it holds to the GPU, then fetches the next),
+      // so it is priced wherever it is, the waits themselves left as they are.
+      int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+      for (const Step& st : c.steps.steps) {
+        t0 = std::min(t0, st.range_start_ns);
+        t1 = std::max(t1, st.range_end_ns);
+      }
+      int64_t n = 0, ns = 0;
+      for (uint32_t tid : loader_tids) {
+        for (const auto& [a, b] : loader[tid]) {
+          if (a < t0 || a >= t1) continue;
+          f.host_spans.push_back({tid, a, b});
+          ++n;
+          ns += b - a;
+        }
+      }
+      f.host_spans_exact = true;
+      f.detail += "; the host spent " + Ms(data_wait_ns) + " in them, and " + Ms(ns) + " in " +
+                  std::to_string(n) + " " + std::string(kLoaderRangeName) +
+                  " calls in these steps: getting the batches, what a prefetch hides (the rest "
+                  "of the waits is other host work between steps and stays)";
     }
     f.fix =
         "Feed the GPU faster: DataLoader(num_workers>0, pin_memory=True, persistent_workers=True, "
