@@ -31,11 +31,6 @@ TEST(Summary, MedianAndSampleStddev) {
   EXPECT_EQ(Summarize(&none).count, 0);
 }
 
-TEST(Summary, UnionLength) {
-  std::vector<Interval> v = {{10, 20}, {0, 5}, {15, 30}, {40, 40}};
-  EXPECT_EQ(UnionLength(&v), 25);
-}
-
 TEST(KernelNames, Categories) {
   EXPECT_EQ(ClassifyKernelName(
                 "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)")

@@ -77,9 +77,10 @@ struct Finding {
     int64_t end_ns;
   };
   std::vector<Span> host_spans;
-  // data_loading: host_spans are the program's DataLoader.__next__ ranges, exactly the
-  // work a prefetch removes (else: the GPU-idle waits, whose host time goes whole).
-  bool host_spans_exact = false;
+  // data_loading: the program's DataLoader.__next__ calls (profile --loader-ranges), each
+  // exactly the host work a prefetch removes; host_spans then hold only the waits of
+  // threads without them, whose host time goes whole.
+  std::vector<Span> loader_spans;
   // recompute: the forward's checkpoint boundary gaps (main thread), each cut
   // to boundary_residual_ns by the fix (the median launch gap).
   std::vector<Span> boundary_spans;

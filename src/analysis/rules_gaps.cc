@@ -6,6 +6,7 @@
 #include <set>
 
 #include "analysis/rules.h"
+#include "common/intervals.h"
 #include "common/strings.h"
 
 namespace stepscope {
@@ -129,29 +130,18 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
   Group data;
   int64_t data_first = 0, host_between = 0, host_in_data = 0, undecided_data = 0;
   // stepscope profile's DataLoader ranges per thread (kLoaderRangeName around each batch's
-  // next(), python/stepscope/_loader_ranges.py): where a thread has them, only the part of
-  // each loading wait inside them is the batch's loading, what a prefetch can hide; the
-  // rest of the wait is the host's other work between steps (a Trainer's bookkeeping),
-  // which stays. A program's own data ranges are not used so: they may hold only part of
-  // the loading (train_gpt's "data" range is the batch's copy to the GPU).
-  std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> loader;
+  // next(), python/stepscope/_loader_ranges.py). A loading wait on a thread that has them
+  // is priced by those calls, wherever they fall (below); the rest of the wait is the
+  // host's other work between steps (a Trainer's bookkeeping), which stays. A program's
+  // own data ranges are not used so: they may hold only part of the loading (train_gpt's
+  // "data" range is the batch's copy to the GPU).
+  std::map<uint32_t, std::vector<Interval>> loader;
   for (const NvtxRecord& r : m.nvtx()) {
     if (r.end_ns > r.start_ns && r.kind == NvtxKind::kPushPop &&
         m.String(r.name) == kLoaderRangeName)
       loader[r.tid].push_back({r.start_ns, r.end_ns});
   }
-  for (auto& [tid, v] : loader) {
-    std::sort(v.begin(), v.end());
-    size_t k = 0;  // merge overlapping (nested) ranges
-    for (size_t i = 1; i < v.size(); ++i) {
-      if (v[i].first <= v[k].second) {
-        v[k].second = std::max(v[k].second, v[i].second);
-      } else {
-        v[++k] = v[i];
-      }
-    }
-    v.resize(k + 1);
-  }
+  for (auto& [tid, v] : loader) MergeIntervals(&v);  // a next() inside another's counts once
   int64_t data_wait_ns = 0;
   std::set<uint32_t> loader_tids;  // threads of the loading waits that have DataLoader ranges
   // Groups by key; std::map keeps the output order deterministic.
@@ -286,8 +276,8 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
     f.detail = std::to_string(f.count) + " host-wait gaps: " + Ms(data_first) +
                " before the steps' first GPU work";
     if (!loader_tids.empty()) {
-      // Every next() of those threads in the analyzed steps: what a prefetch hides. In
-      // a Hugging Face Trainer it falls after the step's first GPU work (accelerate's
+      // Every next() of those threads in the steps: what a prefetch hides. In a Hugging
+      // Face Trainer it falls after the step's first GPU work (accelerate's
       // DataLoaderShard copies the batch it holds to the GPU, then fetches the next),
       // so it is priced wherever it is, the waits themselves left as they are.
       int64_t t0 = INT64_MAX, t1 = INT64_MIN;
@@ -295,18 +285,16 @@ void GapRules(const RuleContext& c, std::vector<Finding>* out) {
         t0 = std::min(t0, st.range_start_ns);
         t1 = std::max(t1, st.range_end_ns);
       }
-      int64_t n = 0, ns = 0;
+      int64_t ns = 0;
       for (uint32_t tid : loader_tids) {
-        for (const auto& [a, b] : loader[tid]) {
-          if (a < t0 || a >= t1) continue;
-          f.host_spans.push_back({tid, a, b});
-          ++n;
-          ns += b - a;
+        for (const Interval& iv : loader[tid]) {
+          if (iv.start < t0 || iv.start >= t1) continue;
+          f.loader_spans.push_back({tid, iv.start, iv.end});
+          ns += iv.end - iv.start;
         }
       }
-      f.host_spans_exact = true;
       f.detail += "; the host spent " + Ms(data_wait_ns) + " in them, and " + Ms(ns) + " in " +
-                  std::to_string(n) + " " + std::string(kLoaderRangeName) +
+                  std::to_string(f.loader_spans.size()) + " " + std::string(kLoaderRangeName) +
                   " calls in these steps: getting the batches, what a prefetch hides (the rest "
                   "of the waits is other host work between steps and stays)";
     }

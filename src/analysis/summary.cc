@@ -36,27 +36,6 @@ DurationStats Summarize(std::vector<int64_t>* values) {
   return s;
 }
 
-int64_t UnionLength(std::vector<Interval>* v) {
-  std::sort(v->begin(), v->end(),
-            [](const Interval& a, const Interval& b) { return a.start < b.start; });
-  int64_t total = 0;
-  int64_t cur_s = 0, cur_e = 0;
-  bool open = false;
-  for (const Interval& i : *v) {
-    if (i.end <= i.start) continue;
-    if (!open || i.start > cur_e) {
-      if (open) total += cur_e - cur_s;
-      cur_s = i.start;
-      cur_e = i.end;
-      open = true;
-    } else {
-      cur_e = std::max(cur_e, i.end);
-    }
-  }
-  if (open) total += cur_e - cur_s;
-  return total;
-}
-
 Breakdown ComputeBreakdown(std::vector<CategorizedInterval>* v, int64_t lo, int64_t hi) {
   Breakdown b;
   b.span = std::max<int64_t>(0, hi - lo);

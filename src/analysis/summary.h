@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analysis/kernel_names.h"
+#include "common/intervals.h"  // Interval, MergeIntervals
 
 namespace stepscope {
 
@@ -23,14 +24,6 @@ struct DurationStats {
 };
 // Reorders *values (nth_element).
 DurationStats Summarize(std::vector<int64_t>* values);
-
-struct Interval {
-  int64_t start;
-  int64_t end;
-};
-
-// Length of the union of the intervals (any order; *v is sorted in place).
-int64_t UnionLength(std::vector<Interval>* v);
 
 // Time of a window split by what the GPU was doing, with Holistic Trace
 // Analysis' temporal-breakdown priorities: time when any compute kernel runs

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "common/file_util.h"
+#include "common/intervals.h"
 #include "common/step_names.h"
 #include "common/strings.h"
 
@@ -17,47 +18,6 @@ bool IsNcclKernelName(std::string_view name) {
 }
 
 namespace {
-
-struct Interval {
-  int64_t start, end;
-};
-
-// Sorts and merges intervals in place; returns the total covered length.
-int64_t MergeIntervals(std::vector<Interval>* v) {
-  if (v->empty()) return 0;
-  std::sort(v->begin(), v->end(),
-            [](const Interval& a, const Interval& b) { return a.start < b.start; });
-  size_t out = 0;
-  for (size_t i = 1; i < v->size(); ++i) {
-    Interval& cur = (*v)[out];
-    if ((*v)[i].start <= cur.end) {
-      cur.end = std::max(cur.end, (*v)[i].end);
-    } else {
-      (*v)[++out] = (*v)[i];
-    }
-  }
-  v->resize(out + 1);
-  int64_t total = 0;
-  for (const Interval& i : *v) total += i.end - i.start;
-  return total;
-}
-
-// Length of the intersection of two merged (sorted, disjoint) interval lists.
-int64_t IntersectionLength(const std::vector<Interval>& a, const std::vector<Interval>& b) {
-  int64_t total = 0;
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    int64_t lo = std::max(a[i].start, b[j].start);
-    int64_t hi = std::min(a[i].end, b[j].end);
-    if (hi > lo) total += hi - lo;
-    if (a[i].end < b[j].end) {
-      ++i;
-    } else {
-      ++j;
-    }
-  }
-  return total;
-}
 
 int64_t Median(std::vector<int64_t>* v) {
   if (v->empty()) return 0;

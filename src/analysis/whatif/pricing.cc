@@ -154,19 +154,23 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
       apply(&f, e.Price([&](Graph* x) { return whatif::RemoveWaits(x, calls); }),
             "the host does not wait in " + std::to_string(calls.size()) + " calls");
     } else if (f.rule == "data_loading") {
-      const auto spans = FindingHostSpans(f);
+      // Waits of threads without DataLoader ranges go whole; the DataLoader.__next__
+      // calls of the others go exactly. Each keeps a worker-fed batch's fetch.
+      const auto waits = FindingHostSpans(f);
+      std::vector<HostSpan> calls;
+      for (const Finding::Span& s : f.loader_spans) calls.push_back({s.tid, s.start_ns, s.end_ns});
       const int64_t fetch = std::max<int64_t>(0, c.opt.worker_fetch_ns);
-      if (f.host_spans_exact) {
-        apply(&f, e.Price([&](Graph* x) { return whatif::CutHostOverlap(x, spans, fetch); }),
-              "data loading overlapped with the previous step (" + std::to_string(spans.size()) +
-                  " DataLoader.__next__ calls cut to " + FormatFixed(fetch / 1e6, 2) +
-                  " ms, a worker-fed batch's fetch)");
-      } else {
-        apply(&f, e.Price([&](Graph* x) { return whatif::CutHostTime(x, spans, fetch); }),
-              "data loading overlapped with the previous step (" + std::to_string(spans.size()) +
-                  " waits cut to " + FormatFixed(fetch / 1e6, 2) +
-                  " ms, a worker-fed batch's fetch)");
+      std::string what;
+      if (!waits.empty()) what = std::to_string(waits.size()) + " waits";
+      if (!calls.empty()) {
+        what += (what.empty() ? "" : " and ") + std::to_string(calls.size()) + " " +
+                std::string(kLoaderRangeName) + " calls";
       }
+      apply(&f, e.Price([&](Graph* x) {
+        return whatif::CutHostTime(x, waits, fetch) + whatif::CutHostOverlap(x, calls, fetch);
+      }),
+            "data loading overlapped with the previous step (" + what + " cut to " +
+                FormatFixed(fetch / 1e6, 2) + " ms, a worker-fed batch's fetch)");
     } else if (f.rule == "host_wait") {
       const auto spans = FindingHostSpans(f);
       apply(&f, e.Price([&](Graph* x) { return whatif::CutHostTime(x, spans, 0); }),

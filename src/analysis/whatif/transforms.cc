@@ -75,7 +75,11 @@ int CutHostOverlap(Graph* g, const std::vector<HostSpan>& spans, int64_t residua
     if (b <= a) continue;
     int64_t cut = 0;
     const std::vector<std::pair<int64_t, int64_t>>& v = it->second;
-    for (size_t k = 0; k < v.size() && v[k].first < b; ++k) {
+    // The spans are disjoint (sorted by start, so by end too): the first that ends after a.
+    const size_t first = static_cast<size_t>(
+        std::partition_point(v.begin(), v.end(), [&](const auto& x) { return x.second <= a; }) -
+        v.begin());
+    for (size_t k = first; k < v.size() && v[k].first < b; ++k) {
       const int64_t ov = std::min(b, v[k].second) - std::max(a, v[k].first);
       if (ov <= 0) continue;
       const int64_t scaled = static_cast<int64_t>(

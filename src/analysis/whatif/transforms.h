@@ -29,9 +29,10 @@ struct HostSpan {
 int CutHostTime(Graph* g, const std::vector<HostSpan>& spans, int64_t residual_ns);
 
 // The same where the spans are exactly the host work that goes (a DataLoader's next()
-// inside a longer stretch of host time between calls): each gap between calls loses
-// only its measured overlap with the spans (at the graph's host speed: a gap scaled by
-// ScaleHost loses the same fraction of itself), `residual_ns` per span kept.
+// inside a longer stretch of host time between calls; disjoint per thread): each gap
+// between calls loses only its measured overlap with the spans (at the graph's host
+// speed: a gap scaled by ScaleHost loses the same fraction of itself), `residual_ns`
+// per span kept.
 int CutHostOverlap(Graph* g, const std::vector<HostSpan>& spans, int64_t residual_ns);
 
 // Scale the CPU time between calls: on `tid`, every gap that lies inside a
