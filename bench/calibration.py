@@ -185,39 +185,37 @@ def blocks_and_traces(a, name, r, pairs, run_block, cmd, fix_cmd):
         add_traced(r, a, name, k, cmd, fix_cmd)
 
 
+RESULT_KEYS = ("runs_ms", "problem_median_ms", "fix_median_ms", "realized_saving_ms", "paired_saving_ms")
+
+
+def keep_block(r, name, n, part):
+    """One in-process block's JSON into r: the workload's description of the scenario (keys r
+    does not have yet) and, from phase pairs, the block's paired saving (printed)."""
+    for key, v in part.items():
+        if key not in RESULT_KEYS:
+            r.setdefault(key, v)
+    if "paired_saving_ms" in part:
+        r.setdefault("paired_saving_ms_blocks", []).append(part["paired_saving_ms"])
+        print(f"  {name} block: {n} phase pairs, saving {part['realized_saving_ms']:.3f} ms "
+              f"(paired {part['paired_saving_ms']})", flush=True)
+    return part
+
+
 def in_process_scenario(a, name, r):
-    """Fills r as it goes (the workload alternates both arms in one process)."""
-    script, args, trace_args, fix_trace_args = IN_PROCESS[name]
-    path = os.path.join(GPU_DIR, script)
-
-    def run_block(n):
-        part = run_json([sys.executable, path, "--pairs", str(n)] + args, timeout=400)
-        for key, v in part.items():  # the workload's description of the scenario
-            if key not in ("runs_ms", "problem_median_ms", "fix_median_ms", "realized_saving_ms"):
-                r.setdefault(key, v)
-        return part
-
-    blocks_and_traces(a, name, r, a.pairs, run_block, [sys.executable, path] + trace_args,
-                      [sys.executable, path] + fix_trace_args)
-
-
-def hf_ab_scenario(a, name, r):
-    """Like in_process_scenario, with --ab-pairs phase pairs inside one Trainer run per block."""
-    base, args = HF_AB[name]
+    """Fills r as it goes (the workload alternates both arms in one process: whole runs, or
+    for the HF_AB scenarios --ab-pairs phase pairs inside one Trainer run per block)."""
+    if name in HF_AB:
+        base, args = HF_AB[name]
+        pairs = a.ab_pairs
+    else:
+        base, args, pairs = name, IN_PROCESS[name][1], a.pairs
     script, _, trace_args, fix_trace_args = IN_PROCESS[base]
     path = os.path.join(GPU_DIR, script)
 
     def run_block(n):
-        part = run_json([sys.executable, path, "--pairs", str(n)] + args, timeout=400)
-        for key, v in part.items():
-            if key not in ("runs_ms", "problem_median_ms", "fix_median_ms", "realized_saving_ms", "paired_saving_ms"):
-                r.setdefault(key, v)
-        r.setdefault("paired_saving_ms_blocks", []).append(part.get("paired_saving_ms"))
-        print(f"  {name} block: {n} phase pairs, saving {part['realized_saving_ms']:.3f} ms "
-              f"(paired {part.get('paired_saving_ms')})", flush=True)
-        return part
+        return keep_block(r, name, n, run_json([sys.executable, path, "--pairs", str(n)] + args, timeout=400))
 
-    blocks_and_traces(a, name, r, a.ab_pairs, run_block, [sys.executable, path] + trace_args,
+    blocks_and_traces(a, name, r, pairs, run_block, [sys.executable, path] + trace_args,
                       [sys.executable, path] + fix_trace_args)
 
 
@@ -230,11 +228,7 @@ def train_gpt_ab_scenario(a, name, r):
     r.update({"problem_args": prob, "fix_args": fix, "fix": what + " (in-process phases)"})
 
     def run_block(n):
-        part = run_json(ab + ["--pairs", str(n), "--"] + prob, timeout=400)
-        r.setdefault("paired_saving_ms_blocks", []).append(part.get("paired_saving_ms"))
-        print(f"  {name} block: {n} phase pairs, saving {part['realized_saving_ms']:.3f} ms "
-              f"(paired {part.get('paired_saving_ms')})", flush=True)
-        return part
+        return keep_block(r, name, n, run_json(ab + ["--pairs", str(n), "--"] + prob, timeout=400))
 
     tr = traced_cmd(a, steps, warm)
     blocks_and_traces(a, name, r, a.ab_pairs, run_block, tr + prob, tr + fix)
@@ -297,8 +291,6 @@ def main():
                 train_gpt_scenario(a, name, r)
             elif name in TRAIN_GPT_AB:
                 train_gpt_ab_scenario(a, name, r)
-            elif name in HF_AB:
-                hf_ab_scenario(a, name, r)
             else:
                 in_process_scenario(a, name, r)
         except Deadline:

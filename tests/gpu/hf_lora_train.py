@@ -82,8 +82,70 @@ def set_checkpointing(model, on, reentrant=False):
         model._stepscope_grads_hook = None
 
 
+def training_args(batch, steps, workers=0, out_dir="/tmp/hf_lora_out"):
+    """The Trainer's arguments of every run here: bf16 autocast, no logging, no checkpoints."""
+    from transformers import TrainingArguments
+    return TrainingArguments(output_dir=out_dir, per_device_train_batch_size=batch, max_steps=steps,
+                             learning_rate=1e-4, bf16=True, logging_steps=10**6, save_strategy="no",
+                             report_to="none", dataloader_num_workers=workers, disable_tqdm=True,
+                             dataloader_pin_memory=True, seed=0)
+
+
+class LoaderCycle:
+    """Batches drawn from one of several DataLoaders, the one `pick()` names at each batch; each
+    keeps its own iterator (a worker loader's workers stay warm). `on_fetch(seconds)`, if given,
+    gets the time the caller spent in each next()."""
+
+    def __init__(self, loaders, pick, on_fetch=None):
+        self.loaders, self.pick, self.on_fetch = loaders, pick, on_fetch
+
+    def __getattr__(self, name):  # dataset, batch_size, sampler, ... as the Trainer reads them
+        return getattr(self.loaders[0], name)
+
+    def __len__(self):
+        return len(self.loaders[0])
+
+    def set_epoch(self, epoch):
+        for d in self.loaders:
+            if hasattr(d, "set_epoch"):
+                d.set_epoch(epoch)
+
+    def __iter__(self):
+        its = [iter(d) for d in self.loaders]
+        while True:
+            t = time.perf_counter()
+            try:
+                b = next(its[self.pick()])
+            except StopIteration:
+                return
+            if self.on_fetch:
+                self.on_fetch(time.perf_counter() - t)
+            yield b
+
+
+def trainer_with_loaders(arms, pick, on_fetch=None):
+    """A Trainer class whose training batches come from one DataLoader per arm (workers,
+    pin_memory), each built by the Trainer's own get_train_dataloader, through LoaderCycle."""
+    from transformers import Trainer
+
+    class CycleTrainer(Trainer):
+        def get_train_dataloader(self):
+            def use(workers, pin):  # TrainingArguments may be frozen: set the fields directly
+                object.__setattr__(self.args, "dataloader_num_workers", workers)
+                object.__setattr__(self.args, "dataloader_pin_memory", pin)
+
+            saved = (self.args.dataloader_num_workers, self.args.dataloader_pin_memory)
+            loaders = []
+            for workers, pin in arms:
+                use(workers, pin)
+                loaders.append(super().get_train_dataloader())
+            use(*saved)
+            return LoaderCycle(loaders, pick, on_fetch)
+    return CycleTrainer
+
+
 def run(model, batch, workers, steps, nvtx, out_dir="/tmp/hf_lora_out", gc=False, reentrant=False):
-    from transformers import Trainer, TrainerCallback, TrainingArguments
+    from transformers import Trainer, TrainerCallback
 
     set_checkpointing(model, gc, reentrant)
     ends = []
@@ -100,11 +162,8 @@ def run(model, batch, workers, steps, nvtx, out_dir="/tmp/hf_lora_out", gc=False
                 if state.global_step < steps:
                     torch.cuda.nvtx.range_push(f"step {state.global_step}")
 
-    args = TrainingArguments(output_dir=out_dir, per_device_train_batch_size=batch, max_steps=steps,
-                             learning_rate=1e-4, bf16=True, logging_steps=10**6, save_strategy="no",
-                             report_to="none", dataloader_num_workers=workers, disable_tqdm=True,
-                             dataloader_pin_memory=True, seed=0)
-    tr = Trainer(model=model, args=args, train_dataset=Tokens(batch * steps, 512, 32000), callbacks=[Timer()])
+    tr = Trainer(model=model, args=training_args(batch, steps, workers, out_dir),
+                 train_dataset=Tokens(batch * steps, 512, 32000), callbacks=[Timer()])
     tr.train()
     torch.cuda.synchronize()
     gaps = [b - a for a, b in zip(ends[3:], ends[4:])]
@@ -113,7 +172,7 @@ def run(model, batch, workers, steps, nvtx, out_dir="/tmp/hf_lora_out", gc=False
 
 def run_phases(model, compare, pairs, phase, skip, warmup, reentrant=False):
     """Problem and fix phases inside one Trainer run (see --phases): JSON-ready dict."""
-    from transformers import Trainer, TrainerCallback, TrainingArguments
+    from transformers import Trainer, TrainerCallback
 
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
     from overhead_phases import ab_savings  # noqa: E402 - bench/ is not a package
@@ -135,51 +194,14 @@ def run_phases(model, compare, pairs, phase, skip, warmup, reentrant=False):
                 set_checkpointing(model, not state["fix"], reentrant)
             ends.append(None)
 
-    class Alternating:
-        """The batches of the Trainer's 0-worker DataLoader in problem phases, of its 4-worker
-        one in fix phases (each keeps its own iterator, so the workers stay warm)."""
+    def pick():  # the 4-worker loader (index 1) in fix phases
+        state["fix_batches"] += state["fix"]
+        return int(state["fix"])
 
-        def __init__(self, plain, workers):
-            self.plain, self.workers = plain, workers
-
-        def __getattr__(self, name):  # dataset, batch_size, sampler, ... as the Trainer reads them
-            return getattr(self.plain, name)
-
-        def __len__(self):
-            return len(self.plain)
-
-        def set_epoch(self, epoch):
-            for d in (self.plain, self.workers):
-                if hasattr(d, "set_epoch"):
-                    d.set_epoch(epoch)
-
-        def __iter__(self):
-            its = (iter(self.plain), iter(self.workers))
-            while True:
-                state["fix_batches"] += state["fix"]
-                try:
-                    yield next(its[1 if state["fix"] else 0])
-                except StopIteration:
-                    return
-
-    class PhaseTrainer(Trainer):
-        def get_train_dataloader(self):
-            if compare != "workers":
-                return super().get_train_dataloader()
-            loaders = []
-            for w in (0, 4):
-                object.__setattr__(self.args, "dataloader_num_workers", w)  # TrainingArguments may be frozen
-                loaders.append(super().get_train_dataloader())
-            object.__setattr__(self.args, "dataloader_num_workers", 0)
-            return Alternating(*loaders)
-
+    trainer = trainer_with_loaders([(0, True), (4, True)], pick) if compare == "workers" else Trainer
     set_checkpointing(model, compare == "checkpoint", reentrant)
-    args = TrainingArguments(output_dir="/tmp/hf_lora_out", per_device_train_batch_size=8, max_steps=total,
-                             learning_rate=1e-4, bf16=True, logging_steps=10**6, save_strategy="no",
-                             report_to="none", dataloader_num_workers=0, disable_tqdm=True,
-                             dataloader_pin_memory=True, seed=0)
-    tr = PhaseTrainer(model=model, args=args, train_dataset=Tokens(8 * (total + 8), 512, 32000),
-                      callbacks=[Phases()])
+    tr = trainer(model=model, args=training_args(8, total), train_dataset=Tokens(8 * (total + 8), 512, 32000),
+                 callbacks=[Phases()])
     tr.train()
     torch.cuda.synchronize()
     res = ab_savings(ends, pairs, skip)

@@ -27,7 +27,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-from hf_lora_train import Tokens, build_model, run  # noqa: E402
+from hf_lora_train import Tokens, build_model, run, trainer_with_loaders, training_args  # noqa: E402
 from overhead_phases import split_phases  # noqa: E402 - bench/ is not a package
 
 
@@ -43,7 +43,7 @@ def main():
     for x in a.arms.split(","):
         w, _, opt = x.partition(":")
         arms.append((int(w), opt != "nopin", x))
-    from transformers import Trainer, TrainerCallback, TrainingArguments
+    from transformers import TrainerCallback
 
     model = build_model()
     run(model, 8, 0, 8, False)  # warm-up: kernels, allocator, autotuning
@@ -63,48 +63,13 @@ def main():
             st["arm"] = ((n - a.warmup) // a.phase) % n_arms
             rec.append(None)
 
-    class Cycling:
-        def __init__(self, loaders):
-            self.loaders = loaders
+    def on_fetch(seconds):
+        st["fetch"] += seconds
 
-        def __getattr__(self, name):
-            return getattr(self.loaders[0], name)
-
-        def __len__(self):
-            return len(self.loaders[0])
-
-        def set_epoch(self, epoch):
-            for d in self.loaders:
-                if hasattr(d, "set_epoch"):
-                    d.set_epoch(epoch)
-
-        def __iter__(self):
-            its = [iter(d) for d in self.loaders]
-            while True:
-                t = time.perf_counter()
-                try:
-                    b = next(its[st["arm"]])
-                except StopIteration:
-                    return
-                st["fetch"] += time.perf_counter() - t
-                yield b
-
-    class ProbeTrainer(Trainer):
-        def get_train_dataloader(self):
-            loaders = []
-            for w, pin, _ in arms:
-                object.__setattr__(self.args, "dataloader_num_workers", w)
-                object.__setattr__(self.args, "dataloader_pin_memory", pin)
-                loaders.append(super().get_train_dataloader())
-            return Cycling(loaders)
-
+    trainer = trainer_with_loaders([(w, pin) for w, pin, _ in arms], lambda: st["arm"], on_fetch)
     model.gradient_checkpointing_disable()
-    args = TrainingArguments(output_dir="/tmp/hf_lora_out", per_device_train_batch_size=8, max_steps=total,
-                             learning_rate=1e-4, bf16=True, logging_steps=10**6, save_strategy="no",
-                             report_to="none", dataloader_num_workers=0, disable_tqdm=True,
-                             dataloader_pin_memory=True, seed=0)
-    ProbeTrainer(model=model, args=args, train_dataset=Tokens(8 * (total + 8), 512, 32000),
-                 callbacks=[Phases()]).train()
+    trainer(model=model, args=training_args(8, total), train_dataset=Tokens(8 * (total + 8), 512, 32000),
+            callbacks=[Phases()]).train()
     torch.cuda.synchronize()
     per = {name: {"ms": [], "cpu_ms": [], "fetch_ms": []} for _, _, name in arms}
     for ph in split_phases(rec):  # the records between two change marks, the warm-up dropped
