@@ -8,7 +8,7 @@ RANGE on the calling thread. The trace then holds how long the training thread s
 getting each batch — loading it (0 workers) or taking it from the workers — which the
 `data_loading` rule prices instead of the whole host-wait gap before the step's first GPU
 work (in a Hugging Face Trainer most of that gap is the Trainer's own work between steps:
-docs/PERFORMANCE.md, "Where it stands"). Cost: one NVTX push and pop per batch (a few us).
+docs/PERFORMANCE.md, "Where it stands"). Cost: one NVTX push and pop per batch (not measured on its own).
 Nothing is installed where torch has no NVTX binding (a CPU-only build).
 """
 import functools

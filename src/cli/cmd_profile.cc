@@ -162,7 +162,11 @@ int RunProfile(int argc, char** argv) {
   }
   std::string pattern = p.Get("--output");
   if (EndsWith(pattern, "/")) pattern += "stepscope_%p";
-  for (const std::string& cat : Split(p.Get("--trace"), ',')) {
+  const std::vector<std::string> categories = Split(p.Get("--trace"), ',');
+  auto traces = [&](std::string_view cat) {
+    return std::find(categories.begin(), categories.end(), cat) != categories.end();
+  };
+  for (const std::string& cat : categories) {
     if (cat != "cuda" && cat != "nvtx" && cat != "memory" && cat != "host" && cat != "host-mem" &&
         cat != "um" && cat != "um-migrations" && cat != "um-gpu-faults" && cat != "um-cpu-faults") {
       return ReportError("profile", InvalidInput("unknown --trace category '" + cat +
@@ -175,7 +179,7 @@ int RunProfile(int argc, char** argv) {
     return ReportError("profile", InvalidInput("--sample-hz: not a rate from 0 to 10000: " +
                                                p.Get("--sample-hz")));
   }
-  if (("," + p.Get("--trace") + ",").find(",host,") == std::string::npos) sample_hz = 0;
+  if (!traces("host")) sample_hz = 0;
   int64_t native_hz = 0;
   if (!ParseInt64(p.Get("--native-hz"), &native_hz) || native_hz < 0 || native_hz > 10000) {
     return ReportError("profile", InvalidInput("--native-hz: not a rate from 0 to 10000: " +
@@ -300,7 +304,7 @@ int RunProfile(int argc, char** argv) {
     if (!range.empty()) setenv("STEPSCOPE_CAPTURE_RANGE", range.c_str(), 1);
     if (force) setenv("STEPSCOPE_OVERWRITE_BEFORE_NS", std::to_string(session_start).c_str(), 1);
     const std::string lib_dir = lib.substr(0, lib.rfind('/'));
-    if (("," + p.Get("--trace") + ",").find(",host-mem,") != std::string::npos) {
+    if (traces("host-mem")) {
       std::string preload = lib_dir + "/libstepscope_hostmem.so";
       if (!FileExists(preload)) {
         std::fprintf(stderr, "stepscope: warning: %s not found; host memory is not traced\n",
@@ -314,8 +318,7 @@ int RunProfile(int argc, char** argv) {
     // The sitecustomize hook (python/stepscope_hook) for the PyTorch memory recorder and
     // the DataLoader ranges; it does nothing in a program that never imports torch.
     const bool memory_hook = p.Has("--pytorch-memory");
-    const bool loader_hook =
-        loader_ranges == "on" && ("," + p.Get("--trace") + ",").find(",nvtx,") != std::string::npos;
+    const bool loader_hook = loader_ranges == "on" && traces("nvtx");
     if (memory_hook || loader_hook) {
       std::string hook = FindPythonHookDir(lib_dir);
       if (hook.empty()) {
