@@ -52,6 +52,7 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
   if (ParseInt64(env("STEPSCOPE_RING_MB"), &n) && n >= 1 && n <= 4096)
     c.ring_bytes = static_cast<size_t>(n) << 20;
   c.collector = env("STEPSCOPE_COLLECTOR");
+  c.collector_token = env("STEPSCOPE_COLLECTOR_TOKEN");
   if (env("STEPSCOPE_UM") == "off")
     c.um = c.um_migrations = c.um_gpu_faults = c.um_cpu_faults = false;
   if (env("STEPSCOPE_UM") == "driver") c.um_migrations = c.um_gpu_faults = c.um_cpu_faults = false;

@@ -13,6 +13,8 @@
 //   STEPSCOPE_OVERWRITE_BEFORE_NS  replace existing files older than this (--force-overwrite)
 //   STEPSCOPE_COLLECTOR       the collector's socket (set by `stepscope profile`); unset:
 //                             the tracer starts `stepscope _collect` itself
+//   STEPSCOPE_COLLECTOR_TOKEN the session token the collector asks of every tracer
+//                             (set by `stepscope profile`; capture/handshake.h, Trust)
 //   STEPSCOPE_BUFFER_MB       cap on CUPTI buffer memory (shared buffer slots; default 512)
 //   STEPSCOPE_RING_MB         size of the shared ring for API/NVTX/OOM records (default 32)
 //   STEPSCOPE_COMMIT_MS       commit interval of the collector (default 250)
@@ -79,7 +81,8 @@ struct CaptureConfig {
   Range range = Range::kNone;
   std::string range_nvtx_name;
   int64_t overwrite_before_ns = 0;
-  std::string collector;  // socket name; empty: start our own collector
+  std::string collector;        // socket name; empty: start our own collector
+  std::string collector_token;  // sent in the hello (STEPSCOPE_COLLECTOR_TOKEN)
   size_t buffer_bytes = 8u << 20;
   size_t max_buffer_memory = 512u << 20;
   size_t ring_bytes = 32u << 20;

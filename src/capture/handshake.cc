@@ -1,6 +1,7 @@
 #include "capture/handshake.h"
 
 #include <poll.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -165,6 +166,45 @@ Status SendAnswer(int sock, const std::string& line) {
   } while (n < 0 && errno == EINTR);
   if (n != static_cast<ssize_t>(s.size())) return IoError("cannot answer the tracer");
   return OkStatus();
+}
+
+StatusOr<PeerCred> PeerCredentials(int sock) {
+  ucred c{};
+  socklen_t len = sizeof(c);
+  if (::getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &c, &len) != 0 || len != sizeof(c))
+    return IoError(std::string("cannot read the peer's credentials: ") + std::strerror(errno));
+  PeerCred p;
+  p.pid = static_cast<int>(c.pid);
+  p.uid = c.uid;
+  p.gid = c.gid;
+  return p;
+}
+
+bool TrustedUid(uint32_t uid) { return uid == ::geteuid() || uid == 0; }
+
+StatusOr<std::string> NewSessionToken() {
+  unsigned char raw[16];
+  size_t got = 0;
+  while (got < sizeof(raw)) {
+    const ssize_t n = ::getrandom(raw + got, sizeof(raw) - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return IoError(std::string("getrandom: ") + std::strerror(errno));
+    got += static_cast<size_t>(n);
+  }
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : raw) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
+bool TokensEqual(const std::string& a, const std::string& b) {
+  if (a.size() != b.size() || a.empty()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
 }
 
 StatusOr<int> ConnectCollector(const std::string& name) {

@@ -10,8 +10,19 @@
 // STEPSCOPE_COLLECTOR names the collector's listening socket ("@name": the
 // abstract namespace). When it is unset, the tracer starts a collector itself
 // (`stepscope _collect`, see StartOwnCollector).
+//
+// Trust (docs/capture.md, Security): an abstract socket has no file
+// permissions, so the collector checks each peer itself. It takes a tracer
+// only when the peer runs as the profiling user (or root; SO_PEERCRED) and
+// sends the session token the launcher put in STEPSCOPE_COLLECTOR_TOKEN (only
+// its own process tree inherits it); the pid it traces is the peer's, from the
+// kernel, and CUPTI is loaded only through the launcher's own tracer library:
+// no hello field names a library, another process or another output pattern.
+// The tracer checks the collector the same way (its uid) before it hands over
+// its memory.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -33,6 +44,22 @@ Status SendHello(int sock, int fd, const std::string& text, int timeout_ms, std:
 // Receives a hello (text and fd); *fd is -1 when none came.
 Status ReceiveHello(int sock, int timeout_ms, std::string* text, int* fd);
 Status SendAnswer(int sock, const std::string& line);
+
+// The credentials of a connected Unix socket's peer, from the kernel.
+struct PeerCred {
+  int pid = 0;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+};
+StatusOr<PeerCred> PeerCredentials(int sock);
+// Whether a peer running as `uid` may talk to this process: the same effective
+// user, or root.
+bool TrustedUid(uint32_t uid);
+
+// A fresh random session token (32 hex digits) for STEPSCOPE_COLLECTOR_TOKEN.
+StatusOr<std::string> NewSessionToken();
+// Compares tokens in time independent of where they differ.
+bool TokensEqual(const std::string& a, const std::string& b);
 
 // Connects to a listening socket named as in STEPSCOPE_COLLECTOR.
 StatusOr<int> ConnectCollector(const std::string& name);

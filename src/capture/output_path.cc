@@ -77,8 +77,8 @@ std::string WithSuffix(const std::string& path, int n) {
 }
 
 // 1: created; 0: exists; -1: other error (errno set).
-int TryCreate(const std::string& path, int64_t overwrite_older_than_ns) {
-  int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+int TryCreate(const std::string& path, int64_t overwrite_older_than_ns, int mode) {
+  int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, mode);
   if (fd >= 0) {
     ::close(fd);
     return 1;
@@ -100,7 +100,7 @@ int TryCreate(const std::string& path, int64_t overwrite_older_than_ns) {
         ::unlink((path + "-wal").c_str());
         ::unlink((path + "-shm").c_str());
         ::unlink((path + "-journal").c_str());
-        fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+        fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, mode);
         if (fd >= 0) {
           ::close(fd);
           return 1;
@@ -115,7 +115,7 @@ int TryCreate(const std::string& path, int64_t overwrite_older_than_ns) {
 }  // namespace
 
 StatusOr<std::string> CreateTraceFile(const std::string& pattern, const PatternContext& ctx,
-                                      int64_t overwrite_older_than_ns) {
+                                      int64_t overwrite_older_than_ns, int mode) {
   const bool has_seq = pattern.find("%n") != std::string::npos;
   for (int n = 1; n < 100000; ++n) {
     std::string path;
@@ -125,7 +125,7 @@ StatusOr<std::string> CreateTraceFile(const std::string& pattern, const PatternC
       ASSIGN_OR_RETURN(path, ExpandOutputPattern(pattern, ctx, 0));
       if (n > 1) path = WithSuffix(path, n);
     }
-    int rc = TryCreate(path, overwrite_older_than_ns);
+    int rc = TryCreate(path, overwrite_older_than_ns, mode);
     if (rc == 1) return path;
     if (rc < 0) return IoError(path + ": cannot create trace file: " + std::strerror(errno));
   }

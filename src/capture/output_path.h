@@ -38,7 +38,10 @@ bool PatternIsPerProcess(const std::string& pattern);
 // `overwrite_older_than_ns` > 0, an existing file last modified before that
 // time (CLOCK_REALTIME ns) is replaced — a leftover from an earlier run under
 // --force-overwrite — while files made during this run are never replaced.
+// The file is created with `mode` (less the umask): by default only its owner
+// may read it, since a trace holds command lines, paths and Python stacks.
+inline constexpr int kTraceFileMode = 0600;
 StatusOr<std::string> CreateTraceFile(const std::string& pattern, const PatternContext& ctx,
-                                      int64_t overwrite_older_than_ns);
+                                      int64_t overwrite_older_than_ns, int mode = kTraceFileMode);
 
 }  // namespace stepscope

@@ -214,14 +214,9 @@ bool Session::Start() {
   const uint32_t slots =
       config_.cuda ? static_cast<uint32_t>(config_.max_buffer_memory / config_.buffer_bytes) : 0;
   const uint64_t total = shm::Layout(slots, config_.buffer_bytes, config_.ring_bytes, &layout);
-  int memfd = static_cast<int>(::syscall(SYS_memfd_create, "stepscope", 1u /*MFD_CLOEXEC*/));
+  const int memfd = shm::CreateRegionFd("stepscope", total);
   if (memfd < 0) {
     Disable(std::string("cannot create the shared trace buffer: ") + std::strerror(errno));
-    return false;
-  }
-  if (::ftruncate(memfd, static_cast<off_t>(total)) != 0) {
-    Disable(std::string("cannot size the shared trace buffer: ") + std::strerror(errno));
-    ::close(memfd);
     return false;
   }
   void* region = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
@@ -231,6 +226,7 @@ bool Session::Start() {
     return false;
   }
   shm::InitHeader(region, layout, static_cast<int32_t>(getpid()));
+  geometry_ = shm::GeometryOf(layout);
   shm_ = static_cast<shm::Header*>(region);
   const bool ok = Handshake(memfd);
   ::close(memfd);  // the mapping stays; no fd of ours is left in the program
@@ -339,16 +335,22 @@ bool Session::Handshake(int memfd) {
     if (const char* v = std::getenv(var.c_str())) f["env." + var] = std::string(v).substr(0, 1024);
   }
   const std::string lib = OwnLibraryPath();
-  f["inject_lib"] = lib;
 
   StatusOr<int> sock = IoError("");
   if (!config_.collector.empty()) {
+    f["token"] = config_.collector_token;
     // Unreachable (e.g. a rank on another node inherited the launcher's
     // socket name through srun): collect for ourselves instead.
     sock = ConnectCollector(config_.collector);
     if (!sock.ok()) {
       LogVerbose("%s; starting a collector for this process", sock.status().message().c_str());
+      f.erase("token");
       sock = StartOwnCollector(lib);
+    } else if (auto peer = PeerCredentials(*sock); !peer.ok() || !TrustedUid(peer->uid)) {
+      // Our memory goes only to a collector of our own user (or root).
+      ::close(*sock);
+      Disable("the collector socket " + config_.collector + " belongs to another user");
+      return false;
     }
   } else {
     sock = StartOwnCollector(lib);
@@ -469,7 +471,7 @@ uint8_t* Session::AllocateBuffer(size_t* size) {
   *size = 0;
   if (!active() || !shm_) return nullptr;
   static std::atomic<uint32_t> hint{0};
-  const uint32_t n = shm_->slot_count;
+  const uint32_t n = geometry_.slot_count;
   const uint32_t first = hint.load(std::memory_order_relaxed);
   for (uint32_t k = 0; k < n; ++k) {
     const uint32_t i = (first + k) % n;
@@ -477,8 +479,8 @@ uint8_t* Session::AllocateBuffer(size_t* size) {
     if (shm_->slots[i].state.compare_exchange_strong(expect, shm::kSlotCupti,
                                                      std::memory_order_acq_rel)) {
       hint.store(i + 1, std::memory_order_relaxed);
-      *size = shm_->slot_bytes;
-      return shm::SlotBase(shm_, i);
+      *size = geometry_.slot_bytes;
+      return shm::SlotBase(shm_, geometry_, i);
     }
   }
   // The collector is behind: CUPTI drops (and counts) records rather than the
@@ -491,10 +493,10 @@ void Session::OnBufferCompleted(uint8_t* buffer, size_t valid, uint64_t dropped)
   if (!shm_) return;
   if (dropped) shm_->cupti_dropped_records.fetch_add(dropped, std::memory_order_relaxed);
   if (buffer == nullptr) return;
-  uint8_t* base = shm::SlotBase(shm_, 0);
-  if (buffer < base || shm_->slot_bytes == 0) return;
-  const uint64_t i = static_cast<uint64_t>(buffer - base) / shm_->slot_bytes;
-  if (i >= shm_->slot_count) return;
+  uint8_t* base = shm::SlotBase(shm_, geometry_, 0);
+  if (buffer < base || geometry_.slot_bytes == 0) return;
+  const uint64_t i = static_cast<uint64_t>(buffer - base) / geometry_.slot_bytes;
+  if (i >= geometry_.slot_count) return;
   if (valid == 0 || in_fork_child_) {
     if (valid > 0 && config_.zeroed_buffers) std::memset(buffer, 0, valid);
     shm_->slots[i].state.store(shm::kSlotFree, std::memory_order_release);

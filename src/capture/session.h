@@ -151,6 +151,7 @@ class Session {
   std::atomic<uint64_t> next_nvtx_id_{1};
 
   shm::Header* shm_ = nullptr;  // the mapped region; set before active_
+  shm::Geometry geometry_;      // its layout, kept here: the program may write over the header
 
   // Timer thread.
   std::mutex mu_;

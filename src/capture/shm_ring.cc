@@ -1,5 +1,12 @@
 #include "capture/shm_ring.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
 #include <new>
 
 namespace stepscope::shm {
@@ -62,16 +69,75 @@ void InitHeader(void* region, const Header& layout, int32_t pid) {
   h->total_bytes = layout.total_bytes;
 }
 
-bool Validate(const void* region, uint64_t mapped_bytes) {
+Geometry GeometryOf(const Header& h) {
+  Geometry g;
+  g.slot_count = h.slot_count;
+  g.slot_bytes = h.slot_bytes;
+  g.slots_offset = h.slots_offset;
+  g.ring_offset = h.ring_offset;
+  g.ring_bytes = h.ring_bytes;
+  g.total_bytes = h.total_bytes;
+  return g;
+}
+
+bool ReadGeometry(const void* region, uint64_t mapped_bytes, Geometry* out) {
   if (mapped_bytes < sizeof(Header)) return false;
-  const auto* h = static_cast<const Header*>(region);
-  if (h->magic != kMagic || h->version != kVersion || h->header_bytes != sizeof(Header))
+  // One copy of the header's plain fields (the peer may be writing them);
+  // every check below is on the copy.
+  struct Plain {
+    uint64_t magic;
+    uint32_t version;
+    uint32_t header_bytes;
+    int32_t pid;
+    uint32_t slot_count;
+    uint64_t slot_bytes, slots_offset, ring_offset, ring_bytes, total_bytes;
+  } copy;
+  static_assert(offsetof(Header, total_bytes) == offsetof(Plain, total_bytes));
+  std::memcpy(&copy, region, sizeof(copy));
+  if (copy.magic != kMagic || copy.version != kVersion || copy.header_bytes != sizeof(Header))
     return false;
-  if (h->slot_count > kMaxSlots || h->total_bytes != mapped_bytes) return false;
-  if (h->ring_bytes < 4096 || (h->ring_bytes & (h->ring_bytes - 1)) != 0) return false;
-  if (h->slots_offset < sizeof(Header)) return false;
-  if (h->ring_offset < h->slots_offset + uint64_t{h->slot_count} * h->slot_bytes) return false;
-  return h->ring_offset + h->ring_bytes <= mapped_bytes;
+  Geometry g;
+  g.slot_count = copy.slot_count;
+  g.slot_bytes = copy.slot_bytes;
+  g.slots_offset = copy.slots_offset;
+  g.ring_offset = copy.ring_offset;
+  g.ring_bytes = copy.ring_bytes;
+  g.total_bytes = copy.total_bytes;
+  if (g.slot_count > kMaxSlots || g.total_bytes != mapped_bytes) return false;
+  if (g.ring_bytes < 4096 || (g.ring_bytes & (g.ring_bytes - 1)) != 0) return false;
+  if (g.ring_bytes > mapped_bytes || g.slot_bytes > mapped_bytes) return false;
+  if (g.slots_offset < sizeof(Header) || g.slots_offset > mapped_bytes) return false;
+  if (g.slot_count > 0 && (g.slot_bytes == 0 || g.slot_bytes % 8 != 0)) return false;
+  if (g.ring_offset % 8 != 0 ||
+      g.ring_offset < g.slots_offset + uint64_t{g.slot_count} * g.slot_bytes)
+    return false;
+  if (g.ring_offset > mapped_bytes || g.ring_offset + g.ring_bytes > mapped_bytes) return false;
+  *out = g;
+  return true;
+}
+
+bool Validate(const void* region, uint64_t mapped_bytes) {
+  Geometry g;
+  return ReadGeometry(region, mapped_bytes, &g);
+}
+
+int CreateRegionFd(const char* name, uint64_t total) {
+  const int fd =
+      static_cast<int>(::syscall(SYS_memfd_create, name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (fd < 0) return -1;
+  if (::ftruncate(fd, static_cast<off_t>(total)) != 0 ||
+      ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+    const int e = errno;
+    ::close(fd);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
+
+bool RegionFdSealed(int fd) {
+  const int seals = ::fcntl(fd, F_GET_SEALS);
+  return seals >= 0 && (seals & F_SEAL_SHRINK) && (seals & F_SEAL_SEAL);
 }
 
 }  // namespace stepscope::shm

@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 namespace stepscope::shm {
 
@@ -157,13 +158,43 @@ uint64_t Layout(uint32_t slot_count, uint64_t slot_bytes, uint64_t ring_bytes, H
 // Initializes the header of a fresh zeroed region of `total` bytes.
 void InitHeader(void* region, const Header& layout, int32_t pid);
 
-// Checks a received region (magic, version, sizes within `mapped_bytes`).
+// The region's layout, copied out of the header. The collector reads the
+// header's layout once, checks it and from then on uses only its copy: the
+// traced program can write anywhere in its own mapping (a bug, or on
+// purpose), and a geometry changed after the handshake must not make the
+// collector read or write outside the region.
+struct Geometry {
+  uint32_t slot_count = 0;
+  uint64_t slot_bytes = 0;
+  uint64_t slots_offset = 0;
+  uint64_t ring_offset = 0;
+  uint64_t ring_bytes = 0;  // a power of two
+  uint64_t total_bytes = 0;
+};
+// The layout as the header says now (the producer's own region, tests).
+Geometry GeometryOf(const Header& h);
+
+// Reads a received region's header once (magic, version) and checks its
+// layout against `mapped_bytes`; *out is the copy to use from then on.
+bool ReadGeometry(const void* region, uint64_t mapped_bytes, Geometry* out);
+// ReadGeometry without keeping the copy.
 bool Validate(const void* region, uint64_t mapped_bytes);
 
-inline uint8_t* RingBase(Header* h) { return reinterpret_cast<uint8_t*>(h) + h->ring_offset; }
-inline uint8_t* SlotBase(Header* h, uint32_t i) {
-  return reinterpret_cast<uint8_t*>(h) + h->slots_offset + uint64_t{i} * h->slot_bytes;
+// Creates the fd of a zeroed region of `total` bytes (memfd), sealed so that
+// nobody can shrink or grow it later: a collector that maps it can never be
+// hit by SIGBUS. Returns -1 with errno set.
+int CreateRegionFd(const char* name, uint64_t total);
+// Whether `fd` is a region that can no longer shrink (CreateRegionFd's seals).
+bool RegionFdSealed(int fd);
+
+inline uint8_t* RingBase(Header* h, const Geometry& g) {
+  return reinterpret_cast<uint8_t*>(h) + g.ring_offset;
 }
+inline uint8_t* RingBase(Header* h) { return reinterpret_cast<uint8_t*>(h) + h->ring_offset; }
+inline uint8_t* SlotBase(Header* h, const Geometry& g, uint32_t i) {
+  return reinterpret_cast<uint8_t*>(h) + g.slots_offset + uint64_t{i} * g.slot_bytes;
+}
+inline uint8_t* SlotBase(Header* h, uint32_t i) { return SlotBase(h, GeometryOf(*h), i); }
 
 // Producer: reserves a record of `payload` bytes. Returns a pointer to the
 // payload to fill, then Publish(); nullptr when the ring is full (the drop is
@@ -218,15 +249,21 @@ inline bool Put(Header* h, Kind kind, const void* data, uint32_t n) {
 // published record in order (payload bytes include alignment padding), up to
 // `max_bytes` of ring, zeroes what it consumed and advances `read`. Returns
 // the number of records; *corrupt is set when a header is impossible (the
-// ring is then left as is).
+// ring is then left as is). `g` is the consumer's copy of the layout: the
+// cursors and record words in shared memory are checked against it, never
+// trusted.
 template <typename F>
-size_t Consume(Header* h, F&& fn, uint64_t max_bytes, bool* corrupt) {
-  const uint64_t size = h->ring_bytes;
-  uint8_t* ring = RingBase(h);
+size_t Consume(Header* h, const Geometry& g, F&& fn, uint64_t max_bytes, bool* corrupt) {
+  const uint64_t size = g.ring_bytes;
+  uint8_t* ring = RingBase(h, g);
   uint64_t r = h->read.load(std::memory_order_relaxed);
   const uint64_t w = h->write.load(std::memory_order_acquire);
   const uint64_t start = r;
   size_t n = 0;
+  if (r % 8 != 0) {  // only the consumer writes `read`: someone else did
+    if (corrupt) *corrupt = true;
+    return 0;
+  }
   while (r < w && r - start < max_bytes) {
     const uint64_t off = r & (size - 1);
     const uint64_t word = std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(ring + off))
@@ -248,6 +285,12 @@ size_t Consume(Header* h, F&& fn, uint64_t max_bytes, bool* corrupt) {
   }
   h->read.store(r, std::memory_order_release);
   return n;
+}
+
+// Consume with the layout the header says now (the producer's own region, tests).
+template <typename F>
+size_t Consume(Header* h, F&& fn, uint64_t max_bytes, bool* corrupt) {
+  return Consume(h, GeometryOf(*h), std::forward<F>(fn), max_bytes, corrupt);
 }
 
 }  // namespace stepscope::shm

@@ -65,8 +65,12 @@ int RunCollect(int argc, char** argv) {
 #ifdef STEPSCOPE_HAVE_COLLECTOR
   // Started by a tracer (capture/session.cc) with its socket on fd 3. Fork
   // once more so the traced program never has this process as a child.
-  (void)argc;
-  (void)argv;
+  // Only that tracer holds the other end of the socket: it names the
+  // library CUPTI is loaded through (--inject-lib).
+  CollectorPolicy policy;
+  for (int i = 0; i + 1 < argc; ++i) {
+    if (!std::strcmp(argv[i], "--inject-lib")) policy.inject_lib = argv[i + 1];
+  }
   pid_t pid = fork();
   if (pid < 0) return 1;
   if (pid > 0) _exit(0);
@@ -80,7 +84,7 @@ int RunCollect(int argc, char** argv) {
   int fd = fcntl(3, F_DUPFD_CLOEXEC, 3);
   close(3);
   if (fd < 0) return 1;
-  auto server = CollectorServer::ForConnection(fd);
+  auto server = CollectorServer::ForConnection(fd, std::move(policy));
   server->RunUntilDone();
   return 0;
 #else
@@ -139,6 +143,10 @@ int RunProfile(int argc, char** argv) {
          "record only inside a range: cudaProfilerApi (cudaProfilerStart/Stop) or nvtx:NAME "
          "(the NVTX push/pop range NAME)");
   p.Switch("--force-overwrite", "replace trace files left by an earlier run", "-f");
+  p.Flag("--file-mode", "OCTAL",
+         "permissions of the trace files (less the umask): 600, only you may read them, since a "
+         "trace holds command lines, paths and Python stacks; 640 or 644 to share them",
+         "600");
   p.Epilog(
       "examples:\n"
       "  stepscope profile -- python train.py\n"
@@ -219,6 +227,15 @@ int RunProfile(int argc, char** argv) {
         InvalidInput("--capture-range: use cudaProfilerApi or nvtx:NAME, not '" + range + "'"));
   }
   if (Status st = CheckOutputPattern(pattern); !st.ok()) return ReportError("profile", st);
+  const std::string mode_text = p.Get("--file-mode");
+  char* mode_end = nullptr;
+  const long file_mode = std::strtol(mode_text.c_str(), &mode_end, 8);
+  if (mode_text.empty() || *mode_end != '\0' || file_mode < 0 || file_mode > 0666 ||
+      (file_mode & 0600) != 0600) {
+    return ReportError("profile", InvalidInput("--file-mode: use octal permissions from 600 to 666 "
+                                               "(read and write for you), not '" +
+                                               mode_text + "'"));
+  }
   const bool force = p.Has("--force-overwrite");
   // A fixed name (no per-process token) that already exists: refuse up front
   // rather than write next to it under another name.
@@ -269,8 +286,9 @@ int RunProfile(int argc, char** argv) {
   }
 #ifdef STEPSCOPE_HAVE_COLLECTOR
   std::unique_ptr<CollectorServer> collector;
+  std::string collector_token;
   if (traced) {
-    auto server = CollectorServer::Listen();
+    auto server = ListenForRun(lib, pattern, static_cast<int>(file_mode), &collector_token);
     if (!server.ok()) {
       std::fprintf(stderr, "stepscope: warning: %s; the program runs untraced\n",
                    server.status().message().c_str());
@@ -295,6 +313,7 @@ int RunProfile(int argc, char** argv) {
     setenv("STEPSCOPE_TRACE", p.Get("--trace").c_str(), 1);
 #ifdef STEPSCOPE_HAVE_COLLECTOR
     setenv("STEPSCOPE_COLLECTOR", collector->name().c_str(), 1);
+    setenv("STEPSCOPE_COLLECTOR_TOKEN", collector_token.c_str(), 1);
     collector->StartThread();
 #endif
     setenv("STEPSCOPE_SAMPLE_HZ", std::to_string(sample_hz).c_str(), 1);
@@ -356,6 +375,7 @@ int RunProfile(int argc, char** argv) {
       char cwd[4096] = {0};
       h["cwd"] = getcwd(cwd, sizeof(cwd) - 1) ? cwd : ".";
       h["pattern"] = pattern;
+      h["file_mode"] = std::to_string(file_mode);
       if (force) h["overwrite_before_ns"] = std::to_string(session_start);
       std::string line;
       for (const std::string& a : cmd) line += (line.empty() ? "" : " ") + a;

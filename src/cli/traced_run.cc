@@ -19,6 +19,20 @@ std::string TracerLibraryPath() {
   return FindLibraryBesideExecutable("libstepscope_inject.so");
 }
 
+#ifdef STEPSCOPE_HAVE_COLLECTOR
+StatusOr<std::unique_ptr<CollectorServer>> ListenForRun(const std::string& lib,
+                                                        const std::string& pattern, int file_mode,
+                                                        std::string* token) {
+  ASSIGN_OR_RETURN(*token, NewSessionToken());
+  CollectorPolicy policy;
+  policy.token = *token;
+  policy.inject_lib = lib;
+  policy.pattern = pattern;
+  policy.file_mode = file_mode;
+  return CollectorServer::Listen(std::move(policy));
+}
+#endif
+
 StatusOr<TracedRunResult> RunTraced(const std::vector<std::string>& command,
                                     const TracedRunOptions& options) {
 #ifdef STEPSCOPE_HAVE_COLLECTOR
@@ -36,7 +50,9 @@ StatusOr<TracedRunResult> RunTraced(const std::vector<std::string>& command,
     return Unavailable("cannot load the tracer " + lib + " (" + (why ? why : "unknown error") +
                        ")");
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<CollectorServer> collector, CollectorServer::Listen());
+  std::string token;
+  ASSIGN_OR_RETURN(std::unique_ptr<CollectorServer> collector,
+                   ListenForRun(lib, options.output_pattern, 0, &token));
   collector->StartThread();
   const std::vector<std::pair<std::string, std::string>> env = {
       {"CUDA_INJECTION64_PATH", lib},
@@ -44,6 +60,7 @@ StatusOr<TracedRunResult> RunTraced(const std::vector<std::string>& command,
       {"STEPSCOPE_OUTPUT", options.output_pattern},
       {"STEPSCOPE_TRACE", options.categories},
       {"STEPSCOPE_COLLECTOR", collector->name()},
+      {"STEPSCOPE_COLLECTOR_TOKEN", token},
       {"STEPSCOPE_DELAY_NS", ""},
       {"STEPSCOPE_DURATION_NS", ""},
       {"STEPSCOPE_CAPTURE_RANGE", ""},

@@ -5,12 +5,24 @@
 // is printed.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
 
 namespace stepscope {
+
+#ifdef STEPSCOPE_HAVE_COLLECTOR
+class CollectorServer;
+// This run's collector (collector/collector_server.h), listening: it takes
+// only tracers that send *token (a fresh one, for STEPSCOPE_COLLECTOR_TOKEN)
+// and run as this user, loads CUPTI only through `lib` and names traces by
+// `pattern` (created with `file_mode`, 0: 0600), whatever a tracer asks.
+StatusOr<std::unique_ptr<CollectorServer>> ListenForRun(const std::string& lib,
+                                                        const std::string& pattern, int file_mode,
+                                                        std::string* token);
+#endif
 
 // libstepscope_inject.so: $STEPSCOPE_INJECT_LIB, else installed beside the
 // executable (FindLibraryBesideExecutable); "" when not found.

@@ -34,16 +34,77 @@ bool ProcStat(int pid, std::string* start, char* state) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Listen() {
+StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Listen(CollectorPolicy policy) {
+  if (policy.token.empty()) return InvalidInput("a listening collector needs a session token");
   std::unique_ptr<CollectorServer> s(new CollectorServer());
+  s->policy_ = std::move(policy);
   ASSIGN_OR_RETURN(s->listen_fd_, ListenCollector(&s->name_));
   return s;
 }
 
-std::unique_ptr<CollectorServer> CollectorServer::ForConnection(int fd) {
+std::unique_ptr<CollectorServer> CollectorServer::ForConnection(int fd, CollectorPolicy policy) {
   std::unique_ptr<CollectorServer> s(new CollectorServer());
+  s->policy_ = std::move(policy);
   s->pending_conn_ = fd;
   return s;
+}
+
+void CollectorServer::Refuse(int conn, const PeerCred& peer, const std::string& why) {
+  // Logged, but a flood of refused connections does not flood the terminal.
+  constexpr uint64_t kLogged = 5;
+  if (++refused_ <= kLogged) {
+    LogWarn("refused a tracer connection from pid %d (uid %u): %s%s", peer.pid, peer.uid,
+            why.c_str(), refused_ == kLogged ? " (further refusals are not shown)" : "");
+  }
+  (void)SendAnswer(conn, "error refused by the collector: " + why);
+  ::close(conn);
+}
+
+bool CollectorServer::Admit(int conn, HelloFields* hello, int* memfd) {
+  auto peer = PeerCredentials(conn);
+  if (!peer.ok()) {
+    Refuse(conn, PeerCred{}, peer.status().message());
+    return false;
+  }
+  // Checked before reading anything: a stranger cannot even hold the accept
+  // loop for the hello's timeout.
+  if (!TrustedUid(peer->uid)) {
+    Refuse(conn, *peer,
+           "it runs as another user (only uid " + std::to_string(::geteuid()) +
+               " or root may be traced by this collector)");
+    return false;
+  }
+  std::string text;
+  Status st = ReceiveHello(conn, 5000, &text, memfd);
+  if (!st.ok()) {
+    if (*memfd >= 0) ::close(*memfd);
+    Refuse(conn, *peer, st.message());
+    return false;
+  }
+  *hello = DecodeHello(text);
+  auto token = hello->find("token");
+  if (!policy_.token.empty() &&
+      (token == hello->end() || !TokensEqual(token->second, policy_.token))) {
+    if (*memfd >= 0) ::close(*memfd);
+    Refuse(conn, *peer, "no valid session token (it was not started by this stepscope profile)");
+    return false;
+  }
+  hello->erase("token");
+  // The fields the collector decides: the traced pid is the peer's (from the
+  // kernel), CUPTI comes through the launcher's own library, the file from
+  // the launcher's pattern.
+  (*hello)["pid"] = std::to_string(peer->pid);
+  std::string start;
+  char state = '?';
+  if (ProcStat(peer->pid, &start, &state) && state != 'Z') {
+    (*hello)["start_time_ticks"] = start;
+  } else {
+    hello->erase("start_time_ticks");
+  }
+  (*hello)["inject_lib"] = policy_.inject_lib;
+  if (!policy_.pattern.empty()) (*hello)["pattern"] = policy_.pattern;
+  if (policy_.file_mode > 0) (*hello)["file_mode"] = std::to_string(policy_.file_mode);
+  return true;
 }
 
 CollectorServer::~CollectorServer() {
@@ -55,15 +116,9 @@ CollectorServer::~CollectorServer() {
 }
 
 void CollectorServer::Accept(int conn) {
-  std::string text;
+  HelloFields hello;
   int memfd = -1;
-  Status st = ReceiveHello(conn, 5000, &text, &memfd);
-  if (!st.ok()) {
-    if (memfd >= 0) ::close(memfd);
-    ::close(conn);
-    return;
-  }
-  HelloFields hello = DecodeHello(text);
+  if (!Admit(conn, &hello, &memfd)) return;
   auto trace = TraceCollector::Start(hello, memfd);
   if (!trace.ok()) {
     (void)SendAnswer(conn, "error " + trace.status().message());
@@ -193,11 +248,8 @@ void CollectorServer::FinishParked() {
     if (p.sampler->python_status().rfind("on", 0) != 0) continue;
     shm::Header layout{};
     const uint64_t total = shm::Layout(0, 4096, 4096, &layout);
-    const int memfd = static_cast<int>(::syscall(SYS_memfd_create, "stepscope-host", 1u));
-    if (memfd < 0 || ::ftruncate(memfd, static_cast<off_t>(total)) != 0) {
-      if (memfd >= 0) ::close(memfd);
-      continue;
-    }
+    const int memfd = shm::CreateRegionFd("stepscope-host", total);
+    if (memfd < 0) continue;
     void* region = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
     if (region == MAP_FAILED) {
       ::close(memfd);

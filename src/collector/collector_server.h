@@ -24,12 +24,26 @@
 
 namespace stepscope {
 
+// What the collector decides itself, whatever a tracer's hello says
+// (capture/handshake.h, Trust).
+struct CollectorPolicy {
+  // Every tracer must send it (STEPSCOPE_COLLECTOR_TOKEN); empty: none asked
+  // (a socket pair only its creator holds, stepscope _collect).
+  std::string token;
+  // The tracer library through which CUPTI is loaded to decode buffers.
+  std::string inject_lib;
+  // The output pattern; empty: the tracer's (stepscope _collect).
+  std::string pattern;
+  // Permissions of new trace files (less the umask); 0: the default, 0600.
+  int file_mode = 0;
+};
+
 class CollectorServer {
  public:
   // A listening server; name() is the value for STEPSCOPE_COLLECTOR.
-  static StatusOr<std::unique_ptr<CollectorServer>> Listen();
+  static StatusOr<std::unique_ptr<CollectorServer>> Listen(CollectorPolicy policy);
   // A server for one tracer already connected on `fd` (stepscope _collect).
-  static std::unique_ptr<CollectorServer> ForConnection(int fd);
+  static std::unique_ptr<CollectorServer> ForConnection(int fd, CollectorPolicy policy);
   ~CollectorServer();
 
   const std::string& name() const { return name_; }
@@ -60,12 +74,19 @@ class CollectorServer {
   CollectorServer() = default;
   void Loop();
   void Accept(int conn);
+  // Checks a connection's peer and hello against policy_, receives the
+  // hello and its region's fd and fills in the fields the collector decides
+  // (pid, library, pattern); false: refused, logged, answered and closed.
+  bool Admit(int conn, HelloFields* hello, int* memfd);
+  void Refuse(int conn, const PeerCred& peer, const std::string& why);
   bool WaitDead(const Live& l, int timeout_ms) const;
   void TraceLoop(Live* l);
   void Step(int timeout_ms);
   void Reap(bool all);
   void FinishParked();
 
+  CollectorPolicy policy_;
+  uint64_t refused_ = 0;  // connections refused (server thread only)
   std::string name_;
   int listen_fd_ = -1;
   int pending_conn_ = -1;  // ForConnection

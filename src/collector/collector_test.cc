@@ -51,9 +51,8 @@ class CollectorTest : public ::testing::Test {
     dir_ = mkdtemp(tmpl);
     shm::Header layout{};
     size_ = shm::Layout(0, 4096, ring_bytes_, &layout);
-    memfd_ = static_cast<int>(syscall(SYS_memfd_create, "test", 1u));
+    memfd_ = shm::CreateRegionFd("test", size_);
     ASSERT_GE(memfd_, 0);
-    ASSERT_EQ(ftruncate(memfd_, static_cast<off_t>(size_)), 0);
     void* p = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, memfd_, 0);
     ASSERT_NE(p, MAP_FAILED);
     shm::InitHeader(p, layout, getpid());
@@ -165,8 +164,8 @@ TEST(CollectorSlots, DecodesReadySlotsWithTheNamesSentThroughTheRing) {
   std::string dir = mkdtemp(tmpl);
   shm::Header layout{};
   const uint64_t size = shm::Layout(2, 1 << 16, 1 << 16, &layout);
-  int memfd = static_cast<int>(syscall(SYS_memfd_create, "slots", 1u));
-  ASSERT_EQ(ftruncate(memfd, static_cast<off_t>(size)), 0);
+  int memfd = shm::CreateRegionFd("slots", size);
+  ASSERT_GE(memfd, 0);
   auto* h =
       static_cast<shm::Header*>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0));
   shm::InitHeader(h, layout, getpid());
@@ -228,8 +227,15 @@ TEST_F(CollectorTest, RefusesARegionOfAnotherLayout) {
   EXPECT_FALSE(c.ok());
 }
 
+CollectorPolicy TestPolicy(const std::string& pattern = "") {
+  CollectorPolicy p;
+  p.token = "0123456789abcdef0123456789abcdef";
+  p.pattern = pattern;
+  return p;
+}
+
 TEST_F(CollectorTest, ServerAcceptsATracerAndFinishesItsTraceOnStop) {
-  auto server = CollectorServer::Listen();
+  auto server = CollectorServer::Listen(TestPolicy());
   ASSERT_TRUE(server.ok()) << server.status().message();
   (*server)->StartThread();
   Open(1, 100, "before handshake");
@@ -237,7 +243,9 @@ TEST_F(CollectorTest, ServerAcceptsATracerAndFinishesItsTraceOnStop) {
   auto sock = ConnectCollector((*server)->name());
   ASSERT_TRUE(sock.ok()) << sock.status().message();
   std::string answer;
-  Status st = SendHello(*sock, memfd_, EncodeHello(Hello()), 5000, &answer);
+  HelloFields hello = Hello();
+  hello["token"] = TestPolicy().token;
+  Status st = SendHello(*sock, memfd_, EncodeHello(hello), 5000, &answer);
   close(*sock);
   close(memfd_);
   ASSERT_TRUE(st.ok()) << st.message();
@@ -265,6 +273,110 @@ TEST(Handshake, HelloRoundTrips) {
   HelloFields g = DecodeHello(EncodeHello(f));
   EXPECT_EQ(g["a"], "1");
   EXPECT_EQ(g["command_line"], "python x.py with newline");
+}
+
+// Security (capture/handshake.h, Trust): a hello without this run's session
+// token is refused before anything is created.
+TEST_F(CollectorTest, ServerRefusesAHelloWithoutTheSessionToken) {
+  auto server = CollectorServer::Listen(TestPolicy());
+  ASSERT_TRUE(server.ok()) << server.status().message();
+  (*server)->StartThread();
+  for (const std::string token : {"", "0123456789abcdef0123456789abcdee", "short"}) {
+    auto sock = ConnectCollector((*server)->name());
+    ASSERT_TRUE(sock.ok()) << sock.status().message();
+    HelloFields hello = Hello();
+    if (!token.empty()) hello["token"] = token;
+    std::string answer;
+    Status st = SendHello(*sock, memfd_, EncodeHello(hello), 5000, &answer);
+    close(*sock);
+    ASSERT_TRUE(st.ok()) << st.message();
+    EXPECT_EQ(answer.rfind("error refused by the collector: no valid session token", 0), 0u)
+        << answer;
+  }
+  EXPECT_TRUE((*server)->Finish(100).empty());
+  EXPECT_NE(access((dir_ + "/t_5.sqlite").c_str(), F_OK), 0);
+}
+
+// The pid traced is the peer's (SO_PEERCRED), the file the launcher's pattern
+// and CUPTI the launcher's library: the hello cannot point the collector at
+// another process, another path or another library.
+TEST_F(CollectorTest, ServerTracesThePeerWithItsOwnPatternWhateverTheHelloSays) {
+  auto server = CollectorServer::Listen(TestPolicy(dir_ + "/mine_%p"));
+  ASSERT_TRUE(server.ok()) << server.status().message();
+  (*server)->StartThread();
+  auto sock = ConnectCollector((*server)->name());
+  ASSERT_TRUE(sock.ok()) << sock.status().message();
+  HelloFields hello = Hello();
+  hello["token"] = TestPolicy().token;
+  hello["pid"] = "1";
+  hello["pattern"] = dir_ + "/elsewhere";
+  hello["inject_lib"] = dir_ + "/not_a_library.so";
+  std::string answer;
+  Status st = SendHello(*sock, memfd_, EncodeHello(hello), 5000, &answer);
+  close(*sock);
+  close(memfd_);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(answer, "ok " + dir_ + "/mine_" + std::to_string(getpid()) + ".sqlite");
+  Open(1, 100, "r");
+  Close(1, 200);
+  std::vector<CollectedTrace> got = (*server)->Finish(100);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].pid, getpid());
+  EXPECT_NE(access((dir_ + "/elsewhere.sqlite").c_str(), F_OK), 0);
+}
+
+// A region that could still be shrunk (not a sealed memfd) would let its
+// owner crash the collector with SIGBUS: refused.
+TEST_F(CollectorTest, RefusesAnUnsealedRegion) {
+  const int plain = static_cast<int>(syscall(SYS_memfd_create, "plain", 1u));
+  ASSERT_GE(plain, 0);
+  ASSERT_EQ(ftruncate(plain, static_cast<off_t>(size_)), 0);
+  void* p = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, plain, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  std::memcpy(p, h_, sizeof(shm::Header));
+  munmap(p, size_);
+  auto c = TraceCollector::Start(Hello(), plain);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("sealed"), std::string::npos) << c.status().message();
+}
+
+// The traced program can write anywhere in its own mapping: a header whose
+// layout changes after the handshake must not make the collector read or
+// write outside the region (it keeps the layout it checked at the start).
+TEST(CollectorHeader, SurvivesAHeaderRewrittenAfterTheHandshake) {
+  char tmpl[] = "/tmp/stepscope-header-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  shm::Header layout{};
+  const uint64_t size = shm::Layout(2, 1 << 16, 1 << 16, &layout);
+  const int memfd = shm::CreateRegionFd("header", size);
+  ASSERT_GE(memfd, 0);
+  auto* h =
+      static_cast<shm::Header*>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0));
+  ASSERT_NE(static_cast<void*>(h), MAP_FAILED);
+  shm::InitHeader(h, layout, getpid());
+  auto c = TraceCollector::Start(
+      {{"pid", std::to_string(getpid())}, {"cwd", dir}, {"pattern", "hdr"}}, memfd);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  for (int round = 0; round < 4; ++round) {
+    h->slot_count = shm::kMaxSlots * (round + 1);
+    h->slot_bytes = uint64_t{1} << (40 + round);
+    h->slots_offset = uint64_t{1} << 50;
+    h->ring_offset = ~uint64_t{0} - 4096 * round;
+    h->ring_bytes = round == 0 ? 2 : uint64_t{1} << 62;
+    h->total_bytes = 1;
+    h->write.store(~uint64_t{0} >> round);
+    h->read.store(round * 12345);
+    for (uint32_t i = 0; i < shm::kMaxSlots; ++i) {
+      h->slots[i].valid.store(~uint64_t{0});
+      h->slots[i].state.store(shm::kSlotReady);
+    }
+    (*c)->Poll();
+  }
+  (*c)->Finish();
+  EXPECT_EQ((*c)->result().error, "the shared ring is corrupt; later records are lost");
+  munmap(h, size);
+  std::string cmd = "rm -rf " + dir;
+  (void)std::system(cmd.c_str());
 }
 
 }  // namespace

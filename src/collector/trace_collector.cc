@@ -59,13 +59,19 @@ StatusOr<std::unique_ptr<TraceCollector>> TraceCollector::Start(const HelloField
     if (memfd >= 0) ::close(memfd);
     return InvalidInput("the tracer sent no shared buffer");
   }
+  // A region someone could still shrink would crash the collector (SIGBUS)
+  // on its next read: only sealed memfds are taken (shm::CreateRegionFd).
+  if (!shm::RegionFdSealed(memfd)) {
+    ::close(memfd);
+    return InvalidInput("the tracer's shared buffer is not a sealed memfd (version mismatch?)");
+  }
   void* region = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ | PROT_WRITE,
                         MAP_SHARED, memfd, 0);
   ::close(memfd);
   if (region == MAP_FAILED) return IoError(std::string("mmap: ") + std::strerror(errno));
   c->shm_ = static_cast<shm::Header*>(region);
   c->mapped_ = static_cast<uint64_t>(st.st_size);
-  if (!shm::Validate(region, c->mapped_))
+  if (!shm::ReadGeometry(region, c->mapped_, &c->geometry_))
     return InvalidInput("the tracer's shared buffer has another layout (version mismatch)");
   c->pid_ = static_cast<int>(GetInt(hello, "pid", c->shm_->pid));
   c->start_ticks_ = Get(hello, "start_time_ticks");
@@ -84,8 +90,10 @@ StatusOr<std::unique_ptr<TraceCollector>> TraceCollector::Start(const HelloField
     auto it = f->find("env." + var);
     return it == f->end() ? nullptr : it->second.c_str();
   };
-  ASSIGN_OR_RETURN(c->path_,
-                   CreateTraceFile(pattern, ctx, GetInt(hello, "overwrite_before_ns", 0)));
+  int64_t mode = kTraceFileMode;
+  if (!ParseInt64(Get(hello, "file_mode"), &mode) || mode < 0 || mode > 0777) mode = kTraceFileMode;
+  ASSIGN_OR_RETURN(c->path_, CreateTraceFile(pattern, ctx, GetInt(hello, "overwrite_before_ns", 0),
+                                             static_cast<int>(mode)));
   c->result_.path = c->path_;
   c->result_.pid = c->pid_;
   // Held until Finish(): `profile -f` of another run sees a live trace.
@@ -153,15 +161,15 @@ void TraceCollector::DrainSlots() {
   // Which slots are ready, then the ring: the tracer put the strings a
   // buffer's records point to into the ring before marking the buffer ready.
   std::vector<uint32_t> ready;
-  for (uint32_t i = 0; i < shm_->slot_count; ++i) {
+  for (uint32_t i = 0; i < geometry_.slot_count; ++i) {
     if (shm_->slots[i].state.load(std::memory_order_acquire) == shm::kSlotReady) ready.push_back(i);
   }
   if (ready.empty()) return;
   DrainRing();
   for (uint32_t i : ready) {
     shm::Slot& slot = shm_->slots[i];
-    const uint64_t valid = std::min<uint64_t>(slot.valid.load(), shm_->slot_bytes);
-    uint8_t* buf = shm::SlotBase(shm_, i);
+    const uint64_t valid = std::min<uint64_t>(slot.valid.load(), geometry_.slot_bytes);
+    uint8_t* buf = shm::SlotBase(shm_, geometry_, i);
     auto fns = LoadCupti(Get(hello_, "inject_lib"));
     if (fns.ok()) {
       decoder_->DecodeBuffer(buf, valid, fns->next_record);
@@ -176,7 +184,7 @@ void TraceCollector::DrainSlots() {
     // Handed back zeroed, as promised to CUPTI (ZEROED_OUT_ACTIVITY_BUFFER):
     // what CUPTI wrote, with a margin for a record it began and did not count.
     if (zeroed_buffers_) {
-      std::memset(buf, 0, std::min<uint64_t>(shm_->slot_bytes, valid + (uint64_t{64} << 10)));
+      std::memset(buf, 0, std::min<uint64_t>(geometry_.slot_bytes, valid + (uint64_t{64} << 10)));
     }
     slot.state.store(shm::kSlotFree, std::memory_order_release);
   }
@@ -293,7 +301,8 @@ void TraceCollector::DrainRing() {
   // In slices, so that one huge burst does not hold off the commit.
   for (int i = 0; i < 64; ++i) {
     size_t n = shm::Consume(
-        shm_, [this](shm::Kind k, const uint8_t* p, uint32_t len) { OnRecord(k, p, len); },
+        shm_, geometry_,
+        [this](shm::Kind k, const uint8_t* p, uint32_t len) { OnRecord(k, p, len); },
         uint64_t{4} << 20, &corrupt);
     if (n == 0 || corrupt) break;
   }

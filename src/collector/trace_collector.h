@@ -80,6 +80,7 @@ class TraceCollector {
   int lock_fd_ = -1;
   shm::Header* shm_ = nullptr;
   uint64_t mapped_ = 0;
+  shm::Geometry geometry_;  // read once at Start; the header is never trusted again
   std::unique_ptr<TraceWriter> writer_;
   std::unique_ptr<ActivityDecoder> decoder_;
   bool zeroed_buffers_ = true;
