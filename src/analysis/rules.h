@@ -2,7 +2,9 @@
 // looks for one known cause of slow training steps and reports a Finding that
 // says what happened, where (steps, NVTX range, time range), how much time it
 // cost, and the fix. Findings are ranked by cost. docs/rules.md documents
-// every rule: its evidence, its cost model and its threshold.
+// every rule: its evidence, its cost model and its threshold. Each rule is a
+// unit in rules/ (rules/rule.h: its detection, its fix as a replay
+// transformation, its text), listed once in rules/registry.cc.
 //
 // What is analyzed: the windows of the steady steps (complete, not warm-up:
 // steps.h), or, without steps, the GPU span of the trace. Time-based rules look at one device: the
@@ -50,6 +52,12 @@ struct FindingExample {
   int64_t cost_ns = 0;
 };
 
+// Per-rule data a finding carries from its rule's detection to its fix: each
+// rule derives its own type (rules/rule.h).
+struct FindingData {
+  virtual ~FindingData() = default;
+};
+
 struct Finding {
   std::string rule;    // rule id, e.g. "data_loading"
   std::string title;   // what, one line
@@ -67,8 +75,9 @@ struct Finding {
   int64_t step_before_ns = 0;
   int64_t step_after_ns = 0;
   std::string whatif;  // the transformation replayed, e.g. "remove 6 waits"
-  // What the finding is about, for the pricing: api rows (blocking calls),
-  // gpu_ops rows (copies, GEMMs) and host time spans of the launching thread.
+  // What the finding is about, for the pricing and the host evidence: api rows
+  // (blocking calls), gpu_ops rows (copies, GEMMs, kernels) and host time spans
+  // (of the launching thread, or as the rule says).
   std::vector<uint32_t> apis;
   std::vector<uint32_t> ops;
   struct Span {
@@ -77,28 +86,9 @@ struct Finding {
     int64_t end_ns;
   };
   std::vector<Span> host_spans;
-  // data_loading: the program's DataLoader.__next__ calls (profile --loader-ranges), each
-  // exactly the host work a prefetch removes; host_spans then hold only the waits of
-  // threads without them, whose host time goes whole.
-  std::vector<Span> loader_spans;
-  // recompute: the forward's checkpoint boundary gaps (main thread), each cut
-  // to boundary_residual_ns by the fix (the median launch gap).
-  std::vector<Span> boundary_spans;
-  int64_t boundary_residual_ns = 0;
-  // recompute: windows of a thread whose CPU time between calls the fix
-  // scales by `factor` (the checkpoint hooks' share of it, from the host
-  // samples and, where the trace has them, the native samples).
-  struct ScaledSpan {
-    uint32_t tid;
-    int64_t start_ns;
-    int64_t end_ns;
-    double factor;
-  };
-  std::vector<ScaledSpan> scaled_spans;
-  // um_faults: the ops' durations once fixed (parallel to `ops`), and the CPU
-  // time the fix takes off each host span (parallel to `host_spans`).
-  std::vector<int64_t> op_fixed_ns;
-  std::vector<int64_t> host_span_cut_ns;
+  // The rule's own data for its fix (rules/<rule>.cc defines the type; null
+  // when the rule needs none).
+  std::shared_ptr<const FindingData> data;
 };
 
 struct OomModel;  // rules_oom.h
@@ -185,6 +175,7 @@ struct Analysis {
   std::vector<HostStepSplit> host_split;
 };
 
+// The rules in report order (rules/registry.cc): their ids and summaries.
 struct RuleInfo {
   const char* id;
   const char* summary;
@@ -192,37 +183,6 @@ struct RuleInfo {
 const std::vector<RuleInfo>& RuleList();
 
 StatusOr<Analysis> Analyze(const TraceModel& model, const AnalyzeOptions& options);
-
-// --- internals shared by the rule files ---------------------------------
-struct RuleContext {
-  const TraceModel& m;
-  const AnalyzeOptions& opt;
-  const StepSet& steps;
-  std::vector<int32_t> op_step;  // step index of each op (by launch), -1
-  int device = -1;
-  std::vector<Interval> windows;  // sorted, disjoint
-  int64_t analyzed_ns = 0;
-  int64_t nsteps = 0;
-  std::vector<GpuGap> gaps;  // of `device`, clipped to the windows
-  // Per api call: 1 a synchronous memcpy/memset, 2 an async memcpy to/from
-  // pageable memory (both block the host), 0 otherwise.
-  std::vector<uint8_t> blocking_copy;
-  std::vector<char> is_step_range;  // per NVTX range: it is a detected step
-  // Where a rule lacked the evidence to decide: one line each ("sync_memcpy:
-  // 12 copies without their issuing call ...").
-  std::vector<std::string>* undecided = nullptr;
-
-  bool InWindows(int64_t t) const;
-  // Step index whose window contains t, or -1.
-  int StepAtWindow(int64_t t) const;
-  // "`forward`", "the step range" (a step's own range) or "no NVTX range".
-  std::string RangeName(uint32_t nvtx) const;
-  std::string Rel(int64_t t) const;  // "+1.234567 s"
-  // "steps 5-34" / "steps 5, 9, 12" / "12 of 30 steps (5-40)"; "" without steps.
-  std::string StepsText(const std::vector<int>& step_indices) const;
-  // Fills cost_pct / cost_per_step_ns and the reported flag from cost_ns.
-  void Finish(Finding* f, bool significant) const;
-};
 
 // The NVTX range `stepscope profile --loader-ranges on` (the default) puts around each
 // batch a PyTorch DataLoader hands the program (python/stepscope/_loader_ranges.py).
@@ -232,18 +192,5 @@ inline constexpr std::string_view kLoaderRangeName = "DataLoader.__next__";
 // "prefetch", "load_batch"; whole words, never a C++ operator (aten::...) or a
 // forward/backward range (DistributedDataParallel.forward, *_backward_data).
 bool IsDataLoadingRangeName(std::string_view name);
-
-void GapRules(const RuleContext& c, std::vector<Finding>* out);
-void CopyRules(const RuleContext& c, std::vector<Finding>* out);
-void Fp32GemmRule(const RuleContext& c, std::vector<Finding>* out);
-void MemoryCapacityRule(const RuleContext& c, std::vector<Finding>* out);
-void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out);
-void RecomputeRule(const RuleContext& c, std::vector<Finding>* out);  // rules_recompute.cc
-// Replaces the findings' costs by the simulated saving of their fix
-// (whatif/pricing.cc); adds the host_bound finding.
-void PriceFindings(const RuleContext& c, Analysis* a);
-void OomRule(const RuleContext& c, std::vector<Finding>* out);  // rules_oom.cc
-// The host split per step and the Python lines of the findings (rules_host.cc).
-void HostEvidence(const RuleContext& c, Analysis* a);
 
 }  // namespace stepscope

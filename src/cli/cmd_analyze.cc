@@ -168,6 +168,78 @@ std::string FailOnMatch(const Analysis& a, const std::vector<std::string>& rules
   return "";
 }
 
+// One trace's output.
+struct AnalyzeOut {
+  std::string text;
+  Table summary, findings, undecided, host;
+  std::string gate;  // why --fail-on matched, or empty
+};
+
+// The trace's output tables but the host split: the summary, the findings,
+// the undecided rules.
+void AnalysisTables(const Analysis& a, AnalyzeOut* o) {
+  o->summary = Table({{"steps", "Steps", true},
+                      {"median_step_ns", "Median Step (ns)", true},
+                      {"device", "Device", true},
+                      {"analyzed_ns", "Analyzed (ns)", true},
+                      {"busy_ns", "Busy (ns)", true},
+                      {"idle_ns", "Idle (ns)", true},
+                      {"host_wait_ns", "Host-Wait (ns)", true},
+                      {"sync_wait_ns", "Sync-Wait (ns)", true},
+                      {"kernel_wait_ns", "Kernel-Wait (ns)", true},
+                      {"other_idle_ns", "Other Idle (ns)", true},
+                      {"replayed_measured_step_ns", "Replayed Steps, Measured (ns)", true},
+                      {"simulated_step_ns", "Simulated Step (ns)", true},
+                      {"untraced_step_ns", "Untraced Step (ns)", true},
+                      {"host_scale", "Host Scale", true},
+                      {"host_bound", "Host Bound", false},
+                      {"critical_path", "Critical Path", false}});
+  const IdleSummary& i = a.idle;
+  o->summary.AddRow({Cell(a.complete_steps), Cell(a.steps.stats.median, 1),
+                     Cell(static_cast<int64_t>(a.device)), Cell(a.analyzed_ns), Cell(i.busy_ns),
+                     Cell(i.idle_ns), Cell(i.by_cause[0]), Cell(i.by_cause[1]), Cell(i.by_cause[2]),
+                     Cell(i.by_cause[3]), Cell(a.measured_step_ns), Cell(a.simulated_step_ns),
+                     Cell(a.untraced_step_ns), Cell(a.host_scale, 3), a.host_bound ? "yes" : "no",
+                     a.critical_path});
+  o->findings = Table({{"rule", "Rule", false},
+                       {"cost_ns", "Cost (ns)", true},
+                       {"cost_pct", "Cost (%)", true},
+                       {"cost_per_step_ns", "Per Step (ns)", true},
+                       {"count", "Count", true},
+                       {"reported", "Reported", false},
+                       {"step_before_ns", "Step Before (ns)", true},
+                       {"step_after_ns", "Step If Fixed (ns)", true},
+                       {"title", "What", false},
+                       {"where", "Where", false},
+                       {"detail", "Detail", false},
+                       {"fix", "Fix", false}});
+  for (const Finding& f : a.findings) {
+    o->findings.AddRow({f.rule, Cell(f.cost_ns), Cell(f.cost_pct, 2), Cell(f.cost_per_step_ns),
+                        Cell(f.count), f.reported ? "yes" : "no", Cell(f.step_before_ns),
+                        Cell(f.step_after_ns), f.title, f.where, f.detail, f.fix});
+  }
+  o->undecided = Table({{"rule", "Rule", false}, {"reason", "Why Undecided", false}});
+  for (const std::string& u : a.undecided) {
+    // The rules word each line "rule: reason".
+    const size_t colon = u.find(": ");
+    o->undecided.AddRow({colon == std::string::npos ? "" : u.substr(0, colon),
+                         colon == std::string::npos ? u : u.substr(colon + 2)});
+  }
+}
+
+// --rules: the rules, as text or a table.
+int ListRules(const ArgParser& p) {
+  OutputSpec list_output;
+  if (Status st = p.ParseTableOutput(&list_output); !st.ok()) return ReportError("analyze", st);
+  if (list_output.format != OutputFormat::kText || !list_output.path.empty()) {
+    Table t({{"rule", "Rule", false}, {"summary", "Summary", false}});
+    for (const RuleInfo& r : RuleList()) t.AddRow({r.id, r.summary});
+    return EmitTables("analyze", p, {{"rules", "Rules", t, ""}}, list_output);
+  }
+  for (const RuleInfo& r : RuleList()) std::printf("%-16s %s\n", r.id, r.summary);
+  return 0;
+}
+
 }  // namespace
 
 int RunAnalyze(int argc, char** argv) {
@@ -197,17 +269,7 @@ int RunAnalyze(int argc, char** argv) {
       "  stepscope analyze rank*.sqlite\n"
       "  stepscope analyze --fail-on host_sync,data_loading,10 run.sqlite   # a CI gate");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
-  if (p.Has("--rules")) {
-    OutputSpec list_output;
-    if (Status st = p.ParseTableOutput(&list_output); !st.ok()) return ReportError("analyze", st);
-    if (list_output.format != OutputFormat::kText || !list_output.path.empty()) {
-      Table t({{"rule", "Rule", false}, {"summary", "Summary", false}});
-      for (const RuleInfo& r : RuleList()) t.AddRow({r.id, r.summary});
-      return EmitTables("analyze", p, {{"rules", "Rules", t, ""}}, list_output);
-    }
-    for (const RuleInfo& r : RuleList()) std::printf("%-16s %s\n", r.id, r.summary);
-    return 0;
-  }
+  if (p.Has("--rules")) return ListRules(p);
   OutputSpec output;
   int jobs = 0;
   ScopeSpec spec;
@@ -234,17 +296,12 @@ int RunAnalyze(int argc, char** argv) {
   opt.device = spec.device;
   opt.steps.range_regex = spec.step_regex;
   const bool many = p.positionals().size() > 1;
-  struct Out {
-    std::string text;
-    Table summary, findings, undecided, host;
-    std::string gate;  // why --fail-on matched, or empty
-  };
   std::atomic<size_t> done{0};
   // Cleared (reset) before anything is printed.
   std::optional<ProgressReporter> progress;
   progress.emplace("analyze", CountProgress(&done, p.positionals().size(), "traces"));
-  auto res = ForEachTrace<Out>(
-      p.positionals(), jobs, [&](const TraceModel& m, size_t index) -> StatusOr<Out> {
+  auto res = ForEachTrace<AnalyzeOut>(
+      p.positionals(), jobs, [&](const TraceModel& m, size_t index) -> StatusOr<AnalyzeOut> {
         struct Count {
           std::atomic<size_t>* n;
           ~Count() { ++*n; }
@@ -252,56 +309,9 @@ int RunAnalyze(int argc, char** argv) {
         AnalyzeOptions o_opt = opt;
         ApplyCeilings(m, &o_opt);
         ASSIGN_OR_RETURN(Analysis a, Analyze(m, o_opt));
-        Out o;
+        AnalyzeOut o;
         o.text = Text(m, a, opt.min_cost_pct);
-        o.summary = Table({{"steps", "Steps", true},
-                           {"median_step_ns", "Median Step (ns)", true},
-                           {"device", "Device", true},
-                           {"analyzed_ns", "Analyzed (ns)", true},
-                           {"busy_ns", "Busy (ns)", true},
-                           {"idle_ns", "Idle (ns)", true},
-                           {"host_wait_ns", "Host-Wait (ns)", true},
-                           {"sync_wait_ns", "Sync-Wait (ns)", true},
-                           {"kernel_wait_ns", "Kernel-Wait (ns)", true},
-                           {"other_idle_ns", "Other Idle (ns)", true},
-                           {"replayed_measured_step_ns", "Replayed Steps, Measured (ns)", true},
-                           {"simulated_step_ns", "Simulated Step (ns)", true},
-                           {"untraced_step_ns", "Untraced Step (ns)", true},
-                           {"host_scale", "Host Scale", true},
-                           {"host_bound", "Host Bound", false},
-                           {"critical_path", "Critical Path", false}});
-        const IdleSummary& i = a.idle;
-        o.summary.AddRow({Cell(a.complete_steps), Cell(a.steps.stats.median, 1),
-                          Cell(static_cast<int64_t>(a.device)), Cell(a.analyzed_ns),
-                          Cell(i.busy_ns), Cell(i.idle_ns), Cell(i.by_cause[0]),
-                          Cell(i.by_cause[1]), Cell(i.by_cause[2]), Cell(i.by_cause[3]),
-                          Cell(a.measured_step_ns), Cell(a.simulated_step_ns),
-                          Cell(a.untraced_step_ns), Cell(a.host_scale, 3),
-                          a.host_bound ? "yes" : "no", a.critical_path});
-        o.findings = Table({{"rule", "Rule", false},
-                            {"cost_ns", "Cost (ns)", true},
-                            {"cost_pct", "Cost (%)", true},
-                            {"cost_per_step_ns", "Per Step (ns)", true},
-                            {"count", "Count", true},
-                            {"reported", "Reported", false},
-                            {"step_before_ns", "Step Before (ns)", true},
-                            {"step_after_ns", "Step If Fixed (ns)", true},
-                            {"title", "What", false},
-                            {"where", "Where", false},
-                            {"detail", "Detail", false},
-                            {"fix", "Fix", false}});
-        for (const Finding& f : a.findings) {
-          o.findings.AddRow({f.rule, Cell(f.cost_ns), Cell(f.cost_pct, 2), Cell(f.cost_per_step_ns),
-                             Cell(f.count), f.reported ? "yes" : "no", Cell(f.step_before_ns),
-                             Cell(f.step_after_ns), f.title, f.where, f.detail, f.fix});
-        }
-        o.undecided = Table({{"rule", "Rule", false}, {"reason", "Why Undecided", false}});
-        for (const std::string& u : a.undecided) {
-          // The rules word each line "rule: reason".
-          const size_t colon = u.find(": ");
-          o.undecided.AddRow({colon == std::string::npos ? "" : u.substr(0, colon),
-                              colon == std::string::npos ? u : u.substr(colon + 2)});
-        }
+        AnalysisTables(a, &o);
         o.host = HostSplitTable(m, a);
         if (o.host.size() > 0) {
           o.text += "\nhost: the launching thread per step (docs/host.md)\n" + o.host.RenderText();
@@ -321,11 +331,11 @@ int RunAnalyze(int argc, char** argv) {
   // --fail-on: the output is written as usual, then exit 1 with one line per matching trace.
   auto gate = [&](int rc) {
     if (rc != 0) return rc;
-    for (const Out& o : *res) {
+    for (const AnalyzeOut& o : *res) {
       if (!o.gate.empty())
         std::fprintf(stderr, "stepscope analyze: --fail-on: %s\n", o.gate.c_str());
     }
-    for (const Out& o : *res) {
+    for (const AnalyzeOut& o : *res) {
       if (!o.gate.empty()) return 1;
     }
     return 0;
@@ -340,10 +350,10 @@ int RunAnalyze(int argc, char** argv) {
       {"findings", "Findings, ranked by cost", Table(), ""},
       {"undecided", "Rules that lacked the evidence to decide", Table(), ""}};
   bool any_host = false;
-  for (const Out& o : *res) any_host |= o.host.size() > 0;
+  for (const AnalyzeOut& o : *res) any_host |= o.host.size() > 0;
   // Only traces with a host model add the table: older outputs stay as they were.
   if (any_host) out.push_back({"host", "The launching thread per step", Table(), ""});
-  for (const Out& o : *res) {
+  for (const AnalyzeOut& o : *res) {
     AppendRows(&out[0].table, o.summary);
     AppendRows(&out[1].table, o.findings);
     AppendRows(&out[2].table, o.undecided);

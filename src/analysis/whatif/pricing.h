@@ -1,8 +1,10 @@
-// What-if questions that analyze's pricing (pricing.cc) and the whatif
-// command both ask, answered one way.
+// Pricing by replay: the findings' fixes (each rule's, rules/rule.h) and the
+// what-if questions that analyze and the whatif command both ask, answered
+// one way.
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "analysis/rules.h"
@@ -10,17 +12,17 @@
 
 namespace stepscope {
 
-// The host spans a finding's fix acts on (Finding::host_spans), by thread and
-// start, without repeats.
-std::vector<whatif::HostSpan> FindingHostSpans(const Finding& f);
-
 // An n times larger batch, as host_bound prices it (docs/whatif.md): every GPU
 // op of the steady steps takes n times as long; host time does not change,
-// except the CPU fault bursts of managed memory of the um_faults finding among
-// `findings`, which touch the batch's data and grow n times too. `bursts`, if
-// given, receives how many such bursts grew.
+// except the host spans of the findings whose rule says they grow with the
+// batch (um_faults: the CPU's fault bursts of managed memory touch the batch's
+// data). `bursts`, if given, receives how many such spans grew.
 whatif::Prediction PriceLargerBatch(const whatif::WhatIfEngine& e, const StepSet& steps,
                                     const std::vector<Finding>& findings, double n,
                                     size_t* bursts = nullptr);
+
+// "1.23x the time for 4x the samples[; the 3 CPU fault bursts of managed
+// memory grow with it]": a larger batch's price in words, n with `digits`.
+std::string LargerBatchNote(const whatif::Prediction& p, double n, int digits, size_t bursts);
 
 }  // namespace stepscope

@@ -1,14 +1,15 @@
 // Host evidence for `analyze` (docs/host.md, docs/rules.md): the per-step host
-// split of the launching thread, and the Python lines findings name: the line
-// that issued a sync or blocking copy (api_callsite), the top Python lines of
-// a host-bound step (samples, else python_function spans). A trace without a
+// split of the launching thread, and the Python lines findings name (each
+// rule's host_evidence, rule.h): the line that issued a sync or blocking copy
+// (api_callsite, IssuingPythonLines), the top Python lines of a host-bound
+// step (samples, else python_function spans; TopPythonLines). A trace without a
 // host model gets none of this (older traces read as before); a trace with one
 // but without the evidence a finding needs says so in the finding.
 #include <algorithm>
 #include <map>
 
 #include "analysis/host.h"
-#include "analysis/rules.h"
+#include "analysis/rules/rule.h"
 #include "common/strings.h"
 
 namespace stepscope {
@@ -103,62 +104,68 @@ void HostEvidence(const RuleContext& c, Analysis* a) {
     a->host_split.push_back(
         SplitOf(m, s, tid, segs[tid].first, segs[tid].second, calls[tid].first, calls[tid].second));
   }
-  // Python lines of the findings.
+  // The findings' evidence, by their rule.
   for (Finding& f : a->findings) {
-    if (f.rule == "host_sync" || f.rule == "sync_memcpy" || f.rule == "pageable_memcpy" ||
-        f.rule == "offload_copies") {
-      // The calls: the finding's blocking calls, else the launching calls of its copies.
-      std::vector<uint32_t> apis = f.apis;
-      if (apis.empty()) {
-        for (uint32_t op : f.ops) {
-          if (op < m.gpu_ops().size() && m.gpu_ops()[op].api != kNone)
-            apis.push_back(m.gpu_ops()[op].api);
-        }
-      }
-      std::map<std::string, int64_t> lines;
-      int64_t known = 0;
-      for (uint32_t api : apis) {
-        std::string line = m.ApiPythonLine(m.apis()[api].correlation);
-        if (line.empty()) continue;
-        ++lines[line];
-        ++known;
-      }
-      if (apis.empty()) continue;
-      if (known == 0) {
-        f.detail += "; Python line: not recorded for these calls (no api_callsite rows)";
-        continue;
-      }
-      std::vector<std::pair<std::string, int64_t>> v(lines.begin(), lines.end());
-      std::stable_sort(v.begin(), v.end(),
-                       [](const auto& x, const auto& y) { return x.second > y.second; });
-      std::string s;
-      for (size_t i = 0; i < v.size() && i < 2; ++i) {
-        s += (i ? ", " : "") + v[i].first + " (" + std::to_string(v[i].second) + " of " +
-             std::to_string(apis.size()) + " calls)";
-      }
-      f.detail += "; issued at " + s;
-    } else if (f.rule == "host_bound") {
-      uint32_t tid = f.host_spans.empty() ? 0 : f.host_spans.front().tid;
-      if (tid == 0) tid = m.main_tid();
-      std::vector<Interval> windows;
-      for (const Step& s : a->steps.steps) {
-        if (s.steady() && s.range_end_ns > s.range_start_ns)
-          windows.push_back({s.range_start_ns, s.range_end_ns});
-      }
-      std::sort(windows.begin(), windows.end(),
-                [](const Interval& x, const Interval& y) { return x.start < y.start; });
-      const PythonHotspots h = ComputePythonHotspots(m, tid, windows);
-      const std::string top = TopLines(h, 3);
-      if (top.empty()) {
-        f.detail +=
-            "; top Python lines: not recorded (no host samples or python_function spans "
-            "of thread " +
-            std::to_string(tid) + ")";
-      } else {
-        f.detail +=
-            "; top Python lines of thread " + std::to_string(tid) + " (" + h.source + "): " + top;
-      }
+    const Rule* r = FindRule(f.rule);
+    if (r && r->host_evidence) r->host_evidence(c, *a, &f);
+  }
+}
+
+void IssuingPythonLines(const RuleContext& c, const Analysis& a, Finding* f) {
+  const TraceModel& m = c.m;
+  // The calls: the finding's blocking calls, else the launching calls of its copies.
+  std::vector<uint32_t> apis = f->apis;
+  if (apis.empty()) {
+    for (uint32_t op : f->ops) {
+      if (op < m.gpu_ops().size() && m.gpu_ops()[op].api != kNone)
+        apis.push_back(m.gpu_ops()[op].api);
     }
+  }
+  std::map<std::string, int64_t> lines;
+  int64_t known = 0;
+  for (uint32_t api : apis) {
+    std::string line = m.ApiPythonLine(m.apis()[api].correlation);
+    if (line.empty()) continue;
+    ++lines[line];
+    ++known;
+  }
+  if (apis.empty()) return;
+  if (known == 0) {
+    f->detail += "; Python line: not recorded for these calls (no api_callsite rows)";
+    return;
+  }
+  std::vector<std::pair<std::string, int64_t>> v(lines.begin(), lines.end());
+  std::stable_sort(v.begin(), v.end(),
+                   [](const auto& x, const auto& y) { return x.second > y.second; });
+  std::string s;
+  for (size_t i = 0; i < v.size() && i < 2; ++i) {
+    s += (i ? ", " : "") + v[i].first + " (" + std::to_string(v[i].second) + " of " +
+         std::to_string(apis.size()) + " calls)";
+  }
+  f->detail += "; issued at " + s;
+}
+
+void TopPythonLines(const RuleContext& c, const Analysis& a, Finding* f) {
+  const TraceModel& m = c.m;
+  uint32_t tid = f->host_spans.empty() ? 0 : f->host_spans.front().tid;
+  if (tid == 0) tid = m.main_tid();
+  std::vector<Interval> windows;
+  for (const Step& s : a.steps.steps) {
+    if (s.steady() && s.range_end_ns > s.range_start_ns)
+      windows.push_back({s.range_start_ns, s.range_end_ns});
+  }
+  std::sort(windows.begin(), windows.end(),
+            [](const Interval& x, const Interval& y) { return x.start < y.start; });
+  const PythonHotspots h = ComputePythonHotspots(m, tid, windows);
+  const std::string top = TopLines(h, 3);
+  if (top.empty()) {
+    f->detail +=
+        "; top Python lines: not recorded (no host samples or python_function spans "
+        "of thread " +
+        std::to_string(tid) + ")";
+  } else {
+    f->detail +=
+        "; top Python lines of thread " + std::to_string(tid) + " (" + h.source + "): " + top;
   }
 }
 

@@ -41,7 +41,7 @@
 //     period, plus the Python samples' share of the checkpoint's own work
 //     outside its hook functions (MeasureHooks). Without samples (an imported
 //     trace) this part is not priced.
-// The replay (whatif/, RemoveRecompute) prices them together.
+// The replay prices them together (RemoveRecompute, the rule's fix below).
 //
 // Reentrant checkpointing (torch.utils.checkpoint's CheckpointFunction, told
 // from the non-reentrant kind by the Python frames of the host samples) runs
@@ -56,7 +56,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "analysis/rules.h"
+#include "analysis/rules/rule.h"
 #include "common/strings.h"
 
 namespace stepscope {
@@ -265,8 +265,6 @@ HookShare MeasureHooks(const TraceModel& m, uint32_t tid,
   return h;
 }
 
-}  // namespace
-
 // Whether the program checkpoints the reentrant way: the Python frames of
 // torch/utils/checkpoint.py its host samples and stacks hold are
 // CheckpointFunction's and none of the non-reentrant kind's (its generator and
@@ -286,9 +284,44 @@ bool CheckpointsReentrant(const TraceModel& m) {
   return reentrant;
 }
 
-void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
+// The fix's numbers beyond the recomputed ops (Finding::ops) and the
+// backward's recompute runs (Finding::host_spans).
+struct CheckpointCosts : FindingData {
+  // The forward's checkpoint boundary gaps and the recomputes' exits, each cut
+  // to boundary_residual_ns by the fix (the median launch gap).
+  std::vector<Finding::Span> boundary_spans;
+  int64_t boundary_residual_ns = 0;
+  // Windows of a thread whose CPU time between calls the fix scales by
+  // `factor` (the checkpoint hooks' share of it, from the host samples and,
+  // where the trace has them, the native samples).
+  std::vector<whatif::ScaledHostSpan> scaled_spans;
+};
+
+using Windows = std::vector<std::pair<int64_t, int64_t>>;
+
+struct Boundary {
+  Finding::Span span;
+  int64_t gap;
+  bool backward;  // a recompute's exit (else the wrapper in the forward)
+};
+
+// What the matching found over the steady steps.
+struct Scan {
+  Finding f;  // ops: the recomputed kernels; host_spans: the backward's runs
+  int64_t gpu = 0, host = 0, runs = 0, kernels = 0, steps_with = 0;
+  std::vector<int> steps;
+  std::vector<int64_t> inner_gaps;  // the main thread's gaps inside paired stretches
+  std::set<std::pair<uint32_t, int64_t>> seen_boundary;
+  std::vector<Boundary> boundaries;
+  // Where the checkpoint hooks run: the paired forward stretches (main
+  // thread) and each backward thread's launches in a step.
+  std::map<uint32_t, Windows> hook_windows;
+  bool reentrant = false;
+};
+
+// Kernel launches of each steady step of the device, by step.
+std::map<int, std::vector<Launch>> LaunchesByStep(const RuleContext& c) {
   const TraceModel& m = c.m;
-  // Kernel launches of each steady step, by launch time.
   std::map<int, std::vector<Launch>> by_step;
   for (uint32_t i = 0; i < m.gpu_ops().size(); ++i) {
     const GpuOp& o = m.gpu_ops()[i];
@@ -302,57 +335,35 @@ void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
          o.api,
          {k.name, {k.grid_x, k.grid_y, k.grid_z}, {k.block_x, k.block_y, k.block_z}}});
   }
-  Finding f;
-  int64_t gpu = 0, host = 0, runs = 0, kernels = 0, steps_with = 0;
-  std::vector<int> steps;
-  std::vector<int64_t> inner_gaps;
-  std::set<std::pair<uint32_t, int64_t>> seen_boundary;
-  struct Boundary {
-    Finding::Span span;
-    int64_t gap;
-    bool backward;  // a recompute's exit (else the wrapper in the forward)
-  };
-  std::vector<Boundary> boundaries;
-  // Where the checkpoint hooks run: the paired forward stretches (main
-  // thread) and each backward thread's launches in a step.
-  std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> hook_windows;
-  const bool reentrant = CheckpointsReentrant(m);
-  for (auto& [s, launches] : by_step) {
-    std::sort(launches.begin(), launches.end(),
+  return by_step;
+}
+
+// One steady step: the backward threads' launches matched against the
+// forward's (the main thread's).
+class StepScan {
+ public:
+  StepScan(const TraceModel& m, std::vector<Launch>* launches, Scan* scan)
+      : m_(m), launches_(*launches), scan_(*scan) {
+    std::sort(launches->begin(), launches->end(),
               [](const Launch& a, const Launch& b) { return a.t < b.t; });
-    const uint32_t main = m.apis()[launches[0].api].tid;
-    std::vector<const Launch*> fwd;
-    std::map<uint32_t, std::vector<const Launch*>> other;
-    for (const Launch& l : launches) {
+    main_ = m.apis()[launches_[0].api].tid;
+    for (const Launch& l : launches_) {
       const uint32_t tid = m.apis()[l.api].tid;
-      (tid == main ? fwd : other[tid]).push_back(&l);
+      (tid == main_ ? fwd_ : other_[tid]).push_back(&l);
+      if (tid != main_) other_t_.push_back(l.t);
     }
-    std::vector<int64_t> other_t;  // launch times of the other threads, sorted
-    for (const Launch& l : launches) {
-      if (m.apis()[l.api].tid != main) other_t.push_back(l.t);
-    }
-    std::unordered_map<KernelKey, std::vector<size_t>, KeyHash> at;
-    for (size_t j = 0; j < fwd.size(); ++j) at[fwd[j]->key].push_back(j);
-    std::vector<char> paired(fwd.size(), 0);
-    const std::vector<uint32_t>& main_calls = m.ApisOfThread(main);
+    for (size_t j = 0; j < fwd_.size(); ++j) at_[fwd_[j]->key].push_back(j);
+    paired_.assign(fwd_.size(), 0);
+  }
+
+  // Returns whether the step recomputes anything.
+  bool Run() {
     bool any = false;
-    for (const auto& [tid, seq] : other) {
-      const std::vector<uint32_t>& calls = m.ApisOfThread(tid);
-      hook_windows[tid].push_back(
-          {m.apis()[seq.front()->api].start_ns, m.apis()[seq.back()->api].end_ns});
+    for (const auto& [tid, seq] : other_) {
+      scan_.hook_windows[tid].push_back(
+          {m_.apis()[seq.front()->api].start_ns, m_.apis()[seq.back()->api].end_ns});
       for (size_t i = 0; i < seq.size();) {
-        auto it = at.find(seq[i]->key);
-        size_t best = 0;
-        if (it != at.end()) {
-          const auto& cand = it->second;
-          for (size_t n = 0; n < cand.size() && n < kMaxCandidates; ++n) {
-            const size_t j = cand[n];
-            size_t l = 0;
-            while (i + l < seq.size() && j + l < fwd.size() && seq[i + l]->key == fwd[j + l]->key)
-              ++l;
-            best = std::max(best, l);
-          }
-        }
+        const size_t best = LongestMatch(seq, i);
         // A run of one or two kernel kinds (a chain of adds in the backward
         // that happens to repeat the forward's) is not a re-run forward.
         std::set<StringId> kinds;
@@ -362,174 +373,280 @@ void RecomputeRule(const RuleContext& c, std::vector<Finding>* out) {
           ++i;
           continue;
         }
-        // The run's forward stretch: the latest unpaired occurrence.
-        size_t pj = SIZE_MAX;
-        for (auto n = it->second.rbegin(); n != it->second.rend(); ++n) {
-          const size_t j = *n;
-          if (j + best > fwd.size()) continue;
-          bool ok = true;
-          for (size_t l = 0; l < best && ok; ++l)
-            ok = !paired[j + l] && seq[i + l]->key == fwd[j + l]->key;
-          if (ok) {
-            pj = j;
-            break;
-          }
-        }
         any = true;
-        ++runs;
-        kernels += static_cast<int64_t>(best);
-        for (size_t l = 0; l < best; ++l) {
-          const GpuOp& o = m.gpu_ops()[seq[i + l]->op];
-          gpu += o.end_ns - o.start_ns;
-          f.ops.push_back(seq[i + l]->op);
-        }
-        // The autograd thread's time across the run.
-        const size_t p0 = PosOnThread(m, calls, seq[i]->api);
-        const size_t p1 = PosOnThread(m, calls, seq[i + best - 1]->api);
-        if (p0 < calls.size() && p1 < calls.size()) {
-          // From the end of the call before, when that call is in this step
-          // (else the thread was idle since the previous step: from the launch).
-          const bool prev_in_step = p0 > 0 && m.apis()[calls[p0 - 1]].start_ns >= launches[0].t;
-          const int64_t from =
-              prev_in_step ? m.apis()[calls[p0 - 1]].end_ns : m.apis()[calls[p0]].start_ns;
-          const int64_t to = m.apis()[calls[p1]].end_ns;
-          host += std::max<int64_t>(0, to - from);
-          f.host_spans.push_back({tid, from, to});
-          // The recompute's exit: from its last launch to the thread's next
-          // call (stopping the re-run, handing the recomputed tensors to the
-          // unpack hook), when that call is still in this step.
-          if (p1 + 1 < calls.size()) {
-            const int64_t b = m.apis()[calls[p1 + 1]].start_ns;
-            if (b <= launches.back().t && b > to && seen_boundary.insert({tid, to}).second) {
-              boundaries.push_back({{tid, to, b}, b - to, true});
-            }
-          }
-        }
-        if (pj != SIZE_MAX) {
-          for (size_t l = 0; l < best; ++l) paired[pj + l] = 1;
-          const size_t q0 = PosOnThread(m, main_calls, fwd[pj]->api);
-          const size_t q1 = PosOnThread(m, main_calls, fwd[pj + best - 1]->api);
-          if (q0 < main_calls.size() && q1 < main_calls.size()) {
-            if (!reentrant)
-              hook_windows[main].push_back(
-                  {m.apis()[main_calls[q0]].start_ns, m.apis()[main_calls[q1]].end_ns});
-            auto gap = [&](size_t q) {
-              return m.apis()[main_calls[q]].start_ns - m.apis()[main_calls[q - 1]].end_ns;
-            };
-            for (size_t q = q0 + 1; q <= q1; ++q) inner_gaps.push_back(gap(q));
-            for (size_t q : {q0, q1 + 1}) {
-              if (reentrant || q == 0 || q >= main_calls.size()) continue;
-              const int64_t a = m.apis()[main_calls[q - 1]].end_ns;
-              const int64_t b = m.apis()[main_calls[q]].start_ns;
-              // Not a hand-over: no other thread launched in the gap (the main
-              // thread waiting in backward() is not the wrapper's time).
-              auto o = std::upper_bound(other_t.begin(), other_t.end(), a);
-              if (o != other_t.end() && *o < b) continue;
-              if (!seen_boundary.insert({main, a}).second) continue;
-              boundaries.push_back({{main, a, b}, gap(q), false});
-            }
-          }
-        }
+        RecordRun(tid, seq, i, best);
         i += best;
       }
     }
-    if (any) {
-      ++steps_with;
-      steps.push_back(s);
+    return any;
+  }
+
+ private:
+  // The longest match of seq[i...] against the forward, from the first
+  // kMaxCandidates occurrences of its first kernel.
+  size_t LongestMatch(const std::vector<const Launch*>& seq, size_t i) const {
+    auto it = at_.find(seq[i]->key);
+    size_t best = 0;
+    if (it == at_.end()) return 0;
+    const auto& cand = it->second;
+    for (size_t n = 0; n < cand.size() && n < kMaxCandidates; ++n) {
+      const size_t j = cand[n];
+      size_t l = 0;
+      while (i + l < seq.size() && j + l < fwd_.size() && seq[i + l]->key == fwd_[j + l]->key) ++l;
+      best = std::max(best, l);
+    }
+    return best;
+  }
+
+  // The run's forward stretch: the latest unpaired occurrence; SIZE_MAX: none.
+  size_t LatestUnpaired(const std::vector<const Launch*>& seq, size_t i, size_t best) const {
+    const auto& cand = at_.at(seq[i]->key);
+    for (auto n = cand.rbegin(); n != cand.rend(); ++n) {
+      const size_t j = *n;
+      if (j + best > fwd_.size()) continue;
+      bool ok = true;
+      for (size_t l = 0; l < best && ok; ++l)
+        ok = !paired_[j + l] && seq[i + l]->key == fwd_[j + l]->key;
+      if (ok) return j;
+    }
+    return SIZE_MAX;
+  }
+
+  void RecordRun(uint32_t tid, const std::vector<const Launch*>& seq, size_t i, size_t best) {
+    const size_t pj = LatestUnpaired(seq, i, best);
+    ++scan_.runs;
+    scan_.kernels += static_cast<int64_t>(best);
+    for (size_t l = 0; l < best; ++l) {
+      const GpuOp& o = m_.gpu_ops()[seq[i + l]->op];
+      scan_.gpu += o.end_ns - o.start_ns;
+      scan_.f.ops.push_back(seq[i + l]->op);
+    }
+    RecordBackward(tid, seq[i]->api, seq[i + best - 1]->api);
+    if (pj != SIZE_MAX) RecordForward(pj, best);
+  }
+
+  // The backward thread's time across the run, from its first launch's
+  // previous call to its last launch, and the recompute's exit.
+  void RecordBackward(uint32_t tid, uint32_t first_api, uint32_t last_api) {
+    const std::vector<uint32_t>& calls = m_.ApisOfThread(tid);
+    const size_t p0 = PosOnThread(m_, calls, first_api);
+    const size_t p1 = PosOnThread(m_, calls, last_api);
+    if (p0 >= calls.size() || p1 >= calls.size()) return;
+    // From the end of the call before, when that call is in this step
+    // (else the thread was idle since the previous step: from the launch).
+    const bool prev_in_step = p0 > 0 && m_.apis()[calls[p0 - 1]].start_ns >= launches_[0].t;
+    const int64_t from =
+        prev_in_step ? m_.apis()[calls[p0 - 1]].end_ns : m_.apis()[calls[p0]].start_ns;
+    const int64_t to = m_.apis()[calls[p1]].end_ns;
+    scan_.host += std::max<int64_t>(0, to - from);
+    scan_.f.host_spans.push_back({tid, from, to});
+    // The recompute's exit: from its last launch to the thread's next
+    // call (stopping the re-run, handing the recomputed tensors to the
+    // unpack hook), when that call is still in this step.
+    if (p1 + 1 < calls.size()) {
+      const int64_t b = m_.apis()[calls[p1 + 1]].start_ns;
+      if (b <= launches_.back().t && b > to && scan_.seen_boundary.insert({tid, to}).second) {
+        scan_.boundaries.push_back({{tid, to, b}, b - to, true});
+      }
     }
   }
-  if (runs == 0) return;
+
+  // The paired forward stretch: the hooks' window, its inner gaps, and the
+  // checkpoint wrapper's entry and exit gaps.
+  void RecordForward(size_t pj, size_t best) {
+    for (size_t l = 0; l < best; ++l) paired_[pj + l] = 1;
+    const std::vector<uint32_t>& main_calls = m_.ApisOfThread(main_);
+    const size_t q0 = PosOnThread(m_, main_calls, fwd_[pj]->api);
+    const size_t q1 = PosOnThread(m_, main_calls, fwd_[pj + best - 1]->api);
+    if (q0 >= main_calls.size() || q1 >= main_calls.size()) return;
+    if (!scan_.reentrant)
+      scan_.hook_windows[main_].push_back(
+          {m_.apis()[main_calls[q0]].start_ns, m_.apis()[main_calls[q1]].end_ns});
+    auto gap = [&](size_t q) {
+      return m_.apis()[main_calls[q]].start_ns - m_.apis()[main_calls[q - 1]].end_ns;
+    };
+    for (size_t q = q0 + 1; q <= q1; ++q) scan_.inner_gaps.push_back(gap(q));
+    for (size_t q : {q0, q1 + 1}) {
+      if (scan_.reentrant || q == 0 || q >= main_calls.size()) continue;
+      const int64_t a = m_.apis()[main_calls[q - 1]].end_ns;
+      const int64_t b = m_.apis()[main_calls[q]].start_ns;
+      // Not a hand-over: no other thread launched in the gap (the main
+      // thread waiting in backward() is not the wrapper's time).
+      auto o = std::upper_bound(other_t_.begin(), other_t_.end(), a);
+      if (o != other_t_.end() && *o < b) continue;
+      if (!scan_.seen_boundary.insert({main_, a}).second) continue;
+      scan_.boundaries.push_back({{main_, a, b}, gap(q), false});
+    }
+  }
+
+  const TraceModel& m_;
+  const std::vector<Launch>& launches_;
+  Scan& scan_;
+  uint32_t main_ = 0;
+  std::vector<const Launch*> fwd_;
+  std::map<uint32_t, std::vector<const Launch*>> other_;
+  std::vector<int64_t> other_t_;  // launch times of the other threads, sorted
+  std::unordered_map<KernelKey, std::vector<size_t>, KeyHash> at_;
+  std::vector<char> paired_;
+};
+
+void MergeWindows(Windows* v) {
+  std::sort(v->begin(), v->end());
+  Windows out;
+  for (const auto& iv : *v) {
+    if (!out.empty() && iv.first <= out.back().second)
+      out.back().second = std::max(out.back().second, iv.second);
+    else
+      out.push_back(iv);
+  }
+  *v = std::move(out);
+}
+
+// The hooks' share of each thread's time, from the host samples: the scaled
+// spans of the fix, and the text ("thread 12 31% (...)"). *native_used: the
+// native samples priced the hooks' C++ side.
+std::string ScaleByHooks(const TraceModel& m, Scan* scan, CheckpointCosts* costs,
+                         bool* native_used) {
+  std::string hooks;
+  std::map<uint32_t, Windows> excluded;
+  // The recompute runs and the gaps cut above are priced already.
+  for (const Finding::Span& sp : scan->f.host_spans)
+    excluded[sp.tid].push_back({sp.start_ns, sp.end_ns});
+  for (const Finding::Span& sp : costs->boundary_spans)
+    excluded[sp.tid].push_back({sp.start_ns, sp.end_ns});
+  for (auto& [tid, v] : excluded) MergeWindows(&v);
+  std::unordered_map<uint32_t, bool> cache, native_cache;
+  for (auto& [tid, merged] : scan->hook_windows) {
+    MergeWindows(&merged);
+    const HookShare h = MeasureHooks(m, tid, merged, excluded[tid], &cache, &native_cache);
+    if (h.samples < kMinSamples) continue;
+    *native_used |= h.native > 0;
+    hooks += std::string(hooks.empty() ? "" : ", ") + "thread " + std::to_string(tid) + " " +
+             FormatFixed(100.0 * (1.0 - h.factor), 0) + "% (" +
+             (h.native > 0 ? std::to_string(h.native_hook) + " of " + std::to_string(h.native) +
+                                 " native samples under the saved-tensor hooks, "
+                           : std::string()) +
+             std::to_string(h.hook) + " of " + std::to_string(h.samples) + " samples)";
+    if (h.factor >= 1.0) continue;
+    for (const auto& [w0, w1] : merged) costs->scaled_spans.push_back({tid, w0, w1, h.factor});
+  }
+  return hooks;
+}
+
+std::string Detail(const Scan& s, int64_t excess, int64_t excess_bwd, int64_t median_gap,
+                   const std::string& hooks, bool native_used) {
+  const int64_t n = std::max<int64_t>(s.steps_with, 1);
+  return "per step: " + FormatFixed(1.0 * s.runs / n, 0) +
+         " recomputed stretches of the forward, " + FormatFixed(1.0 * s.kernels / n, 0) +
+         " kernels, " + FormatDuration(s.gpu / n) + " GPU time, " + FormatDuration(s.host / n) +
+         " of the backward thread's time launching them; " +
+         (s.reentrant
+              ? std::string("reentrant checkpointing (its no_grad forward costs about what the "
+                            "forward's autograd recording will: not priced)")
+              : "the checkpoint wrapper's entry/exit in the forward " +
+                    FormatDuration(excess / n)) +
+         " and the recomputes' exits in the backward " + FormatDuration(excess_bwd / n) +
+         " above the median launch gap (" + FormatDuration(median_gap) + ")" +
+         (hooks.empty() ? std::string()
+                        : "; the checkpoint hooks' share of the CPU time between launches "
+                          "(host samples): " +
+                              hooks) +
+         (native_used
+              ? std::string("; the saved-tensor hooks' C++ side priced from the native samples")
+              : std::string("; a lower bound: what checkpointing adds to each op of the "
+                            "checkpointed blocks (the C++ side of the saved-tensor hooks; a "
+                            "reentrant backward's nested pass) leaves no mark of its own in a "
+                            "trace without native samples (profile's --native-hz, on by default, "
+                            "prices the hooks; docs/rules.md)"));
+}
+
+void Detect(const RuleContext& c, std::vector<Finding>* out) {
+  const TraceModel& m = c.m;
+  std::map<int, std::vector<Launch>> by_step = LaunchesByStep(c);
+  Scan scan;
+  scan.reentrant = CheckpointsReentrant(m);
+  for (auto& [s, launches] : by_step) {
+    if (StepScan(m, &launches, &scan).Run()) {
+      ++scan.steps_with;
+      scan.steps.push_back(s);
+    }
+  }
+  if (scan.runs == 0) return;
+  Finding& f = scan.f;
+  auto costs = std::make_shared<CheckpointCosts>();
   int64_t median_gap = 0;
-  if (!inner_gaps.empty()) {
-    std::nth_element(inner_gaps.begin(), inner_gaps.begin() + (inner_gaps.size() - 1) / 2,
-                     inner_gaps.end());
-    median_gap = std::max<int64_t>(0, inner_gaps[(inner_gaps.size() - 1) / 2]);
+  std::vector<int64_t>& inner = scan.inner_gaps;
+  if (!inner.empty()) {
+    std::nth_element(inner.begin(), inner.begin() + (inner.size() - 1) / 2, inner.end());
+    median_gap = std::max<int64_t>(0, inner[(inner.size() - 1) / 2]);
   }
   // A recompute's exit that runs into the next recompute run (two runs back
   // to back) is that run's time already.
   std::set<std::pair<uint32_t, int64_t>> run_starts;
   for (const Finding::Span& sp : f.host_spans) run_starts.insert({sp.tid, sp.start_ns});
   int64_t excess = 0, excess_bwd = 0;
-  for (const Boundary& b : boundaries) {
+  for (const Boundary& b : scan.boundaries) {
     if (b.gap <= median_gap) continue;
     if (b.backward && run_starts.count({b.span.tid, b.span.start_ns})) continue;
     (b.backward ? excess_bwd : excess) += b.gap - median_gap;
-    f.boundary_spans.push_back(b.span);
+    costs->boundary_spans.push_back(b.span);
   }
-  f.boundary_residual_ns = median_gap;
-  // The hooks' share of each thread's time, from the host samples.
+  costs->boundary_residual_ns = median_gap;
   std::string hooks;
   bool native_used = false;
-  if (!m.samples().empty()) {
-    std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> excluded;
-    // The recompute runs and the gaps cut above are priced already.
-    for (const Finding::Span& sp : f.host_spans)
-      excluded[sp.tid].push_back({sp.start_ns, sp.end_ns});
-    for (const Finding::Span& sp : f.boundary_spans)
-      excluded[sp.tid].push_back({sp.start_ns, sp.end_ns});
-    auto merge = [](std::vector<std::pair<int64_t, int64_t>>* v) {
-      std::sort(v->begin(), v->end());
-      std::vector<std::pair<int64_t, int64_t>> out;
-      for (const auto& iv : *v) {
-        if (!out.empty() && iv.first <= out.back().second)
-          out.back().second = std::max(out.back().second, iv.second);
-        else
-          out.push_back(iv);
-      }
-      *v = std::move(out);
-    };
-    for (auto& [tid, v] : excluded) merge(&v);
-    std::unordered_map<uint32_t, bool> cache, native_cache;
-    for (auto& [tid, merged] : hook_windows) {
-      merge(&merged);
-      const HookShare h = MeasureHooks(m, tid, merged, excluded[tid], &cache, &native_cache);
-      if (h.samples < kMinSamples) continue;
-      native_used |= h.native > 0;
-      hooks += std::string(hooks.empty() ? "" : ", ") + "thread " + std::to_string(tid) + " " +
-               FormatFixed(100.0 * (1.0 - h.factor), 0) + "% (" +
-               (h.native > 0 ? std::to_string(h.native_hook) + " of " + std::to_string(h.native) +
-                                   " native samples under the saved-tensor hooks, "
-                             : std::string()) +
-               std::to_string(h.hook) + " of " + std::to_string(h.samples) + " samples)";
-      if (h.factor >= 1.0) continue;
-      for (const auto& [w0, w1] : merged) f.scaled_spans.push_back({tid, w0, w1, h.factor});
-    }
-  }
-  const int64_t n = std::max<int64_t>(steps_with, 1);
+  if (!m.samples().empty()) hooks = ScaleByHooks(m, &scan, costs.get(), &native_used);
+  const int64_t n = std::max<int64_t>(scan.steps_with, 1);
   f.rule = "recompute";
-  f.title = "Activation checkpointing recomputes " + FormatFixed(std::max(gpu, host) / n / 1e6, 1) +
+  f.title = "Activation checkpointing recomputes " +
+            FormatFixed(std::max(scan.gpu, scan.host) / n / 1e6, 1) +
             " ms of forward work per step";
-  f.where = c.StepsText(steps) + "; device " + std::to_string(c.device);
-  f.detail =
-      "per step: " + FormatFixed(1.0 * runs / n, 0) + " recomputed stretches of the forward, " +
-      FormatFixed(1.0 * kernels / n, 0) + " kernels, " + FormatDuration(gpu / n) + " GPU time, " +
-      FormatDuration(host / n) + " of the backward thread's time launching them; " +
-      (reentrant
-           ? std::string("reentrant checkpointing (its no_grad forward costs about what the "
-                         "forward's autograd recording will: not priced)")
-           : "the checkpoint wrapper's entry/exit in the forward " + FormatDuration(excess / n)) +
-      " and the recomputes' exits in the backward " + FormatDuration(excess_bwd / n) +
-      " above the median launch gap (" + FormatDuration(median_gap) + ")" +
-      (hooks.empty() ? std::string()
-                     : "; the checkpoint hooks' share of the CPU time between launches "
-                       "(host samples): " +
-                           hooks) +
-      (native_used
-           ? std::string("; the saved-tensor hooks' C++ side priced from the native samples")
-           : std::string("; a lower bound: what checkpointing adds to each op of the "
-                         "checkpointed blocks (the C++ side of the saved-tensor hooks; a "
-                         "reentrant backward's nested pass) leaves no mark of its own in a trace "
-                         "without native samples (profile's --native-hz, on by default, prices the "
-                         "hooks; docs/rules.md)"));
+  f.where = c.StepsText(scan.steps) + "; device " + std::to_string(c.device);
+  f.detail = Detail(scan, excess, excess_bwd, median_gap, hooks, native_used);
   f.fix =
       "Turn activation checkpointing off where memory allows (`stepscope plan --recompute none` "
       "says whether the step fits); else recompute selectively (only the cheap ops: "
       "torch.utils.checkpoint with a selective policy, attention-only) or checkpoint fewer "
       "layers. Checkpointing trades memory for this time.";
-  f.count = runs;
-  f.cost_ns = gpu + host + excess + excess_bwd;  // replaced by the replayed saving
-  c.Finish(&f, 2 * steps_with >= static_cast<int64_t>(by_step.size()));
+  f.count = scan.runs;
+  f.cost_ns = scan.gpu + scan.host + excess + excess_bwd;  // replaced by the replayed saving
+  f.data = std::move(costs);
+  c.Finish(&f, 2 * scan.steps_with >= static_cast<int64_t>(by_step.size()));
   out->push_back(f);
 }
+
+Fix NoRecompute(const PricingContext& p, Finding* f) {
+  static const CheckpointCosts kEmpty;
+  const auto* d = dynamic_cast<const CheckpointCosts*>(f->data.get());
+  if (!d) d = &kEmpty;
+  const std::vector<uint32_t> ops = OpNodes(p.g, f->ops);
+  const std::vector<whatif::HostSpan> segments = HostSpansOf(f->host_spans);
+  const std::vector<whatif::HostSpan> boundaries = HostSpansOf(d->boundary_spans);
+  const std::vector<whatif::ScaledHostSpan> scaled = d->scaled_spans;
+  const int64_t residual = d->boundary_residual_ns;
+  std::set<uint32_t> hook_threads;
+  for (const whatif::ScaledHostSpan& s : scaled) hook_threads.insert(s.tid);
+  return {[=](whatif::Graph* x) {
+            return whatif::RemoveRecompute(x, ops, segments, boundaries, residual, scaled);
+          },
+          "without recomputation (" + std::to_string(ops.size()) + " kernels, " +
+              std::to_string(segments.size()) + " backward segments' CPU time, " +
+              std::to_string(boundaries.size()) + " checkpoint entry/exit gaps cut to " +
+              FormatFixed(residual / 1e3, 0) + " us" +
+              (scaled.empty() ? std::string()
+                              : ", the checkpoint hooks' sampled share of the CPU time on " +
+                                    std::to_string(hook_threads.size()) +
+                                    (hook_threads.size() == 1 ? " thread" : " threads")) +
+              ")"};
+}
+
+}  // namespace
+
+extern const Rule kRecomputeRule{
+    .id = "recompute",
+    .summary =
+        "activation checkpointing recomputes the forward in the backward (GPU and host time)",
+    .detect = Detect,
+    .fix = NoRecompute,
+};
 
 }  // namespace stepscope

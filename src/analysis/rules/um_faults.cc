@@ -6,20 +6,29 @@
 // (analysis/um.h); for each burst of fault-driven device->host migrations
 // while no kernel ran (the CPU touching managed memory), the burst's span
 // minus its bytes at the device->host bandwidth. The finding's cost is the
-// replayed saving of both (whatif/pricing.cc: the kernels shortened, the
+// replayed saving of both (PrefetchManaged below: the kernels shortened, the
 // bursts' CPU time shortened on the thread that faulted). The CPU part
 // overlaps the gap rules' cost of the same idle time (host_sync /
 // host_wait): those say where the host was, this says why it was slow there.
 #include <algorithm>
 #include <map>
 
-#include "analysis/rules.h"
+#include "analysis/rules/rule.h"
 #include "analysis/um.h"
 #include "common/strings.h"
 
 namespace stepscope {
+namespace {
 
-void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
+// The fix's numbers: each stalled kernel's duration once its data is
+// prefetched (parallel to Finding::ops), and the CPU time the fix takes off
+// each fault burst (parallel to Finding::host_spans).
+struct Prefetched : FindingData {
+  std::vector<int64_t> op_fixed_ns;
+  std::vector<int64_t> host_span_cut_ns;
+};
+
+void Detect(const RuleContext& c, std::vector<Finding>* out) {
   const TraceModel& m = c.m;
   if (m.um().empty()) return;
   const UmAnalysis a =
@@ -27,6 +36,7 @@ void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
                 c.opt.h2d_published_bytes_per_ns, c.opt.d2h_published_bytes_per_ns);
   Finding f;
   f.rule = "um_faults";
+  auto fixed = std::make_shared<Prefetched>();
   std::vector<int> steps;
   int64_t stalled = 0, kernel_ns = 0, gpu_saving = 0, groups = 0, faults = 0, nkernels = 0;
   int64_t recorded = 0, by_resident = 0, by_tail = 0;
@@ -57,7 +67,7 @@ void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
     example(o.start_ns, o.end_ns, saving);
     // For the replay: the kernel after a prefetch of its bytes on its stream.
     f.ops.push_back(k.op);
-    f.op_fixed_ns.push_back((o.end_ns - o.start_ns) - saving);
+    fixed->op_fixed_ns.push_back((o.end_ns - o.start_ns) - saving);
   }
   int64_t cpu_span = 0, cpu_saving = 0, bursts = 0;
   uint64_t dtoh = 0;
@@ -77,7 +87,7 @@ void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
                                [](const ApiRecord& x, int64_t t) { return x.start_ns < t; });
     if (it != apis.end()) {
       f.host_spans.push_back({it->tid, b.start_ns, b.end_ns});
-      f.host_span_cut_ns.push_back(saving);
+      fixed->host_span_cut_ns.push_back(saving);
     }
   }
   f.count = nkernels + bursts;
@@ -135,8 +145,50 @@ void UmFaultsRule(const RuleContext& c, std::vector<Finding>* out) {
       "host memory directly over NVLink-C2C instead of migrating). Or leave unified memory: "
       "device buffers with explicit pinned copies (cudaMemcpyAsync from cudaMallocHost memory); "
       "for PyTorch on managed memory, RMM's managed pool with prefetching.";
+  f.data = std::move(fixed);
   c.Finish(&f, true);
   out->push_back(f);
 }
+
+// Each stalled kernel runs without its fault stall, after a prefetch of its
+// bytes on its stream; each CPU fault burst becomes a bulk copy back.
+Fix PrefetchManaged(const PricingContext& p, Finding* f) {
+  static const Prefetched kEmpty;
+  const auto* d = dynamic_cast<const Prefetched*>(f->data.get());
+  if (!d) d = &kEmpty;
+  std::vector<uint32_t> ops;
+  std::vector<int64_t> fixed;
+  for (size_t i = 0; i < f->ops.size() && i < d->op_fixed_ns.size(); ++i) {
+    const uint32_t o = f->ops[i];
+    if (o >= p.g.op_node.size() || p.g.op_node[o] == kNone) continue;
+    ops.push_back(p.g.op_node[o]);
+    fixed.push_back(d->op_fixed_ns[i]);
+  }
+  std::vector<std::pair<whatif::HostSpan, int64_t>> cuts;
+  for (size_t i = 0; i < f->host_spans.size() && i < d->host_span_cut_ns.size(); ++i) {
+    const Finding::Span& sp = f->host_spans[i];
+    cuts.push_back({{sp.tid, sp.start_ns, sp.end_ns}, d->host_span_cut_ns[i]});
+  }
+  return {[=](whatif::Graph* x) {
+            int n = whatif::SetDurations(x, ops, fixed);
+            for (const auto& [span, by] : cuts) n += whatif::ShortenHostTime(x, span, by);
+            return n;
+          },
+          "the managed buffers prefetched (" + std::to_string(ops.size()) +
+              " kernels without their fault stalls, after the prefetch's copy; " +
+              std::to_string(f->host_spans.size()) +
+              " CPU fault bursts as bulk copies: an upper bound where the CPU computes while "
+              "faulting)"};
+}
+
+}  // namespace
+
+extern const Rule kUmFaultsRule{
+    .id = "um_faults",
+    .summary = "kernels stalled by unified-memory page faults (prefetch instead)",
+    .detect = Detect,
+    .fix = PrefetchManaged,
+    .grows_with_batch = true,  // the CPU's fault bursts touch the batch's data
+};
 
 }  // namespace stepscope

@@ -1,3 +1,5 @@
+// oom: the process ran out of device memory (rules_oom.h: the finding, which
+// `memory` shows too). It leads the findings, costing the whole analyzed time.
 #include "analysis/rules_oom.h"
 
 #include <algorithm>
@@ -5,7 +7,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "analysis/rules.h"
+#include "analysis/rules/rule.h"
 #include "analysis/trace_model.h"
 #include "common/strings.h"
 #include "plan/select.h"
@@ -301,7 +303,9 @@ std::vector<Finding> OomFindings(const TraceModel& m, const StepSet& steps, cons
   return {OomFinding(m, rows, step_start, step_number, model)};
 }
 
-void OomRule(const RuleContext& c, std::vector<Finding>* out) {
+namespace {
+
+void Detect(const RuleContext& c, std::vector<Finding>* out) {
   for (Finding& f : OomFindings(c.m, c.steps, c.opt.oom_model.get())) {
     // The process died: the run's whole analyzed time is at stake.
     f.cost_ns = c.analyzed_ns;
@@ -309,5 +313,14 @@ void OomRule(const RuleContext& c, std::vector<Finding>* out) {
     out->push_back(std::move(f));
   }
 }
+
+}  // namespace
+
+extern const Rule kOomRule{
+    .id = "oom",
+    .summary = "the process ran out of device memory: where, the holders, the changes that fit",
+    .detect = Detect,
+    .leads = true,  // a dead run leads the findings
+};
 
 }  // namespace stepscope

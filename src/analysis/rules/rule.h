@@ -1,0 +1,200 @@
+// The expert rules as units (docs/rules.md, "Adding a rule"). A rule is one
+// file in this folder that defines a `Rule`: its id and summary, its detection
+// (the findings it reads from the trace), the fix it asks for as a replay
+// transformation (whatif/transforms.h; the replay prices it, whatif/pricing.cc),
+// and what it adds to its findings' evidence. registry.cc lists the rules, one
+// line each, in report order. Per-rule data a finding carries from the
+// detection to the fix is the rule's own type (Finding::data, FindingData).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analysis/gaps.h"
+#include "analysis/rules.h"
+#include "analysis/steps.h"
+#include "analysis/trace_model.h"
+#include "analysis/whatif/replay.h"
+#include "analysis/whatif/transforms.h"
+#include "common/strings.h"
+
+namespace stepscope {
+
+// Which rule owns each GPU idle gap of the analyzed device (the ownership
+// table in rules.h): decided once, for all the gap rules (gap_owners.cc).
+enum class GapOwner : uint8_t {
+  kNone,
+  kDataLoading,
+  kHostSync,
+  kSyncMemcpy,
+  kPageableMemcpy,
+  kLaunchBound,
+  kHostWait,
+};
+struct OwnedGap {
+  GapOwner owner = GapOwner::kNone;
+  uint32_t tid = 0;               // host-wait: the thread that launched the next op
+  uint32_t host_range = kNone;    // host-wait: its innermost NVTX range while the GPU waited
+  uint32_t launch_range = kNone;  // the NVTX range of the next op's launch
+  bool between_steps = false;     // data_loading: the host was outside every step range
+  bool in_data = false;           // data_loading: in a data-loading NVTX range
+  int32_t stretch = -1;           // launch_bound: the launch-bound stretch of the next op
+};
+struct GapOwners {
+  std::vector<OwnedGap> gaps;  // parallel to RuleContext::gaps
+  // Launch-bound stretches: kernels in each, host extent of their launches
+  // (the thread of the first launch).
+  std::vector<int64_t> stretch_len;
+  std::vector<Finding::Span> stretch_span;
+  // Host-wait gaps at the starts of kernel-sequence steps (no evidence of a
+  // wait for a batch).
+  int64_t undecided_data_ns = 0;
+};
+
+struct RuleContext {
+  const TraceModel& m;
+  const AnalyzeOptions& opt;
+  const StepSet& steps;
+  std::vector<int32_t> op_step;  // step index of each op (by launch), -1
+  int device = -1;
+  std::vector<Interval> windows;  // sorted, disjoint
+  int64_t analyzed_ns = 0;
+  int64_t nsteps = 0;
+  std::vector<GpuGap> gaps;  // of `device`, clipped to the windows
+  GapOwners owners;          // who owns each gap
+  // Per api call: 1 a synchronous memcpy/memset, 2 an async memcpy to/from
+  // pageable memory (both block the host), 0 otherwise.
+  std::vector<uint8_t> blocking_copy;
+  std::vector<char> is_step_range;  // per NVTX range: it is a detected step
+  // Where a rule lacked the evidence to decide: one line each ("sync_memcpy:
+  // 12 copies without their issuing call ...").
+  std::vector<std::string>* undecided = nullptr;
+
+  bool InWindows(int64_t t) const;
+  // Step index whose window contains t, or -1.
+  int StepAtWindow(int64_t t) const;
+  // "`forward`", "the step range" (a step's own range) or "no NVTX range".
+  std::string RangeName(uint32_t nvtx) const;
+  std::string Rel(int64_t t) const;  // "+1.234567 s"
+  // "steps 5-34" / "steps 5, 9, 12" / "12 of 30 steps (5-40)"; "" without steps.
+  std::string StepsText(const std::vector<int>& step_indices) const;
+  // Fills cost_pct / cost_per_step_ns and the reported flag from cost_ns.
+  void Finish(Finding* f, bool significant) const;
+  // Indices into `gaps` of the gaps `owner` owns, in time order.
+  std::vector<size_t> GapsOf(GapOwner owner) const;
+};
+
+// What a rule's fix is priced with: the rules' context and the replay.
+struct PricingContext {
+  const RuleContext& c;
+  const whatif::WhatIfEngine& e;
+  const whatif::Graph& g;  // e.graph()
+};
+
+// A finding's fix as the replay prices it: the transformation of the graph
+// (whatif/transforms.h) and what it does, in words (Finding::whatif).
+struct Fix {
+  std::function<int(whatif::Graph*)> transform;
+  std::string what;
+};
+
+// After every finding is priced: what the replay of the steps itself shows.
+struct ReplayContext {
+  const PricingContext& p;
+  const whatif::CriticalPath& path;  // of the median step
+  const Analysis& a;                 // the priced findings, the idle summary
+};
+
+struct Rule {
+  const char* id;       // Finding::rule
+  const char* summary;  // one line, `analyze --rules`
+  // Appends the rule's findings read from the trace; nullptr: none.
+  void (*detect)(const RuleContext& c, std::vector<Finding>* out) = nullptr;
+  // The fix a finding asks for, priced by replay (whatif/pricing.cc): the
+  // finding's cost becomes the simulated saving of the median step. It may
+  // also adjust the finding's text. nullptr: the rule's own cost model stands.
+  Fix (*fix)(const PricingContext& p, Finding* f) = nullptr;
+  // Appends findings read from the replay of the steps, once the others are
+  // priced (host_bound: the critical path); nullptr: none.
+  void (*detect_replayed)(const ReplayContext& r, std::vector<Finding>* out) = nullptr;
+  // Adds the host's evidence (Python lines) to a finding, in a trace with a
+  // host model (host_evidence.cc); nullptr: none.
+  void (*host_evidence)(const RuleContext& c, const Analysis& a, Finding* f) = nullptr;
+  // Its findings' host spans are work on the batch's data: a larger batch
+  // grows them too (PriceLargerBatch).
+  bool grows_with_batch = false;
+  // Its findings rank first whatever their cost (the run died).
+  bool leads = false;
+};
+
+// The rules in report order (registry.cc): findings of equal cost rank in
+// this order.
+const std::vector<const Rule*>& Rules();
+const Rule* FindRule(const std::string& id);  // nullptr: no such rule
+
+// The steps of the analysis (analyze.cc calls them in this order).
+GapOwners OwnGaps(const RuleContext& c);  // gap_owners.cc
+// Replaces the findings' costs by the simulated saving of their fix and adds
+// the findings of the replay (whatif/pricing.cc).
+void PriceFindings(const RuleContext& c, Analysis* a);
+// The host split per step and each finding's host evidence (host_evidence.cc).
+void HostEvidence(const RuleContext& c, Analysis* a);
+
+// --- shared by the rule files ---------------------------------------------
+
+// Accumulates GPU idle gaps into one finding; keeps the costliest examples.
+struct GapGroup {
+  Finding f;
+  std::vector<int> steps;
+  void Add(const RuleContext& c, const GpuGap& g, uint32_t host_range);
+  // where = the steps and the device; then the cost share and the threshold.
+  void Finish(const RuleContext& c);
+};
+// The sync-wait gaps that `owner` (sync_memcpy, pageable_memcpy) owns, as one
+// group: the part of the copy rules' cost the gaps carry.
+GapGroup BlockingCopyGaps(const RuleContext& c, GapOwner owner);
+
+// Accumulates GPU ops (copies, kernels) into one finding: their cost, steps,
+// NVTX ranges, the costliest examples.
+struct OpGroup {
+  Finding f;
+  std::vector<int> steps;
+  std::map<std::string, int64_t> by_range;
+  void Add(const RuleContext& c, int64_t host_t, int64_t s, int64_t e, int64_t cost,
+           uint32_t range);
+  // "`forward` 12.0 ms, `backward` 3.0 ms"
+  std::string Ranges() const;
+  // with_times: the per-range numbers are the finding's cost (else names only).
+  std::string Where(const RuleContext& c, bool with_times = true) const;
+};
+// Host time of an op for the window test: its launch, else its start.
+int64_t OpTime(const TraceModel& m, const GpuOp& o);
+// The NVTX range of an op's launch, kNone without one.
+uint32_t OpRange(const TraceModel& m, const GpuOp& o);
+std::string Mb(uint64_t bytes);  // "12.3 MB"
+
+// Graph nodes of gpu_ops rows (those in the replayed steps).
+std::vector<uint32_t> OpNodes(const whatif::Graph& g, const std::vector<uint32_t>& ops);
+// Host spans as the transformations take them, by thread and start, without
+// repeats.
+std::vector<whatif::HostSpan> HostSpansOf(const std::vector<Finding::Span>& spans);
+
+// The fix of the blocking-call rules (host_sync, sync_memcpy): the host does
+// not wait in the finding's calls, nor in the other blocking calls of their
+// NVTX ranges (or, outside every range, of their names).
+Fix RemoveLikeWaits(const PricingContext& p, Finding* f);
+
+// host_evidence of the rules about blocking calls and copies: the Python
+// lines that issued the finding's calls (else the launches of its ops).
+void IssuingPythonLines(const RuleContext& c, const Analysis& a, Finding* f);
+// host_evidence of host_bound: the top Python lines of the launching thread
+// in the steady steps.
+void TopPythonLines(const RuleContext& c, const Analysis& a, Finding* f);
+
+// launch_bound: kernels in a row, each shorter than its launch interval.
+inline constexpr int kMinLaunchBoundStretch = 16;
+
+}  // namespace stepscope

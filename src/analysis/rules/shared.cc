@@ -1,0 +1,112 @@
+// Helpers the rule files share (rule.h): ops into a finding, a finding's
+// selections as the replay takes them, and the fix of the blocking-call rules.
+#include <algorithm>
+#include <set>
+
+#include "analysis/rules/rule.h"
+
+namespace stepscope {
+
+int64_t OpTime(const TraceModel& m, const GpuOp& o) {
+  return o.api != kNone ? m.apis()[o.api].start_ns : o.start_ns;
+}
+
+uint32_t OpRange(const TraceModel& m, const GpuOp& o) {
+  return o.api != kNone ? m.api_range()[o.api] : kNone;
+}
+
+std::string Mb(uint64_t bytes) { return FormatFixed(bytes / 1e6, 1) + " MB"; }
+
+void OpGroup::Add(const RuleContext& c, int64_t host_t, int64_t s, int64_t e, int64_t cost,
+                  uint32_t range) {
+  f.cost_ns += cost;
+  ++f.count;
+  const int st = c.steps.AtHostTime(host_t);
+  if (st >= 0) steps.push_back(st);
+  const std::string rn = range == kNone ? "" : c.m.String(c.m.nvtx()[range].name);
+  by_range[c.RangeName(range)] += cost;
+  f.examples.push_back({st >= 0 ? c.steps.steps[st].number : -1, s, e, rn, cost});
+  std::sort(f.examples.begin(), f.examples.end(),
+            [](const FindingExample& a, const FindingExample& b) { return a.cost_ns > b.cost_ns; });
+  if (f.examples.size() > 3) f.examples.resize(3);
+}
+
+std::string OpGroup::Ranges() const {
+  std::vector<std::pair<int64_t, std::string>> v;
+  for (const auto& [k, t] : by_range) v.push_back({-t, k});
+  std::sort(v.begin(), v.end());
+  std::string s;
+  for (size_t i = 0; i < v.size() && i < 3; ++i) {
+    s += (i ? ", " : "") + v[i].second + " " + FormatDuration(-v[i].first);
+  }
+  return s;
+}
+
+std::string OpGroup::Where(const RuleContext& c, bool with_times) const {
+  std::string s = c.StepsText(steps);
+  std::string r = Ranges();
+  if (!with_times) {
+    r.clear();
+    size_t n = 0;
+    for (const auto& [k, t] : by_range) r += (n++ ? ", " : "") + k;
+  }
+  if (!r.empty()) s += (s.empty() ? "" : "; ") + std::string("in ") + r;
+  return s;
+}
+
+std::vector<uint32_t> OpNodes(const whatif::Graph& g, const std::vector<uint32_t>& ops) {
+  std::vector<uint32_t> v;
+  for (uint32_t o : ops) {
+    if (o < g.op_node.size() && g.op_node[o] != kNone) v.push_back(g.op_node[o]);
+  }
+  return v;
+}
+
+std::vector<whatif::HostSpan> HostSpansOf(const std::vector<Finding::Span>& spans) {
+  using whatif::HostSpan;
+  std::vector<HostSpan> v;
+  for (const Finding::Span& s : spans) v.push_back({s.tid, s.start_ns, s.end_ns});
+  std::sort(v.begin(), v.end(), [](const HostSpan& a, const HostSpan& b) {
+    return a.tid != b.tid ? a.tid < b.tid : a.start_ns < b.start_ns;
+  });
+  v.erase(std::unique(v.begin(), v.end(),
+                      [](const HostSpan& a, const HostSpan& b) {
+                        return a.tid == b.tid && a.start_ns == b.start_ns && a.end_ns == b.end_ns;
+                      }),
+          v.end());
+  return v;
+}
+
+// The blocking calls a fix takes out of the loop: every blocking call in the
+// NVTX ranges of the finding's calls (loss.item() is a device-to-host copy and
+// a stream synchronization; avoiding it removes both), or, outside every
+// range, the calls of the same name; in the analyzed windows.
+Fix RemoveLikeWaits(const PricingContext& p, Finding* f) {
+  const RuleContext& c = p.c;
+  const whatif::Graph& g = p.g;
+  std::set<uint32_t> ranges;
+  std::set<StringId> names;
+  for (uint32_t a : f->apis) {
+    const uint32_t r = c.m.api_range()[a];
+    if (r != kNone && !(r < c.is_step_range.size() && c.is_step_range[r])) {
+      ranges.insert(c.m.nvtx()[r].name);
+    } else {
+      names.insert(c.m.apis()[a].name);
+    }
+  }
+  std::vector<uint32_t> calls;
+  for (uint32_t a = 0; a < c.m.apis().size(); ++a) {
+    const ApiRecord& r = c.m.apis()[a];
+    if (g.call_node[a] == kNone) continue;  // outside the replayed steps
+    const whatif::Node& n = g.nodes[g.call_node[a]];
+    if (n.block == whatif::BlockKind::kNone || n.block == whatif::BlockKind::kQueueFull) continue;
+    if (!c.InWindows(r.start_ns)) continue;
+    const uint32_t range = c.m.api_range()[a];
+    const bool in_range = range != kNone && ranges.count(c.m.nvtx()[range].name);
+    if (in_range || names.count(r.name)) calls.push_back(g.call_node[a]);
+  }
+  return {[=](whatif::Graph* x) { return whatif::RemoveWaits(x, calls); },
+          "the host does not wait in " + std::to_string(calls.size()) + " calls"};
+}
+
+}  // namespace stepscope
