@@ -86,9 +86,25 @@ Status SendHello(int sock, int fd, const std::string& text, int timeout_ms, std:
   do {
     n = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
   } while (n < 0 && errno == EINTR);
-  if (n != static_cast<ssize_t>(payload.size()))
-    return IoError(std::string("cannot reach the collector: ") + std::strerror(errno));
   answer->clear();
+  if (n != static_cast<ssize_t>(payload.size())) {
+    const int e = errno;
+    // A collector that refuses a peer answers before it reads anything and
+    // closes: its one line is still there to read.
+    char buf[512];
+    if (WaitReadable(sock, 100)) {
+      const ssize_t r = ::read(sock, buf, sizeof(buf) - 1);
+      if (r > 0) {
+        std::string line(buf, static_cast<size_t>(r));
+        line = line.substr(0, line.find('\n'));
+        if (line.rfind("error ", 0) == 0) {
+          *answer = line;
+          return OkStatus();
+        }
+      }
+    }
+    return IoError(std::string("cannot reach the collector: ") + std::strerror(e));
+  }
   char buf[4096];
   std::string got;
   while (true) {
