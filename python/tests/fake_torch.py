@@ -62,11 +62,26 @@ from . import nvtx
 '''
 
 _NVTX = '''
-events = []  # ("push", name) / ("pop",) in call order
+events = []  # ("push", name) / ("pop",) / ("start", name, id) / ("end", id) in call order
 def range_push(msg):
     events.append(("push", msg))
 def range_pop():
     events.append(("pop",))
+def range_start(msg):
+    events.append(("start", msg, len(events)))
+    return len(events) - 1
+def range_end(range_id):
+    events.append(("end", range_id))
+'''
+
+_OPTIMIZER = '''
+_post_hooks = []
+def register_optimizer_step_post_hook(hook):
+    _post_hooks.append(hook)
+class Optimizer:
+    def step(self):
+        for hook in _post_hooks:
+            hook(self, (), {})
 '''
 
 _DATALOADER = '''
@@ -105,8 +120,12 @@ def _cuda_attach_out_of_memory_observer(f):
 def write_fake_torch(root):
     os.makedirs(os.path.join(root, "torch", "cuda"), exist_ok=True)
     os.makedirs(os.path.join(root, "torch", "utils", "data"), exist_ok=True)
+    os.makedirs(os.path.join(root, "torch", "optim"), exist_ok=True)
     files = {
-        "torch/__init__.py": "from . import _C\nfrom . import cuda\nfrom .utils.data import dataloader\n",
+        "torch/__init__.py": ("from . import _C\nfrom . import cuda\nfrom .utils.data import dataloader\n"
+                              "from . import optim\n"),
+        "torch/optim/__init__.py": "from . import optimizer\nfrom .optimizer import Optimizer\n",
+        "torch/optim/optimizer.py": _OPTIMIZER,
         "torch/cuda/nvtx.py": _NVTX,
         "torch/utils/__init__.py": "",
         "torch/utils/data/__init__.py": "",

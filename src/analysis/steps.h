@@ -5,7 +5,9 @@
 //   1. --step-range REGEX: push/pop NVTX ranges whose name matches;
 //   2. the step ranges of common/step_names.h (the one definition shared with
 //      memory, roofline and ranks): "step N" (any case, separators
-//      " _#:-"), else "ProfilerStep#N"; never GPU-side ranges (Kineto's
+//      " _#:-"), else "ProfilerStep#N", else "iteration N" (the ranges
+//      `profile` puts between optimizer steps of a loop that marks none);
+//      never GPU-side ranges (Kineto's
 //      gpu_user_annotation copies), never zero-length; one thread (the one
 //      with the most); nested or overlapping ranges keep the outermost.
 //      The same domain/length/thread/nesting rules apply to 1.;

@@ -137,6 +137,11 @@ int RunProfile(int argc, char** argv) {
          "the program (with nvtx; a sitecustomize hook on PYTHONPATH, no code change): how long "
          "the training thread spends getting each batch, which data_loading prices",
          "on");
+  p.Flag("--iteration-ranges", "on|off",
+         "an NVTX range 'iteration N' from each return of the program's optimizer.step() to "
+         "the next (with nvtx; the same hook, no code change): the training steps of a loop "
+         "that marks none, for steps, analyze, ranks and the report",
+         "on");
   p.Flag("--delay", "SECONDS", "start recording this long after the process starts");
   p.Flag("--duration", "SECONDS", "stop recording this long after recording started");
   p.Flag("--capture-range", "RANGE",
@@ -206,9 +211,14 @@ int RunProfile(int argc, char** argv) {
                                                py_stacks + "'"));
   }
   const std::string loader_ranges = p.Get("--loader-ranges");
-  if (loader_ranges != "on" && loader_ranges != "off") {
-    return ReportError("profile",
-                       InvalidInput("--loader-ranges: use on or off, not '" + loader_ranges + "'"));
+  const std::string iteration_ranges = p.Get("--iteration-ranges");
+  for (const auto& [flag, value] :
+       {std::pair<const char*, const std::string&>{"--loader-ranges", loader_ranges},
+        {"--iteration-ranges", iteration_ranges}}) {
+    if (value != "on" && value != "off") {
+      return ReportError("profile",
+                         InvalidInput(std::string(flag) + ": use on or off, not '" + value + "'"));
+    }
   }
   int64_t delay_ns = 0, duration_ns = 0;
   if (p.Has("--delay") && !ParseDurationNs(p.Get("--delay"), &delay_ns)) {
@@ -334,20 +344,24 @@ int RunProfile(int argc, char** argv) {
         setenv("LD_PRELOAD", v.c_str(), 1);
       }
     }
-    // The sitecustomize hook (python/stepscope_hook) for the PyTorch memory recorder and
-    // the DataLoader ranges; it does nothing in a program that never imports torch.
+    // The sitecustomize hook (python/stepscope_hook) for the PyTorch memory recorder, the
+    // DataLoader and the iteration ranges; it does nothing in a program that never imports
+    // torch.
     const bool memory_hook = p.Has("--pytorch-memory");
     const bool loader_hook = loader_ranges == "on" && traces("nvtx");
-    if (memory_hook || loader_hook) {
+    const bool iteration_hook = iteration_ranges == "on" && traces("nvtx");
+    if (memory_hook || loader_hook || iteration_hook) {
       std::string hook = FindPythonHookDir(lib_dir);
       if (hook.empty()) {
-        std::fprintf(stderr, "stepscope: warning: python/stepscope_hook not found; %s\n",
-                     memory_hook ? "PyTorch memory is not recorded" : "no DataLoader ranges");
+        std::fprintf(
+            stderr, "stepscope: warning: python/stepscope_hook not found; %s\n",
+            memory_hook ? "PyTorch memory is not recorded" : "no DataLoader or iteration ranges");
       } else {
         const char* old = std::getenv("PYTHONPATH");
         std::string v = hook + (old && *old ? ":" + std::string(old) : "");
         setenv("PYTHONPATH", v.c_str(), 1);
         if (loader_hook) setenv("STEPSCOPE_LOADER_RANGES", "1", 1);
+        if (iteration_hook) setenv("STEPSCOPE_ITERATION_RANGES", "1", 1);
         if (memory_hook) {
           setenv("STEPSCOPE_PYTORCH_MEMORY", "1", 1);
           std::string out_dir =

@@ -24,20 +24,24 @@ namespace {
 // nested in step 2, "step 6" on another thread, "ProfilerStep#7" (a "step N"
 // trace ignores them), a "step " + 50,000-digit name (no stack overflow), and
 // "stepping 8" / "optimizer step 4" (not step names).
-std::string MakeTrace() {
-  std::string path = ::testing::TempDir() + "/stepdef-" + std::to_string(::getpid()) + ".sqlite";
+// With `iterations`, the steps are the profile hook's "iteration N" start/end
+// ranges instead (back to back, as the hook emits them), and the trace has no
+// "step N" or ProfilerStep#N range.
+std::string MakeTrace(bool iterations = false) {
+  std::string path = ::testing::TempDir() + "/stepdef-" + std::to_string(::getpid()) +
+                     (iterations ? "-it" : "") + ".sqlite";
   ::unlink(path.c_str());
   auto w = TraceWriter::Create(path);
   EXPECT_TRUE(w.ok());
   TraceWriter& t = **w;
   auto range = [&](int64_t s, int64_t e, uint32_t tid, const std::string& name,
-                   const char* domain = "") {
+                   const char* domain = "", NvtxKind kind = NvtxKind::kPushPop) {
     NvtxRecord n{};
     n.start_ns = s;
     n.end_ns = e;
     n.tid = tid;
     n.end_tid = tid;
-    n.kind = NvtxKind::kPushPop;
+    n.kind = kind;
     n.name = t.Intern(name);
     n.domain = t.Intern(domain);
     t.AddNvtx(n);
@@ -45,7 +49,11 @@ std::string MakeTrace() {
   uint32_t corr = 1;
   for (int s = 1; s <= 3; ++s) {
     const int64_t b = s * 1000;
-    range(b, b + 900, 1, (s == 2 ? "Step_" : "step ") + std::to_string(s));
+    if (iterations) {
+      range(b, b + 1000, 1, "iteration " + std::to_string(s), "", NvtxKind::kStartEnd);
+    } else {
+      range(b, b + 900, 1, (s == 2 ? "Step_" : "step ") + std::to_string(s));
+    }
     ApiRecord a{};
     a.start_ns = b + 100;
     a.end_ns = b + 110;
@@ -61,11 +69,17 @@ std::string MakeTrace() {
     k.grid_x = k.grid_y = k.grid_z = k.block_x = k.block_y = k.block_z = 1;
     t.AddKernel(k);
   }
+  if (iterations) {
+    range(2100, 2200, 1, "forward");
+    EXPECT_TRUE(t.Finalize().ok());
+    return path;
+  }
   range(1200, 1700, 7, "step 1", "gpu_user_annotation");
   range(1950, 1950, 1, "step 9");
   range(2100, 2200, 1, "step 5");
   range(2300, 2400, 2, "step 6");
   range(1000, 3900, 3, "ProfilerStep#7");
+  range(1000, 2000, 1, "iteration 1", "", NvtxKind::kStartEnd);
   range(3950, 3960, 1, "step " + std::string(50000, '7'));
   range(3961, 3962, 1, "stepping 8");
   range(3963, 3964, 1, "optimizer step 4");
@@ -89,7 +103,7 @@ TEST(StepDefinition, SameStepsInAnalysisMemoryRooflineAndRanks) {
   EXPECT_EQ(set->dropped.zero_length, 1);
   EXPECT_EQ(set->dropped.overlapping, 1);
   EXPECT_EQ(set->dropped.other_thread, 1);
-  EXPECT_EQ(set->dropped.other_kind, 1);
+  EXPECT_EQ(set->dropped.other_kind, 2);  // ProfilerStep#7 and iteration 1
 
   auto reader = TraceReader::Open(path);
   ASSERT_TRUE(reader.ok());
@@ -118,6 +132,36 @@ TEST(StepDefinition, SameStepsInAnalysisMemoryRooflineAndRanks) {
   ::unlink(path.c_str());
 }
 
+// Without step markers in the program: the "iteration N" ranges `profile`
+// puts at optimizer steps are the steps, everywhere.
+TEST(StepDefinition, IterationRangesAreTheStepsOfAnUnmarkedLoop) {
+  const std::string path = MakeTrace(/*iterations=*/true);
+  const std::vector<int64_t> want = {1, 2, 3};
+  auto model = TraceModel::Load(path);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  auto set = DetectSteps(**model, {});
+  ASSERT_TRUE(set.ok());
+  std::vector<int64_t> analysis;
+  for (const Step& s : set->steps) analysis.push_back(s.number);
+  EXPECT_EQ(analysis, want);
+  EXPECT_EQ(set->method, "nvtx");
+  EXPECT_EQ(set->pattern, "iteration N");
+  auto reader = TraceReader::Open(path);
+  ASSERT_TRUE(reader.ok());
+  auto roof = FindSteps(**reader);
+  ASSERT_TRUE(roof.ok());
+  std::vector<int64_t> roofline;
+  for (const StepRange& s : *roof) roofline.push_back(s.number);
+  EXPECT_EQ(roofline, want);
+  auto summary = BuildSummary(**reader);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  std::vector<int64_t> ranks;
+  for (const StepSummary& s : summary->steps) ranks.push_back(s.step);
+  EXPECT_EQ(ranks, want);
+  EXPECT_EQ(summary->step_source, "iteration");
+  ::unlink(path.c_str());
+}
+
 TEST(StepDefinition, Names) {
   int64_t n = -1;
   EXPECT_EQ(ParseStepName("step 12", &n), StepNameKind::kStep);
@@ -128,6 +172,10 @@ TEST(StepDefinition, Names) {
   EXPECT_EQ(ParseStepName("STEP#:5", &n), StepNameKind::kStep);
   EXPECT_EQ(ParseStepName("ProfilerStep#7", &n), StepNameKind::kProfilerStep);
   EXPECT_EQ(n, 7);
+  EXPECT_EQ(ParseStepName("iteration 41", &n), StepNameKind::kIteration);
+  EXPECT_EQ(n, 41);
+  EXPECT_EQ(ParseStepName("iteration", &n), StepNameKind::kNone);
+  EXPECT_EQ(ParseStepName("iteration 4 ", &n), StepNameKind::kNone);
   for (const char* no : {"step", "stepping 3", "optimizer step 3", "step 3a", "ProfilerStep#",
                          "ProfilerStep#1 ", "step 1234567890123456789"}) {
     EXPECT_EQ(ParseStepName(no, &n), StepNameKind::kNone) << no;

@@ -31,6 +31,11 @@ StepNameKind ParseStepName(std::string_view name, int64_t* number) {
     if (number) *number = n;
     return StepNameKind::kProfilerStep;
   }
+  if (name.substr(0, kIterationPrefix.size()) == kIterationPrefix) {
+    if (!Digits(name.substr(kIterationPrefix.size()), &n)) return StepNameKind::kNone;
+    if (number) *number = n;
+    return StepNameKind::kIteration;
+  }
   size_t b = 0, e = name.size();
   while (b < e && IsSpace(name[b])) ++b;
   while (e > b && IsSpace(name[e - 1])) --e;
@@ -55,6 +60,8 @@ const char* StepNamePattern(StepNameKind kind) {
       return "step N";
     case StepNameKind::kProfilerStep:
       return "ProfilerStep#N";
+    case StepNameKind::kIteration:
+      return "iteration N";
     case StepNameKind::kNone:
       break;
   }
@@ -87,9 +94,12 @@ void StepRangeFinder::AddMatched(std::string_view domain, const NvtxStepRange& r
 }
 
 std::vector<NvtxStepRange> StepRangeFinder::Finish(StepNameKind* kind, StepRangeDrops* drops) {
-  const int k = !by_kind_[1].empty() ? 1 : 2;
+  int k = 1;
+  while (k + 1 < kStepNameKinds && by_kind_[k].empty()) ++k;
   std::vector<NvtxStepRange> v = std::move(by_kind_[k]);
-  if (k == 1) drops_.other_kind += static_cast<int64_t>(by_kind_[2].size());
+  for (int lower = k + 1; lower < kStepNameKinds; ++lower) {
+    drops_.other_kind += static_cast<int64_t>(by_kind_[lower].size());
+  }
   std::stable_sort(v.begin(), v.end(), [](const NvtxStepRange& a, const NvtxStepRange& b) {
     if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
     return a.end_ns > b.end_ns;  // the enclosing range first

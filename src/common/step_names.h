@@ -6,7 +6,10 @@
 //   * named "step N" (any case; the separators ' ', '_', '#', ':', '-' or
 //     none: "step 3", "Step_3", "step#3", "step3"; spaces around the name are
 //     ignored), else, when the trace has none of those, "ProfilerStep#N"
-//     (torch.profiler); N is 1 to 18 decimal digits;
+//     (torch.profiler), else "iteration N": the ranges `stepscope profile`
+//     puts between two calls of the program's optimizer step, with no code
+//     change (python/stepscope/_iteration_ranges.py: iteration N ends when
+//     optimizer.step() returns for the N-th time); N is 1 to 18 decimal digits;
 //   * on the host: ranges of the GPU-side domain `gpu_user_annotation` (Kineto
 //     copies each ProfilerStep#N onto the GPU timeline) are never steps;
 //   * of positive length (zero-length ranges are not steps);
@@ -27,11 +30,16 @@
 
 namespace stepscope {
 
-enum class StepNameKind : uint8_t { kNone = 0, kStep = 1, kProfilerStep = 2 };
+// In order of precedence: a trace's ranges of the first kind it has are its steps.
+enum class StepNameKind : uint8_t { kNone = 0, kStep = 1, kProfilerStep = 2, kIteration = 3 };
+inline constexpr int kStepNameKinds = 4;
 
 // The kind of step name and its number; kNone when `name` is not one.
 StepNameKind ParseStepName(std::string_view name, int64_t* number);
-const char* StepNamePattern(StepNameKind kind);  // "step N" / "ProfilerStep#N" / ""
+// "step N" / "ProfilerStep#N" / "iteration N" / "".
+const char* StepNamePattern(StepNameKind kind);
+// The name of the N-th iteration range (what the profile hook emits).
+inline constexpr std::string_view kIterationPrefix = "iteration ";
 
 // The NVTX domain of Kineto's GPU-side copies of host annotations.
 inline constexpr std::string_view kGpuSideDomain = "gpu_user_annotation";
@@ -39,7 +47,7 @@ inline constexpr std::string_view kGpuSideDomain = "gpu_user_annotation";
 struct StepRangeDrops {
   int64_t gpu_side = 0;      // step names in the GPU-side domain
   int64_t zero_length = 0;   // end <= start
-  int64_t other_kind = 0;    // ProfilerStep#N when "step N" ranges exist
+  int64_t other_kind = 0;    // a kind of lower precedence than the one taken
   int64_t other_thread = 0;  // not on the steps' thread
   int64_t overlapping = 0;   // nested in or overlapping a step already taken
   int64_t total() const { return gpu_side + zero_length + other_kind + other_thread + overlapping; }
@@ -66,7 +74,7 @@ class StepRangeFinder {
   std::vector<NvtxStepRange> Finish(StepNameKind* kind, StepRangeDrops* drops);
 
  private:
-  std::vector<NvtxStepRange> by_kind_[3];
+  std::vector<NvtxStepRange> by_kind_[kStepNameKinds];
   StepRangeDrops drops_;
 };
 

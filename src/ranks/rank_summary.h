@@ -78,7 +78,7 @@ struct RankSummary {
   int64_t pid = 0;
   std::string clock;
   int64_t clock_offset_ns = 0;  // meta.wall_clock_offset_ns
-  std::string step_source;      // "nvtx" (step N), "profiler" (ProfilerStep#N) or "none"
+  std::string step_source;  // "nvtx" (step N), "profiler" (ProfilerStep#N), "iteration" or "none"
   uint32_t critical_device = 0;
   uint32_t critical_stream = 0;
   std::vector<StepSummary> steps;  // in step order

@@ -130,7 +130,9 @@ StatusOr<RankSummary> BuildSummary(const TraceReader& trace) {
       st.end_ns = r.end_ns;
       s.steps.push_back(st);
     }
-    s.step_source = kind == StepNameKind::kProfilerStep ? "profiler" : "nvtx";
+    s.step_source = kind == StepNameKind::kProfilerStep ? "profiler"
+                    : kind == StepNameKind::kIteration  ? "iteration"
+                                                        : "nvtx";
   } else {
     // No step markers: the whole trace is step 0.
     int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();

@@ -15,7 +15,8 @@
 //
 // Steps follow the one step definition of src/common/step_names.h: ranges
 // named "step N" (case-insensitive; "step_N", "Step N", ...; N of 1 to 18
-// digits), else torch.profiler's "ProfilerStep#N"; never in the GPU-side
+// digits), else torch.profiler's "ProfilerStep#N", else "iteration N" (the
+// ranges `profile` puts between optimizer steps); never in the GPU-side
 // domain gpu_user_annotation; of positive length; on the thread with the most
 // of them; in start order, a range starting inside one already taken is left
 // out (a recursive walk carries the last taken end). SQLite has no regular
@@ -48,11 +49,19 @@ constexpr const char* kStepRangesSql = R"(
     SELECT r.*, CAST(SUBSTR(name, 14) AS INTEGER) AS number FROM r
     WHERE name GLOB 'ProfilerStep#[0-9]*' AND SUBSTR(name, 14) NOT GLOB '*[^0-9]*'
       AND LENGTH(SUBSTR(name, 14)) <= 18),
+  iteration AS (
+    SELECT r.*, CAST(SUBSTR(name, 11) AS INTEGER) AS number FROM r
+    WHERE name GLOB 'iteration [0-9]*' AND SUBSTR(name, 11) NOT GLOB '*[^0-9]*'
+      AND LENGTH(SUBSTR(name, 11)) <= 18),
   matched_any AS (
     SELECT * FROM named WHERE end_key > start_ns
     UNION ALL
     SELECT * FROM profiler WHERE end_key > start_ns
-      AND NOT EXISTS (SELECT 1 FROM named WHERE end_key > start_ns)),
+      AND NOT EXISTS (SELECT 1 FROM named WHERE end_key > start_ns)
+    UNION ALL
+    SELECT * FROM iteration WHERE end_key > start_ns
+      AND NOT EXISTS (SELECT 1 FROM named WHERE end_key > start_ns)
+      AND NOT EXISTS (SELECT 1 FROM profiler WHERE end_key > start_ns)),
   ordered AS (
     SELECT m.*, ROW_NUMBER() OVER (ORDER BY start_ns, end_key DESC, id) AS rn FROM matched_any m),
   step_tid AS (
@@ -254,7 +263,8 @@ std::vector<ViewDef> BuildViews() {
   v.push_back(
       {"steps_v",
        "Training steps found by the NVTX rule of `stepscope steps`: the outermost ranges named "
-       "`step N` (also `step_N`, `Step N`, ...), else `ProfilerStep#N`, in start order, with "
+       "`step N` (also `step_N`, `Step N`, ...), else `ProfilerStep#N`, else `iteration N` "
+       "(the ranges `profile` puts between optimizer steps), in start order, with "
        "the GPU work launched in each and its window on the GPU timeline (from the end of the "
        "previous step's GPU work to the end of its own; docs/recipes.md#steps). Not here: the "
        "kernel-sequence fallback for traces without step ranges, `--step-range`, warm-up "

@@ -114,11 +114,19 @@ CREATE VIEW IF NOT EXISTS gpu_ops_v AS WITH
     SELECT r.*, CAST(SUBSTR(name, 14) AS INTEGER) AS number FROM r
     WHERE name GLOB 'ProfilerStep#[0-9]*' AND SUBSTR(name, 14) NOT GLOB '*[^0-9]*'
       AND LENGTH(SUBSTR(name, 14)) <= 18),
+  iteration AS (
+    SELECT r.*, CAST(SUBSTR(name, 11) AS INTEGER) AS number FROM r
+    WHERE name GLOB 'iteration [0-9]*' AND SUBSTR(name, 11) NOT GLOB '*[^0-9]*'
+      AND LENGTH(SUBSTR(name, 11)) <= 18),
   matched_any AS (
     SELECT * FROM named WHERE end_key > start_ns
     UNION ALL
     SELECT * FROM profiler WHERE end_key > start_ns
-      AND NOT EXISTS (SELECT 1 FROM named WHERE end_key > start_ns)),
+      AND NOT EXISTS (SELECT 1 FROM named WHERE end_key > start_ns)
+    UNION ALL
+    SELECT * FROM iteration WHERE end_key > start_ns
+      AND NOT EXISTS (SELECT 1 FROM named WHERE end_key > start_ns)
+      AND NOT EXISTS (SELECT 1 FROM profiler WHERE end_key > start_ns)),
   ordered AS (
     SELECT m.*, ROW_NUMBER() OVER (ORDER BY start_ns, end_key DESC, id) AS rn FROM matched_any m),
   step_tid AS (
@@ -219,11 +227,19 @@ CREATE VIEW IF NOT EXISTS steps_v AS WITH
     SELECT r.*, CAST(SUBSTR(name, 14) AS INTEGER) AS number FROM r
     WHERE name GLOB 'ProfilerStep#[0-9]*' AND SUBSTR(name, 14) NOT GLOB '*[^0-9]*'
       AND LENGTH(SUBSTR(name, 14)) <= 18),
+  iteration AS (
+    SELECT r.*, CAST(SUBSTR(name, 11) AS INTEGER) AS number FROM r
+    WHERE name GLOB 'iteration [0-9]*' AND SUBSTR(name, 11) NOT GLOB '*[^0-9]*'
+      AND LENGTH(SUBSTR(name, 11)) <= 18),
   matched_any AS (
     SELECT * FROM named WHERE end_key > start_ns
     UNION ALL
     SELECT * FROM profiler WHERE end_key > start_ns
-      AND NOT EXISTS (SELECT 1 FROM named WHERE end_key > start_ns)),
+      AND NOT EXISTS (SELECT 1 FROM named WHERE end_key > start_ns)
+    UNION ALL
+    SELECT * FROM iteration WHERE end_key > start_ns
+      AND NOT EXISTS (SELECT 1 FROM named WHERE end_key > start_ns)
+      AND NOT EXISTS (SELECT 1 FROM profiler WHERE end_key > start_ns)),
   ordered AS (
     SELECT m.*, ROW_NUMBER() OVER (ORDER BY start_ns, end_key DESC, id) AS rn FROM matched_any m),
   step_tid AS (

@@ -1,0 +1,79 @@
+"""NVTX ranges "iteration N" between the program's optimizer steps: training steps on any
+loop, with no code change.
+
+Most training loops mark nothing: no "step N" range, no torch.profiler schedule. What every
+one of them does once per training step is call its optimizer's step() (a Hugging Face
+Trainer, accelerate, Lightning and a hand-written loop alike; with gradient accumulation,
+once per accumulated step). `stepscope profile` (`--iteration-ranges on`, the default) sets
+STEPSCOPE_ITERATION_RANGES=1 and puts the sitecustomize hook on PYTHONPATH; once the
+program imports torch, a global optimizer step post-hook
+(torch.optim.optimizer.register_optimizer_step_post_hook) ends the open range and starts
+the next one each time optimizer.step() returns:
+
+    iteration N  =  from the return of the (N-1)-th optimizer step to the return of the N-th
+
+so the ranges tile the training loop: forward, backward, optimizer and whatever the loop
+does between steps (loading the next batch, logging) fall in one iteration. Iteration 1 has
+no range (its start is not known); the range open when the program ends is written as
+unclosed, so it is an incomplete step. They are NVTX start/end ranges (not push/pop), so
+they never interleave with the program's own push/pop ranges. The analysis takes them as
+the steps of a trace that has no "step N" or ProfilerStep#N ranges (src/common/step_names.h).
+
+Only one optimizer counts: the first one that steps (a GAN's second optimizer, or an
+optimizer wrapped in another that steps the inner one, would otherwise add boundaries);
+when it is garbage-collected, the next one to step takes its place. Cost: one Python call
+and one NVTX start/end pair per training step. Nothing is installed where torch has no NVTX
+binding (a CPU-only build) or no global optimizer hooks (torch < 2.0).
+"""
+import weakref
+
+PREFIX = "iteration "  # src/common/step_names.h kIterationPrefix
+
+
+class _Boundaries:
+    """The optimizer step post-hook: one NVTX start/end range per training iteration."""
+
+    def __init__(self, nvtx):
+        self._start, self._end = nvtx.range_start, nvtx.range_end
+        self._anchor = None  # weakref to the optimizer whose steps are the boundaries
+        self._steps = 0
+        self._open = None
+
+    def _counts(self, optimizer):
+        if self._anchor is not None and self._anchor() is optimizer:
+            return True
+        if self._anchor is not None and self._anchor() is not None:
+            return False  # another optimizer's step: not a boundary
+        try:
+            self._anchor = weakref.ref(optimizer)
+        except TypeError:
+            self._anchor = lambda o=optimizer: o
+        return True
+
+    def __call__(self, optimizer, args, kwargs):
+        if not self._counts(optimizer):
+            return
+        if self._open is not None:
+            self._end(self._open)
+        self._steps += 1
+        self._open = self._start(PREFIX + str(self._steps + 1))
+
+
+def install(torch):
+    if not hasattr(torch._C, "_nvtx"):
+        return False  # a CPU-only build: no NVTX to emit into
+    from torch.optim import optimizer as optimizer_module
+    register = getattr(optimizer_module, "register_optimizer_step_post_hook", None)
+    if register is None:
+        return False
+    if getattr(optimizer_module, "_stepscope_iteration_ranges", False):
+        return True
+    register(_Boundaries(torch.cuda.nvtx))
+    optimizer_module._stepscope_iteration_ranges = True
+    return True
+
+
+def install_on_import():
+    """For the sitecustomize hook: install when (and if) the program imports torch."""
+    from ._torch_import import on_torch_import
+    on_torch_import(install, "iteration ranges")

@@ -1,0 +1,67 @@
+"""stepscope._iteration_ranges through the sitecustomize hook (profile --iteration-ranges), on
+a fake torch; and the hook next to a program's own `stepscope` module."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_torch_memory import HookTest, run_python  # noqa: E402
+
+
+class IterationRangesTest(HookTest):
+    LOOP = ("import torch\n"
+            "a, b = torch.optim.Optimizer(), torch.optim.Optimizer()\n"
+            "for i in range(3):\n"
+            "    a.step()\n"
+            "    b.step()  # a second optimizer: not a boundary\n"
+            "print(torch.cuda.nvtx.events)\n")
+
+    def test_one_range_between_consecutive_steps_of_the_first_optimizer(self):
+        p = run_python(self.LOOP, {"STEPSCOPE_ITERATION_RANGES": "1"}, self.path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, "")
+        # Iteration 1 has no range (its start is unknown); the last one stays open.
+        self.assertEqual(p.stdout.strip(), str([
+            ("start", "iteration 2", 0), ("end", 0),
+            ("start", "iteration 3", 2), ("end", 2),
+            ("start", "iteration 4", 4)]))
+
+    def test_a_new_optimizer_takes_over_when_the_first_is_gone(self):
+        code = ("import gc, torch\n"
+                "a = torch.optim.Optimizer()\n"
+                "a.step()\n"
+                "del a; gc.collect()\n"
+                "b = torch.optim.Optimizer()\n"
+                "b.step()\n"
+                "print([e[1] for e in torch.cuda.nvtx.events if e[0] == 'start'])\n")
+        p = run_python(code, {"STEPSCOPE_ITERATION_RANGES": "1"}, self.path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.strip(), "['iteration 2', 'iteration 3']")
+
+    def test_off_without_the_switch(self):
+        p = run_python(self.LOOP, {}, self.path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.strip(), "[]")
+
+    def test_a_program_with_its_own_stepscope_module(self):
+        # The hook loads its modules under a private name: the program's own
+        # `stepscope` is the one `import stepscope` finds, and the hooks still work.
+        own = os.path.join(self.dir, "own")
+        os.makedirs(own)
+        with open(os.path.join(own, "stepscope.py"), "w") as f:
+            f.write("VALUE = 42\n")
+        code = ("import stepscope, torch\n"
+                "torch.optim.Optimizer().step()\n"
+                "from torch.utils.data import dataloader as dl\n"
+                "list(dl._SingleProcessDataLoaderIter([1]))\n"
+                "print(stepscope.VALUE, stepscope.__file__.endswith('own/stepscope.py'),"
+                " len(torch.cuda.nvtx.events))\n")
+        env = {"STEPSCOPE_ITERATION_RANGES": "1", "STEPSCOPE_LOADER_RANGES": "1"}
+        p = run_python(code, env, self.path + [own])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, "")
+        self.assertEqual(p.stdout.split(), ["42", "True", "5"])  # 1 start + 2 push/pop pairs
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Stages an install of stepscope for the GPU machine into build-gpu/ (ignored by git, small
+# enough to carry): `cmake --install` of BUILD (default build), binaries and libraries stripped
+# of debug info, and libprotobuf-lite.so.32 beside them (the GPU image has another protobuf).
+# On the GPU machine, from the repository root, with build-gpu carried:
+#   export LD_LIBRARY_PATH=$PWD/build-gpu/lib; B=build-gpu/bin/stepscope
+# usage: tests/gpu/stage.sh   (BUILD=DIR to stage another build folder)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+cmake --build "$BUILD" -j "${JOBS:-2}" --target stepscope stepscope_inject
+rm -rf build-gpu
+cmake --install "$BUILD" --prefix build-gpu >/dev/null
+find build-gpu -type f \( -name '*.so*' -o -perm -u+x \) -exec file {} + | grep ELF | cut -d: -f1 |
+  xargs -r strip --strip-debug
+# The protobuf runtime the binary links, wherever this machine keeps it.
+proto=$(ldd build-gpu/bin/stepscope | awk '/libprotobuf-lite/ {print $3}')
+[ -n "$proto" ] && cp -L "$proto" build-gpu/lib/
+du -sh build-gpu
+echo "staged: carry build-gpu; on the GPU machine: export LD_LIBRARY_PATH=\$PWD/build-gpu/lib"
