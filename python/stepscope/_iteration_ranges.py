@@ -19,6 +19,11 @@ unclosed, so it is an incomplete step. They are NVTX start/end ranges (not push/
 they never interleave with the program's own push/pop ranges. The analysis takes them as
 the steps of a trace that has no "step N" or ProfilerStep#N ranges (src/common/step_names.h).
 
+Each step() of that optimizer also runs inside an NVTX push/pop range naming it and how it
+runs, "optimizer.step AdamW(foreach=False, fused=None)" (its `foreach` and `fused` defaults
+as the program set them): the rule per_param_optimizer reads which optimizer ran the
+per-parameter (for-loop) way and where its time went.
+
 Only one optimizer counts: the first one that steps (a GAN's second optimizer, or an
 optimizer wrapped in another that steps the inner one, would otherwise add boundaries);
 when it is garbage-collected, the next one to step takes its place. Cost: one Python call
@@ -28,6 +33,7 @@ binding (a CPU-only build) or no global optimizer hooks (torch < 2.0).
 import weakref
 
 PREFIX = "iteration "  # src/common/step_names.h kIterationPrefix
+STEP_RANGE = "optimizer.step"  # the rule per_param_optimizer reads it
 
 
 class _Boundaries:
@@ -35,6 +41,8 @@ class _Boundaries:
 
     def __init__(self, nvtx):
         self._start, self._end = nvtx.range_start, nvtx.range_end
+        self._push, self._pop = nvtx.range_push, nvtx.range_pop
+        self._pushed = False
         self._anchor = None  # weakref to the optimizer whose steps are the boundaries
         self._steps = 0
         self._open = None
@@ -50,13 +58,28 @@ class _Boundaries:
             self._anchor = lambda o=optimizer: o
         return True
 
+    def before(self, optimizer, args, kwargs):
+        if self._counts(optimizer):
+            self._push(step_range_name(optimizer))
+            self._pushed = True
+
     def __call__(self, optimizer, args, kwargs):
         if not self._counts(optimizer):
             return
+        if self._pushed:
+            self._pop()
+            self._pushed = False
         if self._open is not None:
             self._end(self._open)
         self._steps += 1
         self._open = self._start(PREFIX + str(self._steps + 1))
+
+
+def step_range_name(optimizer):
+    """ "optimizer.step AdamW(foreach=False, fused=None)": the class and how it was asked to run."""
+    defaults = getattr(optimizer, "defaults", None) or {}
+    how = ", ".join("%s=%s" % (k, defaults[k]) for k in ("foreach", "fused") if k in defaults)
+    return "%s %s(%s)" % (STEP_RANGE, type(optimizer).__name__, how)
 
 
 def install(torch):
@@ -64,11 +87,14 @@ def install(torch):
         return False  # a CPU-only build: no NVTX to emit into
     from torch.optim import optimizer as optimizer_module
     register = getattr(optimizer_module, "register_optimizer_step_post_hook", None)
-    if register is None:
+    register_pre = getattr(optimizer_module, "register_optimizer_step_pre_hook", None)
+    if register is None or register_pre is None:
         return False
     if getattr(optimizer_module, "_stepscope_iteration_ranges", False):
         return True
-    register(_Boundaries(torch.cuda.nvtx))
+    boundaries = _Boundaries(torch.cuda.nvtx)
+    register_pre(boundaries.before)
+    register(boundaries)
     optimizer_module._stepscope_iteration_ranges = True
     return True
 

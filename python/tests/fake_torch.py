@@ -75,13 +75,21 @@ def range_end(range_id):
 '''
 
 _OPTIMIZER = '''
-_post_hooks = []
+_pre_hooks, _post_hooks = [], []
+def register_optimizer_step_pre_hook(hook):
+    _pre_hooks.append(hook)
 def register_optimizer_step_post_hook(hook):
     _post_hooks.append(hook)
 class Optimizer:
+    def __init__(self, **defaults):
+        self.defaults = defaults
     def step(self):
+        for hook in _pre_hooks:
+            hook(self, (), {})
         for hook in _post_hooks:
             hook(self, (), {})
+class AdamW(Optimizer):
+    pass
 '''
 
 _DATALOADER = '''
@@ -124,7 +132,7 @@ def write_fake_torch(root):
     files = {
         "torch/__init__.py": ("from . import _C\nfrom . import cuda\nfrom .utils.data import dataloader\n"
                               "from . import optim\n"),
-        "torch/optim/__init__.py": "from . import optimizer\nfrom .optimizer import Optimizer\n",
+        "torch/optim/__init__.py": "from . import optimizer\nfrom .optimizer import Optimizer, AdamW\n",
         "torch/optim/optimizer.py": _OPTIMIZER,
         "torch/cuda/nvtx.py": _NVTX,
         "torch/utils/__init__.py": "",

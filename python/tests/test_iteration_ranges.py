@@ -10,7 +10,7 @@ from test_torch_memory import HookTest, run_python  # noqa: E402
 
 class IterationRangesTest(HookTest):
     LOOP = ("import torch\n"
-            "a, b = torch.optim.Optimizer(), torch.optim.Optimizer()\n"
+            "a, b = torch.optim.AdamW(foreach=False, fused=None), torch.optim.Optimizer()\n"
             "for i in range(3):\n"
             "    a.step()\n"
             "    b.step()  # a second optimizer: not a boundary\n"
@@ -21,10 +21,12 @@ class IterationRangesTest(HookTest):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stderr, "")
         # Iteration 1 has no range (its start is unknown); the last one stays open.
-        self.assertEqual(p.stdout.strip(), str([
-            ("start", "iteration 2", 0), ("end", 0),
-            ("start", "iteration 3", 2), ("end", 2),
-            ("start", "iteration 4", 4)]))
+        # Each step of the first optimizer in a push/pop range naming it and how it runs.
+        step = [("push", "optimizer.step AdamW(foreach=False, fused=None)"), ("pop",)]
+        self.assertEqual(p.stdout.strip(), str(
+            step + [("start", "iteration 2", 2)] +
+            step + [("end", 2), ("start", "iteration 3", 6)] +
+            step + [("end", 6), ("start", "iteration 4", 10)]))
 
     def test_a_new_optimizer_takes_over_when_the_first_is_gone(self):
         code = ("import gc, torch\n"
@@ -60,7 +62,8 @@ class IterationRangesTest(HookTest):
         p = run_python(code, env, self.path + [own])
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stderr, "")
-        self.assertEqual(p.stdout.split(), ["42", "True", "5"])  # 1 start + 2 push/pop pairs
+        # 1 step range (push, pop), 1 iteration start, 2 DataLoader push/pop pairs
+        self.assertEqual(p.stdout.split(), ["42", "True", "7"])
 
 
 if __name__ == "__main__":

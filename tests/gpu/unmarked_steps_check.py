@@ -7,7 +7,7 @@ pattern, and the steady step count and median step of each reader; "agree" is tr
 readers give the same count and median (within 0.5%).
 
 usage: unmarked_steps_check.py --stepscope BIN --out DIR [--configs gpt2:forloop,gpt2:fused,...]
-                               [--steps N] [--budget-s S]
+                               [--steps N] [--budget-s S] [--keep-traces]
 Run on the GPU machine from the repository root (tests/gpu/README.md).
 """
 import argparse
@@ -112,6 +112,7 @@ def main():
     ap.add_argument("--configs", default="gpt2:forloop,gpt2:fused,llama:fused:2")
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--budget-s", type=float, default=480)
+    ap.add_argument("--keep-traces", action="store_true", help="gzip each trace into OUT")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     work = "/tmp/unmarked"
@@ -142,6 +143,8 @@ def main():
             r["summarize"] = summarize_reader(a.stepscope, trace, work)
             r["python"] = python_reader(a.stepscope, trace)
             r["agree"] = agree(r)
+            if a.keep_traces:
+                subprocess.run("gzip -c %s > %s.sqlite.gz" % (trace, os.path.join(a.out, name)), shell=True)
         results.write(json.dumps(r) + "\n")
         results.flush()
         print(json.dumps(r), flush=True)

@@ -7,19 +7,20 @@
 
 namespace stepscope {
 
-#define STEPSCOPE_RULES(X) \
-  X(kDataLoadingRule)      \
-  X(kHostSyncRule)         \
-  X(kLaunchBoundRule)      \
-  X(kHostWaitRule)         \
-  X(kPageableMemcpyRule)   \
-  X(kSyncMemcpyRule)       \
-  X(kOffloadCopiesRule)    \
-  X(kFp32GemmRule)         \
-  X(kMemoryCapacityRule)   \
-  X(kUmFaultsRule)         \
-  X(kRecomputeRule)        \
-  X(kHostBoundRule)        \
+#define STEPSCOPE_RULES(X)  \
+  X(kDataLoadingRule)       \
+  X(kHostSyncRule)          \
+  X(kLaunchBoundRule)       \
+  X(kHostWaitRule)          \
+  X(kPageableMemcpyRule)    \
+  X(kSyncMemcpyRule)        \
+  X(kOffloadCopiesRule)     \
+  X(kFp32GemmRule)          \
+  X(kMemoryCapacityRule)    \
+  X(kUmFaultsRule)          \
+  X(kRecomputeRule)         \
+  X(kPerParamOptimizerRule) \
+  X(kHostBoundRule)         \
   X(kOomRule)
 
 #define STEPSCOPE_DECLARE_RULE(name) extern const Rule name;

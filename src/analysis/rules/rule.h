@@ -197,4 +197,9 @@ void TopPythonLines(const RuleContext& c, const Analysis& a, Finding* f);
 // launch_bound: kernels in a row, each shorter than its launch interval.
 inline constexpr int kMinLaunchBoundStretch = 16;
 
+// An `optimizer.step CLASS(foreach=False, ...)` range of the profile hook: an
+// optimizer stepping one tensor at a time, whose launches per_param_optimizer
+// prices with the right fix (launch_bound leaves them to it).
+bool PerParamOptimizerRange(const TraceModel& m, uint32_t nvtx);
+
 }  // namespace stepscope

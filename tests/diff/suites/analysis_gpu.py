@@ -67,6 +67,20 @@ TESTS = [
              out="analysis_gpu/whatif_h100_hf_lora_workers_prefetch_untraced.txt"),
     DiffTest(name="gpu_steps_default", cmd=["steps", "{trace}"], trace=G + "default.sqlite.gz",
              out="analysis_gpu/steps_default.txt"),
+    # A loop nobody here wrote (HF GPT-2 from its config, no NVTX of ours, AdamW(foreach=False);
+    # H200, 2026-11-27, iterations 10-14): steps from the iteration ranges, per_param_optimizer
+    # priced (and launch_bound leaves the optimizer's launches to it), also at the untraced
+    # host speed (36.25 ms: the bare problem's median on another H200 VM the same day).
+    DiffTest(name="gpu_analyze_h200_gpt2_forloop_adamw", cmd=["analyze", "{trace}"],
+             trace=G + "h200_gpt2_forloop_adamw.sqlite.gz",
+             out="analysis_gpu/analyze_h200_gpt2_forloop_adamw.txt"),
+    DiffTest(name="gpu_steps_h200_gpt2_forloop_adamw", cmd=["steps", "{trace}"],
+             trace=G + "h200_gpt2_forloop_adamw.sqlite.gz",
+             out="analysis_gpu/steps_h200_gpt2_forloop_adamw.txt"),
+    DiffTest(name="gpu_analyze_h200_gpt2_forloop_adamw_untraced",
+             cmd=["analyze", "--format", "csv", "--untraced-step-ms", "36.25", "{trace}"],
+             trace=G + "h200_gpt2_forloop_adamw.sqlite.gz",
+             out="analysis_gpu/analyze_h200_gpt2_forloop_adamw_untraced.csv"),
     DiffTest(name="gpu_diff_workers0_vs_workers4", cmd=["diff", "--limit", "5", "{traces}"],
              trace=[G + "workers0_cpu4.sqlite.gz", G + "workers4_cpu4.sqlite.gz"],
              out="analysis_gpu/diff_workers0_vs_workers4.txt"),
