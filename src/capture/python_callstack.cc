@@ -1,11 +1,12 @@
 #include "capture/python_callstack.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 #include "capture/pystack/py_stack.h"
@@ -17,8 +18,20 @@ struct State {
   std::mutex mu;
   bool tried = false;
   std::unique_ptr<pystack::PyRuntime> rt;
-  std::unordered_set<uint64_t> sent;  // code objects whose names the collector has
+  // Code objects whose names the collector has, by address and stamp, and
+  // the id they are sent under: an address reused by another code object
+  // gets a new id, so the collector's names never alias.
+  struct Key {
+    uint64_t code, stamp;
+    bool operator==(const Key& o) const { return code == o.code && stamp == o.stamp; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return k.code * 0x9e3779b97f4a7c15ull ^ k.stamp; }
+  };
+  std::unordered_map<Key, uint64_t, KeyHash> sent;
+  uint64_t next_id = 1;
   std::vector<pystack::PyFrame> frames;
+  std::vector<uint64_t> ids;
 };
 
 State& Get() {
@@ -75,20 +88,31 @@ bool EmitPythonStack(shm::Header* ring, uint32_t correlation, uint32_t tid) {
   if (!s.rt) return false;
   if (!s.rt->OwnStack(&s.frames, shm::kMaxPyDepth) || s.frames.empty()) return false;
   // Names of code objects not sent yet, before the stack that uses them.
+  s.ids.clear();
   for (const pystack::PyFrame& f : s.frames) {
-    if (s.sent.count(f.code)) continue;
-    const pystack::CodeInfo* c = s.rt->Code(f.code);
-    if (!c) continue;
+    auto known = s.sent.find({f.code, f.stamp});
+    if (known != s.sent.end()) {
+      s.ids.push_back(known->second);
+      continue;
+    }
+    const pystack::CodeInfo* c = s.rt->Code(f);
+    if (!c) {
+      s.ids.push_back(0);  // unknown to the collector: "?"
+      continue;
+    }
+    if (s.sent.size() > 200000) s.sent.clear();  // ids stay unique: names are sent again
+    const uint64_t id = s.next_id++;
     const uint32_t fn = static_cast<uint32_t>(std::min<size_t>(c->function.size(), 1024));
     const uint32_t file = static_cast<uint32_t>(std::min<size_t>(c->file.size(), 2048));
-    shm::PyCodeName head{f.code, fn, file};
+    shm::PyCodeName head{id, fn, file};
     uint8_t* p = shm::Reserve(ring, shm::Kind::kPyCode, sizeof(head) + fn + file);
     if (!p) return false;
     std::memcpy(p, &head, sizeof(head));
     std::memcpy(p + sizeof(head), c->function.data(), fn);
     std::memcpy(p + sizeof(head) + fn, c->file.data(), file);
     shm::Publish(p, shm::Kind::kPyCode, sizeof(head) + fn + file);
-    s.sent.insert(f.code);
+    s.sent.emplace(State::Key{f.code, f.stamp}, id);
+    s.ids.push_back(id);
   }
   const auto depth = static_cast<uint32_t>(s.frames.size());
   const uint32_t bytes = sizeof(shm::PyStackHead) + depth * sizeof(shm::PyStackFrame);
@@ -99,7 +123,7 @@ bool EmitPythonStack(shm::Header* ring, uint32_t correlation, uint32_t tid) {
   // Root first, as the collector's interner wants.
   for (uint32_t i = 0; i < depth; ++i) {
     const pystack::PyFrame& f = s.frames[depth - 1 - i];
-    shm::PyStackFrame out{f.code, f.line, 0};
+    shm::PyStackFrame out{s.ids[depth - 1 - i], f.line, 0};
     std::memcpy(p + sizeof(head) + i * sizeof(out), &out, sizeof(out));
   }
   shm::Publish(p, shm::Kind::kPyStack, bytes);

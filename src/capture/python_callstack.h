@@ -9,8 +9,9 @@
 // read, never a crash. No Python API is called but
 // PyGILState_GetThisThreadState (a thread-local read): no GIL, no Python
 // object allocated, no Python code run. Each code object's names are sent
-// once (shm kPyCode), then stacks as code addresses and lines (kPyStack),
-// tied to the call by its correlation id.
+// once (shm kPyCode) under an id of its own (its address and identity stamp:
+// a freed and reused address gets a new id), then stacks as those ids and
+// lines (kPyStack), tied to the call by its correlation id.
 #pragma once
 
 #include <cstdint>

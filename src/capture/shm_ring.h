@@ -125,10 +125,12 @@ struct ForeignString {
 };
 
 // The Python stack of the thread that made a CUDA call (blocking and
-// allocation calls; launches 1-in-N): frames name code objects by address,
-// each code object's names are sent once before the first stack using it.
+// allocation calls; launches 1-in-N): frames name code objects by the
+// tracer's id for them (never reused for another code object, though an
+// address is), each code object's names are sent once before the first
+// stack using it.
 struct PyCodeName {
-  uint64_t code;  // the code object's address in the traced process
+  uint64_t code;  // the tracer's id of the code object (0: none)
   uint32_t function_len;
   uint32_t file_len;
 };

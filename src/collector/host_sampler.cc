@@ -665,12 +665,15 @@ void HostSampler::TickProc(Proc& ps, int64_t now_realtime, int64_t now_mono,
         t.walked = true;
         if (ts.frames.empty()) continue;
         // Keyed by process too: code addresses name different code in
-        // another process (a child that exec'ed).
+        // another process (a child that exec'ed); and by each code object's
+        // stamp: an address freed and reused by another code object is
+        // another stack.
         std::vector<uint64_t> key;
-        key.reserve(ts.frames.size() * 2 + 1);
+        key.reserve(ts.frames.size() * 3 + 1);
         key.push_back(static_cast<uint64_t>(pid));
         for (auto f = ts.frames.rbegin(); f != ts.frames.rend(); ++f) {
           key.push_back(f->code);
+          key.push_back(f->stamp);
           key.push_back(static_cast<uint64_t>(f->line));
         }
         std::string k(reinterpret_cast<const char*>(key.data()), key.size() * sizeof(uint64_t));
@@ -680,7 +683,7 @@ void HostSampler::TickProc(Proc& ps, int64_t now_realtime, int64_t now_mono,
         } else {
           std::vector<HostFrameText> text;
           for (auto f = ts.frames.rbegin(); f != ts.frames.rend(); ++f) {
-            const pystack::CodeInfo* c = ps.rt->Code(f->code);
+            const pystack::CodeInfo* c = ps.rt->Code(*f);
             text.push_back({c ? c->function : "?", c ? c->file : "?", f->line});
           }
           t.stack = InternStack(key, text);

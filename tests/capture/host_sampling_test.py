@@ -33,6 +33,7 @@ BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else os.environ.ge
 STEPSCOPE = os.path.join(BUILD, "bin", "stepscope")
 SHIM = os.path.join(BUILD, "tests", "libnvtx_shim.so")
 APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "host_app.py")
+REUSE_APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "code_reuse_app.py")
 RUNNING, BLOCKED_GIL, BLOCKED_LOCK, BLOCKED_IO, SLEEP = 1, 3, 4, 5, 6
 
 
@@ -217,6 +218,28 @@ class HostSamplingTest(unittest.TestCase):
         # The leaf is worker_hot or the generator expression inside it.
         hot = sum(1 for (fn,) in rows if fn in ("worker_hot", "worker_hot.<locals>.<genexpr>", "<genexpr>"))
         self.assertGreaterEqual(hot / len(rows), 0.9, (hot, len(rows), rows[:10]))
+
+    @unittest.skipUnless(python_supported(), "Python stacks need CPython 3.11-3.13")
+    def test_reused_code_address(self):
+        # main()'s code object lies where a sampled, freed code object (decoy)
+        # was: its samples name main, this file and the loop's lines, never
+        # the decoy (issue 36: code objects were cached by address alone).
+        p = subprocess.run([STEPSCOPE, "profile", "-q", "-o", os.path.join(self.tmp, "reuse_%p"), "--",
+                            sys.executable, REUSE_APP, "1.0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        window = json.loads(p.stdout.strip().splitlines()[-1])
+        if not window["reused"]:
+            self.skipTest("the allocator did not reuse the code object's address")
+        db = self.trace()
+        rows = db.execute("SELECT fn.value, fl.value, f.line FROM samples s "
+                          "JOIN callsites c ON c.id = s.callsite_id JOIN frames f ON f.id = c.frame_id "
+                          "JOIN strings fn ON fn.id = f.function_id JOIN strings fl ON fl.id = f.file_id "
+                          "WHERE s.tid = ? AND s.ts_ns BETWEEN ? AND ?",
+                          (window["pid"], window["start_ns"], window["end_ns"])).fetchall()
+        self.assertGreater(len(rows), 20, "main() not sampled")
+        self.assertEqual({r[:2] for r in rows}, {("main", REUSE_APP)}, rows[:10])
+        self.assertTrue(all(r[2] in (5, 6) for r in rows), sorted(set(r[2] for r in rows)))
 
     def test_sampling_off(self):
         p = run(self.tmp, extra_args=["--sample-hz", "0"])

@@ -8,6 +8,7 @@ of one stack read (docs/host.md quotes it).
 usage: python_callstack_test.py BUILD_DIR
 """
 import ctypes
+import gc
 import os
 import sys
 import threading
@@ -75,6 +76,36 @@ class PythonCallstackTest(unittest.TestCase):
         self.assertTrue(names[-4].endswith("<locals>.worker"), names)
         self.assertEqual(names[-3:], ["Model.training_step", "Model.sync", "frames"], names)
         self.assertNotIn("<module>", names)  # a thread's stack starts at its bootstrap
+
+    def test_reused_code_address(self):
+        # A code object freed and another allocated at its address (same
+        # size): the stack names the new one, not the names the tracer sent
+        # for the old one (issue 36: code objects were keyed by address only).
+        lib = load()
+        template = "def {name}(lib, frames):\n    return frames(lib)\n"
+
+        def make(name, filename):
+            ns = {}
+            exec(compile(template.format(name=name), filename, "exec"), ns)
+            return ns[name]
+
+        keep = []
+        for _ in range(50):
+            decoy = make("decoy", "decoy.py")
+            address = id(decoy.__code__)
+            self.assertEqual([f[0] for f in decoy(lib, frames)][-2:], ["decoy", "frames"])
+            del decoy
+            gc.collect()
+            fresh = make("fresh", "fresh.py")
+            if id(fresh.__code__) == address:
+                break
+            keep.append(fresh)
+        else:
+            self.skipTest("the allocator did not reuse the code object's address")
+        got = fresh(lib, frames)
+        self.assertEqual(got[-2][:2], ("fresh", "fresh.py"), got)
+        self.assertEqual(got[-1][0], "frames", got)
+        self.assertEqual(int(got[-2][2]), 2, got)
 
     def test_cost(self):
         lib = load()

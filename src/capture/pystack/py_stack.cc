@@ -23,6 +23,8 @@ constexpr size_t kMaxStringChars = 512;
 constexpr size_t kMaxLineTable = 1 << 20;
 constexpr size_t kMaxThreads = 4096;
 constexpr size_t kThreadStateInterp = 16;  // PyThreadState: prev, next, interp (3.11-3.13)
+constexpr size_t kMaxCodeHead = 256;       // >= every layout's code_adaptive
+constexpr size_t kMaxStampSpan = 96;       // >= code_linetable + 8 - code_firstlineno
 
 struct Mapping {
   uint64_t start = 0;
@@ -189,17 +191,35 @@ bool PyRuntime::ReadString(uint64_t obj, std::string* out) {
   return true;
 }
 
-const CodeInfo* PyRuntime::Code(uint64_t addr) {
-  auto it = codes_.find(addr);
+// The identity of a code object: its fields from co_firstlineno to
+// co_linetable (first line, local counts, co_version in 3.12+, the names,
+// file and line table objects), none of which changes while it lives.
+// `span`: those bytes (StampSpan()).
+uint64_t PyRuntime::StampOf(const uint8_t* span) const {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+  for (uint32_t i = 0; i < StampSpan(); ++i) h = (h ^ span[i]) * 0x100000001b3ull;
+  return h == 0 ? 1 : h;
+}
+
+uint32_t PyRuntime::StampSpan() const {
+  return layout_->code_linetable + 8 - layout_->code_firstlineno;
+}
+
+const CodeInfo* PyRuntime::Code(const PyFrame& frame) {
+  const CodeKey key{frame.code, frame.stamp};
+  auto it = codes_.find(key);
   if (it != codes_.end()) return it->second.ok ? &it->second.info : nullptr;
-  if (codes_.size() > 200000) codes_.clear();
-  Cached& c = codes_[addr];
   const PyLayout& l = *layout_;
-  uint8_t head[256];
-  if (!mem_.Read(addr, head, l.code_adaptive)) {
-    codes_.erase(addr);  // perhaps transient: try again next time
+  uint8_t head[kMaxCodeHead];
+  if (l.code_adaptive > sizeof(head)) return nullptr;
+  // Unreadable, or not the object the frame was read with any more: not
+  // cached (perhaps transient).
+  if (!mem_.Read(frame.code, head, l.code_adaptive) ||
+      StampOf(head + l.code_firstlineno) != frame.stamp) {
     return nullptr;
   }
+  if (codes_.size() > 200000) codes_.clear();
+  Cached& c = codes_[key];
   uint64_t type = 0, filename = 0, name = 0, qualname = 0, linetable = 0;
   int32_t firstlineno = 0;
   std::memcpy(&type, head + 8, 8);
@@ -229,9 +249,49 @@ const CodeInfo* PyRuntime::Code(uint64_t addr) {
 bool PyRuntime::WalkFrames(uint64_t frame, std::vector<PyFrame>* out, size_t max_depth) {
   const PyLayout& l = *layout_;
   uint8_t buf[80];
+  uint8_t span_buf[kMaxStampSpan];
   const size_t need = l.frame_owner + 1;
-  for (size_t depth = 0; frame != 0 && depth < max_depth * 2 && out->size() < max_depth; ++depth) {
-    if (!mem_.Read(frame, buf, need)) return !out->empty();
+  const size_t span = StampSpan();
+  if (span > sizeof(span_buf)) return false;
+  // First the frames' code objects, instructions and stamps, then names and
+  // lines (cached by address and stamp). The stamp of a frame's code object
+  // is read with the next frame, in one process_vm_readv (which reads whole
+  // elements only, in order).
+  std::vector<uint64_t>& codes = walk_codes_;
+  std::vector<uint64_t>& instrs = walk_instrs_;
+  std::vector<uint64_t>& stamps = walk_stamps_;
+  codes.clear();
+  instrs.clear();
+  stamps.clear();
+  bool ok = true;
+  for (size_t depth = 0;; ++depth) {
+    const bool want_frame = frame != 0 && depth < max_depth * 2 && codes.size() < max_depth;
+    const bool want_stamp = stamps.size() < codes.size();
+    if (!want_frame && !want_stamp) break;
+    iovec local[2], remote[2];
+    unsigned long n = 0;
+    if (want_stamp) {
+      local[n] = {span_buf, span};
+      remote[n++] = {reinterpret_cast<void*>(codes.back() + l.code_firstlineno), span};
+    }
+    if (want_frame) {
+      local[n] = {buf, need};
+      remote[n++] = {reinterpret_cast<void*>(frame), need};
+    }
+    const ssize_t r = ::process_vm_readv(mem_.pid(), local, n, remote, n, 0);
+    const size_t got = r > 0 ? static_cast<size_t>(r) : 0;
+    bool frame_read = want_frame && got == (want_stamp ? span : 0) + need;
+    if (want_stamp) {
+      stamps.push_back(got >= span ? StampOf(span_buf) : 0);
+      // An unreadable code object stopped the read before the frame.
+      if (want_frame && got < span) frame_read = mem_.Read(frame, buf, need);
+    }
+    if (!want_frame) break;
+    if (!frame_read) {
+      ok = !codes.empty();
+      frame = 0;  // the last code object's stamp is still read
+      continue;
+    }
     uint64_t code = 0, previous = 0, instr = 0;
     std::memcpy(&code, buf + l.frame_code, 8);
     std::memcpy(&previous, buf + l.frame_previous, 8);
@@ -239,16 +299,22 @@ bool PyRuntime::WalkFrames(uint64_t frame, std::vector<PyFrame>* out, size_t max
     const int owner = static_cast<int8_t>(buf[l.frame_owner]);
     frame = previous;
     if (l.owner_cstack >= 0 && owner == l.owner_cstack) continue;  // a shim frame
-    const CodeInfo* info = Code(code);
+    codes.push_back(code);
+    instrs.push_back(instr);
+  }
+  for (size_t i = 0; i < codes.size(); ++i) {
+    if (stamps[i] == 0) continue;
+    const PyFrame f{codes[i], stamps[i], 0};
+    const CodeInfo* info = Code(f);
     if (!info) continue;
     const int64_t index =
-        (static_cast<int64_t>(instr) - static_cast<int64_t>(code + l.code_adaptive)) / 2;
+        (static_cast<int64_t>(instrs[i]) - static_cast<int64_t>(f.code + l.code_adaptive)) / 2;
     if (index < 0) continue;  // not started yet (an incomplete frame)
     int line = LineForInstruction(info->linetable.data(), info->linetable.size(), info->firstlineno,
                                   static_cast<int>(index));
-    out->push_back({code, line < 0 ? info->firstlineno : line});
+    out->push_back({f.code, f.stamp, line < 0 ? info->firstlineno : line});
   }
-  return true;
+  return ok;
 }
 
 bool PyRuntime::ReadThreadState(uint64_t ts, uint64_t* next, uint64_t* native, uint64_t* frame,

@@ -12,8 +12,11 @@
 // A frame names its code object; a code object (validated by its type
 // pointer) gives qualname, filename, first line and the location table that
 // maps the frame's instruction to its line. Code objects are read once and
-// cached by address (+ first line, so that a freed and reused address is
-// noticed in most cases).
+// cached by address and identity stamp: a walk reads the immutable fields of
+// each frame's code object (first line, version, names, file and line table
+// pointers) with the next frame, in the same process_vm_readv, so a code
+// object freed and another allocated at the same address is a different
+// key, never the old names and lines.
 #pragma once
 
 #include <sys/types.h>
@@ -55,11 +58,17 @@ struct CodeInfo {
   std::vector<uint8_t> linetable;
 };
 
-// One Python frame: its code object and the line being executed.
+// One Python frame: its code object and the line being executed. `code` and
+// `stamp` together name the code object: an address is reused once its code
+// object is freed, the stamp (a hash of the object's immutable fields read
+// with the frame) then differs.
 struct PyFrame {
   uint64_t code = 0;
+  uint64_t stamp = 0;
   int line = 0;
-  bool operator==(const PyFrame& o) const { return code == o.code && line == o.line; }
+  bool operator==(const PyFrame& o) const {
+    return code == o.code && stamp == o.stamp && line == o.line;
+  }
 };
 
 struct ThreadStack {
@@ -84,8 +93,9 @@ class PyRuntime {
                  bool (*skip)(void* ctx, uint32_t tid) = nullptr, void* skip_ctx = nullptr);
   // The stack of the calling thread (in-process only).
   bool OwnStack(std::vector<PyFrame>* out, size_t max_depth = 128);
-  // The code object at `addr` (cached); nullptr when unreadable.
-  const CodeInfo* Code(uint64_t addr);
+  // The code object of a frame (cached by address and stamp); nullptr when
+  // unreadable or no longer the object the frame was read with.
+  const CodeInfo* Code(const PyFrame& frame);
   // [begin, end) of the GIL's mutex/condition state; {0, 0} when unknown.
   std::pair<uint64_t, uint64_t> GilRange();
 
@@ -99,6 +109,10 @@ class PyRuntime {
  private:
   PyRuntime(pid_t pid, const PyLayout* layout) : mem_(pid), layout_(layout) {}
   bool WalkFrames(uint64_t frame, std::vector<PyFrame>* out, size_t max_depth);
+  // A code object's identity: a hash of its StampSpan() bytes from
+  // co_firstlineno (never 0).
+  uint64_t StampOf(const uint8_t* span) const;
+  uint32_t StampSpan() const;
   // One read of a thread state: next, native id, current frame.
   bool ReadThreadState(uint64_t ts, uint64_t* next, uint64_t* native, uint64_t* frame,
                        uint64_t* interp);
@@ -116,7 +130,16 @@ class PyRuntime {
     CodeInfo info;
     bool ok = false;
   };
-  std::unordered_map<uint64_t, Cached> codes_;
+  struct CodeKey {
+    uint64_t addr, stamp;
+    bool operator==(const CodeKey& o) const { return addr == o.addr && stamp == o.stamp; }
+  };
+  struct CodeKeyHash {
+    size_t operator()(const CodeKey& k) const { return k.addr * 0x9e3779b97f4a7c15ull ^ k.stamp; }
+  };
+  std::unordered_map<CodeKey, Cached, CodeKeyHash> codes_;
+  // Scratch for WalkFrames (a sampler walks many threads per tick).
+  std::vector<uint64_t> walk_codes_, walk_instrs_, walk_stamps_;
 };
 
 }  // namespace stepscope::pystack

@@ -159,9 +159,9 @@ TEST(PyStack, LiveProcess) {
     EXPECT_TRUE((*rt)->AllStacks(&stacks));
     for (const ThreadStack& t : stacks) {
       if (t.tid != static_cast<uint32_t>(pid) || t.frames.size() < 3) continue;
-      const CodeInfo* leaf = (*rt)->Code(t.frames[0].code);
-      const CodeInfo* caller = (*rt)->Code(t.frames[1].code);
-      const CodeInfo* root = (*rt)->Code(t.frames[2].code);
+      const CodeInfo* leaf = (*rt)->Code(t.frames[0]);
+      const CodeInfo* caller = (*rt)->Code(t.frames[1]);
+      const CodeInfo* root = (*rt)->Code(t.frames[2]);
       if (!leaf || !caller || !root) continue;
       EXPECT_EQ(leaf->function, "hot_inner");
       EXPECT_TRUE(t.frames[0].line == 3 || t.frames[0].line == 4);
