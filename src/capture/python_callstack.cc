@@ -80,10 +80,16 @@ bool EmitPythonStack(shm::Header* ring, uint32_t correlation, uint32_t tid) {
   if (!s.tried) {
     s.tried = true;
     auto rt = pystack::PyRuntime::AttachSelf();
-    // One walk of every thread state first: a layout this build does not
-    // recognize is found here, once, and stacks stay off.
+    // Walks of every thread state first: a layout this build does not
+    // recognize is found here, once, and stacks stay off (a walk that
+    // fails while threads come and go is tried again).
     std::vector<pystack::ThreadStack> all;
-    if (rt.ok() && ((*rt)->AllStacks(&all, 1) || !(*rt)->layout_mismatch())) s.rt = std::move(*rt);
+    if (rt.ok()) {
+      for (int i = 0; i < pystack::PyRuntime::kMismatchedWalks; ++i) {
+        if ((*rt)->AllStacks(&all, 1) || (*rt)->layout_mismatch()) break;
+      }
+      if (!(*rt)->layout_mismatch()) s.rt = std::move(*rt);
+    }
   }
   if (!s.rt) return false;
   if (!s.rt->OwnStack(&s.frames, shm::kMaxPyDepth) || s.frames.empty()) return false;

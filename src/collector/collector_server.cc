@@ -245,7 +245,9 @@ void CollectorServer::FinishParked() {
     if (accepted_any_) continue;
     // Only a Python program gets a trace of its own: a shell or a launcher
     // that ran the traced program as its child is not worth a file.
-    if (p.sampler->python_status().rfind("on", 0) != 0) continue;
+    // (Python seen, not stacks on now: a program whose stacks were turned
+    // off on the way is still a Python program.)
+    if (!p.sampler->python_seen()) continue;
     shm::Header layout{};
     const uint64_t total = shm::Layout(0, 4096, 4096, &layout);
     const int memfd = shm::CreateRegionFd("stepscope-host", total);

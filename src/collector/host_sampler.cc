@@ -512,6 +512,7 @@ void HostSampler::TickProc(Proc& ps, int64_t now_realtime, int64_t now_mono,
     if (rt.ok()) {
       ps.rt = std::move(*rt);
       if (!ps.child) {
+        python_seen_ = true;
         std::lock_guard<std::mutex> lk(mu_);
         python_status_ = "on (Python " + ps.rt->version() + ")";
       }

@@ -104,6 +104,9 @@ class HostSampler {
   uint64_t ticks_missed() const { return missed_.load(); }
   // "on" (stacks read, Python x.y.z), "unavailable: why", or "" (not yet known).
   std::string python_status() const;
+  // The process ran Python: its runtime was found at some point (even if
+  // its stacks were turned off later).
+  bool python_seen() const { return python_seen_.load(); }
   // Native stacks: "on (N threads)", "off", "unavailable: why", "" (not started yet).
   std::string native_status() const;
   int native_hz() const { return native_hz_; }
@@ -134,6 +137,7 @@ class HostSampler {
   std::atomic<const std::atomic<uint32_t>*> gate_{nullptr};
   uint32_t gate_bit_ = 0;  // written before gate_ (release)
   std::atomic<int64_t> own_cpu_ns_{0};
+  std::atomic<bool> python_seen_{false};
 
   // Sampler thread only.
   struct Impl;

@@ -34,6 +34,7 @@ STEPSCOPE = os.path.join(BUILD, "bin", "stepscope")
 SHIM = os.path.join(BUILD, "tests", "libnvtx_shim.so")
 APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "host_app.py")
 REUSE_APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "code_reuse_app.py")
+CHURN_APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "thread_churn_app.py")
 RUNNING, BLOCKED_GIL, BLOCKED_LOCK, BLOCKED_IO, SLEEP = 1, 3, 4, 5, 6
 
 
@@ -240,6 +241,33 @@ class HostSamplingTest(unittest.TestCase):
         self.assertGreater(len(rows), 20, "main() not sampled")
         self.assertEqual({r[:2] for r in rows}, {("main", REUSE_APP)}, rows[:10])
         self.assertTrue(all(r[2] in (5, 6) for r in rows), sorted(set(r[2] for r in rows)))
+
+    @unittest.skipUnless(python_supported(), "Python stacks need CPython 3.11-3.13")
+    def test_thread_churn(self):
+        # Threads started and joined as fast as they can while the sampler
+        # walks the thread states: one that vanishes mid-walk is skipped; stacks
+        # stay on for the whole run and the trace is written (issue 36: "thread
+        # states are not laid out as expected", then no trace at all).
+        p = subprocess.run([STEPSCOPE, "profile", "-q", "-o", os.path.join(self.tmp, "churn_%p"), "--",
+                            sys.executable, CHURN_APP, "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("not laid out", p.stderr)
+        window = json.loads(p.stdout.strip().splitlines()[-1])
+        self.assertGreater(window["threads"], 100, window)
+        db = self.trace()
+        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        self.assertTrue(meta.get("python_stacks", "").startswith("on"), meta.get("python_stacks"))
+        rows = db.execute("SELECT fn.value FROM samples s LEFT JOIN callsites c ON c.id = s.callsite_id "
+                          "LEFT JOIN frames f ON f.id = c.frame_id LEFT JOIN strings fn ON fn.id = f.function_id "
+                          "WHERE s.tid = ? AND s.ts_ns BETWEEN ? AND ?",
+                          (window["pid"], window["start_ns"], window["end_ns"])).fetchall()
+        # 3 s at 200 Hz: ~600 ticks (a loaded machine skips some).
+        self.assertGreater(len(rows), 100)
+        hot = sum(1 for (fn,) in rows if fn == "churn_main")
+        self.assertGreaterEqual(hot / len(rows), 0.9, (hot, len(rows)))
+        late = [fn for (fn,) in rows[-len(rows) // 4:]]
+        self.assertGreaterEqual(late.count("churn_main") / len(late), 0.9)
 
     def test_sampling_off(self):
         p = run(self.tmp, extra_args=["--sample-hz", "0"])

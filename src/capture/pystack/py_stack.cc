@@ -341,23 +341,36 @@ bool PyRuntime::ReadThreadState(uint64_t ts, uint64_t* next, uint64_t* native, u
   return true;
 }
 
-bool PyRuntime::AllStacks(std::vector<ThreadStack>* out, size_t max_depth,
-                          bool (*skip)(void* ctx, uint32_t tid), void* skip_ctx) {
-  out->clear();
+// One interpreter's thread states. Threads come and go while the list is
+// read (a thread state is unlinked and freed when its thread ends, and its
+// memory reused): a thread state that does not name `interp` as its
+// interpreter past the head means the list changed under the walk, which
+// starts again from the head (twice at most, then what was read stands).
+// At the head, the head pointer is read again: moved, the list changed;
+// still there and still not naming `interp`, the layout is suspect
+// (kHeadMismatch, after a few tries).
+PyRuntime::ListWalk PyRuntime::WalkThreads(uint64_t interp, std::vector<ThreadStack>* out,
+                                           size_t max_depth, bool (*skip)(void*, uint32_t),
+                                           void* skip_ctx) {
   const PyLayout& l = *layout_;
-  uint64_t interp = 0;
-  if (!mem_.Get(runtime_ + l.runtime_interpreters_head, &interp)) return false;
-  for (int i = 0; interp != 0 && i < 64; ++i) {
-    uint64_t ts = 0;
-    if (!mem_.Get(interp + l.interp_threads_head, &ts)) break;
+  const size_t mark = out->size();
+  int head_mismatches = 0;
+  for (int attempt = 0; attempt < 6; ++attempt) {
+    out->resize(mark);
+    uint64_t head = 0;
+    if (!mem_.Get(interp + l.interp_threads_head, &head)) return ListWalk::kUnreadable;
+    bool changed = false;
+    uint64_t ts = head;
     for (size_t n = 0; ts != 0 && n < kMaxThreads; ++n) {
       uint64_t next = 0, native = 0, frame = 0, owner = 0;
       if (!ReadThreadState(ts, &next, &native, &frame, &owner)) break;
-      // A thread state names its interpreter: if not, the layout is not the
-      // one this version should have (a patched or unusual build).
       if (owner != interp) {
-        layout_mismatch_ = true;
-        return false;
+        uint64_t again = 0;
+        if (n == 0 && mem_.Get(interp + l.interp_threads_head, &again) && again == head) {
+          ++head_mismatches;
+        }
+        changed = true;
+        break;
       }
       ThreadStack t;
       t.tid = static_cast<uint32_t>(native);
@@ -369,6 +382,36 @@ bool PyRuntime::AllStacks(std::vector<ThreadStack>* out, size_t max_depth,
       out->push_back(std::move(t));
       ts = next;
     }
+    if (!changed) return ListWalk::kOk;
+    if (head_mismatches >= 3) {
+      out->resize(mark);
+      return ListWalk::kHeadMismatch;
+    }
+    if (out->size() > mark && attempt >= 2) return ListWalk::kOk;  // partial, but read
+  }
+  out->resize(mark);
+  return ListWalk::kOk;
+}
+
+bool PyRuntime::AllStacks(std::vector<ThreadStack>* out, size_t max_depth,
+                          bool (*skip)(void* ctx, uint32_t tid), void* skip_ctx) {
+  out->clear();
+  const PyLayout& l = *layout_;
+  uint64_t interp = 0;
+  if (!mem_.Get(runtime_ + l.runtime_interpreters_head, &interp)) return false;
+  for (int i = 0; interp != 0 && i < 64; ++i) {
+    const ListWalk w = WalkThreads(interp, out, max_depth, skip, skip_ctx);
+    if (w == ListWalk::kUnreadable) break;
+    if (w == ListWalk::kHeadMismatch) {
+      // The head thread state, read several times while the head pointer
+      // stayed, does not name its interpreter: the layout is not the one
+      // this version should have (a patched or unusual build) -- unless it
+      // happens on one walk only (threads ending just then).
+      if (++mismatched_walks_ >= kMismatchedWalks) layout_mismatch_ = true;
+      out->clear();
+      return false;
+    }
+    if (i == 0) mismatched_walks_ = 0;
     if (!mem_.Get(interp + l.interp_next, &interp)) break;
   }
   return true;

@@ -102,13 +102,19 @@ class PyRuntime {
   const PyLayout& layout() const { return *layout_; }
   const Memory& memory() const { return mem_; }
   std::string version() const;  // "3.12.3"
-  // A walk found a thread state that does not point back at its
-  // interpreter: the struct layout is not the expected one; stop using it.
+  // Walks in a row (kMismatchedWalks) found the head thread state, stable
+  // while read, not pointing back at its interpreter: the struct layout is
+  // not the expected one; stop using it. A thread state that vanishes
+  // mid-walk (thread churn) is not a mismatch: the walk starts again.
   bool layout_mismatch() const { return layout_mismatch_; }
+  static constexpr int kMismatchedWalks = 3;
 
  private:
   PyRuntime(pid_t pid, const PyLayout* layout) : mem_(pid), layout_(layout) {}
   bool WalkFrames(uint64_t frame, std::vector<PyFrame>* out, size_t max_depth);
+  enum class ListWalk { kOk, kUnreadable, kHeadMismatch };
+  ListWalk WalkThreads(uint64_t interp, std::vector<ThreadStack>* out, size_t max_depth,
+                       bool (*skip)(void* ctx, uint32_t tid), void* skip_ctx);
   // A code object's identity: a hash of its StampSpan() bytes from
   // co_firstlineno (never 0).
   uint64_t StampOf(const uint8_t* span) const;
@@ -125,6 +131,7 @@ class PyRuntime {
   uint32_t hexversion_ = 0;
   uint64_t gil_ = 0;
   bool layout_mismatch_ = false;
+  int mismatched_walks_ = 0;                   // in a row
   uint64_t (*this_thread_state_)() = nullptr;  // in-process: PyGILState_GetThisThreadState
   struct Cached {
     CodeInfo info;

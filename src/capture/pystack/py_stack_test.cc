@@ -184,5 +184,70 @@ TEST(PyStack, LiveProcess) {
   EXPECT_FALSE((*rt)->AllStacks(&stacks));
 }
 
+// Threads started and joined as fast as they go: the walks meet thread
+// states freed (and their memory reused) under them; that is no layout
+// mismatch, and the main thread's stack is read throughout (issue 36).
+TEST(PyStack, ThreadChurnIsNoLayoutMismatch) {
+  const char* script =
+      "import sys, threading\n"
+      "def work():\n"
+      "    pass\n"
+      "def spawner():\n"
+      "    while True:\n"
+      "        t = threading.Thread(target=work); t.start(); t.join()\n"
+      "for _ in range(4):\n"
+      "    threading.Thread(target=spawner, daemon=True).start()\n"
+      "sys.stdout.write('ready\\n'); sys.stdout.flush()\n"
+      "def main_loop():\n"
+      "    while True:\n"
+      "        threading.Event().wait(0.001)\n"
+      "main_loop()\n";
+  int fds[2];
+  ASSERT_TRUE(::pipe(fds) == 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], 1);
+    ::execlp("python3", "python3", "-c", script, static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  char buf[16] = {0};
+  const ssize_t got = ::read(fds[0], buf, sizeof(buf));
+  ::close(fds[0]);
+  auto stop = [pid] {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  };
+  if (got <= 0) {
+    stop();
+    std::fprintf(stderr, "SKIP: python3 could not run\n");
+    return;
+  }
+  auto rt = PyRuntime::Attach(pid);
+  if (!rt.ok()) {
+    stop();
+    std::fprintf(stderr, "SKIP: %s\n", rt.status().message().c_str());
+    return;
+  }
+  int walks = 0, main_seen = 0;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (std::chrono::steady_clock::now() < end && !(*rt)->layout_mismatch()) {
+    std::vector<ThreadStack> stacks;
+    if (!(*rt)->AllStacks(&stacks)) continue;
+    ++walks;
+    for (const ThreadStack& t : stacks) {
+      if (t.tid != static_cast<uint32_t>(pid)) continue;
+      for (const PyFrame& f : t.frames) {
+        const CodeInfo* c = (*rt)->Code(f);
+        if (c && c->function == "main_loop") ++main_seen;
+      }
+    }
+  }
+  stop();
+  EXPECT_FALSE((*rt)->layout_mismatch()) << "after " << walks << " walks";
+  EXPECT_GT(walks, 100);
+  EXPECT_GT(main_seen, walks / 2);
+}
+
 }  // namespace
 }  // namespace stepscope::pystack
