@@ -33,11 +33,58 @@
 namespace stepscope {
 namespace {
 
-// Opaque handles we give out: stable heap objects, never freed (NVTX handles
-// may be used until process exit).
+// Opaque handles we give out: tagged indices into append-only tables of
+// stable heap objects, never freed (NVTX handles may be used until process
+// exit). A handle the tracer never issued (a stale pointer, another tool's,
+// garbage) is recognized as such, never dereferenced: its events are recorded
+// without that domain or registered message, as bare NVTX would ignore it.
 struct Domain {
   std::string name;
 };
+
+template <typename T>
+class HandleTable {
+ public:
+  explicit constexpr HandleTable(uint64_t tag) : tag_(tag << kTagShift) {}
+  // A new handle for `value` (owned from now on), or 0 when the table is
+  // full. Callers serialize Add (g_handles_mu); Find needs no lock.
+  uint64_t Add(T* value) {
+    const uint64_t i = count_.load(std::memory_order_relaxed);
+    if (i >= kChunk * kChunks) return 0;
+    T** chunk = chunks_[i / kChunk].load(std::memory_order_relaxed);
+    if (!chunk) {
+      chunk = new T*[kChunk]();
+      chunks_[i / kChunk].store(chunk, std::memory_order_release);
+    }
+    chunk[i % kChunk] = value;
+    count_.store(i + 1, std::memory_order_release);
+    return tag_ | (i + 1);
+  }
+  const T* Find(uint64_t handle) const {
+    if ((handle & ~kIndexMask) != tag_) return nullptr;
+    const uint64_t i = (handle & kIndexMask) - 1;
+    if ((handle & kIndexMask) == 0 || i >= count_.load(std::memory_order_acquire)) return nullptr;
+    return chunks_[i / kChunk].load(std::memory_order_acquire)[i % kChunk];
+  }
+
+ private:
+  // The tag in the top 16 bits: no user-space address looks like a handle.
+  static constexpr int kTagShift = 48;
+  static constexpr uint64_t kIndexMask = (uint64_t{1} << kTagShift) - 1;
+  static constexpr uint64_t kChunk = 4096, kChunks = 1024;  // 4M handles
+  const uint64_t tag_;
+  std::atomic<uint64_t> count_{0};
+  std::atomic<T**> chunks_[kChunks] = {};
+};
+
+HandleTable<Domain>& Domains() {
+  static auto* t = new HandleTable<Domain>(0x5344);  // "SD", never destroyed
+  return *t;
+}
+HandleTable<std::string>& Strings() {
+  static auto* t = new HandleTable<std::string>(0x5353);  // "SS"
+  return *t;
+}
 
 uint32_t ThreadId() {
   static thread_local uint32_t tid = static_cast<uint32_t>(syscall(SYS_gettid));
@@ -58,7 +105,8 @@ struct Attrs {
 
 Attrs FromEventAttributes(const nvtxEventAttributes_t* a) {
   Attrs out;
-  if (!a) return out;
+  // Fields past the size the program gave are not its own: not read.
+  if (!a || a->size < NVTX_EVENT_ATTRIB_STRUCT_SIZE) return out;
   out.category = a->category;
   if (a->colorType == NVTX_COLOR_ARGB) out.color = a->color;
   switch (a->messageType) {
@@ -69,8 +117,9 @@ Attrs FromEventAttributes(const nvtxEventAttributes_t* a) {
       out.message = Utf8(a->message.unicode);
       break;
     case NVTX_MESSAGE_TYPE_REGISTERED:
-      if (a->message.registered) {
-        out.message = *reinterpret_cast<const std::string*>(a->message.registered);
+      if (const std::string* m =
+              Strings().Find(reinterpret_cast<uint64_t>(a->message.registered))) {
+        out.message = *m;
       }
       break;
     default:
@@ -79,9 +128,11 @@ Attrs FromEventAttributes(const nvtxEventAttributes_t* a) {
   return out;
 }
 
+// The default domain's name for nullptr and for handles never issued.
 const std::string& DomainName(nvtxDomainHandle_t d) {
   static const std::string kDefault;
-  return d ? reinterpret_cast<const Domain*>(d)->name : kDefault;
+  const Domain* dom = Domains().Find(reinterpret_cast<uint64_t>(d));
+  return dom ? dom->name : kDefault;
 }
 
 // Per-thread stacks of open push/pop ranges, one per domain.
@@ -170,7 +221,8 @@ nvtxRangeId_t Start(nvtxDomainHandle_t domain, Attrs&& attrs) {
 
 void End(nvtxRangeId_t id) {
   Session& s = S();
-  if (!s.active() || id == 0) return;
+  // An id never handed out closes nothing (bare NVTX ignores it too).
+  if (!s.active() || id == 0 || !s.NvtxIssued(id)) return;
   s.NvtxClose(id, s.NowNs(), ThreadId());
 }
 
@@ -254,10 +306,14 @@ std::mutex g_handles_mu;
 nvtxStringHandle_t RegisterString(const std::string& s) noexcept {
   try {
     // Interned for the life of the process; identical strings share a handle.
-    static auto* strings = new std::unordered_map<std::string, std::string*>();
+    static auto* strings = new std::unordered_map<std::string, uint64_t>();
     std::lock_guard<std::mutex> lk(g_handles_mu);
     auto it = strings->find(s);
-    if (it == strings->end()) it = strings->emplace(s, new std::string(s)).first;
+    if (it == strings->end()) {
+      const uint64_t h = Strings().Add(new std::string(s));
+      if (h == 0) return nullptr;
+      it = strings->emplace(s, h).first;
+    }
     return reinterpret_cast<nvtxStringHandle_t>(it->second);
   } catch (...) {
     return nullptr;
@@ -271,10 +327,14 @@ nvtxStringHandle_t DomainRegisterStringW(nvtxDomainHandle_t, const wchar_t* s) {
 }
 nvtxDomainHandle_t CreateDomain(const std::string& name) noexcept {
   try {
-    static auto* domains = new std::unordered_map<std::string, Domain*>();
+    static auto* domains = new std::unordered_map<std::string, uint64_t>();
     std::lock_guard<std::mutex> lk(g_handles_mu);
     auto it = domains->find(name);
-    if (it == domains->end()) it = domains->emplace(name, new Domain{name}).first;
+    if (it == domains->end()) {
+      const uint64_t h = Domains().Add(new Domain{name});
+      if (h == 0) return nullptr;
+      it = domains->emplace(name, h).first;
+    }
     return reinterpret_cast<nvtxDomainHandle_t>(it->second);
   } catch (...) {
     return nullptr;

@@ -85,6 +85,11 @@ class Session {
   uint64_t NvtxOpen(int64_t start_ns, uint32_t tid, uint32_t category, uint32_t color,
                     NvtxKind kind, uint8_t depth, std::string_view domain, std::string_view name);
   void NvtxClose(uint64_t id, int64_t end_ns, uint32_t end_tid);
+  // `id` was handed out by NvtxOpen (in this process): a range id a program
+  // made up is not.
+  bool NvtxIssued(uint64_t id) const {
+    return id != 0 && id < next_nvtx_id_.load(std::memory_order_relaxed);
+  }
   void SetThreadName(uint32_t tid, std::string_view name);
   // The calling thread's Python stack for API call `correlation`
   // (python_callstack.h).

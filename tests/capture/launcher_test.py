@@ -106,6 +106,25 @@ class LauncherTest(unittest.TestCase):
         self.assertEqual(rows(path, "PRAGMA integrity_check"), [("ok",)])
         self.assertEqual(dict(rows(path, "SELECT key, value FROM meta"))["finalized"], "1")
 
+    def test_nvtx_handles_never_issued_are_ignored(self):
+        # Domains, registered strings and range ids the tracer never handed out,
+        # NULL and short attributes: the program runs as it does bare (issue 36:
+        # it segfaulted), the ranges it made with them are kept without that
+        # domain or name, and the real range after them is whole, at depth 0.
+        bare = subprocess.run([APP, "bogus"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        self.assertEqual((bare.returncode, bare.stdout), (0, b"ok\n"), bare.stderr)
+        p = profile(["-q", "-o", "bogus", "--", APP, "bogus"], self.tmp)
+        self.assertEqual((p.returncode, p.stdout), (bare.returncode, bare.stdout), p.stderr)
+        path = os.path.join(self.tmp, "bogus.sqlite")
+        got = rows(path, NVTX_SQL)
+        after = [r for r in got if r[0] == "after bogus"]
+        self.assertEqual(len(after), 1, got)
+        self.assertEqual(after[0][1], 0)
+        domains = {r[5] for r in got}
+        self.assertEqual(domains, {"", "bogus_test"}, got)
+        self.assertEqual({r[0] for r in got}, {"", "after bogus"}, got)
+        self.assertEqual(rows(path, "PRAGMA integrity_check"), [("ok",)])
+
     def test_exit_code_and_output_unchanged(self):
         p = profile(["-o", "e", "--", APP, "exit", "7"], self.tmp)
         self.assertEqual(p.returncode, 7)

@@ -16,6 +16,9 @@
 //   nvtx_app threads T K     T threads at once, each naming itself and doing K iterations of
 //                            nested push/pop, a mark, and a start/end range ended by the next
 //                            thread (the tracer's producers racing: the TSan test)
+//   nvtx_app bogus           handles the tracer never issued (domains, registered strings,
+//                            range ids), NULL and short attributes, then one real range
+//                            "after bogus"; prints "ok" (bare NVTX: all no-ops, exit 0)
 #include <fcntl.h>
 #include <nvtx3/nvToolsExt.h>
 #include <signal.h>
@@ -78,11 +81,81 @@ static void Ranges() {
   t.join();
 }
 
+// Every NVTX entry point that takes a handle, given ones nobody issued: the
+// program must not notice (bare NVTX ignores them all).
+static void Bogus() {
+  static char not_a_handle[64] = "not a handle";
+  const uintptr_t bad[] = {1, 0x10, 0xdeadbeef, 0xffffffffffff0000ull,
+                           reinterpret_cast<uintptr_t>(not_a_handle)};
+  nvtxDomainHandle_t real = nvtxDomainCreateA("bogus_test");
+  for (uintptr_t v : bad) {
+    auto dom = reinterpret_cast<nvtxDomainHandle_t>(v);
+    auto str = reinterpret_cast<nvtxStringHandle_t>(v);
+    nvtxEventAttributes_t a;
+    std::memset(&a, 0, sizeof(a));
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    a.message.registered = str;  // a registered string never issued
+    nvtxMarkEx(&a);
+    nvtxRangePushEx(&a);
+    nvtxRangePop();
+    nvtxRangeEnd(nvtxRangeStartEx(&a));
+    nvtxDomainMarkEx(real, &a);
+    nvtxDomainMarkEx(dom, &a);
+    nvtxDomainRangePushEx(dom, &a);
+    nvtxDomainRangePop(dom);
+    nvtxDomainRangePop(dom);  // more pops than pushes
+    nvtxDomainRangeEnd(dom, nvtxDomainRangeStartEx(dom, &a));
+    nvtxRangeEnd(static_cast<nvtxRangeId_t>(v));  // range ids never issued
+    nvtxDomainRangeEnd(dom, static_cast<nvtxRangeId_t>(v));
+    nvtxDomainRangeEnd(real, static_cast<nvtxRangeId_t>(v));
+    nvtxDomainRegisterStringA(dom, "on a bogus domain");
+    nvtxDomainNameCategoryA(dom, 1, "category");
+    nvtxDomainResourceDestroy(reinterpret_cast<nvtxResourceHandle_t>(v));
+    nvtxDomainDestroy(dom);
+  }
+  // NULL attributes, NULL strings, attributes too short for their fields.
+  nvtxMarkEx(nullptr);
+  nvtxRangePushEx(nullptr);
+  nvtxRangePop();
+  nvtxRangeEnd(nvtxRangeStartEx(nullptr));
+  nvtxDomainMarkEx(real, nullptr);
+  nvtxDomainRangePushEx(real, nullptr);
+  nvtxDomainRangePop(real);
+  nvtxDomainRangeEnd(real, nvtxDomainRangeStartEx(real, nullptr));
+  nvtxMarkA(nullptr);
+  nvtxRangePushA(nullptr);
+  nvtxRangePop();
+  nvtxDomainRegisterStringA(real, nullptr);
+  nvtxDomainCreateA(nullptr);
+  nvtxNameOsThreadA(0, nullptr);
+  nvtxEventAttributes_t tiny;
+  std::memset(&tiny, 0, sizeof(tiny));
+  tiny.version = NVTX_VERSION;
+  tiny.size = 4;  // says: nothing past the version and size fields
+  tiny.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  tiny.message.registered = reinterpret_cast<nvtxStringHandle_t>(0xdeadbeef);
+  nvtxMarkEx(&tiny);
+  nvtxDomainRangeEnd(nullptr, 0);
+  nvtxRangeEnd(0);
+  nvtxDomainDestroy(real);
+  nvtxDomainDestroy(nullptr);
+  nvtxRangePushA("after bogus");
+  Busy(1);
+  nvtxRangePop();
+  std::printf("ok\n");
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   std::string mode = argv[1];
   if (mode == "ranges") {
     Ranges();
+    return 0;
+  }
+  if (mode == "bogus") {
+    Bogus();
     return 0;
   }
   if (mode == "fork") {
