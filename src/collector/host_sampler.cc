@@ -196,7 +196,6 @@ struct HostSampler::Proc {
   int failed_walks = 0;
   bool syscall_denied_warned = false;
   std::unordered_map<uint32_t, std::unique_ptr<Thread>> threads;
-  std::unordered_map<int, std::pair<std::string, int64_t>> fd_kinds;  // fd -> kind, read at
 };
 
 struct HostSampler::Impl {
@@ -606,15 +605,13 @@ void HostSampler::TickProc(Proc& ps, int64_t now_realtime, int64_t now_mono,
         struct pollfd first;
         if (pystack::Memory(pid).Read(w.poll_fds, &first, sizeof(first))) fd = first.fd;
       }
+      // Read afresh each time (one readlink, only for a thread that ran since
+      // its last sample): an fd number closed and reused names another file,
+      // and a blocked thread's first sample is repeated as long as it waits.
       if (fd >= 0) {
-        auto& k = ps.fd_kinds[fd];
-        if (k.first.empty() || now_mono - k.second > kCommRefreshNs) {
-          const std::string link = proc + "/fd/" + std::to_string(fd);
-          const ssize_t n = ::readlink(link.c_str(), buf, sizeof(buf) - 1);
-          k.first = n > 0 ? FdKind(std::string(buf, static_cast<size_t>(n))) : "fd";
-          k.second = now_mono;
-        }
-        w.detail = k.first;
+        const std::string link = proc + "/fd/" + std::to_string(fd);
+        const ssize_t n = ::readlink(link.c_str(), buf, sizeof(buf) - 1);
+        w.detail = n > 0 ? FdKind(std::string(buf, static_cast<size_t>(n))) : "fd";
       }
       s.state = w.state;
       s.wait_name = std::move(w.name);

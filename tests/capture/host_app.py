@@ -42,6 +42,31 @@ def sleep_long(stop):
         time.sleep(0.5)
 
 
+def blocked(tid, fd=None):
+    """(syscall line, CPU ns) of thread `tid`: /proc's "NR arg0 ..." while it sits
+    in a system call, "running" otherwise."""
+    with open("/proc/self/task/%d/syscall" % tid) as f:
+        call = f.read().split()
+    with open("/proc/self/task/%d/schedstat" % tid) as f:
+        cpu = int(f.read().split()[0])
+    in_call = bool(call) and call[0] != "running" and call[0] != "-1"
+    return (in_call and (fd is None or call[1:2] == [hex(fd)])), cpu
+
+
+def wait_until_blocked(waits, timeout=60.0):
+    """Until every (thread, fd) in `waits` sits in a system call (on fd, when
+    given) and has used no CPU across two looks 20 ms apart: it is in its wait,
+    not on its way (nor waiting for the GIL, which this thread leaves free)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        first = [blocked(t.native_id, fd) for t, fd in waits]
+        time.sleep(0.02)
+        second = [blocked(t.native_id, fd) for t, fd in waits]
+        if all(a[0] and b[0] and a[1] == b[1] for a, b in zip(first, second)):
+            return
+    raise SystemExit("host_app: threads did not reach their waits in %.0f s" % timeout)
+
+
 def hot_function(seconds):
     end = time.monotonic() + seconds
     x = 0
@@ -62,7 +87,7 @@ def main():
                threading.Thread(target=sleep_long, args=(stop,))]
     for t in threads:
         t.start()
-    time.sleep(0.3)  # every thread reaches its wait
+    wait_until_blocked([(threads[0], None), (threads[1], r), (threads[2], None)])
     if shim:
         shim.shim_push(b"hot")
     start = time.time_ns()
