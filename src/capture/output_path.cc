@@ -58,6 +58,29 @@ StatusOr<std::string> ExpandOutputPattern(const std::string& pattern, const Patt
   return out;
 }
 
+Status CheckTracePathLength(const std::string& path) {
+  constexpr size_t kNameMax = 255, kPathMax = 4096;
+  constexpr size_t kSqliteSuffix = 8;  // "-journal" (also "-wal", "-shm")
+  if (path.size() + kSqliteSuffix >= kPathMax) {
+    return InvalidInput("the path is longer than " + std::to_string(kPathMax) + " bytes");
+  }
+  size_t begin = 0;
+  while (begin <= path.size()) {
+    size_t end = path.find('/', begin);
+    const bool last = end == std::string::npos;
+    if (last) end = path.size();
+    const size_t len = end - begin + (last ? kSqliteSuffix : 0);
+    if (len > kNameMax) {
+      return InvalidInput(std::string(last ? "the file name" : "a directory name") + " (" +
+                          std::to_string(end - begin) + " bytes" +
+                          (last ? ", with SQLite's \"-journal\"" : "") + ") is longer than " +
+                          std::to_string(kNameMax) + " bytes");
+    }
+    begin = end + 1;
+  }
+  return OkStatus();
+}
+
 bool PatternIsPerProcess(const std::string& pattern) {
   for (size_t i = 0; i + 1 < pattern.size(); ++i) {
     if (pattern[i] == '%') {
@@ -124,6 +147,9 @@ StatusOr<std::string> CreateTraceFile(const std::string& pattern, const PatternC
     } else {
       ASSIGN_OR_RETURN(path, ExpandOutputPattern(pattern, ctx, 0));
       if (n > 1) path = WithSuffix(path, n);
+    }
+    if (Status st = CheckTracePathLength(path); !st.ok()) {
+      return InvalidInput(path + ": cannot create trace file: " + st.message());
     }
     int rc = TryCreate(path, overwrite_older_than_ns, mode);
     if (rc == 1) return path;

@@ -34,6 +34,11 @@ StatusOr<std::string> ExpandOutputPattern(const std::string& pattern, const Patt
 // that several processes of one run get different names.
 bool PatternIsPerProcess(const std::string& pattern);
 
+// kInvalidInput when the kernel or SQLite could not create `path` for its
+// length: a component over NAME_MAX (255) bytes, counting the "-journal"
+// SQLite appends to the file's own name, or the whole over PATH_MAX.
+Status CheckTracePathLength(const std::string& path);
+
 // Claims a fresh file for the pattern and returns its path. With
 // `overwrite_older_than_ns` > 0, an existing file last modified before that
 // time (CLOCK_REALTIME ns) is replaced — a leftover from an earlier run under

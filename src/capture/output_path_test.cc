@@ -43,6 +43,23 @@ TEST(OutputPattern, PerProcess) {
   EXPECT_FALSE(PatternIsPerProcess("a_%%p"));
 }
 
+TEST(OutputPattern, PathLengths) {
+  // 247 bytes + "-journal" = 255: the longest file name SQLite can journal next to.
+  EXPECT_TRUE(CheckTracePathLength(std::string(240, 'a') + ".sqlite").ok());
+  EXPECT_FALSE(CheckTracePathLength(std::string(241, 'a') + ".sqlite").ok());
+  EXPECT_TRUE(CheckTracePathLength(std::string(255, 'd') + "/t.sqlite").ok());
+  auto st = CheckTracePathLength("/tmp/" + std::string(256, 'd') + "/t.sqlite");
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("directory name (256 bytes)"), std::string::npos) << st.message();
+  std::string deep;
+  for (int i = 0; i < 20; ++i) deep += std::string(250, 'x') + "/";
+  EXPECT_FALSE(CheckTracePathLength(deep + "t.sqlite").ok());
+  // CreateTraceFile says so too (a self-started collector), naming the path.
+  auto made = CreateTraceFile(std::string(300, 'n'), Ctx(), 0);
+  EXPECT_FALSE(made.ok());
+  EXPECT_NE(made.status().message().find("longer than 255 bytes"), std::string::npos);
+}
+
 TEST(OutputPattern, CreateNeverCollides) {
   // A fresh directory each run (mkdtemp): a left-over one of an earlier process with the
   // same pid would already hold t.sqlite, s1.sqlite, ...

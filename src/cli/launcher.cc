@@ -243,22 +243,39 @@ StatusOr<ProgramExit> RunProgram(const std::vector<std::string>& command,
 
 Status CheckOutputPattern(const std::string& pattern) {
   PatternContext ctx;
-  ctx.pid = ::getpid();
+  // The widest a traced process's pid can be (pid_max <= 2^22): the names
+  // are checked at the length they can reach.
+  ctx.pid = 9999999;
   char host[256] = {0};
   ::gethostname(host, sizeof(host) - 1);
   ctx.host = host;
   ctx.getenv = [](const std::string& v) {
     return static_cast<const char*>(std::getenv(v.c_str()));
   };
-  auto path = ExpandOutputPattern(pattern, ctx, 1);
+  auto path = ExpandOutputPattern(pattern, ctx, 99999);
   if (!path.ok()) {
     return InvalidInput(
         "-o " + pattern + ": " + path.status().message() +
         (pattern.find("%q{") != std::string::npos ? " (an unset %q{VAR} expands to nothing)" : ""));
   }
+  if (Status st = CheckTracePathLength(*path); !st.ok()) {
+    return InvalidInput("-o " + pattern + ": " + st.message());
+  }
   const size_t slash = pattern.rfind('/');
   if (slash != std::string::npos && PatternIsPerProcess(pattern.substr(0, slash))) {
-    return OkStatus();  // the directory differs per process: checked by each one
+    // A directory per pid or sequence number cannot exist before the run
+    // (nothing creates it); one per %q{VAR} may: checked by each process.
+    const std::string dir_pattern = pattern.substr(0, slash);
+    for (size_t i = 0; i + 1 < dir_pattern.size(); ++i) {
+      if (dir_pattern[i] != '%') continue;
+      if (dir_pattern[i + 1] == 'p' || dir_pattern[i + 1] == 'n') {
+        return InvalidInput("-o " + pattern +
+                            ": a directory named per process (%p, %n) does not exist before the "
+                            "run; put the token in the file name");
+      }
+      ++i;
+    }
+    return OkStatus();
   }
   const size_t pslash = path->rfind('/');
   const std::string dir =
@@ -272,6 +289,16 @@ Status CheckOutputPattern(const std::string& pattern) {
     return InvalidInput("-o " + pattern + ": directory " + dir +
                         " is not writable: " + std::strerror(errno));
   }
+  // Permissions are not all (root passes access(), /proc and read-only file
+  // systems refuse): a file is created there and removed.
+  std::string probe = dir + "/.stepscope-check-XXXXXX";
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) {
+    return InvalidInput("-o " + pattern + ": no file can be created in " + dir + ": " +
+                        std::strerror(errno));
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
   return OkStatus();
 }
 

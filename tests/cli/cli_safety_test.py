@@ -60,6 +60,20 @@ class CliSafetyTest(unittest.TestCase):
             p = run(["profile", "-o", pattern, "--", "touch", "ran"], self.tmp)
             self.one_line_error(p, needle)
             self.assertFalse(os.path.exists(os.path.join(self.tmp, "ran")), pattern)
+        # Names the kernel or SQLite cannot create (issue 36: these ran the job untraced, exit 0):
+        # a component over 255 bytes (also once SQLite appends "-journal"), a directory named
+        # per process that cannot exist yet, a directory no file can be created in.
+        for pattern, needle in [("a" * 300, "longer than 255 bytes"),
+                                ("b" * 245, "longer than 255 bytes"),
+                                ("c" * 300 + "/t", "longer than 255 bytes"),
+                                ("%p/%p", "a directory named per process"),
+                                ("run_%n/t", "a directory named per process"),
+                                ("/proc/x", "no file can be created in /proc"),
+                                ("/proc/self/x_%p", "directory /proc/self")]:
+            p = run(["profile", "-o", pattern, "--", "touch", "ran"], self.tmp)
+            self.one_line_error(p, needle)
+            self.assertFalse(os.path.exists(os.path.join(self.tmp, "ran")), pattern)
+            self.assertEqual(os.listdir(self.tmp), [], pattern)  # nothing left behind
         os.mkdir(os.path.join(self.tmp, "ro"))
         os.chmod(os.path.join(self.tmp, "ro"), 0o555)
         if os.access(os.path.join(self.tmp, "ro"), os.W_OK):
@@ -69,7 +83,7 @@ class CliSafetyTest(unittest.TestCase):
 
     def test_patterns_that_can_work_still_run(self):
         # An unset variable next to other text, or inside a per-process directory.
-        for pattern in ["x_%q{STEPSCOPE_TEST_UNSET}", "%q{STEPSCOPE_TEST_UNSET}/t", "./t_%p_%h"]:
+        for pattern in ["x_%q{STEPSCOPE_TEST_UNSET}", "%q{STEPSCOPE_TEST_UNSET}/t", "./t_%p_%h", "d" * 200]:
             p = run(["profile", "-o", pattern, "--", "touch", "ran"], self.tmp)
             self.assertEqual(p.returncode, 0, (pattern, p.stderr))
             self.assertTrue(os.path.exists(os.path.join(self.tmp, "ran")), pattern)
