@@ -1,6 +1,7 @@
 // stepscope analyze: the expert rules, ranked by cost.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -236,7 +237,9 @@ int ListRules(const ArgParser& p) {
     for (const RuleInfo& r : RuleList()) t.AddRow({r.id, r.summary});
     return EmitTables("analyze", p, {{"rules", "Rules", t, ""}}, list_output);
   }
-  for (const RuleInfo& r : RuleList()) std::printf("%-16s %s\n", r.id, r.summary);
+  int width = 0;
+  for (const RuleInfo& r : RuleList()) width = std::max(width, static_cast<int>(std::strlen(r.id)));
+  for (const RuleInfo& r : RuleList()) std::printf("%-*s %s\n", width, r.id, r.summary);
   return 0;
 }
 
