@@ -21,6 +21,8 @@ StatusOr<std::unique_ptr<TraceModel>> TraceModel::Load(const std::string& path) 
   int64_t v = 0;
   r.rank = ParseInt64(reader->Meta("rank"), &v) ? static_cast<int>(v) : -1;
   r.meta_start_ns = ParseInt64(reader->Meta("start_ns"), &v) ? v : 0;
+  r.pid = ParseInt64(reader->Meta("pid"), &v) && v > 0 && v <= UINT32_MAX ? static_cast<uint32_t>(v)
+                                                                          : 0;
   r.sample_hz = ParseInt64(reader->Meta("sample_hz"), &v) && v > 0 ? v : 0;
   r.native_sample_period_ns =
       ParseInt64(reader->Meta("native_sample_period_ns"), &v) && v > 0 ? v : 0;
@@ -421,6 +423,14 @@ void TraceModel::BuildNvtxIndex() {
       most = ranges.size();
       main_tid_ = tid;
     }
+  }
+  // The process's own main thread, when it took part: a thread that only
+  // holds more ranges (a library's, or the autograd thread's) is not "main".
+  if (r_.pid != 0 && main_tid_ != r_.pid &&
+      (ranges_by_tid.count(r_.pid) ||
+       std::any_of(r_.apis.begin(), r_.apis.end(),
+                   [&](const ApiRecord& a) { return a.tid == r_.pid; }))) {
+    main_tid_ = r_.pid;
   }
   for (size_t i = 0; i < r_.apis.size(); ++i) {
     if (api_range_[i] == kNone && r_.apis[i].tid != main_tid_) {

@@ -85,6 +85,7 @@ class TraceModel {
     int rank = -1;
     bool finalized = true;
     int64_t meta_start_ns = 0;  // 0: unknown
+    uint32_t pid = 0;           // meta.pid (the process's main thread id); 0: unknown
   };
   static std::unique_ptr<TraceModel> FromRecords(Records r);
   ~TraceModel();
@@ -150,7 +151,8 @@ class TraceModel {
   const std::vector<uint32_t>& api_range() const { return api_range_; }
   // Innermost push/pop range on `tid` containing time t, or kNone.
   uint32_t RangeAt(uint32_t tid, int64_t t) const;
-  // The thread with the most push/pop ranges (the Python main thread); 0 if none.
+  // The process's main thread (tid = meta.pid) when it made CUDA calls or
+  // NVTX ranges; else the thread with the most push/pop ranges; 0 if none.
   uint32_t main_tid() const { return main_tid_; }
   const std::vector<uint32_t>& nvtx_parent() const { return nvtx_parent_; }
   // api index of the call with this correlation id, or kNone.
