@@ -147,8 +147,11 @@ Status ArgParser::Parse(int argc, char** argv) {
       }
       continue;
     }
-    if (accept_command_ && !positionals_.empty() && false) {
-      // unreachable: commands only after "--"
+    if (accept_command_) {
+      // The first word that is not an option starts the command, as nsys
+      // and time(1) read it: `stepscope profile python3 -c 'print(1)'`.
+      for (int j = i; j < argc; ++j) command_.push_back(argv[j]);
+      break;
     }
     positionals_.push_back(a);
   }

@@ -97,7 +97,7 @@ int RunCollect(int argc, char** argv) {
 
 int RunProfile(int argc, char** argv) {
   ArgParser p(
-      "profile", "[options] -- COMMAND [ARGS...]",
+      "profile", "[options] [--] COMMAND [ARGS...]",
       "Run COMMAND with the stepscope tracer injected (no code change) and write one SQLite\n"
       "trace per process that uses CUDA or NVTX. The command's output and exit code are\n"
       "unchanged; the summary goes to stderr.");
@@ -167,11 +167,8 @@ int RunProfile(int argc, char** argv) {
   const std::vector<std::string>& cmd = p.command();
   if (cmd.empty()) {
     return ReportError(
-        "profile", InvalidInput("no command given; usage: stepscope profile [options] -- COMMAND"));
-  }
-  if (!p.positionals().empty()) {
-    return ReportError("profile", InvalidInput("unexpected argument '" + p.positionals()[0] +
-                                               "' before '--'; put the command after '--'"));
+        "profile",
+        InvalidInput("no command given; usage: stepscope profile [options] [--] COMMAND"));
   }
   std::string pattern = p.Get("--output");
   if (EndsWith(pattern, "/")) pattern += "stepscope_%p";

@@ -49,6 +49,19 @@ void PrintUsage(FILE* out) {
 
 int main(int argc, char** argv) {
   using namespace stepscope;
+  // `stepscope help COMMAND` is `stepscope COMMAND --help`.
+  if (argc == 3 && !std::strcmp(argv[1], "help")) {
+    for (const CommandInfo& c : kCommands) {
+      if (std::strcmp(argv[2], c.name) != 0) continue;
+      char help[] = "--help";
+      char* args[] = {help, nullptr};
+      return c.run(1, args);
+    }
+    std::fprintf(stderr,
+                 "stepscope: error: unknown command '%s'; run 'stepscope --help' for the list\n",
+                 argv[2]);
+    return 2;
+  }
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
       !std::strcmp(argv[1], "help")) {
     PrintUsage(stdout);

@@ -56,6 +56,18 @@ class LauncherTest(unittest.TestCase):
     def traces(self):
         return sorted(f for f in os.listdir(self.tmp) if f.endswith(".sqlite"))
 
+    def test_a_command_without_double_dash_as_nsys_takes_it(self):
+        # The first word that is not an option starts the command; its own options
+        # (here the app's argument, and -c of a shell) are its, not profile's.
+        p = profile(["-o", "t", APP, "ranges"], self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with_dash = profile(["-o", "u", "--", APP, "ranges"], self.tmp)
+        self.assertEqual(with_dash.returncode, 0, with_dash.stderr)
+        names = lambda f: sorted(r[0] for r in rows(os.path.join(self.tmp, f), NVTX_SQL))
+        self.assertEqual(names("t.sqlite"), names("u.sqlite"))
+        p = profile(["-q", "sh", "-c", "exit 3"], self.tmp)
+        self.assertEqual(p.returncode, 3, p.stderr)
+
     def test_nvtx_ranges_recorded_on_the_right_thread(self):
         p = profile(["-o", "t", "--", APP, "ranges"], self.tmp)
         self.assertEqual(p.returncode, 0, p.stderr)
