@@ -298,13 +298,16 @@ void TraceCollector::OnRecord(shm::Kind kind, const uint8_t* p, uint32_t n) {
 
 void TraceCollector::DrainRing() {
   bool corrupt = false;
-  // In slices, so that one huge burst does not hold off the commit.
+  // In slices, committing between them when a commit is due: under a flood
+  // that keeps the ring full, a drain can take seconds, and the trace must
+  // still lose no more than a commit interval when the job is killed.
   for (int i = 0; i < 64; ++i) {
     size_t n = shm::Consume(
         shm_, geometry_,
         [this](shm::Kind k, const uint8_t* p, uint32_t len) { OnRecord(k, p, len); },
-        uint64_t{4} << 20, &corrupt);
+        uint64_t{1} << 20, &corrupt);
     if (n == 0 || corrupt) break;
+    if (!finished_ && MonotonicNs() - last_commit_mono_ >= commit_interval_ns_) Commit();
   }
   if (corrupt && result_.error.empty()) {
     result_.error = "the shared ring is corrupt; later records are lost";
