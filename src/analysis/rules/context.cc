@@ -21,7 +21,29 @@ int RuleContext::StepAtWindow(int64_t t) const {
   return static_cast<int>(it - s.begin());
 }
 
+bool RuleContext::SpansSteps(uint32_t nvtx) const {
+  const NvtxRecord& r = m.nvtx()[nvtx];
+  const int64_t end = r.end_ns < r.start_ns ? INT64_MAX : r.end_ns;  // open: to the end
+  int inside = 0;
+  for (const Step& s : steps.steps) {
+    if (s.range_start_ns >= r.start_ns && s.range_end_ns <= end && ++inside == 2) return true;
+  }
+  return false;
+}
+
+uint32_t RuleContext::WhereRange(uint32_t nvtx) const {
+  // A range around two steps or more (a library's range left open for the
+  // run, such as NCCL's ncclCommInitRankConfig, or a wrapper around the
+  // loop) is not where a step's work is: its enclosing range that is, if any.
+  while (nvtx != kNone && nvtx < m.nvtx().size() &&
+         !(nvtx < is_step_range.size() && is_step_range[nvtx]) && SpansSteps(nvtx)) {
+    nvtx = nvtx < m.nvtx_parent().size() ? m.nvtx_parent()[nvtx] : kNone;
+  }
+  return nvtx < m.nvtx().size() ? nvtx : kNone;
+}
+
 std::string RuleContext::RangeName(uint32_t nvtx) const {
+  nvtx = WhereRange(nvtx);
   if (nvtx == kNone) return "no NVTX range";
   if (nvtx < is_step_range.size() && is_step_range[nvtx]) return "the step range";
   return "`" + m.String(m.nvtx()[nvtx].name) + "`";

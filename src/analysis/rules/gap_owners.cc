@@ -181,8 +181,9 @@ void GapGroup::Add(const RuleContext& c, const GpuGap& g, uint32_t host_range) {
   ++f.count;
   const int s = c.StepAtWindow(g.end_ns);
   if (s >= 0) steps.push_back(s);
+  const uint32_t where = c.WhereRange(host_range);
   FindingExample e{s >= 0 ? c.steps.steps[s].number : -1, g.start_ns, g.end_ns,
-                   host_range == kNone ? "" : c.m.String(c.m.nvtx()[host_range].name), g.length()};
+                   where == kNone ? "" : c.m.String(c.m.nvtx()[where].name), g.length()};
   f.examples.push_back(e);
   std::sort(f.examples.begin(), f.examples.end(),
             [](const FindingExample& a, const FindingExample& b) { return a.cost_ns > b.cost_ns; });

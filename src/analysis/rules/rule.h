@@ -76,8 +76,12 @@ struct RuleContext {
   bool InWindows(int64_t t) const;
   // Step index whose window contains t, or -1.
   int StepAtWindow(int64_t t) const;
-  // "`forward`", "the step range" (a step's own range) or "no NVTX range".
+  // "`forward`", "the step range" (a step's own range) or "no NVTX range";
+  // a range around two steps or more stands for its enclosing range (none).
   std::string RangeName(uint32_t nvtx) const;
+  // The range RangeName names (kNone: none).
+  uint32_t WhereRange(uint32_t nvtx) const;
+  bool SpansSteps(uint32_t nvtx) const;
   std::string Rel(int64_t t) const;  // "+1.234567 s"
   // "steps 5-34" / "steps 5, 9, 12" / "12 of 30 steps (5-40)"; "" without steps.
   std::string StepsText(const std::vector<int>& step_indices) const;

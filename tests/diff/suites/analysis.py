@@ -160,6 +160,9 @@ TESTS = [
              out=out("analyze_queued_short_kernels.txt")),
     DiffTest(name="analyze_host_wait", cmd=["analyze", "{trace}"], trace=fx("host_wait"),
              out=out("analyze_host_wait.txt")),
+    # A library range open all run (NCCL's init) is never the "where" of step work.
+    DiffTest(name="analyze_host_wait_library_range", cmd=["analyze", "{trace}"],
+             trace=fx("host_wait_library_range"), out=out("analyze_host_wait_library_range.txt")),
     DiffTest(name="analyze_pageable", cmd=["analyze", "{trace}"], trace=fx("pageable_memcpy"),
              out=out("analyze_pageable.txt")),
     DiffTest(name="analyze_pinned_negative", cmd=["analyze", "{trace}"], trace=fx("pinned_memcpy"),
