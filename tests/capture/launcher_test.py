@@ -254,7 +254,15 @@ class LauncherTest(unittest.TestCase):
                                     cwd=self.tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                     start_new_session=True)
             time.sleep(2.0)
+            # The launcher runs the program in a process group of its own: kill both groups.
+            with open("/proc/%d/task/%d/children" % (proc.pid, proc.pid)) as f:
+                children = [int(c) for c in f.read().split()]
             os.killpg(proc.pid, signal.SIGKILL)
+            for c in children:
+                try:
+                    os.killpg(c, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
             proc.wait(timeout=20)
             alone = copy_alone(os.path.join(self.tmp, out + ".sqlite"))
             self.assertEqual(rows(alone, "PRAGMA integrity_check"), [("ok",)])
