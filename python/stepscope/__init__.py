@@ -21,7 +21,7 @@ def open(path):  # noqa: A001 - the package's entry point, like io.open
 
 
 def __getattr__(name):
-    if name in ("Trace", "StepscopeError"):
+    if name in ("Trace", "StepscopeError", "TraceNotFoundError"):
         from . import trace
         return getattr(trace, name)
     raise AttributeError(f"module 'stepscope' has no attribute {name!r}")

@@ -7,7 +7,13 @@ import subprocess
 
 
 class StepscopeError(RuntimeError):
-    """The stepscope binary is missing or failed; the message says what to do."""
+    """The one exception of the API: a bad input (a missing, damaged or foreign file, bad SQL,
+    an unknown recipe) or a missing or failing stepscope binary; the message says what to
+    do."""
+
+
+class TraceNotFoundError(StepscopeError, FileNotFoundError):
+    """No file at the path given to stepscope.open (also a FileNotFoundError, as before)."""
 
 
 def find_binary():

@@ -13,6 +13,8 @@ times from the binary are nanoseconds since the trace start, like its output
 (add Trace.origin_ns to compare).
 """
 
+import functools
+import json
 import os
 import pathlib
 import sqlite3
@@ -20,9 +22,31 @@ import sqlite3
 import pandas as pd
 
 from . import _cli
-from ._cli import StepscopeError
+from ._cli import StepscopeError, TraceNotFoundError
 
 _VIEWS = ("gpu_ops_v", "steps_v")
+
+# What SQLite, pandas and the standard library raise on bad input (a damaged file, bad SQL
+# or parameters, a meta value that is not a number, a path that is not one): every public
+# method turns them into StepscopeError, the one exception of this API.
+_FOREIGN_ERRORS = (sqlite3.Error, sqlite3.Warning, pd.errors.DatabaseError, ValueError,
+                   TypeError, KeyError, OSError, json.JSONDecodeError)
+
+
+def _raises_stepscope_error(method):
+    """Re-raises _FOREIGN_ERRORS from `method` as StepscopeError naming the trace and the
+    method (the original is chained as __cause__)."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except StepscopeError:
+            raise
+        except _FOREIGN_ERRORS as e:
+            what = str(e).strip().splitlines()
+            raise StepscopeError(f"{getattr(self, 'path', '?')}: {method.__name__}(): "
+                                 f"{type(e).__name__}: {what[0] if what else e!r}") from e
+    return wrapper
 
 
 class Trace:
@@ -30,15 +54,21 @@ class Trace:
     `stepscope import`), opened read-only. Use stepscope.open(path)."""
 
     def __init__(self, path):
-        self.path = os.fspath(path)
-        if not os.path.isfile(self.path):
-            raise FileNotFoundError(f"{self.path}: no such trace file")
-        uri = pathlib.Path(self.path).resolve().as_uri() + "?mode=ro"
-        self._db = sqlite3.connect(uri, uri=True)
         try:
+            self.path = os.fspath(path)
+        except TypeError as e:
+            raise StepscopeError(f"{path!r}: not a path ({e})") from e
+        self._db = None
+        if not os.path.isfile(self.path):
+            raise TraceNotFoundError(f"{self.path}: " + ("not a file" if os.path.exists(self.path)
+                                                          else "no such trace file"))
+        try:
+            uri = pathlib.Path(self.path).resolve().as_uri() + "?mode=ro"
+            self._db = sqlite3.connect(uri, uri=True)
             meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite3.DatabaseError as e:
-            self._db.close()
+        except (sqlite3.Error, sqlite3.Warning, ValueError, OSError) as e:
+            if self._db is not None:
+                self._db.close()
             raise StepscopeError(f"{self.path}: not a stepscope trace ({e}); convert Nsight "
                                  "Systems or torch.profiler files with `stepscope import`") from e
         self.meta = meta
@@ -60,6 +90,7 @@ class Trace:
         return f"stepscope.Trace({self.path!r})"
 
     @property
+    @_raises_stepscope_error
     def origin_ns(self):
         """Trace start on the trace clock: what the binary's `start_ns` columns count from
         (meta.start_ns, or the earliest event when the trace is older than that key or an
@@ -100,6 +131,7 @@ class Trace:
                     self._db.execute(sql[v].replace("CREATE VIEW", "CREATE TEMP VIEW", 1))
         self._views_ready = True
 
+    @_raises_stepscope_error
     def sql(self, query, params=()):
         """Runs an SQL query on the trace and returns the rows as a DataFrame. The tables
         and views are documented in docs/schema.md; gpu_ops_v and steps_v are available
@@ -107,6 +139,7 @@ class Trace:
         self._ensure_views(required=False)
         return pd.read_sql_query(query, self._db, params=params)
 
+    @_raises_stepscope_error
     def kernels(self):
         """GPU kernels: every column of the kernels table plus duration_ns and name
         (demangled), in start order."""
@@ -114,6 +147,7 @@ class Trace:
                         "FROM kernels k LEFT JOIN strings s ON s.id = k.name_id "
                         "ORDER BY k.start_ns, k.id")
 
+    @_raises_stepscope_error
     def memcpy(self):
         """GPU memory copies: the memcpy table plus duration_ns and the names of copy_kind,
         src_kind and dst_kind (copy_kind_name, ...)."""
@@ -124,6 +158,7 @@ class Trace:
             "LEFT JOIN enum_memory_kind sk ON sk.id = m.src_kind "
             "LEFT JOIN enum_memory_kind dk ON dk.id = m.dst_kind ORDER BY m.start_ns, m.id")
 
+    @_raises_stepscope_error
     def api(self):
         """CUDA runtime/driver API calls: the api table plus duration_ns, name and thread
         (the thread's name)."""
@@ -133,6 +168,7 @@ class Trace:
             "LEFT JOIN threads t ON t.tid = a.tid LEFT JOIN strings ts ON ts.id = t.name_id "
             "ORDER BY a.start_ns, a.id")
 
+    @_raises_stepscope_error
     def nvtx(self):
         """NVTX ranges and marks: the nvtx table plus name, domain, kind_name (push_pop,
         start_end, mark) and duration_ns (NaN for a range a cut-off trace never closed)."""
@@ -143,6 +179,7 @@ class Trace:
             "LEFT JOIN strings d ON d.id = n.domain_id "
             "LEFT JOIN enum_nvtx_kind e ON e.id = n.kind ORDER BY n.start_ns, n.id")
 
+    @_raises_stepscope_error
     def gpu_ops(self):
         """Every GPU op (kernel, memcpy, memset) with duration_ns, its launching API call,
         the NVTX range it is attributed to (nvtx_id, nvtx_name: the innermost push/pop range
@@ -151,6 +188,7 @@ class Trace:
         self._ensure_views()
         return pd.read_sql_query("SELECT * FROM gpu_ops_v", self._db)
 
+    @_raises_stepscope_error
     def steps_sql(self):
         """Steps by the NVTX rule, from the steps_v view (docs/schema.md#steps_v): host range,
         GPU work and window, on the trace clock. No kernel-sequence fallback, warm-up status or
@@ -158,6 +196,7 @@ class Trace:
         self._ensure_views()
         return pd.read_sql_query("SELECT * FROM steps_v", self._db)
 
+    @_raises_stepscope_error
     def memory(self, section=None, top=10):
         """Without a section: the device/pinned/managed allocation and free events (the memory
         table plus op_name and memory_kind_name). With one (peaks, live_at_peak, largest,
@@ -173,6 +212,7 @@ class Trace:
 
     # -- the binary's analysis ---------------------------------------------------------------
 
+    @_raises_stepscope_error
     def steps(self, step_range=None):
         """The steps as `stepscope steps` finds them (NVTX step ranges, else the repeating
         kernel sequence; docs/recipes.md#steps): one row per step with start_ns (since the
@@ -188,6 +228,7 @@ class Trace:
         df.attrs["summary"] = summary[0]
         return df
 
+    @_raises_stepscope_error
     def stats(self, recipe, args=()):
         """One recipe of `stepscope stats` (docs/recipes.md), e.g. "cuda_gpu_kern_sum" or
         "nvtx_gpu_proj_sum", as a DataFrame. args: extra command-line filters such as
@@ -195,6 +236,7 @@ class Trace:
         out = _cli.run_json(["stats", self.path, "--report", recipe, *args])
         return _table(out, recipe)
 
+    @_raises_stepscope_error
     def findings(self, all=False):  # noqa: A002 - the CLI's flag name
         """The expert rules' findings (`stepscope analyze`, docs/rules.md), costliest first:
         rule, cost_ns, cost_pct, cost_per_step_ns, count, reported, step_before_ns,

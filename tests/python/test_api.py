@@ -309,8 +309,59 @@ class FixtureTraces(unittest.TestCase):
 
 class Errors(unittest.TestCase):
     def test_missing_file(self):
-        with self.assertRaises(FileNotFoundError):
+        with self.assertRaises(stepscope.StepscopeError) as cm:
             stepscope.open(os.path.join(SRC, "no-such-trace.sqlite"))
+        self.assertIsInstance(cm.exception, FileNotFoundError)  # as before
+
+    def test_every_bad_input_is_a_stepscope_error(self):
+        """Issue 36: sqlite3.DatabaseError, pandas' DatabaseError, ValueError and TypeError
+        escaped the API for damaged files, bad SQL and bad arguments."""
+        calls = [("kernels", ()), ("memcpy", ()), ("api", ()), ("nvtx", ()), ("gpu_ops", ()),
+                 ("steps_sql", ()), ("memory", ()), ("steps", ()), ("findings", ()),
+                 ("stats", ("cuda_gpu_kern_sum",)), ("sql", ("SELECT * FROM kernels",))]
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(SAMPLE, "rb") as f:
+                data = bytearray(f.read())
+            page = int.from_bytes(data[16:18], "big")
+            db = sqlite3.connect(SAMPLE)
+            roots = [r for (r,) in db.execute("SELECT rootpage FROM sqlite_master WHERE rootpage > 1 "
+                                              "AND tbl_name NOT IN ('meta', 'strings')")]
+            db.close()
+            for r in roots:
+                data[(r - 1) * page:r * page] = b"\xa5" * page
+            damaged = os.path.join(tmp, "damaged.sqlite")
+            with open(damaged, "wb") as f:
+                f.write(data)
+            with stepscope.open(damaged) as t:
+                for name, args in calls:
+                    with self.subTest(call=name):
+                        with self.assertRaises(stepscope.StepscopeError):
+                            getattr(t, name)(*args)
+                with self.assertRaises(stepscope.StepscopeError):
+                    t.origin_ns
+            garbage = os.path.join(tmp, "garbage.sqlite")
+            with open(garbage, "wb") as f:
+                f.write(b"SQLite format 3\x00" + bytes(range(256)) * 64)
+            for bad in (garbage, tmp, 42, None):
+                with self.subTest(path=bad), self.assertRaises(stepscope.StepscopeError):
+                    stepscope.open(bad)
+            odd = os.path.join(tmp, "odd.sqlite")
+            with open(SAMPLE, "rb") as f, open(odd, "wb") as out:
+                out.write(f.read())
+            db = sqlite3.connect(odd)
+            db.execute("UPDATE meta SET value = 'soon' WHERE key = 'start_ns'")
+            db.commit()
+            db.close()
+            with stepscope.open(odd) as t:
+                with self.assertRaises(stepscope.StepscopeError):
+                    t.origin_ns  # a meta value that is not a number
+        with stepscope.open(SAMPLE) as t:
+            for name, args in [("sql", ("SELEKT 1",)), ("sql", ("SELECT ?", (1, 2))),
+                               ("sql", ("SELECT 1; SELECT 2",)), ("stats", (None,)),
+                               ("stats", ("no_such_recipe",)), ("steps", ("(",)), ("memory", ("peaks", "x")),
+                               ("memory", ("no_such_section",))]:
+                with self.subTest(call=name, args=args), self.assertRaises(stepscope.StepscopeError):
+                    getattr(t, name)(*args)
 
     def test_not_a_trace(self):
         with tempfile.NamedTemporaryFile(suffix=".sqlite") as f:
