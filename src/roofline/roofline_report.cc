@@ -263,8 +263,9 @@ Status StoreRoofline(const std::string& trace_path, const RooflineReport& r) {
 
 StatusOr<RooflineReport> LoadStoredRoofline(const TraceReader& trace) {
   if (!TableExists(trace.db(), "roofline")) {
-    return NotFound(trace.path() +
-                    ": no roofline table; run 'stepscope roofline --from TRACE -- COMMAND' first");
+    return InvalidInput(
+        trace.path() +
+        ": no roofline table; run 'stepscope roofline --from TRACE -- COMMAND' first");
   }
   RooflineReport r;
   std::string device = trace.Meta("roofline_device");
@@ -303,7 +304,7 @@ StatusOr<RooflineReport> LoadStoredRoofline(const TraceReader& trace) {
   }
   if (!st.ok()) return st.status();
   if (r.entries.empty()) {
-    return NotFound(
+    return InvalidInput(
         trace.path() +
         ": no roofline results stored; run 'stepscope roofline --from TRACE -- COMMAND' first");
   }

@@ -58,7 +58,7 @@ std::string ReportSvg(const RooflineReport& r);
 // older minor schema) and records meta.roofline_device / roofline_ceilings.
 Status StoreRoofline(const std::string& trace_path, const RooflineReport& r);
 // Reads the stored rows back (targets and counters; evaluate again with
-// EvaluateReport). An absent table is kNotFound.
+// EvaluateReport). An absent table is kInvalidInput (exit 2).
 StatusOr<RooflineReport> LoadStoredRoofline(const TraceReader& trace);
 
 // "ampere_bf16_s16816gemm_..." shortened to `max` characters for tables.

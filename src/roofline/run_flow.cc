@@ -125,9 +125,10 @@ StatusOr<Selection> SelectFromTrace(const std::string& trace_path, const Selecti
   ASSIGN_OR_RETURN(std::unique_ptr<TraceReader> trace, TraceReader::Open(trace_path));
   ASSIGN_OR_RETURN(Selection sel, SelectKernels(*trace, opt));
   if (sel.targets.empty()) {
-    return NotFound(trace_path + ": no kernels " +
-                    (sel.has_step ? "in step " + std::to_string(sel.step.number) : "") +
-                    (opt.kernel_regex.empty() ? "" : " match --kernel '" + opt.kernel_regex + "'"));
+    return InvalidInput(
+        trace_path + ": no kernels " +
+        (sel.has_step ? "in step " + std::to_string(sel.step.number) : "") +
+        (opt.kernel_regex.empty() ? "" : " match --kernel '" + opt.kernel_regex + "'"));
   }
   return sel;
 }

@@ -55,8 +55,8 @@ inline constexpr const char* kSurveyCategories = "cuda,nvtx";
 // kernels is kept, the others removed, and `*note` says so.
 Status SurveyTrace(const std::string& trace_path, const TracedRunner& run, std::string* note);
 
-// 2. The kernels to profile from the trace at `trace_path`; kNotFound when
-// none is left (the step has no kernels, or none matches the regex).
+// 2. The kernels to profile from the trace at `trace_path`; kInvalidInput
+// (exit 2) when none is left (the step has no kernels, or none matches the regex).
 StatusOr<Selection> SelectFromTrace(const std::string& trace_path, const SelectionOptions& opt);
 
 // 3.

@@ -2,6 +2,20 @@
 
 namespace stepscope {
 
+Status SqliteError(sqlite3* db, int rc, const std::string& what) {
+  const int primary = rc & 0xff;
+  if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB || primary == SQLITE_FORMAT) {
+    // A damaged file is bad input like any other (exit 2), and the message
+    // names the file: SQLite's own ("database disk image is malformed") does not.
+    const char* file = db ? sqlite3_db_filename(db, "main") : nullptr;
+    return InvalidInput(std::string(file && *file ? file : "the SQLite file") +
+                        ": the file is damaged (sqlite: " + sqlite3_errstr(rc) +
+                        "; cut short or overwritten?): record it again, or salvage what is left "
+                        "with 'sqlite3 FILE .recover'");
+  }
+  return IoError(what);
+}
+
 bool Statement::Step() {
   last_rc_ = sqlite3_step(stmt_);
   return last_rc_ == SQLITE_ROW;
@@ -9,13 +23,15 @@ bool Statement::Step() {
 
 Status Statement::status() const {
   if (ok()) return OkStatus();
-  return IoError(std::string("sqlite: ") + sqlite3_errmsg(db_));
+  return SqliteError(db_, last_rc_, std::string("sqlite: ") + sqlite3_errmsg(db_));
 }
 
 StatusOr<Statement> Prepare(sqlite3* db, std::string_view sql) {
   sqlite3_stmt* stmt = nullptr;
   int rc = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
   if (rc != SQLITE_OK) {
+    Status st = SqliteError(db, sqlite3_extended_errcode(db), "");
+    if (st.code() == StatusCode::kInvalidInput) return st;
     return Internal(std::string("sqlite prepare failed: ") + sqlite3_errmsg(db) +
                     " in: " + std::string(sql.substr(0, 120)));
   }
@@ -28,7 +44,7 @@ Status Exec(sqlite3* db, const std::string& sql) {
   if (rc != SQLITE_OK) {
     std::string msg = err ? err : sqlite3_errstr(rc);
     sqlite3_free(err);
-    return IoError("sqlite: " + msg);
+    return SqliteError(db, sqlite3_extended_errcode(db), "sqlite: " + msg);
   }
   return OkStatus();
 }

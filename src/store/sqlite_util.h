@@ -67,6 +67,12 @@ class Statement {
   int last_rc_ = SQLITE_OK;
 };
 
+// The Status of a failed call that returned `rc` on `db`: a damaged file
+// (SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_FORMAT) is kInvalidInput with one line
+// naming the file and what to do; anything else kIoError(`what`).
+Status SqliteError(sqlite3* db, int rc, const std::string& what);
+
+// Prepare, Statement::status() and Exec report a damaged file by SqliteError.
 StatusOr<Statement> Prepare(sqlite3* db, std::string_view sql);
 Status Exec(sqlite3* db, const std::string& sql);
 bool TableExists(sqlite3* db, const std::string& table);

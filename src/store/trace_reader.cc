@@ -1,5 +1,6 @@
 #include "store/trace_reader.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,43 @@
 #include "store/schema.h"
 
 namespace stepscope {
+
+namespace {
+
+uint32_t BigEndian(const unsigned char* p, int bytes) {
+  uint32_t v = 0;
+  for (int i = 0; i < bytes; ++i) v = (v << 8) | p[i];
+  return v;
+}
+
+// A file shorter than its SQLite header says (a copy or a download cut
+// short) reads as zeros past its end: refuse it at open rather than fail on
+// whichever table lies past the end. Only when the header's page count is
+// valid (its change counter equals version-valid-for) and no -wal or hot
+// -journal file beside it holds pages SQLite has yet to write back or roll back.
+Status CheckNotCutShort(const std::string& path, const unsigned char* header, std::streamsize n) {
+  const std::string fix = "; record it again, or salvage what is left with 'sqlite3 FILE .recover'";
+  if (n < 100) {
+    return InvalidInput(path + ": the file is cut short (" + std::to_string(n) +
+                        " bytes, less than an SQLite header)" + fix);
+  }
+  uint32_t page_size = BigEndian(header + 16, 2);
+  if (page_size == 1) page_size = 65536;
+  const uint64_t pages = BigEndian(header + 28, 4);
+  const bool count_valid = BigEndian(header + 24, 4) == BigEndian(header + 92, 4);
+  struct stat file, side;
+  if (!count_valid || pages == 0 || ::stat(path.c_str(), &file) != 0) return OkStatus();
+  for (const char* suffix : {"-wal", "-journal"}) {
+    if (::stat((path + suffix).c_str(), &side) == 0 && side.st_size > 0) return OkStatus();
+  }
+  const uint64_t want = pages * page_size;
+  if (static_cast<uint64_t>(file.st_size) >= want) return OkStatus();
+  return InvalidInput(path + ": the file is cut short (" + FormatCount(file.st_size) +
+                      " bytes; its SQLite header says " + FormatCount(static_cast<int64_t>(want)) +
+                      ")" + fix);
+}
+
+}  // namespace
 
 StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path) {
   std::unique_ptr<TraceReader> r(new TraceReader());
@@ -30,14 +68,15 @@ Status TraceReader::Init(const std::string& path) {
   {
     std::ifstream f(path, std::ios::binary);
     if (!f) return InvalidInput(path + ": cannot open: " + std::strerror(errno));
-    char magic[16] = {0};
-    f.read(magic, 16);
+    unsigned char header[100] = {0};
+    f.read(reinterpret_cast<char*>(header), sizeof(header));
     if (f.gcount() == 0) return InvalidInput(path + ": empty file, not a stepscope trace");
-    if (f.gcount() < 16 || std::memcmp(magic, "SQLite format 3", 16) != 0) {
+    if (f.gcount() < 16 || std::memcmp(header, "SQLite format 3", 16) != 0) {
       return InvalidInput(path +
                           ": not an SQLite file (offset 0: bad header); for torch.profiler JSON "
                           "run 'stepscope import' first");
     }
+    RETURN_IF_ERROR(CheckNotCutShort(path, header, f.gcount()));
   }
   // Read-write when we may (SQLite replays a crashed trace's WAL), else read-only.
   int flags = (::access(path.c_str(), W_OK) == 0) ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
@@ -45,6 +84,13 @@ Status TraceReader::Init(const std::string& path) {
     return InvalidInput(path + ": cannot open as SQLite: " + sqlite3_errmsg(db_));
   }
   sqlite3_busy_timeout(db_, 2000);
+  {
+    // A damaged schema page fails here with one line naming the file
+    // (SqliteError), not as "no meta table" below.
+    auto probe = Prepare(db_, "SELECT COUNT(*) FROM sqlite_master");
+    if (!probe.ok()) return probe.status();
+    if (!probe->Step() && !probe->ok()) return probe->status();
+  }
   if (!TableExists(db_, "meta")) {
     return InvalidInput(path +
                         ": SQLite file is not a stepscope trace (no meta table); "

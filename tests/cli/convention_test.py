@@ -11,7 +11,10 @@ below fails the test, so a new command must say how it is exercised. For each:
   untouched; with `-f` the file is replaced;
 - `--format json` prints one object of named tables ({"name": [{...}, ...]});
   `--format csv` parses (several tables: sections headed "# name");
-- `-q` leaves stderr empty on success.
+- `-q` leaves stderr empty on success;
+- every command that reads a trace (the input CASES replaces with MISSING)
+  answers a damaged SQLite file (cut short, garbage in its schema page, garbage
+  in its table pages) with exit 2 and one line naming the file.
 
 usage: convention_test.py BUILD_DIR
 """
@@ -21,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -228,6 +232,47 @@ class ConventionTest(unittest.TestCase):
                 self.assertEqual(p.returncode, 0, (cmd, p.stderr.decode()))
                 tables = parse_csv(p.stdout.decode())
                 self.assertTrue(any(len(rows) >= 1 for rows in tables.values()), cmd)
+
+    def reading_cases(self):
+        """(command, case) of the commands that read a trace or a foreign SQLite file (import)."""
+        return [(c, k) for c, k in CASES.items() if k["missing"] in ("{trace}", "{trace2}", "{stored}", "{json}")]
+
+    def damaged_copies(self):
+        """name -> path of copies of the sample trace damaged three ways (issue 36: a
+        malformed SQLite file was exit 1 with SQLite's message, naming no file)."""
+        import random
+        rng = random.Random(36)
+        size = os.path.getsize(SAMPLE)
+        with open(SAMPLE, "rb") as f:
+            data = bytearray(f.read())
+        page = int.from_bytes(data[16:18], "big")
+        db = sqlite3.connect(SAMPLE)
+        roots = [r for (r,) in db.execute(
+            "SELECT rootpage FROM sqlite_master WHERE rootpage > 1 AND tbl_name NOT IN ('meta', 'strings')")]
+        db.close()
+        cut = bytes(data[:size * 6 // 10])
+        schema = bytearray(data)
+        schema[100:page] = bytes(rng.getrandbits(8) for _ in range(page - 100))
+        pages = bytearray(data)
+        for r in roots:
+            pages[(r - 1) * page:r * page] = bytes(rng.getrandbits(8) for _ in range(page))
+        out = {}
+        for name, content in (("cut_short", cut), ("schema_garbage", schema), ("page_garbage", pages)):
+            out[name] = os.path.join(self.tmp, name + ".sqlite")
+            with open(out[name], "wb") as f:
+                f.write(content)
+        return out
+
+    def test_damaged_sqlite_is_exit_2_with_one_line(self):
+        for damage, path in self.damaged_copies().items():
+            for cmd, case in self.reading_cases():
+                with self.subTest(cmd=cmd, damage=damage):
+                    out = os.path.join(self.tmp, f"damaged_{cmd}.out")
+                    args = [path if a == case["missing"] else a for a in case["args"]]
+                    p = run([cmd, "-f"] + self.expand(args, out))
+                    self.one_line_error(p, f"{cmd} on {damage}")
+                    self.assertIn(os.path.basename(path), p.stderr.decode(), (cmd, damage))
+                    self.assertFalse(os.path.exists(out), (cmd, damage))
 
     def test_quiet_leaves_stderr_empty(self):
         for cmd, case in CASES.items():

@@ -31,7 +31,11 @@ TESTS = [
     DiffTest(name="bench_show_stored_ceilings", cmd=["bench", "--show", "--ceilings", "{fixtures}/roofline/ceilings.json"],
              out="roofline/bench_show.txt"),
     DiffTest(name="roofline_no_results_stored", trace="roofline/steps.sql",
-             cmd=["roofline", "--from", "{trace}"], out="roofline/no_results.err", rc=1, stderr=True),
+             cmd=["roofline", "--from", "{trace}"], out="roofline/no_results.err", rc=2, stderr=True),
+    # Issue 36: "no kernels" was exit 1; it is bad input like the others (exit 2).
+    DiffTest(name="roofline_no_kernel_matches_is_exit_2", trace="roofline/steps.sql",
+             cmd=["roofline", "--from", "{trace}", "--dry-run", "--kernel", "no_such_kernel"],
+             out="roofline/no_kernel_matches.err", rc=2, stderr=True),
     DiffTest(name="roofline_unknown_step_is_exit_2", trace="roofline/steps.sql",
              cmd=["roofline", "--from", "{trace}", "--dry-run", "--step", "9"], out="roofline/bad_step.err",
              rc=2, stderr=True),
