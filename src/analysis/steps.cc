@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "analysis/timeline.h"
+#include "common/bounded_regex.h"
 #include "common/step_names.h"
 
 namespace stepscope {
@@ -22,10 +23,6 @@ int64_t NumberIn(const std::string& s) {
   }
   return v;
 }
-
-// Names longer than this never match --step-range: std::regex recurses per
-// character and overflows the stack on names of tens of thousands of characters.
-constexpr size_t kMaxRegexName = 1024;
 
 // The step ranges by the one definition (common/step_names.h); with a
 // --step-range regex, the ranges whose name matches it.
@@ -51,7 +48,8 @@ std::vector<NvtxStepRange> StepRanges(const TraceModel& m, const std::regex* re,
       continue;
     }
     if (match[r.name] < 0) {
-      match[r.name] = name.size() <= kMaxRegexName && std::regex_search(name, *re) ? 1 : 0;
+      // Names longer than kMaxRegexSubject never match (common/bounded_regex.h).
+      match[r.name] = BoundedRegexSearch(name, *re) ? 1 : 0;
     }
     if (match[r.name]) finder.AddMatched(domain, x);
   }

@@ -92,8 +92,8 @@ int RunRoofline(int argc, char** argv) {
   p.AcceptCommand();
   p.Flag("--top", "N", "profile the N kernels with the most GPU time in the step (0: all)", "5");
   p.Flag("--kernel", "REGEX",
-         "only kernels whose demangled name matches (ECMAScript regex); "
-         "all matches unless --top is given");
+         "only kernels whose demangled name matches (ECMAScript regex; a name longer than "
+         "1,024 characters never matches, and is counted); all matches unless --top is given");
   p.Flag("--step", "N",
          "the step to rank kernels in (NVTX range 'step N'); default: the median step");
   p.Flag("--from", "TRACE",
@@ -218,6 +218,9 @@ int RunRoofline(int argc, char** argv) {
   // 2. Select.
   auto sel = SelectFromTrace(trace_path, sopt);
   if (!sel.ok()) return ReportError(kCmd, sel.status());
+  if (const std::string n = NamesNotSearchedNote(*sel); !n.empty()) {
+    std::fprintf(stderr, "stepscope roofline: note: %s\n", n.c_str());
+  }
   if (text) {
     if (sel->has_step) {
       std::printf("\nstep %lld (%lld steps in the trace; kernels by %s), %s of kernel time:\n\n",

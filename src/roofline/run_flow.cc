@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/bounded_regex.h"
 #include "common/file_util.h"
 #include "common/strings.h"
 #include "roofline/ceilings.h"
@@ -121,14 +122,23 @@ Status SurveyTrace(const std::string& trace_path, const TracedRunner& run, std::
   return OkStatus();
 }
 
+std::string NamesNotSearchedNote(const Selection& sel) {
+  if (sel.names_not_searched == 0) return "";
+  return FormatCount(sel.names_not_searched) + " kernel name(s) longer than " +
+         FormatCount(static_cast<int64_t>(kMaxRegexSubject)) +
+         " characters are never searched by --kernel";
+}
+
 StatusOr<Selection> SelectFromTrace(const std::string& trace_path, const SelectionOptions& opt) {
   ASSIGN_OR_RETURN(std::unique_ptr<TraceReader> trace, TraceReader::Open(trace_path));
   ASSIGN_OR_RETURN(Selection sel, SelectKernels(*trace, opt));
   if (sel.targets.empty()) {
+    const std::string not_searched = NamesNotSearchedNote(sel);
     return InvalidInput(
         trace_path + ": no kernels " +
         (sel.has_step ? "in step " + std::to_string(sel.step.number) : "") +
-        (opt.kernel_regex.empty() ? "" : " match --kernel '" + opt.kernel_regex + "'"));
+        (opt.kernel_regex.empty() ? "" : " match --kernel '" + opt.kernel_regex + "'") +
+        (not_searched.empty() ? "" : " (" + not_searched + ")"));
   }
   return sel;
 }

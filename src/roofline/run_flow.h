@@ -58,6 +58,9 @@ Status SurveyTrace(const std::string& trace_path, const TracedRunner& run, std::
 // 2. The kernels to profile from the trace at `trace_path`; kInvalidInput
 // (exit 2) when none is left (the step has no kernels, or none matches the regex).
 StatusOr<Selection> SelectFromTrace(const std::string& trace_path, const SelectionOptions& opt);
+// "" or "N kernel name(s) longer than 1,024 characters are never searched by
+// --kernel": said with the selection, so the filter drops no kernel silently.
+std::string NamesNotSearchedNote(const Selection& sel);
 
 // 3.
 struct ProfileOptions {

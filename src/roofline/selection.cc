@@ -5,7 +5,9 @@
 #include <map>
 #include <optional>
 #include <regex>
+
 #include <tuple>
+#include "common/bounded_regex.h"
 
 #include "common/step_names.h"
 #include "common/strings.h"
@@ -152,7 +154,11 @@ StatusOr<Selection> SelectKernels(const TraceReader& trace, const SelectionOptio
     t.block[2] = std::get<6>(k);
     t.step_gpu_ns = g.ns;
     t.step_launches = g.launches;
-    if (re && !std::regex_search(t.name, *re)) continue;
+    if (re && RegexSubjectTooLong(t.name)) {
+      ++sel.names_not_searched;  // never matches: common/bounded_regex.h
+      continue;
+    }
+    if (re && !BoundedRegexSearch(t.name, *re)) continue;
     all.push_back(std::move(t));
   }
   std::sort(all.begin(), all.end(), [](const KernelTarget& a, const KernelTarget& b) {

@@ -53,6 +53,9 @@ struct Selection {
   std::string method;          // "launch api in step", "gpu start in step", "whole trace"
   int64_t step_kernel_ns = 0;  // GPU time of all kernels of the step (for shares)
   std::vector<KernelTarget> targets;
+  // Kernels left out because their name is longer than --kernel is searched
+  // in (kMaxRegexSubject, common/bounded_regex.h).
+  int64_t names_not_searched = 0;
 };
 
 // The trace's complete step ranges (common/step_names.h), sorted by start.

@@ -36,6 +36,17 @@ TESTS = [
     DiffTest(name="roofline_no_kernel_matches_is_exit_2", trace="roofline/steps.sql",
              cmd=["roofline", "--from", "{trace}", "--dry-run", "--kernel", "no_such_kernel"],
              out="roofline/no_kernel_matches.err", rc=2, stderr=True),
+    # Issue 36: --kernel REGEX on a name of 40,002 characters was a stack overflow (SIGSEGV);
+    # names longer than 1,024 characters never match, and a note counts them.
+    DiffTest(name="roofline_kernel_regex_long_name", trace="roofline/long_name.sql",
+             cmd=["roofline", "--from", "{trace}", "--dry-run", "--kernel", "gemm.*x"],
+             out="roofline/long_name.txt"),
+    DiffTest(name="roofline_kernel_regex_long_name_note", trace="roofline/long_name.sql",
+             cmd=["roofline", "--from", "{trace}", "--dry-run", "--kernel", "gemm.*x"],
+             out="roofline/long_name.err", stderr=True),
+    DiffTest(name="roofline_kernel_regex_only_long_name_is_exit_2", trace="roofline/long_name.sql",
+             cmd=["roofline", "--from", "{trace}", "--dry-run", "--kernel", "gemma+x"],
+             out="roofline/long_name_only.err", rc=2, stderr=True),
     DiffTest(name="roofline_unknown_step_is_exit_2", trace="roofline/steps.sql",
              cmd=["roofline", "--from", "{trace}", "--dry-run", "--step", "9"], out="roofline/bad_step.err",
              rc=2, stderr=True),
