@@ -236,6 +236,11 @@ bool PlainAscii(std::string_view s, bool allow_controls) {
 
 }  // namespace
 
+bool IsBidiControl(uint32_t cp) {
+  return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
+         (cp >= 0x2066 && cp <= 0x2069);
+}
+
 std::string ValidUtf8(std::string_view s) {
   if (PlainAscii(s, true)) return std::string(s);
   return RewriteUtf8(s, [](uint32_t, std::string*) { return false; });
@@ -250,6 +255,12 @@ std::string PrintableText(std::string_view s) {
     }
     if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0)) {
       AppendUtf8(out, 0xFFFD);
+      return true;
+    }
+    if (IsBidiControl(cp)) {
+      char buf[16];
+      std::snprintf(buf, sizeof(buf), "<U+%04X>", static_cast<unsigned>(cp));
+      out->append(buf);
       return true;
     }
     return false;

@@ -36,9 +36,15 @@ void AppendUtf8(std::string* out, uint32_t code_point);
 // Valid UTF-8: every ill-formed sequence (RFC 3629: overlong, surrogate,
 // past U+10FFFF, cut short) becomes U+FFFD; everything else is kept.
 std::string ValidUtf8(std::string_view s);
+// The Unicode bidirectional controls (U+061C, U+200E, U+200F, U+202A..U+202E,
+// U+2066..U+2069): invisible, they reorder the text around them, so a name
+// can show as another ("Trojan Source").
+bool IsBidiControl(uint32_t code_point);
 // Text safe for a terminal and for one table cell: ValidUtf8, and tab,
 // newline and CR become a space, other control characters (C0, DEL, C1,
-// so escape sequences) U+FFFD.
+// so escape sequences) U+FFFD, and bidirectional controls are escaped as
+// "<U+202E>". The trace reader applies it to every name and meta value, so
+// text, CSV, JSON and the HTML report never carry them.
 std::string PrintableText(std::string_view s);
 
 // Demangles an Itanium C++ name; returns the input unchanged when it is not mangled.

@@ -84,5 +84,19 @@ TEST(Strings, PrintableTextHasNoControlCharacters) {
   EXPECT_EQ(PrintableText("\xC3\xA9t\xC3\xA9 \xFF"), "\xC3\xA9t\xC3\xA9 " + fffd);
 }
 
+// Issue 36: U+202E (RIGHT-TO-LEFT OVERRIDE) in a kernel name reached the
+// terminal and the HTML report, showing the name reversed.
+TEST(Strings, PrintableTextEscapesBidiControls) {
+  EXPECT_EQ(PrintableText("gemm\xE2\x80\xAE"
+                          "lanruoj"),
+            "gemm<U+202E>lanruoj");
+  EXPECT_EQ(PrintableText("\xE2\x81\xA6x\xE2\x81\xA9 \xE2\x80\x8F \xD8\x9C"),
+            "<U+2066>x<U+2069> <U+200F> <U+061C>");
+  EXPECT_TRUE(IsBidiControl(0x202A));
+  EXPECT_FALSE(IsBidiControl(0x2029));
+  EXPECT_EQ(PrintableText("\xD7\xA9\xD7\x9C\xD7\x95\xD7\x9D"),
+            "\xD7\xA9\xD7\x9C\xD7\x95\xD7\x9D");  // Hebrew kept
+}
+
 }  // namespace
 }  // namespace stepscope

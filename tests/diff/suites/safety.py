@@ -53,6 +53,12 @@ TESTS = [
     DiffTest(name="hostile_names_stats_text",
              cmd=["stats", "-r", "cuda_gpu_kern_sum", "-r", "nvtx_sum", "{trace}"],
              trace="safety/hostile_names.sql", out="safety/hostile_names_stats.txt"),
+    # Bidirectional controls (U+202E, U+2066, U+2069, U+200F) escaped as <U+202E>, in text and JSON.
+    DiffTest(name="bidi_names_stats_text",
+             cmd=["stats", "-r", "cuda_gpu_kern_sum", "-r", "nvtx_sum", "{trace}"],
+             trace="safety/bidi_names.sql", out="safety/bidi_names_stats.txt"),
+    DiffTest(name="bidi_names_steps_json", cmd=["steps", "--format", "json", "{trace}"],
+             trace="safety/bidi_names.sql", out="safety/bidi_names_steps.json"),
     # Every file strictly UTF-8, JSON parses, CSV has no control character.
     DiffTest(name="hostile_names_stats_json", cmd=["stats", "--format", "json", "--output", "{tmp}/o/", "{trace}"],
              trace="safety/hostile_names.sql", out="safety/hostile_names_stats_json.txt", post=CHECK_FILES),
