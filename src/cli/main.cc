@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "common/version.h"
+#include "store/trace_reader.h"
 
 namespace stepscope {
 namespace {
@@ -73,6 +74,9 @@ int main(int argc, char** argv) {
   }
   for (const CommandInfo& c : kCommands) {
     if (std::strcmp(argv[1], c.name) != 0) continue;
+    // Every command that reads traces says once per file that one was cut
+    // off (profile's own summary says it of the traces it wrote).
+    if (std::strcmp(c.name, "profile") != 0) TraceReader::WarnIfNotFinalized();
     // Nothing is meant to throw (errors are Status values), but a damaged
     // input can still reach an allocation or a library that does: one line
     // and exit 2 instead of an abort. Catching here unwinds the stack, so

@@ -4,9 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <fstream>
+#include <mutex>
+#include <set>
 
+#include "common/log.h"
 #include "common/strings.h"
 #include "store/record_sql.h"
 #include "store/schema.h"
@@ -48,12 +52,30 @@ Status CheckNotCutShort(const std::string& path, const unsigned char* header, st
                       ")" + fix);
 }
 
+std::atomic<bool> g_warn_not_finalized{false};
+
+// Once per path per process: a command may open a trace several times
+// (TraceModel reads the kernels on a second connection; report opens it twice).
+void WarnNotFinalizedOnce(const std::string& path) {
+  static std::mutex mu;
+  static std::set<std::string> warned;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!warned.insert(path).second) return;
+  }
+  LogWarn("%s was not finalized (the run was killed?): the last <= 0.25 s may be missing",
+          path.c_str());
+}
+
 }  // namespace
+
+void TraceReader::WarnIfNotFinalized() { g_warn_not_finalized = true; }
 
 StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path) {
   std::unique_ptr<TraceReader> r(new TraceReader());
   Status st = r->Init(path);
   if (!st.ok()) return st;
+  if (g_warn_not_finalized && r->Meta("finalized") == "0") WarnNotFinalizedOnce(path);
   return r;
 }
 

@@ -26,6 +26,11 @@ namespace stepscope {
 class TraceReader {
  public:
   static StatusOr<std::unique_ptr<TraceReader>> Open(const std::string& path);
+  // From this call on, the first Open() of each cut-off trace (meta.finalized
+  // = 0: the run was killed before finalization) prints one warning line on
+  // stderr (silenced by -q). The CLI turns it on for its reading commands;
+  // off by default (the collector's own summary says it).
+  static void WarnIfNotFinalized();
   ~TraceReader();
 
   const std::string& path() const { return path_; }

@@ -14,7 +14,8 @@ below fails the test, so a new command must say how it is exercised. For each:
 - `-q` leaves stderr empty on success;
 - every command that reads a trace (the input CASES replaces with MISSING)
   answers a damaged SQLite file (cut short, garbage in its schema page, garbage
-  in its table pages) with exit 2 and one line naming the file.
+  in its table pages) with exit 2 and one line naming the file, and says once on
+  stderr that a cut-off trace (meta.finalized = 0) was not finalized.
 
 usage: convention_test.py BUILD_DIR
 """
@@ -273,6 +274,29 @@ class ConventionTest(unittest.TestCase):
                     self.one_line_error(p, f"{cmd} on {damage}")
                     self.assertIn(os.path.basename(path), p.stderr.decode(), (cmd, damage))
                     self.assertFalse(os.path.exists(out), (cmd, damage))
+
+    def test_cut_off_trace_is_said_once(self):
+        cut_off = shutil.copy(SAMPLE, os.path.join(self.tmp, "cut_off.sqlite"))
+        db = sqlite3.connect(cut_off)
+        db.execute("UPDATE meta SET value = '0' WHERE key = 'finalized'")
+        db.commit()
+        db.close()
+        warning = "stepscope: warning: " + cut_off + " was not finalized (the run was killed?): " \
+                  "the last <= 0.25 s may be missing"
+        for cmd, case in self.reading_cases():
+            if case["missing"] == "{json}":
+                continue  # import reads no stepscope trace
+            with self.subTest(cmd=cmd):
+                out = os.path.join(self.tmp, f"cut_off_{cmd}.out")
+                args = [cut_off if a == case["missing"] else a for a in case["args"]]
+                p = run([cmd, "-f"] + self.expand(args, out))
+                err = p.stderr.decode().splitlines()
+                self.assertEqual([l for l in err if "finalized" in l], [warning], (cmd, err))
+                # A finalized trace is not flagged, and -q silences the warning.
+                p = run([cmd, "-f"] + self.expand(case["args"], out))
+                self.assertNotIn("finalized", p.stderr.decode(), cmd)
+                p = run([cmd, "-q", "-f"] + self.expand(args, out))
+                self.assertNotIn("finalized", p.stderr.decode(), cmd)
 
     def test_quiet_leaves_stderr_empty(self):
         for cmd, case in CASES.items():
