@@ -46,8 +46,9 @@ class RooflineSurveyTest(unittest.TestCase):
 
     def test_survey_writes_a_capture_trace_and_selects_from_it(self):
         p = self.roofline(["-o", "s.sqlite", "--", APP, "steps", "4", "5"])
-        # No kernels without a GPU: the selection, reading the survey's trace, says so.
-        self.assertEqual(p.returncode, 1, p.stderr)
+        # No kernels without a GPU: the selection, reading the survey's trace, says so (exit 2,
+        # one line, as every "nothing to do in this input" error).
+        self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("roofline: survey run (kernels, launches, NVTX) -> s.sqlite", p.stdout)
         self.assertEqual(p.stderr.strip().splitlines()[-1],
                          "stepscope roofline: error: s.sqlite: no kernels in step 1")  # median of 0..3
