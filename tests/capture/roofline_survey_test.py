@@ -63,7 +63,7 @@ class RooflineSurveyTest(unittest.TestCase):
         self.assertEqual(names, ["step 0", "step 1", "step 2", "step 3"])
         # The same trace read again with --from: the same selection.
         p = self.roofline(["--from", "s.sqlite", "--dry-run", "--step", "2"])
-        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.returncode, 2)
         self.assertIn("s.sqlite: no kernels in step 2", p.stderr)
 
     def test_survey_replaces_an_existing_trace_with_f(self):
