@@ -69,7 +69,11 @@ void InitHeader(void* region, const Header& layout, int32_t pid) {
   h->total_bytes = layout.total_bytes;
 }
 
-Geometry GeometryOf(const Header& h) {
+namespace {
+
+// The layout fields of a header or of a plain copy of one.
+template <typename H>
+Geometry LayoutOf(const H& h) {
   Geometry g;
   g.slot_count = h.slot_count;
   g.slot_bytes = h.slot_bytes;
@@ -79,6 +83,10 @@ Geometry GeometryOf(const Header& h) {
   g.total_bytes = h.total_bytes;
   return g;
 }
+
+}  // namespace
+
+Geometry GeometryOf(const Header& h) { return LayoutOf(h); }
 
 bool ReadGeometry(const void* region, uint64_t mapped_bytes, Geometry* out) {
   if (mapped_bytes < sizeof(Header)) return false;
@@ -96,13 +104,7 @@ bool ReadGeometry(const void* region, uint64_t mapped_bytes, Geometry* out) {
   std::memcpy(&copy, region, sizeof(copy));
   if (copy.magic != kMagic || copy.version != kVersion || copy.header_bytes != sizeof(Header))
     return false;
-  Geometry g;
-  g.slot_count = copy.slot_count;
-  g.slot_bytes = copy.slot_bytes;
-  g.slots_offset = copy.slots_offset;
-  g.ring_offset = copy.ring_offset;
-  g.ring_bytes = copy.ring_bytes;
-  g.total_bytes = copy.total_bytes;
+  const Geometry g = LayoutOf(copy);
   if (g.slot_count > kMaxSlots || g.total_bytes != mapped_bytes) return false;
   if (g.ring_bytes < 4096 || (g.ring_bytes & (g.ring_bytes - 1)) != 0) return false;
   if (g.ring_bytes > mapped_bytes || g.slot_bytes > mapped_bytes) return false;

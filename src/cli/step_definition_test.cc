@@ -87,48 +87,58 @@ std::string MakeTrace(bool iterations = false) {
   return path;
 }
 
+// The step numbers each reader finds in a trace.
+struct Seen {
+  std::vector<int64_t> analysis, memory, roofline, ranks;
+  std::string method, pattern, source;
+  StepRangeDrops dropped;
+};
+
+Seen SeenEverywhere(const std::string& path) {
+  Seen seen;
+  auto model = TraceModel::Load(path);
+  EXPECT_TRUE(model.ok()) << model.status().message();
+  auto reader = TraceReader::Open(path);
+  EXPECT_TRUE(reader.ok());
+  if (!model.ok() || !reader.ok()) return seen;
+  if (auto set = DetectSteps(**model, {}); set.ok()) {
+    for (const Step& s : set->steps) seen.analysis.push_back(s.number);
+    seen.method = set->method;
+    seen.pattern = set->pattern;
+    seen.dropped = set->dropped;
+  }
+  if (auto nvtx = (*reader)->Nvtx(); nvtx.ok()) {
+    memory::NvtxContext ctx(*nvtx, (*reader)->strings());
+    for (int64_t t = 0; t < 4100; t += 50) {
+      const int64_t n = ctx.StepAt(t);
+      if (n >= 0 && (seen.memory.empty() || seen.memory.back() != n)) seen.memory.push_back(n);
+    }
+  }
+  if (auto roof = FindSteps(**reader); roof.ok()) {
+    for (const StepRange& s : *roof) seen.roofline.push_back(s.number);
+  }
+  if (auto summary = BuildSummary(**reader); summary.ok()) {
+    for (const StepSummary& s : summary->steps) seen.ranks.push_back(s.step);
+    seen.source = summary->step_source;
+  }
+  return seen;
+}
+
 TEST(StepDefinition, SameStepsInAnalysisMemoryRooflineAndRanks) {
   const std::string path = MakeTrace();
   const std::vector<int64_t> want = {1, 2, 3};
-
-  auto model = TraceModel::Load(path);
-  ASSERT_TRUE(model.ok()) << model.status().message();
-  auto set = DetectSteps(**model, {});
-  ASSERT_TRUE(set.ok());
-  std::vector<int64_t> analysis;
-  for (const Step& s : set->steps) analysis.push_back(s.number);
-  EXPECT_EQ(analysis, want);
-  EXPECT_EQ(set->method, "nvtx");
-  EXPECT_EQ(set->dropped.gpu_side, 1);
-  EXPECT_EQ(set->dropped.zero_length, 1);
-  EXPECT_EQ(set->dropped.overlapping, 1);
-  EXPECT_EQ(set->dropped.other_thread, 1);
-  EXPECT_EQ(set->dropped.other_kind, 2);  // ProfilerStep#7 and iteration 1
-
-  auto reader = TraceReader::Open(path);
-  ASSERT_TRUE(reader.ok());
-  auto nvtx = (*reader)->Nvtx();
-  ASSERT_TRUE(nvtx.ok());
-  memory::NvtxContext ctx(*nvtx, (*reader)->strings());
-  std::vector<int64_t> mem;
-  for (int64_t t = 0; t < 4100; t += 50) {
-    const int64_t n = ctx.StepAt(t);
-    if (n >= 0 && (mem.empty() || mem.back() != n)) mem.push_back(n);
-  }
-  EXPECT_EQ(mem, want);
-
-  auto roof = FindSteps(**reader);
-  ASSERT_TRUE(roof.ok());
-  std::vector<int64_t> roofline;
-  for (const StepRange& s : *roof) roofline.push_back(s.number);
-  EXPECT_EQ(roofline, want);
-
-  auto summary = BuildSummary(**reader);
-  ASSERT_TRUE(summary.ok()) << summary.status().message();
-  std::vector<int64_t> ranks;
-  for (const StepSummary& s : summary->steps) ranks.push_back(s.step);
-  EXPECT_EQ(ranks, want);
-  EXPECT_EQ(summary->step_source, "nvtx");
+  const Seen seen = SeenEverywhere(path);
+  EXPECT_EQ(seen.analysis, want);
+  EXPECT_EQ(seen.method, "nvtx");
+  EXPECT_EQ(seen.dropped.gpu_side, 1);
+  EXPECT_EQ(seen.dropped.zero_length, 1);
+  EXPECT_EQ(seen.dropped.overlapping, 1);
+  EXPECT_EQ(seen.dropped.other_thread, 1);
+  EXPECT_EQ(seen.dropped.other_kind, 2);  // ProfilerStep#7 and iteration 1
+  EXPECT_EQ(seen.memory, want);
+  EXPECT_EQ(seen.roofline, want);
+  EXPECT_EQ(seen.ranks, want);
+  EXPECT_EQ(seen.source, "nvtx");
   ::unlink(path.c_str());
 }
 
@@ -137,28 +147,14 @@ TEST(StepDefinition, SameStepsInAnalysisMemoryRooflineAndRanks) {
 TEST(StepDefinition, IterationRangesAreTheStepsOfAnUnmarkedLoop) {
   const std::string path = MakeTrace(/*iterations=*/true);
   const std::vector<int64_t> want = {1, 2, 3};
-  auto model = TraceModel::Load(path);
-  ASSERT_TRUE(model.ok()) << model.status().message();
-  auto set = DetectSteps(**model, {});
-  ASSERT_TRUE(set.ok());
-  std::vector<int64_t> analysis;
-  for (const Step& s : set->steps) analysis.push_back(s.number);
-  EXPECT_EQ(analysis, want);
-  EXPECT_EQ(set->method, "nvtx");
-  EXPECT_EQ(set->pattern, "iteration N");
-  auto reader = TraceReader::Open(path);
-  ASSERT_TRUE(reader.ok());
-  auto roof = FindSteps(**reader);
-  ASSERT_TRUE(roof.ok());
-  std::vector<int64_t> roofline;
-  for (const StepRange& s : *roof) roofline.push_back(s.number);
-  EXPECT_EQ(roofline, want);
-  auto summary = BuildSummary(**reader);
-  ASSERT_TRUE(summary.ok()) << summary.status().message();
-  std::vector<int64_t> ranks;
-  for (const StepSummary& s : summary->steps) ranks.push_back(s.step);
-  EXPECT_EQ(ranks, want);
-  EXPECT_EQ(summary->step_source, "iteration");
+  const Seen seen = SeenEverywhere(path);
+  EXPECT_EQ(seen.analysis, want);
+  EXPECT_EQ(seen.method, "nvtx");
+  EXPECT_EQ(seen.pattern, "iteration N");
+  EXPECT_EQ(seen.memory, want);
+  EXPECT_EQ(seen.roofline, want);
+  EXPECT_EQ(seen.ranks, want);
+  EXPECT_EQ(seen.source, "iteration");
   ::unlink(path.c_str());
 }
 
