@@ -117,6 +117,24 @@ TEST(ElfSymbols, FindsOwnSymbol) {
   EXPECT_FALSE(ReadElfSymbols("/nonexistent/file", {"x"}).ok());
 }
 
+// Starts `python3 -c script` and waits for its first output line ("ready");
+// *got: the bytes read (<= 0: python3 did not run). -1 when no pipe.
+pid_t StartPython(const char* script, ssize_t* got) {
+  int fds[2];
+  if (::pipe(fds) != 0) return -1;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], 1);
+    ::execlp("python3", "python3", "-c", script, static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  char buf[16] = {0};
+  *got = ::read(fds[0], buf, sizeof(buf));
+  ::close(fds[0]);
+  return pid;
+}
+
 TEST(PyStack, LiveProcess) {
   // A Python process spinning in a known function, two frames deep.
   const char* script =
@@ -128,18 +146,9 @@ TEST(PyStack, LiveProcess) {
       "    hot_inner()\n"
       "sys.stdout.write('ready\\n'); sys.stdout.flush()\n"
       "outer()\n";
-  int fds[2];
-  ASSERT_TRUE(::pipe(fds) == 0);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(fds[1], 1);
-    ::execlp("python3", "python3", "-c", script, static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  char buf[16] = {0};
-  const ssize_t got = ::read(fds[0], buf, sizeof(buf));
-  ::close(fds[0]);
+  ssize_t got = 0;
+  const pid_t pid = StartPython(script, &got);
+  ASSERT_GE(pid, 0);
   if (got <= 0) {
     ::waitpid(pid, nullptr, 0);
     std::fprintf(stderr, "SKIP: python3 could not run\n");
@@ -202,18 +211,9 @@ TEST(PyStack, ThreadChurnIsNoLayoutMismatch) {
       "    while True:\n"
       "        threading.Event().wait(0.001)\n"
       "main_loop()\n";
-  int fds[2];
-  ASSERT_TRUE(::pipe(fds) == 0);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(fds[1], 1);
-    ::execlp("python3", "python3", "-c", script, static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  char buf[16] = {0};
-  const ssize_t got = ::read(fds[0], buf, sizeof(buf));
-  ::close(fds[0]);
+  ssize_t got = 0;
+  const pid_t pid = StartPython(script, &got);
+  ASSERT_GE(pid, 0);
   auto stop = [pid] {
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
