@@ -74,8 +74,16 @@ std::vector<uint8_t> BlockingCopies(const TraceModel& m) {
   return v;
 }
 
-// Reported findings (all with --all), ranked: a dead run first, then by
-// cost; ties keep the registry's rule order, then the detection order.
+// A finding that names a cause ranks before the symptoms (Rule::symptom) when
+// it is worth at least this share of the step: a cause much smaller than the
+// symptom it is part of (a 2% data-loading wait in a host-bound step) stays
+// ranked by cost.
+constexpr double kCauseBeforeSymptomPct = 5.0;
+
+// Reported findings (all with --all), ranked: a dead run first, then the
+// findings that name a cause worth kCauseBeforeSymptomPct of the step before
+// the symptoms, then by cost; ties keep the registry's rule order, then the
+// detection order.
 std::vector<Finding> Ranked(std::vector<Finding>* findings, bool all) {
   std::vector<Finding> kept;
   for (Finding& f : *findings) {
@@ -92,8 +100,15 @@ std::vector<Finding> Ranked(std::vector<Finding>* findings, bool all) {
     const Rule* r = FindRule(id);
     return r && r->leads;
   };
+  // 0: a cause worth kCauseBeforeSymptomPct; 1: a symptom or a smaller cause.
+  auto tier = [](const Finding& f) {
+    const Rule* r = FindRule(f.rule);
+    const bool symptom = r && r->symptom;
+    return symptom || !f.reported || f.cost_pct < kCauseBeforeSymptomPct ? 1 : 0;
+  };
   std::stable_sort(kept.begin(), kept.end(), [&](const Finding& x, const Finding& y) {
     if (leads(x.rule) != leads(y.rule)) return leads(x.rule);
+    if (tier(x) != tier(y)) return tier(x) < tier(y);
     if (x.cost_ns != y.cost_ns) return x.cost_ns > y.cost_ns;
     return order(x.rule) < order(y.rule);
   });

@@ -69,6 +69,7 @@ extern const Rule kHostBoundRule{
     .summary = "the host bounds the step (critical path): a larger batch amortizes it",
     .detect_replayed = DetectReplayed,
     .host_evidence = TopPythonLines,
+    .symptom = true,
 };
 
 }  // namespace stepscope

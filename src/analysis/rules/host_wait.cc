@@ -47,6 +47,7 @@ extern const Rule kHostWaitRule{
     .summary = "GPU idle waiting for the host to issue work (other host-wait)",
     .detect = Detect,
     .fix = CutDelays,
+    .symptom = true,
 };
 
 }  // namespace stepscope

@@ -62,6 +62,7 @@ extern const Rule kLaunchBoundRule{
     .summary = "kernels shorter than the time between their launches (host-wait)",
     .detect = Detect,
     .fix = CudaGraphs,
+    .symptom = true,
 };
 
 }  // namespace stepscope

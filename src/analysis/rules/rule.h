@@ -132,6 +132,13 @@ struct Rule {
   bool grows_with_batch = false;
   // Its findings rank first whatever their cost (the run died).
   bool leads = false;
+  // Its findings say where the step's time goes, not why (host_bound: the
+  // host holds the critical path; host_wait: the GPU waits for the host;
+  // launch_bound: kernels shorter than their launch intervals): they rank after
+  // every reported finding that names a cause worth 5% of the step or more,
+  // whatever their cost, since that cause is a part of the same time and its
+  // fix is the one to make first (analyze.cc, Ranked). Otherwise by cost.
+  bool symptom = false;
 };
 
 // The rules in report order (registry.cc): findings of equal cost rank in
