@@ -87,6 +87,11 @@ void ArgParser::Switch(const std::string& name, const std::string& help,
   specs_.push_back({name, short_name, "", help, "", false, false});
 }
 
+void ArgParser::BoolSwitch(const std::string& name, const std::string& help,
+                           const std::string& short_name) {
+  specs_.push_back({name, short_name, "", help, "", false, false, true});
+}
+
 const ArgParser::Spec* ArgParser::Find(const std::string& arg) const {
   for (const Spec& s : specs_) {
     if (arg == s.name || (!s.short_name.empty() && arg == s.short_name)) return &s;
@@ -140,6 +145,21 @@ Status ArgParser::Parse(int argc, char** argv) {
           }
         } else {
           v.push_back(value);
+        }
+      } else if (spec->bool_word) {
+        if (!has_inline && i + 1 < argc &&
+            (std::string(argv[i + 1]) == "true" || std::string(argv[i + 1]) == "false")) {
+          value = argv[++i];
+          has_inline = true;
+        }
+        if (has_inline && value != "true" && value != "false") {
+          return InvalidInput("option " + spec->name + " takes true or false, not '" + value + "'" +
+                              hint);
+        }
+        if (has_inline && value == "false") {
+          values_.erase(spec->name);
+        } else {
+          values_[spec->name] = {"1"};
         }
       } else {
         if (has_inline) return InvalidInput("option " + spec->name + " takes no value" + hint);

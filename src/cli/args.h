@@ -44,6 +44,11 @@ class ArgParser {
             bool repeatable = false);
   // A boolean flag.
   void Switch(const std::string& name, const std::string& help, const std::string& short_name = "");
+  // A boolean flag that also takes nsys's spelling of a boolean: `-f true`,
+  // `--stats=false` (the word after it is consumed only when it is true or
+  // false). Has() is false after `false`.
+  void BoolSwitch(const std::string& name, const std::string& help,
+                  const std::string& short_name = "");
   // Free text appended to --help: "examples:" and one indented command per
   // line ("  # comment" after it), then notes. Shown under "Examples:".
   void Epilog(const std::string& text) { epilog_ = text; }
@@ -76,6 +81,7 @@ class ArgParser {
     std::string name, short_name, metavar, help, default_value;
     bool takes_value = false;
     bool repeatable = false;
+    bool bool_word = false;  // BoolSwitch: takes an optional true|false
   };
   const Spec* Find(const std::string& arg) const;
 

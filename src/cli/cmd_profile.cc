@@ -95,6 +95,444 @@ int RunCollect(int argc, char** argv) {
 #endif
 }
 
+namespace {
+
+// The settings of one `stepscope profile` run, read once from its flags
+// (long options and nsys's spellings alike) and handed to the tracer as the
+// STEPSCOPE_* environment capture/config.h reads.
+struct ProfileSettings {
+  std::string pattern;
+  std::vector<std::string> categories;  // ours (nsys names mapped)
+  int64_t sample_hz = 0;
+  int64_t native_hz = 0;
+  std::string py_stacks;
+  bool loader_ranges = true;
+  bool iteration_ranges = true;
+  bool pytorch_memory = false;
+  int64_t delay_ns = 0;
+  int64_t duration_ns = 0;
+  std::string range;  // cudaProfilerApi | nvtx:NAME | ""
+  long file_mode = 0600;
+  bool force = false;
+  bool stats = false;  // --stats: print `stepscope stats` of each trace after the run
+
+  bool Traces(std::string_view cat) const {
+    return std::find(categories.begin(), categories.end(), cat) != categories.end();
+  }
+};
+
+constexpr const char* kOurCategories[] = {"cuda",          "nvtx",          "memory",
+                                          "host",          "host-mem",      "um",
+                                          "um-migrations", "um-gpu-faults", "um-cpu-faults"};
+// nsys -t values whose work `cuda` already records (kernels, copies, API calls).
+constexpr const char* kNsysLibraryCategories[] = {"cublas",
+                                                  "cublas-verbose",
+                                                  "cudnn",
+                                                  "cusparse",
+                                                  "cusparse-verbose",
+                                                  "cusolver",
+                                                  "cufft",
+                                                  "nccl",
+                                                  "openacc",
+                                                  "openmp",
+                                                  "mpi",
+                                                  "ucx",
+                                                  "oshmem"};
+
+template <size_t N>
+bool OneOf(const std::string& v, const char* const (&names)[N]) {
+  for (const char* n : names) {
+    if (v == n) return true;
+  }
+  return false;
+}
+
+void DeclareProfileFlags(ArgParser* p) {
+  p->Flag("--output", "PATTERN",
+          "trace file name: %p pid, %h host, %q{VAR} environment variable, %n sequence number, "
+          "%% a '%'; .sqlite is appended",
+          "stepscope_%p", "-o");
+  p->Flag("--trace", "LIST",
+          "categories to record: cuda, nvtx, memory (device allocations), host (samples of every "
+          "thread: state, what it waits on, its Python stack; see --sample-hz), host-mem (host "
+          "malloc/mmap of 1 MiB or more, via an LD_PRELOAD interposer), um-migrations (CUPTI's "
+          "record of every unified-memory migration: address, cause, copy time; slows fault "
+          "handling ~2x), um-gpu-faults and um-cpu-faults (page faults, also costly). The "
+          "driver's unified-memory migration and fault totals come with cuda from the program's "
+          "first cudaMallocManaged; um records from the start (memory no managed allocation "
+          "announces: system-allocated memory on Grace Hopper). nsys's names work too: osrt is "
+          "host; cublas, cudnn, nccl and the other libraries are in cuda; none records nothing",
+          "cuda,nvtx,memory,host", "-t");
+  p->Flag("--sample-hz", "N",
+          "host sampling rate per process, samples per second (0: off; 1 to 10000)", "200");
+  p->Flag("--sample", "none|cpu|process-tree",
+          "nsys's spelling of host sampling: none is --sample-hz 0", "", "-s");
+  p->Flag("--native-hz", "N",
+          "native stack samples per second of each thread's CPU time (with host; 0: off; 1 to "
+          "10000): C/C++ frames of the traced process's threads, unwound by the collector; they "
+          "price PyTorch's saved-tensor hooks under activation checkpointing (docs/capture.md, "
+          "Native stacks). Needs /proc/sys/kernel/perf_event_paranoid <= 2",
+          "500");
+  p->Flag("--python-stacks", "on|off|launches=N",
+          "record the Python stack of the thread at each blocking CUDA call (synchronizations, "
+          "synchronous copies) and each allocation/free; launches=N also at one kernel launch "
+          "in N",
+          "on");
+  p->Switch("--pytorch-memory",
+            "also record PyTorch's caching-allocator events (tensor allocations with their Python "
+            "frames) into TRACE.torch-memory.json beside each trace; see 'stepscope memory'");
+  p->Flag("--loader-ranges", "on|off",
+          "an NVTX range 'DataLoader.__next__' around each batch a PyTorch DataLoader hands "
+          "the program (with nvtx; a sitecustomize hook on PYTHONPATH, no code change): how long "
+          "the training thread spends getting each batch, which data_loading prices",
+          "on");
+  p->Flag("--iteration-ranges", "on|off",
+          "an NVTX range 'iteration N' from each return of the program's optimizer.step() to "
+          "the next (with nvtx; the same hook, no code change): the training steps of a loop "
+          "that marks none, for steps, analyze, ranks and the report",
+          "on");
+  p->Flag("--delay", "SECONDS", "start recording this long after the process starts", "", "-y");
+  p->Flag("--duration", "SECONDS", "stop recording this long after recording started", "", "-d");
+  p->Flag("--capture-range", "RANGE",
+          "record only inside a range: cudaProfilerApi (cudaProfilerStart/Stop), nvtx:NAME (the "
+          "NVTX push/pop range NAME) or nvtx with --nvtx-capture NAME, as nsys",
+          "", "-c");
+  p->Flag("--nvtx-capture", "NAME[@DOMAIN]",
+          "the NVTX range of --capture-range nvtx (nsys's spelling; the domain is not matched)", "",
+          "-p");
+  p->BoolSwitch("--force-overwrite",
+                "replace trace files left by an earlier run (also nsys's -f true|false)", "-f");
+  p->BoolSwitch("--stats",
+                "after the run, print 'stepscope stats' of each trace on stdout (also "
+                "--stats=true|false, as nsys)");
+  p->Flag("--cpuctxsw", "MODE",
+          "nsys's thread-switch tracing: thread states come with the host samples here; ignored");
+  p->Flag("--file-mode", "OCTAL",
+          "permissions of the trace files (less the umask): 600, only you may read them, since a "
+          "trace holds command lines, paths and Python stacks; 640 or 644 to share them",
+          "600");
+  p->Epilog(
+      "examples:\n"
+      "  stepscope profile -- python train.py\n"
+      "  stepscope profile -o run_%q{RANK} -- torchrun --nproc-per-node 2 train.py --ddp\n"
+      "  stepscope profile --capture-range nvtx:'step 10' -o step10 -- python train.py\n"
+      "  stepscope profile --delay 20 --duration 5 -- python train.py\n"
+      "  stepscope profile --sample-hz 1000 -- python train.py   # finer host samples\n"
+      "  stepscope profile --native-hz 0 -- python train.py      # without native stacks\n"
+      "  stepscope profile -t cuda,nvtx,osrt -y 20 -d 5 -f true --stats=true python train.py\n"
+      "  stepscope profile -c nvtx -p 'step 10' -o step10 python train.py   # nsys's spellings\n\n"
+      "Then: stepscope stats TRACE.sqlite, stepscope analyze TRACE.sqlite, or open the file\n"
+      "with sqlite3 (schema: docs/schema.md). DataLoader workers forked without exec are not\n"
+      "traced (their parent's trace stays valid); processes that exec get their own file.\n"
+      "nsys's spellings (-t, -s, -y, -d, -c, -p, -f true|false, --stats=true, a command\n"
+      "without --) mean what they mean there; see docs/cli.md.");
+}
+
+// --trace (ours or nsys's names) as our categories.
+Status ReadCategories(const std::string& list, ProfileSettings* s) {
+  for (const std::string& cat : Split(list, ',')) {
+    if (OneOf(cat, kOurCategories)) {
+      s->categories.push_back(cat);
+    } else if (cat == "osrt") {
+      s->categories.push_back("host");
+    } else if (OneOf(cat, kNsysLibraryCategories) || cat == "none") {
+      continue;  // their kernels and copies are cuda's records
+    } else {
+      return InvalidInput("unknown --trace category '" + cat +
+                          "' (use cuda, nvtx, memory, host, host-mem, um, um-migrations, "
+                          "um-gpu-faults, um-cpu-faults; or nsys's osrt, cublas, cudnn, nccl, "
+                          "none)");
+    }
+  }
+  return OkStatus();
+}
+
+Status ReadRates(const ArgParser& p, ProfileSettings* s) {
+  if (!ParseInt64(p.Get("--sample-hz"), &s->sample_hz) || s->sample_hz < 0 ||
+      s->sample_hz > 10000) {
+    return InvalidInput("--sample-hz: not a rate from 0 to 10000: " + p.Get("--sample-hz"));
+  }
+  const std::string sample = p.Get("--sample");
+  if (sample == "none") {
+    s->sample_hz = 0;
+  } else if (!sample.empty() && sample != "cpu" && sample != "process-tree") {
+    return InvalidInput(
+        "--sample: use none, cpu or process-tree (this process and its "
+        "children), not '" +
+        sample + "'");
+  }
+  if (!s->Traces("host")) s->sample_hz = 0;
+  if (!ParseInt64(p.Get("--native-hz"), &s->native_hz) || s->native_hz < 0 ||
+      s->native_hz > 10000) {
+    return InvalidInput("--native-hz: not a rate from 0 to 10000: " + p.Get("--native-hz"));
+  }
+  if (s->sample_hz == 0) s->native_hz = 0;  // native samples ride on the host sampler
+  return OkStatus();
+}
+
+Status ReadHooks(const ArgParser& p, ProfileSettings* s) {
+  s->py_stacks = p.Get("--python-stacks");
+  int64_t launch_every = 0;
+  if (s->py_stacks != "on" && s->py_stacks != "off" &&
+      !(StartsWith(s->py_stacks, "launches=") &&
+        ParseInt64(s->py_stacks.substr(9), &launch_every) && launch_every > 0)) {
+    return InvalidInput("--python-stacks: use on, off or launches=N (N >= 1), not '" +
+                        s->py_stacks + "'");
+  }
+  for (const auto& [flag, out] :
+       {std::pair<const char*, bool*>{"--loader-ranges", &s->loader_ranges},
+        {"--iteration-ranges", &s->iteration_ranges}}) {
+    const std::string v = p.Get(flag);
+    if (v != "on" && v != "off") {
+      return InvalidInput(std::string(flag) + ": use on or off, not '" + v + "'");
+    }
+    *out = v == "on";
+  }
+  s->pytorch_memory = p.Has("--pytorch-memory");
+  return OkStatus();
+}
+
+// --delay, --duration, --capture-range (with nsys's -c nvtx -p NAME).
+Status ReadWindow(const ArgParser& p, ProfileSettings* s) {
+  if (p.Has("--delay") && !ParseDurationNs(p.Get("--delay"), &s->delay_ns)) {
+    return InvalidInput("--delay: not a duration: " + p.Get("--delay"));
+  }
+  if (p.Has("--duration") &&
+      (!ParseDurationNs(p.Get("--duration"), &s->duration_ns) || s->duration_ns == 0)) {
+    return InvalidInput("--duration: not a positive duration: " + p.Get("--duration"));
+  }
+  std::string range = p.Get("--capture-range");
+  std::string name = p.Get("--nvtx-capture");
+  name = name.substr(0, name.find('@'));  // nsys's RANGE@DOMAIN
+  if (p.Has("--nvtx-capture") && name.empty()) {
+    return InvalidInput("--nvtx-capture: no range name in '" + p.Get("--nvtx-capture") + "'");
+  }
+  if (range == "none") range.clear();
+  if (range == "nvtx" || (range.empty() && !name.empty())) {
+    if (name.empty()) {
+      return InvalidInput(
+          "--capture-range nvtx needs the range: --nvtx-capture NAME (or "
+          "--capture-range nvtx:NAME)");
+    }
+    range = "nvtx:" + name;
+  }
+  if (!range.empty() && range != "cudaProfilerApi" &&
+      !(StartsWith(range, "nvtx:") && range.size() > 5)) {
+    return InvalidInput(
+        "--capture-range: use cudaProfilerApi, nvtx:NAME or nvtx with "
+        "--nvtx-capture NAME, not '" +
+        range + "'");
+  }
+  s->range = range;
+  return OkStatus();
+}
+
+Status ReadOutput(const ArgParser& p, ProfileSettings* s) {
+  s->pattern = p.Get("--output");
+  if (EndsWith(s->pattern, "/")) s->pattern += "stepscope_%p";
+  if (Status st = CheckOutputPattern(s->pattern); !st.ok()) return st;
+  const std::string mode_text = p.Get("--file-mode");
+  char* mode_end = nullptr;
+  s->file_mode = std::strtol(mode_text.c_str(), &mode_end, 8);
+  if (mode_text.empty() || *mode_end != '\0' || s->file_mode < 0 || s->file_mode > 0666 ||
+      (s->file_mode & 0600) != 0600) {
+    return InvalidInput(
+        "--file-mode: use octal permissions from 600 to 666 (read and write for "
+        "you), not '" +
+        mode_text + "'");
+  }
+  s->force = p.Has("--force-overwrite");
+  s->stats = p.Has("--stats");
+  return OkStatus();
+}
+
+StatusOr<ProfileSettings> ReadProfileSettings(const ArgParser& p) {
+  ProfileSettings s;
+  RETURN_IF_ERROR(ReadCategories(p.Get("--trace"), &s));
+  RETURN_IF_ERROR(ReadRates(p, &s));
+  RETURN_IF_ERROR(ReadHooks(p, &s));
+  RETURN_IF_ERROR(ReadWindow(p, &s));
+  RETURN_IF_ERROR(ReadOutput(p, &s));
+  if (p.Has("--cpuctxsw")) {
+    CliNote("profile",
+            "--cpuctxsw: thread states come with the host samples (--sample-hz); "
+            "ignored");
+  }
+  return s;
+}
+
+// A fixed name (no per-process token) that already exists: refuse up front
+// rather than write next to it under another name.
+Status CheckFixedOutput(const ProfileSettings& s) {
+  const std::string& pattern = s.pattern;
+  if (pattern.find('%') != std::string::npos && pattern.find("%h") == std::string::npos) {
+    return OkStatus();
+  }
+  std::string fixed = pattern;
+  if (size_t h = fixed.find("%h"); h != std::string::npos) {
+    char host[256] = {0};
+    gethostname(host, sizeof(host) - 1);
+    fixed.replace(h, 2, host);
+  }
+  if (fixed.find('%') != std::string::npos) return OkStatus();
+  if (!EndsWith(fixed, ".sqlite")) fixed += ".sqlite";
+  if (FileExists(fixed) && !s.force) {
+    return InvalidInput(fixed + " exists; pass --force-overwrite or choose another -o");
+  }
+  // -f never replaces a trace that a live run is writing: its collector
+  // holds an exclusive flock on the file until the trace is finalized.
+  if (int fd = ::open(fixed.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+    const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    ::close(fd);
+    if (busy) {
+      return InvalidInput(fixed +
+                          " is being written by a running stepscope profile; wait for it or "
+                          "choose another -o");
+    }
+  }
+  return OkStatus();
+}
+
+// Whether the tracer library loads (missing CUPTI shows up here; nothing is
+// initialized); else one warning and the program runs untraced.
+bool TracerLoads(const std::string& lib) {
+  if (lib.empty()) {
+    std::fprintf(stderr,
+                 "stepscope: warning: libstepscope_inject.so not found next to the stepscope "
+                 "binary; the program runs untraced\n");
+    return false;
+  }
+  void* h = dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (!h) {
+    std::fprintf(stderr, "stepscope: warning: cannot load %s (%s); the program runs untraced\n",
+                 lib.c_str(), dlerror());
+    return false;
+  }
+  dlclose(h);
+  return true;
+}
+
+// The sitecustomize hook (python/stepscope_hook) for the PyTorch memory
+// recorder, the DataLoader and the iteration ranges, on PYTHONPATH; it does
+// nothing in a program that never imports torch.
+void SetPythonHookEnvironment(const ProfileSettings& s, const std::string& lib_dir) {
+  const bool loader_hook = s.loader_ranges && s.Traces("nvtx");
+  const bool iteration_hook = s.iteration_ranges && s.Traces("nvtx");
+  if (!s.pytorch_memory && !loader_hook && !iteration_hook) return;
+  std::string hook = FindPythonHookDir(lib_dir);
+  if (hook.empty()) {
+    std::fprintf(
+        stderr, "stepscope: warning: python/stepscope_hook not found; %s\n",
+        s.pytorch_memory ? "PyTorch memory is not recorded" : "no DataLoader or iteration ranges");
+    return;
+  }
+  const char* old = std::getenv("PYTHONPATH");
+  std::string v = hook + (old && *old ? ":" + std::string(old) : "");
+  setenv("PYTHONPATH", v.c_str(), 1);
+  if (loader_hook) setenv("STEPSCOPE_LOADER_RANGES", "1", 1);
+  if (iteration_hook) setenv("STEPSCOPE_ITERATION_RANGES", "1", 1);
+  if (s.pytorch_memory) {
+    setenv("STEPSCOPE_PYTORCH_MEMORY", "1", 1);
+    const std::string out_dir =
+        s.pattern.find('/') == std::string::npos ? "." : s.pattern.substr(0, s.pattern.rfind('/'));
+    setenv("STEPSCOPE_OUTPUT_DIR", out_dir.c_str(), 1);
+  }
+}
+
+// The STEPSCOPE_* environment the tracer reads (capture/config.h).
+void SetTracerEnvironment(const ProfileSettings& s, const std::string& lib, int64_t session_start) {
+  if (const char* other = std::getenv("CUDA_INJECTION64_PATH"); other && *other && lib != other) {
+    std::fprintf(
+        stderr,
+        "stepscope: warning: CUDA_INJECTION64_PATH was %s; replaced by stepscope's tracer\n",
+        other);
+  }
+  setenv("CUDA_INJECTION64_PATH", lib.c_str(), 1);
+  setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
+  setenv("STEPSCOPE_OUTPUT", s.pattern.c_str(), 1);
+  std::string trace;
+  for (const std::string& c : s.categories) trace += (trace.empty() ? "" : ",") + c;
+  setenv("STEPSCOPE_TRACE", trace.c_str(), 1);
+  setenv("STEPSCOPE_SAMPLE_HZ", std::to_string(s.sample_hz).c_str(), 1);
+  setenv("STEPSCOPE_PYTHON_STACKS", s.py_stacks.c_str(), 1);
+  if (s.delay_ns) setenv("STEPSCOPE_DELAY_NS", std::to_string(s.delay_ns).c_str(), 1);
+  if (s.duration_ns) setenv("STEPSCOPE_DURATION_NS", std::to_string(s.duration_ns).c_str(), 1);
+  if (!s.range.empty()) setenv("STEPSCOPE_CAPTURE_RANGE", s.range.c_str(), 1);
+  if (s.force) setenv("STEPSCOPE_OVERWRITE_BEFORE_NS", std::to_string(session_start).c_str(), 1);
+  const std::string lib_dir = lib.substr(0, lib.rfind('/'));
+  if (s.Traces("host-mem")) {
+    std::string preload = lib_dir + "/libstepscope_hostmem.so";
+    if (!FileExists(preload)) {
+      std::fprintf(stderr, "stepscope: warning: %s not found; host memory is not traced\n",
+                   preload.c_str());
+    } else {
+      const char* old = std::getenv("LD_PRELOAD");
+      std::string v = preload + (old && *old ? ":" + std::string(old) : "");
+      setenv("LD_PRELOAD", v.c_str(), 1);
+    }
+  }
+  SetPythonHookEnvironment(s, lib_dir);
+}
+
+#ifdef STEPSCOPE_HAVE_COLLECTOR
+// The hello of the host sampler's trace for the program (the launcher sends
+// it for the program, which may never load the tracer).
+HelloFields SamplerHello(int pid, const ProfileSettings& s, const std::vector<std::string>& cmd,
+                         int64_t session_start) {
+  HelloFields h;
+  h["pid"] = std::to_string(pid);
+  h["ppid"] = std::to_string(getpid());
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  h["host"] = host;
+  char cwd[4096] = {0};
+  h["cwd"] = getcwd(cwd, sizeof(cwd) - 1) ? cwd : ".";
+  h["pattern"] = s.pattern;
+  h["file_mode"] = std::to_string(s.file_mode);
+  if (s.force) h["overwrite_before_ns"] = std::to_string(session_start);
+  std::string line;
+  for (const std::string& a : cmd) line += (line.empty() ? "" : " ") + a;
+  h["command_line"] = line.substr(0, 16384);
+  h["clock"] = "CLOCK_REALTIME";
+  h["wall_clock_offset_ns"] = "0";
+  h["start_ns"] = std::to_string(NowRealtimeNs());
+  h["tool_version"] = kVersion;
+  h["trace_categories"] = "host";
+  h["sample_hz"] = std::to_string(s.sample_hz);
+  h["commit_ms"] = "250";
+  auto stat_file = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  const std::string stat = stat_file.ok() ? *stat_file : "";
+  size_t close = stat.rfind(')');
+  std::vector<std::string> parts =
+      Split(close == std::string::npos ? "" : stat.substr(close + 2), ' ');
+  if (parts.size() > 19) h["start_time_ticks"] = parts[19];
+  for (size_t i = s.pattern.find("%q{"); i != std::string::npos; i = s.pattern.find("%q{", i + 3)) {
+    const size_t end = s.pattern.find('}', i);
+    if (end == std::string::npos) break;
+    const std::string var = s.pattern.substr(i + 3, end - i - 3);
+    if (const char* v = std::getenv(var.c_str())) h["env." + var] = v;
+  }
+  return h;
+}
+
+// --stats: `stepscope stats` of each kept trace, on stdout, as nsys prints its
+// reports after the run.
+void PrintStats(const std::vector<CollectedTrace>& results) {
+  for (const CollectedTrace& t : results) {
+    if (!t.kept) continue;
+    std::fflush(stdout);
+    std::printf("\n==> stepscope stats %s\n", t.path.c_str());
+    std::fflush(stdout);
+    std::string path = t.path;
+    char* args[] = {path.data(), nullptr};
+    RunStats(1, args);
+  }
+  std::fflush(stdout);
+}
+#endif
+
+}  // namespace
+
 int RunProfile(int argc, char** argv) {
   ArgParser p(
       "profile", "[options] [--] COMMAND [ARGS...]",
@@ -102,67 +540,7 @@ int RunProfile(int argc, char** argv) {
       "trace per process that uses CUDA or NVTX. The command's output and exit code are\n"
       "unchanged; the summary goes to stderr.");
   p.AcceptCommand();
-  p.Flag("--output", "PATTERN",
-         "trace file name: %p pid, %h host, %q{VAR} environment variable, %n sequence number, "
-         "%% a '%'; .sqlite is appended",
-         "stepscope_%p", "-o");
-  p.Flag("--trace", "LIST",
-         "categories to record: cuda, nvtx, memory (device allocations), host (samples of every "
-         "thread: state, what it waits on, its Python stack; see --sample-hz), host-mem (host "
-         "malloc/mmap of 1 MiB or more, via an LD_PRELOAD interposer), um-migrations (CUPTI's "
-         "record of every unified-memory migration: address, cause, copy time; slows fault "
-         "handling ~2x), um-gpu-faults and um-cpu-faults (page faults, also costly). The "
-         "driver's unified-memory migration and fault totals come with cuda from the program's "
-         "first cudaMallocManaged; um records from the start (memory no managed allocation "
-         "announces: system-allocated memory on Grace Hopper)",
-         "cuda,nvtx,memory,host");
-  p.Flag("--sample-hz", "N",
-         "host sampling rate per process, samples per second (0: off; 1 to 10000)", "200");
-  p.Flag("--native-hz", "N",
-         "native stack samples per second of each thread's CPU time (with host; 0: off; 1 to "
-         "10000): C/C++ frames of the traced process's threads, unwound by the collector; they "
-         "price PyTorch's saved-tensor hooks under activation checkpointing (docs/capture.md, "
-         "Native stacks). Needs /proc/sys/kernel/perf_event_paranoid <= 2",
-         "500");
-  p.Flag("--python-stacks", "on|off|launches=N",
-         "record the Python stack of the thread at each blocking CUDA call (synchronizations, "
-         "synchronous copies) and each allocation/free; launches=N also at one kernel launch "
-         "in N",
-         "on");
-  p.Switch("--pytorch-memory",
-           "also record PyTorch's caching-allocator events (tensor allocations with their Python "
-           "frames) into TRACE.torch-memory.json beside each trace; see 'stepscope memory'");
-  p.Flag("--loader-ranges", "on|off",
-         "an NVTX range 'DataLoader.__next__' around each batch a PyTorch DataLoader hands "
-         "the program (with nvtx; a sitecustomize hook on PYTHONPATH, no code change): how long "
-         "the training thread spends getting each batch, which data_loading prices",
-         "on");
-  p.Flag("--iteration-ranges", "on|off",
-         "an NVTX range 'iteration N' from each return of the program's optimizer.step() to "
-         "the next (with nvtx; the same hook, no code change): the training steps of a loop "
-         "that marks none, for steps, analyze, ranks and the report",
-         "on");
-  p.Flag("--delay", "SECONDS", "start recording this long after the process starts");
-  p.Flag("--duration", "SECONDS", "stop recording this long after recording started");
-  p.Flag("--capture-range", "RANGE",
-         "record only inside a range: cudaProfilerApi (cudaProfilerStart/Stop) or nvtx:NAME "
-         "(the NVTX push/pop range NAME)");
-  p.Switch("--force-overwrite", "replace trace files left by an earlier run", "-f");
-  p.Flag("--file-mode", "OCTAL",
-         "permissions of the trace files (less the umask): 600, only you may read them, since a "
-         "trace holds command lines, paths and Python stacks; 640 or 644 to share them",
-         "600");
-  p.Epilog(
-      "examples:\n"
-      "  stepscope profile -- python train.py\n"
-      "  stepscope profile -o run_%q{RANK} -- torchrun --nproc-per-node 2 train.py --ddp\n"
-      "  stepscope profile --capture-range nvtx:'step 10' -o step10 -- python train.py\n"
-      "  stepscope profile --delay 20 --duration 5 -- python train.py\n"
-      "  stepscope profile --sample-hz 1000 -- python train.py   # finer host samples\n"
-      "  stepscope profile --native-hz 0 -- python train.py      # without native stacks\n\n"
-      "Then: stepscope stats TRACE.sqlite, stepscope analyze TRACE.sqlite, or open the file\n"
-      "with sqlite3 (schema: docs/schema.md). DataLoader workers forked without exec are not\n"
-      "traced (their parent's trace stays valid); processes that exec get their own file.");
+  DeclareProfileFlags(&p);
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
   const std::vector<std::string>& cmd = p.command();
   if (cmd.empty()) {
@@ -170,132 +548,20 @@ int RunProfile(int argc, char** argv) {
         "profile",
         InvalidInput("no command given; usage: stepscope profile [options] [--] COMMAND"));
   }
-  std::string pattern = p.Get("--output");
-  if (EndsWith(pattern, "/")) pattern += "stepscope_%p";
-  const std::vector<std::string> categories = Split(p.Get("--trace"), ',');
-  auto traces = [&](std::string_view cat) {
-    return std::find(categories.begin(), categories.end(), cat) != categories.end();
-  };
-  for (const std::string& cat : categories) {
-    if (cat != "cuda" && cat != "nvtx" && cat != "memory" && cat != "host" && cat != "host-mem" &&
-        cat != "um" && cat != "um-migrations" && cat != "um-gpu-faults" && cat != "um-cpu-faults") {
-      return ReportError("profile", InvalidInput("unknown --trace category '" + cat +
-                                                 "' (use cuda, nvtx, memory, host, host-mem, um, "
-                                                 "um-migrations, um-gpu-faults, um-cpu-faults)"));
-    }
-  }
-  int64_t sample_hz = 0;
-  if (!ParseInt64(p.Get("--sample-hz"), &sample_hz) || sample_hz < 0 || sample_hz > 10000) {
-    return ReportError("profile", InvalidInput("--sample-hz: not a rate from 0 to 10000: " +
-                                               p.Get("--sample-hz")));
-  }
-  if (!traces("host")) sample_hz = 0;
-  int64_t native_hz = 0;
-  if (!ParseInt64(p.Get("--native-hz"), &native_hz) || native_hz < 0 || native_hz > 10000) {
-    return ReportError("profile", InvalidInput("--native-hz: not a rate from 0 to 10000: " +
-                                               p.Get("--native-hz")));
-  }
-  if (sample_hz == 0) native_hz = 0;  // native samples ride on the host sampler
+  auto settings = ReadProfileSettings(p);
+  if (!settings.ok()) return ReportError("profile", settings.status());
+  const ProfileSettings& s = *settings;
+  if (Status st = CheckFixedOutput(s); !st.ok()) return ReportError("profile", st);
   // Read by the collector's host sampler (set before any thread starts).
-  setenv("STEPSCOPE_NATIVE_HZ", std::to_string(native_hz).c_str(), 1);
-  const std::string py_stacks = p.Get("--python-stacks");
-  int64_t launch_every = 0;
-  if (py_stacks != "on" && py_stacks != "off" &&
-      !(StartsWith(py_stacks, "launches=") && ParseInt64(py_stacks.substr(9), &launch_every) &&
-        launch_every > 0)) {
-    return ReportError("profile", InvalidInput("--python-stacks: use on, off or launches=N (N >= "
-                                               "1), not '" +
-                                               py_stacks + "'"));
-  }
-  const std::string loader_ranges = p.Get("--loader-ranges");
-  const std::string iteration_ranges = p.Get("--iteration-ranges");
-  for (const auto& [flag, value] :
-       {std::pair<const char*, const std::string&>{"--loader-ranges", loader_ranges},
-        {"--iteration-ranges", iteration_ranges}}) {
-    if (value != "on" && value != "off") {
-      return ReportError("profile",
-                         InvalidInput(std::string(flag) + ": use on or off, not '" + value + "'"));
-    }
-  }
-  int64_t delay_ns = 0, duration_ns = 0;
-  if (p.Has("--delay") && !ParseDurationNs(p.Get("--delay"), &delay_ns)) {
-    return ReportError("profile", InvalidInput("--delay: not a duration: " + p.Get("--delay")));
-  }
-  if (p.Has("--duration") &&
-      (!ParseDurationNs(p.Get("--duration"), &duration_ns) || duration_ns == 0)) {
-    return ReportError("profile",
-                       InvalidInput("--duration: not a positive duration: " + p.Get("--duration")));
-  }
-  std::string range = p.Get("--capture-range");
-  if (!range.empty() && range != "cudaProfilerApi" &&
-      !(StartsWith(range, "nvtx:") && range.size() > 5)) {
-    return ReportError(
-        "profile",
-        InvalidInput("--capture-range: use cudaProfilerApi or nvtx:NAME, not '" + range + "'"));
-  }
-  if (Status st = CheckOutputPattern(pattern); !st.ok()) return ReportError("profile", st);
-  const std::string mode_text = p.Get("--file-mode");
-  char* mode_end = nullptr;
-  const long file_mode = std::strtol(mode_text.c_str(), &mode_end, 8);
-  if (mode_text.empty() || *mode_end != '\0' || file_mode < 0 || file_mode > 0666 ||
-      (file_mode & 0600) != 0600) {
-    return ReportError("profile", InvalidInput("--file-mode: use octal permissions from 600 to 666 "
-                                               "(read and write for you), not '" +
-                                               mode_text + "'"));
-  }
-  const bool force = p.Has("--force-overwrite");
-  // A fixed name (no per-process token) that already exists: refuse up front
-  // rather than write next to it under another name.
-  if (pattern.find('%') == std::string::npos || pattern.find("%h") != std::string::npos) {
-    std::string fixed = pattern;
-    size_t h = fixed.find("%h");
-    if (h != std::string::npos) {
-      char host[256] = {0};
-      gethostname(host, sizeof(host) - 1);
-      fixed.replace(h, 2, host);
-    }
-    if (fixed.find('%') == std::string::npos) {
-      if (!EndsWith(fixed, ".sqlite")) fixed += ".sqlite";
-      if (FileExists(fixed) && !force) {
-        return ReportError(
-            "profile",
-            InvalidInput(fixed + " exists; pass --force-overwrite or choose another -o"));
-      }
-      // -f never replaces a trace that a live run is writing: its collector
-      // holds an exclusive flock on the file until the trace is finalized.
-      if (int fd = ::open(fixed.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
-        const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-        ::close(fd);
-        if (busy) {
-          return ReportError("profile",
-                             InvalidInput(fixed + " is being written by a running stepscope "
-                                                  "profile; wait for it or choose another -o"));
-        }
-      }
-    }
-  }
-
+  setenv("STEPSCOPE_NATIVE_HZ", std::to_string(s.native_hz).c_str(), 1);
   const int64_t session_start = NowRealtimeNs();
-
-  std::string lib = TracerLibraryPath();
-  bool traced = false;
-  if (lib.empty()) {
-    std::fprintf(stderr,
-                 "stepscope: warning: libstepscope_inject.so not found next to the stepscope "
-                 "binary; the program runs untraced\n");
-  } else if (void* h = dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL)) {
-    // Only a load check (missing CUPTI shows up here); nothing is initialized.
-    dlclose(h);
-    traced = true;
-  } else {
-    std::fprintf(stderr, "stepscope: warning: cannot load %s (%s); the program runs untraced\n",
-                 lib.c_str(), dlerror());
-  }
+  const std::string lib = TracerLibraryPath();
+  bool traced = TracerLoads(lib);
 #ifdef STEPSCOPE_HAVE_COLLECTOR
   std::unique_ptr<CollectorServer> collector;
   std::string collector_token;
   if (traced) {
-    auto server = ListenForRun(lib, pattern, static_cast<int>(file_mode), &collector_token);
+    auto server = ListenForRun(lib, s.pattern, static_cast<int>(s.file_mode), &collector_token);
     if (!server.ok()) {
       std::fprintf(stderr, "stepscope: warning: %s; the program runs untraced\n",
                    server.status().message().c_str());
@@ -308,109 +574,23 @@ int RunProfile(int argc, char** argv) {
   traced = false;
 #endif
   if (traced) {
-    if (const char* other = std::getenv("CUDA_INJECTION64_PATH"); other && *other && lib != other) {
-      std::fprintf(
-          stderr,
-          "stepscope: warning: CUDA_INJECTION64_PATH was %s; replaced by stepscope's tracer\n",
-          other);
-    }
-    setenv("CUDA_INJECTION64_PATH", lib.c_str(), 1);
-    setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
-    setenv("STEPSCOPE_OUTPUT", pattern.c_str(), 1);
-    setenv("STEPSCOPE_TRACE", p.Get("--trace").c_str(), 1);
+    SetTracerEnvironment(s, lib, session_start);
 #ifdef STEPSCOPE_HAVE_COLLECTOR
     setenv("STEPSCOPE_COLLECTOR", collector->name().c_str(), 1);
     setenv("STEPSCOPE_COLLECTOR_TOKEN", collector_token.c_str(), 1);
     collector->StartThread();
 #endif
-    setenv("STEPSCOPE_SAMPLE_HZ", std::to_string(sample_hz).c_str(), 1);
-    setenv("STEPSCOPE_PYTHON_STACKS", py_stacks.c_str(), 1);
-    if (delay_ns) setenv("STEPSCOPE_DELAY_NS", std::to_string(delay_ns).c_str(), 1);
-    if (duration_ns) setenv("STEPSCOPE_DURATION_NS", std::to_string(duration_ns).c_str(), 1);
-    if (!range.empty()) setenv("STEPSCOPE_CAPTURE_RANGE", range.c_str(), 1);
-    if (force) setenv("STEPSCOPE_OVERWRITE_BEFORE_NS", std::to_string(session_start).c_str(), 1);
-    const std::string lib_dir = lib.substr(0, lib.rfind('/'));
-    if (traces("host-mem")) {
-      std::string preload = lib_dir + "/libstepscope_hostmem.so";
-      if (!FileExists(preload)) {
-        std::fprintf(stderr, "stepscope: warning: %s not found; host memory is not traced\n",
-                     preload.c_str());
-      } else {
-        const char* old = std::getenv("LD_PRELOAD");
-        std::string v = preload + (old && *old ? ":" + std::string(old) : "");
-        setenv("LD_PRELOAD", v.c_str(), 1);
-      }
-    }
-    // The sitecustomize hook (python/stepscope_hook) for the PyTorch memory recorder, the
-    // DataLoader and the iteration ranges; it does nothing in a program that never imports
-    // torch.
-    const bool memory_hook = p.Has("--pytorch-memory");
-    const bool loader_hook = loader_ranges == "on" && traces("nvtx");
-    const bool iteration_hook = iteration_ranges == "on" && traces("nvtx");
-    if (memory_hook || loader_hook || iteration_hook) {
-      std::string hook = FindPythonHookDir(lib_dir);
-      if (hook.empty()) {
-        std::fprintf(
-            stderr, "stepscope: warning: python/stepscope_hook not found; %s\n",
-            memory_hook ? "PyTorch memory is not recorded" : "no DataLoader or iteration ranges");
-      } else {
-        const char* old = std::getenv("PYTHONPATH");
-        std::string v = hook + (old && *old ? ":" + std::string(old) : "");
-        setenv("PYTHONPATH", v.c_str(), 1);
-        if (loader_hook) setenv("STEPSCOPE_LOADER_RANGES", "1", 1);
-        if (iteration_hook) setenv("STEPSCOPE_ITERATION_RANGES", "1", 1);
-        if (memory_hook) {
-          setenv("STEPSCOPE_PYTORCH_MEMORY", "1", 1);
-          std::string out_dir =
-              pattern.find('/') == std::string::npos ? "." : pattern.substr(0, pattern.rfind('/'));
-          setenv("STEPSCOPE_OUTPUT_DIR", out_dir.c_str(), 1);
-        }
-      }
-    }
   }
-
   // Spawn, signals, wait: cli/launcher.h.
   ProgramExit exit;
   std::function<void(int)> on_started;
 #ifdef STEPSCOPE_HAVE_COLLECTOR
   // The program's threads are sampled from its start, CUDA or not: a program
   // that never loads the tracer still gets a trace of its samples.
-  if (collector && sample_hz > 0) {
+  if (collector && s.sample_hz > 0) {
     on_started = [&](int pid) {
-      HelloFields h;
-      h["pid"] = std::to_string(pid);
-      h["ppid"] = std::to_string(getpid());
-      char host[256] = {0};
-      gethostname(host, sizeof(host) - 1);
-      h["host"] = host;
-      char cwd[4096] = {0};
-      h["cwd"] = getcwd(cwd, sizeof(cwd) - 1) ? cwd : ".";
-      h["pattern"] = pattern;
-      h["file_mode"] = std::to_string(file_mode);
-      if (force) h["overwrite_before_ns"] = std::to_string(session_start);
-      std::string line;
-      for (const std::string& a : cmd) line += (line.empty() ? "" : " ") + a;
-      h["command_line"] = line.substr(0, 16384);
-      h["clock"] = "CLOCK_REALTIME";
-      h["wall_clock_offset_ns"] = "0";
-      h["start_ns"] = std::to_string(NowRealtimeNs());
-      h["tool_version"] = kVersion;
-      h["trace_categories"] = "host";
-      h["sample_hz"] = std::to_string(sample_hz);
-      h["commit_ms"] = "250";
-      auto stat_file = ReadFile("/proc/" + std::to_string(pid) + "/stat");
-      const std::string stat = stat_file.ok() ? *stat_file : "";
-      size_t close = stat.rfind(')');
-      std::vector<std::string> parts =
-          Split(close == std::string::npos ? "" : stat.substr(close + 2), ' ');
-      if (parts.size() > 19) h["start_time_ticks"] = parts[19];
-      for (size_t i = pattern.find("%q{"); i != std::string::npos; i = pattern.find("%q{", i + 3)) {
-        const size_t end = pattern.find('}', i);
-        if (end == std::string::npos) break;
-        const std::string var = pattern.substr(i + 3, end - i - 3);
-        if (const char* v = std::getenv(var.c_str())) h["env." + var] = v;
-      }
-      collector->SampleChild(pid, static_cast<int>(sample_hz), h);
+      collector->SampleChild(pid, static_cast<int>(s.sample_hz),
+                             SamplerHello(pid, s, cmd, session_start));
     };
   }
 #endif
@@ -420,7 +600,6 @@ int RunProfile(int argc, char** argv) {
     std::fprintf(stderr, "stepscope profile: error: %s\n", run.status().message().c_str());
     exit.wait_status = 127 << 8;  // as exit(127), a shell's 'cannot run'
   }
-
 #ifdef STEPSCOPE_HAVE_COLLECTOR
   if (collector) {
     // Every trace is finalized once its process is gone; traced processes
@@ -428,6 +607,7 @@ int RunProfile(int argc, char** argv) {
     std::vector<CollectedTrace> results = collector->Finish(3000);
     collector.reset();
     if (!p.Has("--quiet")) PrintRunSummary(results, stderr);
+    if (s.stats) PrintStats(results);
   }
 #endif
   return FinishLikeProgram(exit);

@@ -68,6 +68,60 @@ class LauncherTest(unittest.TestCase):
         p = profile(["-q", "sh", "-c", "exit 3"], self.tmp)
         self.assertEqual(p.returncode, 3, p.stderr)
 
+    def settings_seen(self, args, name):
+        """What the traced program is told (the STEPSCOPE_* environment, less the per-run
+        collector socket, token and start time) and the NVTX range names its trace holds."""
+        env_file = os.path.join(self.tmp, name + ".env")
+        script = ("env | grep ^STEPSCOPE_ | grep -v -e COLLECTOR -e OVERWRITE_BEFORE -e STEPSCOPE_OUTPUT= | sort > %s; "
+                  "exec %s ranges" % (env_file, APP))
+        p = profile(["-q"] + args + ["-o", name, "--", "sh", "-c", script], self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        trace = os.path.join(self.tmp, name + ".sqlite")
+        names = sorted(r[0] for r in rows(trace, NVTX_SQL)) if os.path.exists(trace) else []
+        with open(env_file) as f:
+            return f.read(), names, p
+
+    def test_nsys_spellings_mean_what_the_long_options_mean(self):
+        # Each nsys spelling against the long options it stands for: the tracer gets the
+        # same settings and the trace the same ranges.
+        pairs = [
+            (["-t", "cuda,nvtx,osrt,cublas", "-y", "0", "-d", "60", "-s", "cpu"],
+             ["--trace", "cuda,nvtx,host", "--delay", "0", "--duration", "60"]),
+            (["-c", "nvtx", "-p", "step 1@mydomain"], ["--capture-range", "nvtx:step 1"]),
+            (["--capture-range=nvtx", "--nvtx-capture=step 1"], ["--capture-range", "nvtx:step 1"]),
+            (["-c", "cudaProfilerApi", "-s", "none"],
+             ["--capture-range", "cudaProfilerApi", "--sample-hz", "0"]),
+            (["-t", "none", "-t", "nvtx"], ["--trace", "nvtx"]),
+        ]
+        for k, (nsys, ours) in enumerate(pairs):
+            a_env, a_names, _ = self.settings_seen(nsys, "nsys%d" % k)
+            b_env, b_names, _ = self.settings_seen(ours, "ours%d" % k)
+            self.assertEqual(a_env, b_env, nsys)
+            self.assertEqual(a_names, b_names, nsys)
+        self.assertIn("STEPSCOPE_CAPTURE_RANGE=nvtx:step 1", self.settings_seen(pairs[1][0], "r")[0])
+
+    def test_nsys_force_overwrite_and_stats_words(self):
+        p = profile(["-q", "-o", "t", APP, "ranges"], self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        # -f false (and --force-overwrite=false) keep the refusal; -f true replaces.
+        for off in (["-f", "false"], ["--force-overwrite=false"]):
+            p = profile(off + ["-o", "t", APP, "ranges"], self.tmp)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(b"exists", p.stderr)
+        p = profile(["-q", "-f", "true", "--stats=true", "-o", "t", APP, "ranges"], self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(b"==> stepscope stats", p.stdout)
+        self.assertIn(b"t.sqlite", p.stdout)
+        # A word after a boolean that is not true/false starts the command, as before.
+        p = profile(["-q", "-f", "-o", "t", APP, "ranges"], self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = profile(["-q", "--stats=maybe", "-o", "t", APP, "ranges"], self.tmp)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn(b"takes true or false", p.stderr)
+        p = profile(["-q", "-c", "nvtx", "-o", "u", APP, "ranges"], self.tmp)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn(b"--nvtx-capture NAME", p.stderr)
+
     def test_nvtx_ranges_recorded_on_the_right_thread(self):
         p = profile(["-o", "t", "--", APP, "ranges"], self.tmp)
         self.assertEqual(p.returncode, 0, p.stderr)
