@@ -489,6 +489,11 @@ namespace {
 constexpr size_t kRingPages = 64;       // 256 KiB of data per thread
 constexpr uint32_t kStackBytes = 8192;  // user stack copied per sample
 constexpr int64_t kMapsRefreshNs = 1'000'000'000;
+// A sample whose pc no mapping holds (a library loaded, or the program's exec,
+// after the maps were read) re-reads them at once unless they were read this
+// recently: without it every sample until the next refresh lost its stack
+// (host_sampling_test failed one run in three on a loaded machine).
+constexpr int64_t kMapsRetryNs = 50'000'000;
 
 long PerfEventOpen(perf_event_attr* attr, pid_t tid) {
   return syscall(SYS_perf_event_open, attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
@@ -641,7 +646,13 @@ void NativeSampler::PollRing(Ring& r, std::vector<NativeSample>* out, bool* rema
     if (h.type == PERF_RECORD_SAMPLE && out != nullptr) {
       PerfSample ps;
       if (ParsePerfSample(rec + sizeof h, h.size - sizeof h, &ps) && ps.regs_abi != 0) {
-        if (unwinder_->Unmapped(ps.pc)) *remap = true;
+        if (unwinder_->Unmapped(ps.pc)) {
+          if (MonotonicNs() - maps_read_mono_ > kMapsRetryNs) {
+            ReadMaps();
+          } else {
+            *remap = true;
+          }
+        }
         NativeSample ns;
         ns.realtime_ns = static_cast<int64_t>(ps.time) + realtime_minus_mono_;
         ns.tid = ps.tid;
