@@ -34,6 +34,27 @@ const char* GapCauseName(GapCause c) {
   return "other";
 }
 
+bool IsPageableCopy(const MemcpyRecord& r) {
+  return r.src_kind == MemoryKind::kPageable || r.dst_kind == MemoryKind::kPageable;
+}
+
+std::vector<uint32_t> PageableUploadSyncs(const TraceModel& m) {
+  std::vector<uint32_t> sync(m.apis().size(), kNone);
+  for (const MemcpyRecord& r : m.memcpys()) {
+    if (r.copy_kind != CopyKind::kHostToDevice || !IsPageableCopy(r) || !r.correlation) continue;
+    const uint32_t api = m.ApiByCorrelation(r.correlation);
+    if (api == kNone) continue;
+    const std::vector<uint32_t>& calls = m.ApisOfThread(m.apis()[api].tid);
+    auto it = std::lower_bound(calls.begin(), calls.end(), api, [&](uint32_t a, uint32_t b) {
+      return m.apis()[a].start_ns < m.apis()[b].start_ns;
+    });
+    while (it != calls.end() && *it != api) ++it;  // equal starts
+    if (it == calls.end() || ++it == calls.end()) continue;
+    if (m.ApiName(*it).find("StreamSynchronize") != std::string_view::npos) sync[api] = *it;
+  }
+  return sync;
+}
+
 std::vector<GpuGap> FindGpuGaps(const TraceModel& m, const FlatTimeline& tl, uint32_t device,
                                 const GapOptions& opt, const std::vector<Interval>* windows,
                                 GapTotals* totals) {
@@ -69,8 +90,7 @@ std::vector<GpuGap> FindGpuGaps(const TraceModel& m, const FlatTimeline& tl, uin
   for (const MemcpyRecord& c : m.memcpys()) {
     // A pageable copy blocks the host whichever call issued it; an unknown
     // is_async (imported, no issuing call) is not taken as blocking.
-    copy_blocks(c.correlation, c.is_async == 0 || c.src_kind == MemoryKind::kPageable ||
-                                   c.dst_kind == MemoryKind::kPageable);
+    copy_blocks(c.correlation, c.is_async == 0 || IsPageableCopy(c));
   }
   for (const MemsetRecord& s : m.memsets()) copy_blocks(s.correlation, s.is_async == 0);
   for (size_t i = 0; i < m.apis().size(); ++i) {

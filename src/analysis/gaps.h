@@ -35,6 +35,17 @@ const char* GapCauseName(GapCause c);
 // as event/stream syncs, but they never block; gap classification skips them.
 bool IsQueryApiName(std::string_view name);
 
+// A copy to or from pageable host memory: staged through a driver buffer, so
+// the calling thread blocks whichever call issued it (cudaMemcpyAsync too).
+bool IsPageableCopy(const MemcpyRecord& r);
+
+// Per api call: for the call of a pageable host-to-device copy, the stream
+// synchronization its thread made next, when that is the very next call
+// (PyTorch's blocking upload, `.to("cuda")` without non_blocking:
+// cudaMemcpyAsync, then cudaStreamSynchronize); kNone otherwise. The pair is
+// one blocking copy: pinned memory with non_blocking=True removes both waits.
+std::vector<uint32_t> PageableUploadSyncs(const TraceModel& m);
+
 struct GpuGap {
   int64_t start_ns;
   int64_t end_ns;

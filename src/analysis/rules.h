@@ -31,12 +31,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "analysis/gaps.h"
+#include "analysis/machine_constants.h"
 #include "analysis/steps.h"
 #include "analysis/summary.h"
 #include "analysis/trace_model.h"
@@ -100,20 +102,10 @@ struct AnalyzeOptions {
   bool all = false;           // keep findings below their threshold too
   double memory_capacity_pct = 90.0;
   GapOptions gaps;
-  // What-if pricing (docs/whatif.md): tensor-core GEMM time / fp32 (and TF32)
-  // GEMM time, from `stepscope bench` ceilings when the CLI finds them.
-  double tensor_core_ratio_fp32 = 60.2 / 777.8;
-  double tensor_core_ratio_tf32 = 400.3 / 777.8;
-  std::string ratio_source = "H200 ceilings in docs/PERFORMANCE.md";
-  // Host<->device pinned-copy ceilings (bytes/ns) of `stepscope bench`, when
-  // the CLI finds them: um_faults prices a prefetch at this speed.
-  double h2d_bytes_per_ns = 0;
-  double d2h_bytes_per_ns = 0;
-  // The published figures of the GPU's host link (ceilings.cc
-  // ReferenceFigures, by GPU name): um_faults' last resort for a prefetch's
-  // speed when the trace has no copy to measure it on.
-  double h2d_published_bytes_per_ns = 0;
-  double d2h_published_bytes_per_ns = 0;
+  // This machine's `stepscope bench` results, by device id of the trace, when
+  // the CLI finds them: the machine constants (machine_constants.h) come from
+  // them first, else from the table of GPU models.
+  std::map<uint32_t, BenchResults> bench;
   // What stays of a data-loading wait with DataLoader workers: the training
   // thread still takes each batch from the workers' queue (unpickling, mapping
   // the tensors' shared memory, the pin-memory hand-off). bench/worker_fetch.py
@@ -155,6 +147,8 @@ struct Analysis {
   int64_t analyzed_ns = 0;
   int64_t complete_steps = 0;  // steady steps analyzed
   IdleSummary idle;
+  // The analyzed device's machine constants the fixes were priced with.
+  MachineConstants machine;
   std::vector<Finding> findings;  // ranked by cost, highest first
   // Rules that could not decide for lack of evidence in the trace, one line
   // each: "<rule>: <what is missing>" (docs/rules.md lists each rule's evidence).
@@ -183,6 +177,12 @@ struct RuleInfo {
 const std::vector<RuleInfo>& RuleList();
 
 StatusOr<Analysis> Analyze(const TraceModel& model, const AnalyzeOptions& options);
+
+// The machine constants of a device of the trace (machine_constants.h): its
+// name in the devices table, this machine's bench results for it (`bench`, by
+// device id, AnalyzeOptions::bench). No devices row: every constant unknown.
+MachineConstants MachineConstantsOf(const TraceModel& m, int device,
+                                    const std::map<uint32_t, BenchResults>& bench);
 
 // The NVTX range `stepscope profile --loader-ranges on` (the default) puts around each
 // batch a PyTorch DataLoader hands the program (python/stepscope/_loader_ranges.py).

@@ -83,7 +83,8 @@ const char* UmBandwidthSourceText(UmBandwidthSource s) {
     case UmBandwidthSource::kCopies:
       return "the speed of the trace's pinned copies";
     case UmBandwidthSource::kPublished:
-      return "the published figure of this GPU's host link; run stepscope bench for this machine's";
+      return "the host-link figure of this GPU model (the table of GPU models, docs/rules.md); run "
+             "stepscope bench for this machine's";
     case UmBandwidthSource::kNone:
       break;
   }

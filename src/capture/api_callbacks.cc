@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "capture/pageable_copy.h"
 #include "capture/python_callstack.h"
 #include "capture/session.h"
 
@@ -180,12 +181,26 @@ StackPolicy PolicyFor(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   return static_cast<StackPolicy>(v - 1);
 }
 
+// What CUDA knows of a host pointer (pageable_copy.h): one
+// cuPointerGetAttribute, kUnknown without the driver's function.
+HostMemory DriverPointerQuery(const void* p) {
+  using GetAttribute = int (*)(void*, int, unsigned long long);
+  static const auto get = reinterpret_cast<GetAttribute>(DriverSymbol("cuPointerGetAttribute"));
+  if (!get) return HostMemory::kUnknown;
+  unsigned int type = 0;
+  return HostMemoryFromResult(
+      get(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<unsigned long long>(p)));
+}
+
 void MaybePutPythonStack(Session& s, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                         const ApiRecord& r) {
+                         const CUpti_CallbackData* info, const ApiRecord& r) {
   const CaptureConfig& c = s.config();
   if (!c.python_stacks) return;
   switch (PolicyFor(domain, cbid)) {
     case StackPolicy::kAlways:
+      break;
+    case StackPolicy::kIfPageable:
+      if (!IsPageableAsyncCopy(domain, cbid, info->functionParams, DriverPointerQuery)) return;
       break;
     case StackPolicy::kLaunch: {
       static thread_local uint32_t launches = 0;
@@ -297,7 +312,7 @@ void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   r.tid = ThreadId();
   if (s.config().diag_off.api_put) return;
   s.PutApi(r);
-  MaybePutPythonStack(s, domain, cbid, r);
+  MaybePutPythonStack(s, domain, cbid, info, r);
   // cudaErrorMemoryAllocation and CUDA_ERROR_OUT_OF_MEMORY are both 2.
   if (r.return_code == 2) RecordOom(domain, cbid, info, r);
 }

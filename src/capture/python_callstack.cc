@@ -54,13 +54,13 @@ StackPolicy StackPolicyForName(const char* n) {
     return StackPolicy::kLaunch;
   }
   if (Contains(n, "Synchronize")) return StackPolicy::kAlways;
-  // Copies and memsets: the synchronous ones (pageable async copies are
-  // synchronous too, but the callback cannot tell; they are sampled).
-  if ((StartsWith(n, "cudaMemcpy") || StartsWith(n, "cudaMemset") || StartsWith(n, "cuMemcpy") ||
-       StartsWith(n, "cuMemset")) &&
-      !Contains(n, "Async")) {
+  // Copies and memsets: the synchronous ones; async copies when their host
+  // memory is pageable (synchronous too: the callback tests the pointer).
+  const bool copy = StartsWith(n, "cudaMemcpy") || StartsWith(n, "cuMemcpy");
+  if ((copy || StartsWith(n, "cudaMemset") || StartsWith(n, "cuMemset")) && !Contains(n, "Async")) {
     return StackPolicy::kAlways;
   }
+  if (copy) return StackPolicy::kIfPageable;
   if (StartsWith(n, "cudaMalloc") || StartsWith(n, "cudaFree") || StartsWith(n, "cudaHostAlloc") ||
       StartsWith(n, "cuMemAlloc") || StartsWith(n, "cuMemFree") ||
       StartsWith(n, "cuMemHostAlloc") || StartsWith(n, "cuMemCreate") ||

@@ -1,7 +1,7 @@
 // The Python stack of the thread making a CUDA call, read in-process from
 // the API callback (docs/capture.md, "Host capture"): for blocking calls (synchronizations,
-// synchronous copies and memsets), allocations and frees, and optionally one
-// launch in N.
+// synchronous copies and memsets, async copies of pageable memory), allocations and frees,
+// and optionally one launch in N.
 //
 // The calling thread is inside our callback, so its Python frames cannot
 // change under us; still every read goes through process_vm_readv on our own
@@ -20,8 +20,9 @@
 
 namespace stepscope {
 
-// Which calls get a stack.
-enum class StackPolicy : uint8_t { kNone, kAlways, kLaunch };
+// Which calls get a stack. kIfPageable: an async copy, when a host pointer
+// of it is pageable memory (capture/pageable_copy.h: it blocks the thread).
+enum class StackPolicy : uint8_t { kNone, kAlways, kLaunch, kIfPageable };
 StackPolicy StackPolicyForName(const char* api_name);
 
 // Reads the calling thread's Python stack and puts it into the ring for the

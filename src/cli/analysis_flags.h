@@ -99,6 +99,10 @@ inline void AddPricingFlags(ArgParser* p) {
           "data_loading: what a worker-fed batch still costs the training thread (default: "
           "200, measured by bench/worker_fetch.py)",
           "200");
+  p->Flag("--ceilings", "FILE",
+          "this machine's stepscope bench results, for the machine constants the fixes are "
+          "priced with (default ~/.cache/stepscope/ceilings.json; else the table of GPU models, "
+          "docs/rules.md)");
 }
 
 // analyze and whatif (not diff, which compares two traced runs): the untraced step.
@@ -131,35 +135,20 @@ inline Status ParseUntracedFlag(const ArgParser& p, AnalyzeOptions* opt) {
   return OkStatus();
 }
 
-// The what-if pricing of fp32 GEMMs uses this GPU's measured ceilings
-// (`stepscope bench`) when the ceilings file has them; else the defaults.
-inline void ApplyCeilings(const TraceModel& m, AnalyzeOptions* opt) {
-  if (m.devices().empty()) return;
-  const DeviceRecord& d = m.devices()[0];
-  // The published host-link figures, by GPU name (Grace Hopper: NVLink-C2C;
-  // other H100/H200: x86 over PCIe Gen5): the last resort of um_faults.
-  const std::string gpu = m.String(d.name);
-  const char* link =
-      gpu.find("GH200") != std::string::npos                                           ? "GH200 C2C"
-      : gpu.find("H100") != std::string::npos || gpu.find("H200") != std::string::npos ? "x86+H100"
-                                                                                       : nullptr;
-  for (const ReferenceFigure& f : ReferenceFigures()) {
-    if (!link || std::string(f.system) != link) continue;
-    if (std::string(f.key) == "h2d_pinned") opt->h2d_published_bytes_per_ns = f.value / 1e9;
-    if (std::string(f.key) == "d2h_pinned") opt->d2h_published_bytes_per_ns = f.value / 1e9;
-  }
-  auto store = LoadCeilingsStore(DefaultCeilingsPath());
+// The machine constants (analysis/machine_constants.h) come from this
+// machine's `stepscope bench` results for each GPU of the trace when the
+// ceilings file (--ceilings FILE, default ~/.cache/stepscope/ceilings.json)
+// has them, matched by uuid, else by name; else from the table of GPU models.
+inline void ApplyCeilings(const ArgParser& p, const TraceModel& m, AnalyzeOptions* opt) {
+  auto store = LoadCeilingsStore(p.Has("--ceilings") ? p.Get("--ceilings") : DefaultCeilingsPath());
   if (!store.ok()) return;
-  std::string how;
-  auto c = FindCeilings(*store, m.String(d.name), d.uuid, &how);
-  if (!c.ok()) return;
-  opt->h2d_bytes_per_ns = std::max(0.0, c->Get("h2d_pinned") / 1e9);
-  opt->d2h_bytes_per_ns = std::max(0.0, c->Get("d2h_pinned") / 1e9);
-  const double bf16 = c->Get("tensor_bf16"), fp32 = c->Get("fp32"), tf32 = c->Get("tensor_tf32");
-  if (bf16 <= 0 || fp32 <= 0) return;
-  opt->tensor_core_ratio_fp32 = fp32 / bf16;
-  if (tf32 > 0) opt->tensor_core_ratio_tf32 = tf32 / bf16;
-  opt->ratio_source = "stepscope bench ceilings of " + c->gpu_name;
+  for (const DeviceRecord& d : m.devices()) {
+    auto c = FindCeilings(*store, m.String(d.name), d.uuid, nullptr);
+    if (!c.ok()) continue;
+    BenchResults b{c->gpu_name, c->host, c->measured_at, {}};
+    for (const auto& [key, v] : c->values) b.values[key] = v.value;
+    opt->bench[d.id] = std::move(b);
+  }
 }
 
 }  // namespace stepscope

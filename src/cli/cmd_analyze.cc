@@ -310,7 +310,7 @@ int RunAnalyze(int argc, char** argv) {
           ~Count() { ++*n; }
         } count{&done};
         AnalyzeOptions o_opt = opt;
-        ApplyCeilings(m, &o_opt);
+        ApplyCeilings(p, m, &o_opt);
         ASSIGN_OR_RETURN(Analysis a, Analyze(m, o_opt));
         AnalyzeOut o;
         o.text = Text(m, a, opt.min_cost_pct);

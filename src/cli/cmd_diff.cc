@@ -75,7 +75,7 @@ int RunDiff(int argc, char** argv) {
                    {"title", "What", false}});
   aopt.steps = opt.steps;
   aopt.device = spec.device;
-  ApplyCeilings(**before, &aopt);
+  ApplyCeilings(p, **before, &aopt);
   auto analysis = Analyze(**before, aopt);
   if (analysis.ok() && d->basis == "median step") {
     for (const Finding& f : analysis->findings) {

@@ -127,7 +127,7 @@ int RunWhatif(int argc, char** argv) {
   auto model = LoadTrace(p.positionals()[0]);
   if (!model.ok()) return ReportError("whatif", model.status());
   const TraceModel& m = **model;
-  ApplyCeilings(m, &opt);
+  ApplyCeilings(p, m, &opt);
   auto analysis = Analyze(m, opt);
   if (!analysis.ok()) return ReportError("whatif", analysis.status());
   const Analysis& a = *analysis;

@@ -1,6 +1,7 @@
 #include "roofline/bench_runner.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <ctime>
@@ -68,6 +69,8 @@ StatusOr<Ceilings> MeasureCeilings(const BenchOptions& o, std::string* notes) {
   c.cc = std::to_string(result->cc_major) + "." + std::to_string(result->cc_minor);
   c.sm_count = result->sm_count;
   c.measured_at = UtcNowIso();
+  char host[256] = {0};
+  if (::gethostname(host, sizeof(host) - 1) == 0) c.host = host;
   for (int i = 0; i < result->count && i < STEPSCOPE_BENCH_MAX_VALUES; ++i) {
     const StepscopeBenchValue& v = result->values[i];
     if (v.value > 0) c.values[v.key] = Ceiling{v.value, v.detail};

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "analysis/machine_constants.h"
 #include "common/file_util.h"
 #include "common/json_value.h"
 #include "common/strings.h"
@@ -64,6 +65,7 @@ JsonValue EntryJson(const Ceilings& c) {
   e.Set("cc", JsonValue::String(c.cc));
   e.Set("sm_count", JsonValue::Double(c.sm_count));
   e.Set("measured_at", JsonValue::String(c.measured_at));
+  if (!c.host.empty()) e.Set("host", JsonValue::String(c.host));
   JsonValue vals = JsonValue::Object();
   for (const auto& [key, v] : c.values) {
     JsonValue one = JsonValue::Object();
@@ -85,6 +87,7 @@ StatusOr<Ceilings> EntryFromJson(const JsonValue& e, const std::string& where) {
   c.cc = e.StringOr("cc", "");
   c.sm_count = static_cast<int>(e.NumberOr("sm_count", 0));
   c.measured_at = e.StringOr("measured_at", "");
+  c.host = e.StringOr("host", "");
   const JsonValue* vals = e.Get("ceilings");
   if (!vals || !vals->is_object())
     return InvalidInput(where + ": entry has no \"ceilings\" object");
@@ -189,16 +192,29 @@ StatusOr<Ceilings> FindCeilings(const CeilingsStore& store, const std::string& g
 }
 
 const std::vector<ReferenceFigure>& ReferenceFigures() {
-  // Host<->device copy figures published for the two host attachments of an
-  // H100 (x86 over PCIe Gen5; Grace Hopper over NVLink-C2C), and the figures
-  // recorded on the project's lent machines for the bench acceptance.
-  static const std::vector<ReferenceFigure> figs = {
-      {"h2d_pinned", "x86+H100", 55.67e9},  {"d2h_pinned", "x86+H100", 54.42e9},
-      {"h2d_pageable", "x86+H100", 9.5e9},  {"d2h_pageable", "x86+H100", 14.5e9},
-      {"h2d_pinned", "GH200 C2C", 381.7e9}, {"d2h_pinned", "GH200 C2C", 297.7e9},
-      {"tensor_bf16", "lent H100", 798e12}, {"dram_bw", "lent H100", 3.0e12},
-      {"tensor_bf16", "lent H200", 790e12}, {"dram_bw", "lent H200", 4.3e12},
-  };
+  // Host<->device copy figures of the two host attachments of an H100 (x86
+  // over PCIe Gen5; Grace Hopper over NVLink-C2C), from the table of host
+  // links the analysis prices copies with (analysis/machine_constants.cc), and
+  // the figures recorded on the project's lent machines for the bench
+  // acceptance.
+  static const std::vector<ReferenceFigure> figs = [] {
+    std::vector<ReferenceFigure> v;
+    if (const HostLink* x = FindHostLink("x86+H100")) {
+      v.push_back({"h2d_pinned", x->name, x->h2d_pinned});
+      v.push_back({"d2h_pinned", x->name, x->d2h_pinned});
+      v.push_back({"h2d_pageable", x->name, x->h2d_pageable});
+      v.push_back({"d2h_pageable", x->name, x->d2h_pageable});
+    }
+    if (const HostLink* g = FindHostLink("GH200 C2C")) {
+      v.push_back({"h2d_pinned", g->name, g->h2d_pinned});
+      v.push_back({"d2h_pinned", g->name, g->d2h_pinned});
+    }
+    v.push_back({"tensor_bf16", "lent H100", 798e12});
+    v.push_back({"dram_bw", "lent H100", 3.0e12});
+    v.push_back({"tensor_bf16", "lent H200", 790e12});
+    v.push_back({"dram_bw", "lent H200", 4.3e12});
+    return v;
+  }();
   return figs;
 }
 

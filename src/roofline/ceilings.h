@@ -45,6 +45,7 @@ struct Ceilings {
   std::string cc;    // "9.0"
   int sm_count = 0;
   std::string measured_at;  // ISO-8601 UTC
+  std::string host;         // the machine bench ran on; "" in files written before it was kept
   std::map<std::string, Ceiling> values;
 
   std::string StoreKey() const { return gpu_name + "|" + uuid; }

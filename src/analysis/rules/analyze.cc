@@ -55,15 +55,19 @@ std::vector<Interval> AnalyzedWindows(const TraceModel& m, const FlatTimeline& t
 }
 
 // Per api call: 1 a synchronous memcpy/memset, 2 an async memcpy to/from
-// pageable memory, 0 otherwise (RuleContext::blocking_copy).
-std::vector<uint8_t> BlockingCopies(const TraceModel& m) {
+// pageable memory or the stream synchronization of a pageable upload
+// (PageableUploadSyncs), 0 otherwise (RuleContext::blocking_copy).
+std::vector<uint8_t> BlockingCopies(const TraceModel& m, const std::vector<uint32_t>& upload_sync) {
   std::vector<uint8_t> v(m.apis().size(), 0);
+  for (uint32_t s : upload_sync) {
+    if (s != kNone) v[s] = 2;
+  }
   for (const MemcpyRecord& r : m.memcpys()) {
     const uint32_t api = r.correlation ? m.ApiByCorrelation(r.correlation) : kNone;
     if (api == kNone) continue;
     if (r.is_async == 0) {
       v[api] = 1;
-    } else if (r.src_kind == MemoryKind::kPageable || r.dst_kind == MemoryKind::kPageable) {
+    } else if (IsPageableCopy(r)) {
       v[api] = 2;  // blocks the host whichever call issued it
     }
   }
@@ -117,6 +121,14 @@ std::vector<Finding> Ranked(std::vector<Finding>* findings, bool all) {
 
 }  // namespace
 
+MachineConstants MachineConstantsOf(const TraceModel& m, int device,
+                                    const std::map<uint32_t, BenchResults>& bench) {
+  const DeviceRecord* d = device >= 0 ? m.Device(static_cast<uint32_t>(device)) : nullptr;
+  if (!d) return MachineConstants();
+  auto it = bench.find(d->id);
+  return MachineConstants(m.String(d->name), it == bench.end() ? nullptr : &it->second);
+}
+
 StatusOr<Analysis> Analyze(const TraceModel& m, const AnalyzeOptions& opt) {
   Analysis a;
   StepOptions so = opt.steps;
@@ -132,7 +144,9 @@ StatusOr<Analysis> Analyze(const TraceModel& m, const AnalyzeOptions& opt) {
   RuleContext c{m,        opt,     a.steps,       OpSteps(m, a.steps),
                 a.device, windows, a.analyzed_ns, a.complete_steps};
   c.undecided = &a.undecided;
-  c.blocking_copy = BlockingCopies(m);
+  c.machine = a.machine = MachineConstantsOf(m, a.device, opt.bench);
+  c.upload_sync = PageableUploadSyncs(m);
+  c.blocking_copy = BlockingCopies(m, c.upload_sync);
   c.is_step_range.assign(m.nvtx().size(), 0);
   for (const Step& s : a.steps.steps) {
     if (s.nvtx != kNone) c.is_step_range[s.nvtx] = 1;

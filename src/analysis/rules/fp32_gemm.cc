@@ -91,6 +91,30 @@ bool AnyOf(std::string s, std::initializer_list<const char*> words) {
   return false;
 }
 
+// Tensor-core GEMM time over fp32 (and TF32) GEMM time: the ratios of the
+// GPU's ceilings (bf16 tensor cores against fp32 CUDA cores and TF32 tensor
+// cores), from this machine's bench results or the table of GPU models.
+// Unknown GPU: the detection's lower-bound estimate (half the fp32 time, three
+// quarters of the TF32 time), and the finding says why.
+struct GemmRatios {
+  double fp32 = 0.5, tf32 = 0.75;
+  std::string source;
+};
+GemmRatios TensorCoreRatios(const MachineConstants& mc) {
+  GemmRatios r;
+  const MachineValue fp32 = mc.Get("fp32"), tf32 = mc.Get("tensor_tf32"),
+                     bf16 = mc.Get("tensor_bf16");
+  if (!bf16.known() || !fp32.known()) {
+    r.source = mc.Unknown(bf16.known() ? "fp32" : "tensor_bf16") +
+               "; the lower-bound estimate instead";
+    return r;
+  }
+  r.fp32 = fp32.value / bf16.value;
+  if (tf32.known()) r.tf32 = tf32.value / bf16.value;
+  r.source = mc.SourceOf({"fp32", "tensor_tf32", "tensor_bf16"});
+  return r;
+}
+
 // The GEMMs, and fp32 attention kernels, which autocast moves to bf16 too.
 Fix TensorCores(const PricingContext& p, Finding* f) {
   const RuleContext& c = p.c;
@@ -112,13 +136,13 @@ Fix TensorCores(const PricingContext& p, Finding* f) {
       ops32.push_back(g.op_node[i]);
     }
   }
-  const double r32 = c.opt.tensor_core_ratio_fp32, rtf = c.opt.tensor_core_ratio_tf32;
+  const GemmRatios r = TensorCoreRatios(c.machine);
   if (const auto* e = dynamic_cast<const Evidence*>(f->data.get())) f->detail = e->detail;
   return {[=](whatif::Graph* x) {
-            return whatif::ScaleOps(x, ops32, r32) + whatif::ScaleOps(x, ops_tf32, rtf);
+            return whatif::ScaleOps(x, ops32, r.fp32) + whatif::ScaleOps(x, ops_tf32, r.tf32);
           },
-          "tensor-core GEMMs (fp32 time x " + FormatFixed(r32, 3) + ", TF32 x " +
-              FormatFixed(rtf, 3) + ": " + c.opt.ratio_source + ")"};
+          "tensor-core GEMMs (fp32 time x " + FormatFixed(r.fp32, 3) + ", TF32 x " +
+              FormatFixed(r.tf32, 3) + ": " + r.source + ")"};
 }
 
 }  // namespace

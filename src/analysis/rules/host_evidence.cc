@@ -121,28 +121,30 @@ void IssuingPythonLines(const RuleContext& c, const Analysis& a, Finding* f) {
         apis.push_back(m.gpu_ops()[op].api);
     }
   }
+  if (apis.empty()) return;
+  std::vector<std::string> lines;
+  for (uint32_t api : apis) lines.push_back(m.ApiPythonLine(m.apis()[api].correlation));
+  f->detail += IssuedAtText(lines);
+}
+
+std::string IssuedAtText(const std::vector<std::string>& calls) {
   std::map<std::string, int64_t> lines;
   int64_t known = 0;
-  for (uint32_t api : apis) {
-    std::string line = m.ApiPythonLine(m.apis()[api].correlation);
+  for (const std::string& line : calls) {
     if (line.empty()) continue;
     ++lines[line];
     ++known;
   }
-  if (apis.empty()) return;
-  if (known == 0) {
-    f->detail += "; Python line: not recorded for these calls (no api_callsite rows)";
-    return;
-  }
+  if (known == 0) return "; Python line: not recorded for these calls (no api_callsite rows)";
   std::vector<std::pair<std::string, int64_t>> v(lines.begin(), lines.end());
   std::stable_sort(v.begin(), v.end(),
                    [](const auto& x, const auto& y) { return x.second > y.second; });
   std::string s;
   for (size_t i = 0; i < v.size() && i < 2; ++i) {
     s += (i ? ", " : "") + v[i].first + " (" + std::to_string(v[i].second) + " of " +
-         std::to_string(apis.size()) + " calls)";
+         std::to_string(calls.size()) + " calls)";
   }
-  f->detail += "; issued at " + s;
+  return "; issued at " + s;
 }
 
 void TopPythonLines(const RuleContext& c, const Analysis& a, Finding* f) {

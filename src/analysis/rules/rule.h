@@ -66,12 +66,20 @@ struct RuleContext {
   std::vector<GpuGap> gaps;  // of `device`, clipped to the windows
   GapOwners owners;          // who owns each gap
   // Per api call: 1 a synchronous memcpy/memset, 2 an async memcpy to/from
-  // pageable memory (both block the host), 0 otherwise.
+  // pageable memory or a pageable upload's own stream synchronization (both
+  // block the host), 0 otherwise.
   std::vector<uint8_t> blocking_copy;
+  // Per api call: a pageable upload's own stream synchronization
+  // (PageableUploadSyncs), kNone.
+  std::vector<uint32_t> upload_sync;
   std::vector<char> is_step_range;  // per NVTX range: it is a detected step
   // Where a rule lacked the evidence to decide: one line each ("sync_memcpy:
   // 12 copies without their issuing call ...").
   std::vector<std::string>* undecided = nullptr;
+  // The analyzed device's machine constants: GEMM ceilings, copy bandwidths
+  // (machine_constants.h: this machine's bench results, else the table of
+  // GPU models, else unknown).
+  MachineConstants machine;
 
   bool InWindows(int64_t t) const;
   // Step index whose window contains t, or -1.
@@ -181,6 +189,28 @@ struct OpGroup {
   // with_times: the per-range numbers are the finding's cost (else names only).
   std::string Where(const RuleContext& c, bool with_times = true) const;
 };
+// The copy rules (sync_memcpy, pageable_memcpy): the copies or memsets of the
+// analyzed windows that block the host, and the sync-wait gaps after the
+// blocking calls the rule owns. One finding: the copies', its detail followed
+// by the gaps'; only the gaps' when no copy falls in the windows (their copies
+// outside them).
+struct CopyGroup {
+  const char* rule;
+  OpGroup ops;     // f.ops: gpu_ops rows, f.apis: their calls
+  GapGroup gaps;   // BlockingCopyGaps(c, owner)
+  uint64_t bytes = 0;
+  int64_t op_ns = 0;       // the ops' GPU time
+  int64_t blocked_ns = 0;  // the host's time in their calls
+  CopyGroup(const RuleContext& c, GapOwner owner, const char* rule_id);
+  // A gpu_ops row (a memcpy or memset in the windows), with `cost` toward
+  // the finding's unreplayed cost.
+  void Add(const RuleContext& c, uint32_t row, int64_t cost);
+  // Appends the finding; `own_cost` is the copies' part of the unreplayed
+  // cost (the gaps' is added); `no_gaps` ends the detail without gaps.
+  void Emit(const RuleContext& c, std::string title, std::string detail, const char* no_gaps,
+            std::string fix, int64_t own_cost, std::vector<Finding>* out);
+};
+
 // Host time of an op for the window test: its launch, else its start.
 int64_t OpTime(const TraceModel& m, const GpuOp& o);
 // The NVTX range of an op's launch, kNone without one.
@@ -201,6 +231,9 @@ Fix RemoveLikeWaits(const PricingContext& p, Finding* f);
 // host_evidence of the rules about blocking calls and copies: the Python
 // lines that issued the finding's calls (else the launches of its ops).
 void IssuingPythonLines(const RuleContext& c, const Analysis& a, Finding* f);
+// "; issued at train.py:88 step (3 of 4 calls), ..." from each call's Python
+// line ("" where not recorded); "; Python line: not recorded ..." when none is.
+std::string IssuedAtText(const std::vector<std::string>& lines);
 // host_evidence of host_bound: the top Python lines of the launching thread
 // in the steady steps.
 void TopPythonLines(const RuleContext& c, const Analysis& a, Finding* f);

@@ -1,5 +1,6 @@
-// Helpers the rule files share (rule.h): ops into a finding, a finding's
-// selections as the replay takes them, and the fix of the blocking-call rules.
+// Helpers the rule files share (rule.h): ops into a finding, the copy rules'
+// finding, a finding's selections as the replay takes them, and the fix of
+// the blocking-call rules.
 #include <algorithm>
 #include <set>
 
@@ -52,6 +53,44 @@ std::string OpGroup::Where(const RuleContext& c, bool with_times) const {
   }
   if (!r.empty()) s += (s.empty() ? "" : "; ") + std::string("in ") + r;
   return s;
+}
+
+CopyGroup::CopyGroup(const RuleContext& c, GapOwner owner, const char* rule_id)
+    : rule(rule_id), gaps(BlockingCopyGaps(c, owner)) {
+  gaps.f.rule = rule;
+}
+
+void CopyGroup::Add(const RuleContext& c, uint32_t row, int64_t cost) {
+  const GpuOp& o = c.m.gpu_ops()[row];
+  ops.Add(c, OpTime(c.m, o), o.start_ns, o.end_ns, std::max<int64_t>(cost, 0), OpRange(c.m, o));
+  ops.f.ops.push_back(row);
+  op_ns += o.end_ns - o.start_ns;
+  if (o.kind == GpuOpKind::kMemcpy) bytes += c.m.memcpys()[o.index].bytes;
+  if (o.api == kNone) return;
+  ops.f.apis.push_back(o.api);
+  blocked_ns += std::max<int64_t>(0, c.m.apis()[o.api].end_ns - c.m.apis()[o.api].start_ns);
+}
+
+void CopyGroup::Emit(const RuleContext& c, std::string title, std::string detail,
+                     const char* no_gaps, std::string fix, int64_t own_cost,
+                     std::vector<Finding>* out) {
+  if (ops.f.count == 0) {
+    if (gaps.f.count > 0) {
+      gaps.Finish(c);
+      out->push_back(gaps.f);
+    }
+    return;
+  }
+  Finding& f = ops.f;
+  f.rule = rule;
+  f.title = std::move(title);
+  f.where = ops.Where(c, false);
+  f.cost_ns = own_cost + gaps.f.cost_ns;
+  f.detail = std::move(detail) + (gaps.f.count > 0 ? "; " + gaps.f.detail : no_gaps);
+  f.fix = std::move(fix);
+  c.Finish(&f, true);
+  f.reported = f.cost_pct >= c.opt.min_cost_pct;
+  out->push_back(f);
 }
 
 std::vector<uint32_t> OpNodes(const whatif::Graph& g, const std::vector<uint32_t>& ops) {

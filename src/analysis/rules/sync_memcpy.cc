@@ -1,8 +1,6 @@
 // sync_memcpy: synchronous memcpy/memset calls (the host blocks until the GPU
 // has caught up). Cost: the sync-wait gaps after them. Fix: the host does not
 // wait in them.
-#include <algorithm>
-
 #include "analysis/rules/rule.h"
 
 namespace stepscope {
@@ -10,46 +8,29 @@ namespace {
 
 void Detect(const RuleContext& c, std::vector<Finding>* out) {
   const TraceModel& m = c.m;
-  OpGroup sync_copy;
+  CopyGroup copies(c, GapOwner::kSyncMemcpy, "sync_memcpy");
   int64_t undecided_copies = 0;
-  for (const GpuOp& o : m.gpu_ops()) {
+  for (uint32_t i = 0; i < m.gpu_ops().size(); ++i) {
+    const GpuOp& o = m.gpu_ops()[i];
     if (o.kind == GpuOpKind::kKernel) continue;
-    const int64_t t = OpTime(m, o);
-    if (!c.InWindows(t)) continue;
+    if (!c.InWindows(OpTime(m, o))) continue;
     const uint8_t is_async = o.kind == GpuOpKind::kMemcpy ? m.memcpys()[o.index].is_async
                                                           : m.memsets()[o.index].is_async;
     if (is_async == kAsyncUnknown) ++undecided_copies;  // unknown: not taken as synchronous
     if (is_async != 0) continue;
     // The host is blocked for the whole call.
-    const int64_t cost =
-        o.api != kNone ? m.apis()[o.api].end_ns - m.apis()[o.api].start_ns : o.end_ns - o.start_ns;
-    sync_copy.Add(c, t, o.start_ns, o.end_ns, std::max<int64_t>(cost, 0), OpRange(m, o));
-    if (o.api != kNone) sync_copy.f.apis.push_back(o.api);
+    copies.Add(c, i,
+               o.api != kNone ? m.apis()[o.api].end_ns - m.apis()[o.api].start_ns
+                              : o.end_ns - o.start_ns);
   }
-  GapGroup gaps = BlockingCopyGaps(c, GapOwner::kSyncMemcpy);
-  gaps.f.rule = "sync_memcpy";
-  if (sync_copy.f.count > 0) {
-    Finding& f = sync_copy.f;
-    const int64_t blocked = f.cost_ns;
-    f.rule = "sync_memcpy";
-    f.title = "Synchronous memcpy/memset: the host blocks until the GPU has caught up";
-    f.where = sync_copy.Where(c, false);
-    f.cost_ns = gaps.f.cost_ns;
-    f.detail = std::to_string(f.count) + " synchronous calls, the host blocked for " +
-               FormatDuration(blocked) +
-               (gaps.f.count > 0 ? "; " + gaps.f.detail : "; no GPU idle time after them");
-    f.fix =
-        "Use the async forms on a stream (cudaMemcpyAsync/cudaMemsetAsync; tensor.to(..., "
-        "non_blocking=True) with pinned memory) and synchronize once, where the result is "
-        "needed.";
-    c.Finish(&f, true);
-    f.reported = f.cost_pct >= c.opt.min_cost_pct;
-    out->push_back(f);
-  } else if (gaps.f.count > 0) {
-    // Only the gaps (their copies outside the analyzed windows).
-    gaps.Finish(c);
-    out->push_back(gaps.f);
-  }
+  copies.Emit(c, "Synchronous memcpy/memset: the host blocks until the GPU has caught up",
+              std::to_string(copies.ops.f.count) + " synchronous calls, the host blocked for " +
+                  FormatDuration(copies.ops.f.cost_ns),
+              "; no GPU idle time after them",
+              "Use the async forms on a stream (cudaMemcpyAsync/cudaMemsetAsync; tensor.to(..., "
+              "non_blocking=True) with pinned memory) and synchronize once, where the result is "
+              "needed.",
+              /*own_cost=*/0, out);
   if (undecided_copies > 0 && c.undecided) {
     c.undecided->push_back(
         "sync_memcpy: " + std::to_string(undecided_copies) +

@@ -31,9 +31,15 @@ struct Prefetched : FindingData {
 void Detect(const RuleContext& c, std::vector<Finding>* out) {
   const TraceModel& m = c.m;
   if (m.um().empty()) return;
-  const UmAnalysis a =
-      AnalyzeUm(m, c.device, c.opt.h2d_bytes_per_ns, c.opt.d2h_bytes_per_ns,
-                c.opt.h2d_published_bytes_per_ns, c.opt.d2h_published_bytes_per_ns);
+  // The pinned-copy ceilings: this machine's bench results (second choice,
+  // after the trace's prefetches), the table of GPU models (last resort).
+  auto ceiling = [&](const char* key, bool bench) {
+    const MachineValue v = c.machine.Get(key);
+    return v.known() && v.bench == bench ? v.value / 1e9 : 0.0;
+  };
+  const UmAnalysis a = AnalyzeUm(m, c.device, ceiling("h2d_pinned", true),
+                                 ceiling("d2h_pinned", true), ceiling("h2d_pinned", false),
+                                 ceiling("d2h_pinned", false));
   Finding f;
   f.rule = "um_faults";
   auto fixed = std::make_shared<Prefetched>();

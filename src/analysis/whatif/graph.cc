@@ -4,6 +4,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "analysis/gaps.h"
+
 namespace stepscope::whatif {
 namespace {
 
@@ -125,7 +127,7 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
       own_op[o.api] = static_cast<uint32_t>(i);
       if (!r.is_async) {
         block[o.api] = BlockKind::kSyncCopy;
-      } else if (r.src_kind == MemoryKind::kPageable || r.dst_kind == MemoryKind::kPageable) {
+      } else if (IsPageableCopy(r)) {
         block[o.api] = BlockKind::kPageableCopy;
       }
     } else if (o.kind == GpuOpKind::kMemset) {
@@ -414,7 +416,7 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
                             ? n.measured_end - op_end
                             : std::min(g.sync_return, n.measured_end - this_end);
     // The call's own time is what it would take without waiting.
-    if (waited) n.duration = std::min(n.duration, std::min<int64_t>(g.sync_return, 10'000));
+    if (waited) n.duration = std::min(n.duration, std::min(g.sync_return, kMaxNonWaitingCallNs));
     g.AddEdge(w.op, w.call, ret, EdgeKind::kBlock);
   }
   // A launch that took far longer than its kind usually does and returned

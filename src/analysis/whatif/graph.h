@@ -58,6 +58,10 @@ enum class BlockKind : uint8_t {
 
 enum class CopyDirection : uint8_t { kNone = 0, kHostToDevice = 1, kDeviceToHost = 2 };
 
+// The longest a blocking call's own time (the part not spent waiting) is
+// taken to be: what a call that waited takes once it no longer waits.
+inline constexpr int64_t kMaxNonWaitingCallNs = 10'000;
+
 // The stream id of the side stream SideStream() adds.
 inline constexpr uint32_t kSideStreamId = 0xfffffffeu;
 

@@ -4,6 +4,7 @@
 // path of the median step, and asks the rules for the findings the replay
 // itself shows (host_bound).
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "analysis/whatif/pricing.h"
@@ -77,6 +78,51 @@ std::string LargerBatchNote(const whatif::Prediction& p, double n, int digits, s
          (bursts == 0 ? std::string()
                       : "; the " + std::to_string(bursts) +
                             " CPU fault bursts of managed memory grow with it");
+}
+
+std::vector<whatif::PinnedCopy> PinnedCopiesOf(const TraceModel& m, const Graph& g,
+                                               const std::vector<uint32_t>& ops,
+                                               const MachineConstants& mc,
+                                               const std::vector<uint32_t>& upload_sync,
+                                               std::string* what) {
+  std::vector<whatif::PinnedCopy> v;
+  bool dir[2] = {false, false};  // host->device, device->host
+  for (uint32_t i : ops) {
+    if (i >= m.gpu_ops().size() || g.op_node[i] == kNone) continue;
+    const GpuOp& o = m.gpu_ops()[i];
+    if (o.kind != GpuOpKind::kMemcpy) continue;
+    const MemcpyRecord& r = m.memcpys()[o.index];
+    const bool up = r.copy_kind == CopyKind::kHostToDevice;
+    if (!up && r.copy_kind != CopyKind::kDeviceToHost) continue;
+    dir[up ? 0 : 1] = true;
+    const MachineValue bw = mc.Get(up ? "h2d_pinned" : "d2h_pinned");
+    whatif::PinnedCopy p{g.op_node[i], g.nodes[g.op_node[i]].duration, kNone};
+    if (bw.known()) p.ns = std::llround(static_cast<double>(r.bytes) / bw.value * 1e9);
+    const uint32_t s = o.api != kNone && o.api < upload_sync.size() ? upload_sync[o.api] : kNone;
+    if (s != kNone) p.sync = g.call_node[s];
+    v.push_back(p);
+  }
+  if (what) {
+    std::string bws;
+    std::vector<std::string_view> keys;
+    for (int d = 0; d < 2; ++d) {
+      if (!dir[d]) continue;
+      const char* key = d == 0 ? "h2d_pinned" : "d2h_pinned";
+      const MachineValue bw = mc.Get(key);
+      if (!bw.known()) continue;
+      keys.push_back(key);
+      bws += std::string(bws.empty() ? "" : ", ") + (d == 0 ? "host->device " : "device->host ") +
+             FormatFixed(bw.value / 1e9, 1) + " GB/s";
+    }
+    const std::string unknown = dir[0] && !mc.Get("h2d_pinned").known()   ? mc.Unknown("h2d_pinned")
+                                : dir[1] && !mc.Get("d2h_pinned").known() ? mc.Unknown("d2h_pinned")
+                                                                          : "";
+    *what = "pinned, non-blocking copies (" +
+            (bws.empty() ? std::string() : bws + ": " + mc.SourceOf(keys) + "; ") +
+            (unknown.empty() ? "" : "pinned bandwidth unknown, those copies keep their time: " + unknown + "; ") +
+            "uploads do not block)";
+  }
+  return v;
 }
 
 void PriceFindings(const RuleContext& c, Analysis* a) {

@@ -25,4 +25,16 @@ whatif::Prediction PriceLargerBatch(const whatif::WhatIfEngine& e, const StepSet
 // memory grow with it]": a larger batch's price in words, n with `digits`.
 std::string LargerBatchNote(const whatif::Prediction& p, double n, int digits, size_t bursts);
 
+// The fix of pageable copies (the pageable_memcpy rule, `whatif --pin`):
+// pinned, non-blocking copies for the given gpu_ops rows, each at its bytes
+// over this machine's pinned bandwidth of its direction (MachineConstants;
+// unknown: its own time, and `what` says why), with a pageable upload's own
+// stream synchronization (PageableUploadSyncs). `what` receives the fix in
+// words, with the bandwidths and where they came from.
+std::vector<whatif::PinnedCopy> PinnedCopiesOf(const TraceModel& m, const whatif::Graph& g,
+                                               const std::vector<uint32_t>& ops,
+                                               const MachineConstants& mc,
+                                               const std::vector<uint32_t>& upload_sync,
+                                               std::string* what);
+
 }  // namespace stepscope

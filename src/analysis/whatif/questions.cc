@@ -53,16 +53,19 @@ std::vector<uint32_t> WhatifQuestions::Copies(bool pageable) const {
     if (!Steady(g.nodes[g.op_node[i]].step)) continue;
     const MemcpyRecord& r = m.memcpys()[o.index];
     if (r.copy_kind != CopyKind::kHostToDevice && r.copy_kind != CopyKind::kDeviceToHost) continue;
-    const bool pg = r.src_kind == MemoryKind::kPageable || r.dst_kind == MemoryKind::kPageable;
-    if (pg == pageable) v.push_back(g.op_node[i]);
+    if (IsPageableCopy(r) == pageable) v.push_back(g.op_node[i]);
   }
   return v;
 }
 
 WhatifAnswer WhatifQuestions::PinCopies() const {
-  const std::vector<uint32_t> ops = Copies(true);
-  return {"pinned copies", e.Price([&](Graph* x) { return whatif::PinCopies(x, ops, 2.0); }),
-          std::to_string(ops.size()) + " pageable copies"};
+  std::vector<uint32_t> rows;  // gpu_ops rows
+  for (uint32_t v : Copies(true)) rows.push_back(e.graph().nodes[v].index);
+  std::string what;
+  const std::vector<whatif::PinnedCopy> copies =
+      PinnedCopiesOf(m, e.graph(), rows, a.machine, PageableUploadSyncs(m), &what);
+  return {"pinned copies", e.Price([&](Graph* x) { return whatif::PinCopies(x, copies); }),
+          std::to_string(rows.size()) + " pageable copies" + (rows.empty() ? "" : ": " + what)};
 }
 
 WhatifAnswer WhatifQuestions::SideStream() const {

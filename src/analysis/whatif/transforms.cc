@@ -220,19 +220,21 @@ int RemoveRecompute(Graph* g, const std::vector<uint32_t>& ops,
          ScaleHostTime(g, scaled);
 }
 
-int PinCopies(Graph* g, const std::vector<uint32_t>& copy_ops, double speedup) {
-  std::vector<uint32_t> h2d_calls;
-  for (uint32_t v : copy_ops) {
-    Node& n = g->nodes[v];
-    n.duration = static_cast<int64_t>(n.duration / std::max(speedup, 1e-6));
-    const uint32_t c = LaunchCall(*g, v);
-    if (c == kNone || g->nodes[c].block != BlockKind::kPageableCopy) continue;
-    // A device-to-host copy's result is read by the host next: it still waits.
+int PinCopies(Graph* g, const std::vector<PinnedCopy>& copies) {
+  std::vector<uint32_t> calls;
+  for (const PinnedCopy& p : copies) {
+    Node& n = g->nodes[p.op];
+    n.duration = std::min(n.duration, std::max<int64_t>(p.ns, 0));
     if (n.copy != CopyDirection::kHostToDevice) continue;
-    h2d_calls.push_back(c);
+    const uint32_t c = LaunchCall(*g, p.op);
+    if (c != kNone && g->nodes[c].block == BlockKind::kPageableCopy) {
+      calls.push_back(c);
+      g->nodes[c].duration = std::min(g->nodes[c].duration, kMaxNonWaitingCallNs);
+    }
+    if (p.sync != kNone) calls.push_back(p.sync);
   }
-  RemoveWaits(g, h2d_calls);
-  return static_cast<int>(copy_ops.size());
+  RemoveWaits(g, calls);
+  return static_cast<int>(copies.size());
 }
 
 int SideStream(Graph* g, const std::vector<uint32_t>& copy_ops) {

@@ -81,9 +81,19 @@ int RemoveRecompute(Graph* g, const std::vector<uint32_t>& ops,
                     const std::vector<HostSpan>& segments, const std::vector<HostSpan>& boundaries,
                     int64_t boundary_ns, const std::vector<ScaledHostSpan>& scaled = {});
 
-// Pinned instead of pageable copies: the launching calls stop blocking (host
-// to device) and the copies run at `speedup` x the pageable rate.
-int PinCopies(Graph* g, const std::vector<uint32_t>& copy_ops, double speedup);
+// Pinned, non-blocking copies instead of pageable ones (tensor.pin_memory(),
+// .to(..., non_blocking=True)): each copy op takes `ns` (its bytes at the
+// pinned bandwidth; never longer than it took). A host-to-device copy's
+// launching call no longer blocks (its own time cut to a non-waiting call's,
+// kMaxNonWaitingCallNs) and neither does `sync`, the stream synchronization
+// the upload made right after it (a graph node; kNone: none). A
+// device-to-host copy's result is read by the host next: its waits stay.
+struct PinnedCopy {
+  uint32_t op;
+  int64_t ns;
+  uint32_t sync = kNone;
+};
+int PinCopies(Graph* g, const std::vector<PinnedCopy>& copies);
 
 // Copies moved to a side stream: they leave the compute stream's order; a
 // device-to-host copy still starts after the op before it on its old stream

@@ -455,7 +455,9 @@ TEST(WhatIfTransforms, PinnedAndSideStreamCopies) {
   // Pinned: the host stops waiting (270 us sooner at kernel B's launch) and
   // the copy halves; the host's own CPU time still bounds the step.
   Graph p = f.g;
-  PinCopies(&p, copies, 2.0);
+  std::vector<PinnedCopy> pinned;
+  for (uint32_t v : copies) pinned.push_back({v, f.g.nodes[v].duration / 2, kNone});
+  EXPECT_EQ(PinCopies(&p, pinned), 6);
   const StepTimes tp = StepDurations(p, Replay(p), f.steps, -1);
   EXPECT_LT(tp.duration[3], 1000 * kUs);
   // On a side stream, the upload must still end before kernel B starts.
@@ -468,6 +470,47 @@ TEST(WhatIfTransforms, PinnedAndSideStreamCopies) {
     ASSERT_EQ(s.nodes[b_kernel].kind, NodeKind::kOp);
     EXPECT_GE(rs.start[b_kernel], rs.end[v]);
   }
+}
+
+TEST(WhatIfTransforms, PinnedBlockingUpload) {
+  // PyTorch's blocking upload from pageable memory, per 1500 us step: kernel A
+  // (500 us) runs while the host calls cudaMemcpyAsync, whose staged copy
+  // waits for A and runs 500 us; the call returns 5 us before the copy ends
+  // (so it has no block edge: its own time is the 995 us), then the upload's
+  // cudaStreamSynchronize, then kernel B (200 us) that uses the data.
+  Builder b;
+  for (int i = 0; i < 6; ++i) {
+    const int64_t t = i * 1500;
+    b.Step(i, t, t + 1499);
+    b.Launch(7, t + 10, t + 15, t + 20, t + 520);
+    b.Copy(7, t + 30, t + 1025, t + 521, t + 1030, CopyKind::kHostToDevice,
+           MemoryKind::kPageable);
+    b.Sync(7, t + 1026, t + 1035);
+    b.Launch(7, t + 1100, t + 1105, t + 1110, t + 1310);
+  }
+  Fixture f = b.Done();
+  std::vector<PinnedCopy> with_sync, without_sync;
+  for (uint32_t v = 0; v < f.g.nodes.size(); ++v) {
+    if (f.g.nodes[v].copy != CopyDirection::kHostToDevice) continue;
+    // The sync is the call after the copy's on the thread (calls come first, in order).
+    const uint32_t call = f.g.call_node[f.m->gpu_ops()[f.g.nodes[v].index].api];
+    with_sync.push_back({v, 100 * kUs, call + 1});
+    without_sync.push_back({v, 100 * kUs, kNone});
+  }
+  ASSERT_EQ(with_sync.size(), 6u);
+  EXPECT_EQ(f.g.nodes[with_sync[0].sync].block, BlockKind::kSync);
+  EXPECT_EQ(Step3(f.g, f.steps), 1500 * kUs);
+  // The copy at the pinned rate and neither call waiting: the host launches B
+  // at once, and the GPU bounds the step: A, the copy, B (800 us).
+  Graph p = f.g;
+  PinCopies(&p, with_sync);
+  const int64_t fixed = Step3(p, f.steps);
+  EXPECT_GE(fixed, 800 * kUs);
+  EXPECT_LT(fixed, 900 * kUs);
+  // With the upload's sync still waiting, B's launch waits for the copy.
+  Graph q = f.g;
+  PinCopies(&q, without_sync);
+  EXPECT_GT(Step3(q, f.steps), fixed + 50 * kUs);
 }
 
 TEST(WhatIfEngine, UntracedHostSpeed) {
