@@ -16,20 +16,21 @@
 #include <thread>
 #include <vector>
 
-#define CHECK(x)                                                   \
-  do {                                                             \
-    CUresult r_ = (x);                                             \
-    if (r_ != CUDA_SUCCESS) {                                      \
+#define CHECK(x)                                                         \
+  do {                                                                   \
+    CUresult r_ = (x);                                                   \
+    if (r_ != CUDA_SUCCESS) {                                            \
       std::fprintf(stderr, "%s failed: %d\n", #x, static_cast<int>(r_)); \
-      std::exit(1);                                                \
-    }                                                              \
+      std::exit(1);                                                      \
+    }                                                                    \
   } while (0)
 
 double QueryNs(CUdeviceptr p, int n, int* result) {
   unsigned int type = 0;
   int last = 0;
   auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < n; ++i) last = cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p);
+  for (int i = 0; i < n; ++i)
+    last = cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p);
   auto ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
   *result = last;
   return ns / n;

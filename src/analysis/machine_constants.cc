@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 
-
 namespace stepscope {
 namespace {
 
@@ -15,16 +14,17 @@ struct ModelMatch {
   const char* model;
 };
 constexpr ModelMatch kMatches[] = {
-    {{"gh200", nullptr}, "GH200"},       {{"h200", "nvl"}, "H200 NVL"},
-    {{"h200", nullptr}, "H200 SXM"},     {{"h100", "nvl"}, "H100 NVL"},
-    {{"h100", "pcie"}, "H100 PCIe"},     {{"h100", nullptr}, "H100 SXM"},
-    {{"a100", "pcie"}, "A100 PCIe"},     {{"a100", nullptr}, "A100 SXM"},
+    {{"gh200", nullptr}, "GH200"},   {{"h200", "nvl"}, "H200 NVL"},
+    {{"h200", nullptr}, "H200 SXM"}, {{"h100", "nvl"}, "H100 NVL"},
+    {{"h100", "pcie"}, "H100 PCIe"}, {{"h100", nullptr}, "H100 SXM"},
+    {{"a100", "pcie"}, "A100 PCIe"}, {{"a100", nullptr}, "A100 SXM"},
 };
 
 std::string Normalized(std::string_view name) {
   std::string s(name.substr(0, 256));
   for (char& ch : s) {
-    ch = ch == '-' || ch == '_' ? ' ' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    ch = ch == '-' || ch == '_' ? ' '
+                                : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   }
   return s;
 }

@@ -27,8 +27,8 @@ namespace stepscope {
 // This machine's `stepscope bench` results for one GPU.
 struct BenchResults {
   std::string gpu_name;
-  std::string host;         // where bench ran; "" when the ceilings file does not say
-  std::string measured_at;  // ISO-8601 UTC
+  std::string host;                      // where bench ran; "" when the ceilings file does not say
+  std::string measured_at;               // ISO-8601 UTC
   std::map<std::string, double> values;  // ceiling key -> FLOP/s or bytes/s
 };
 
@@ -57,9 +57,9 @@ const GpuModel* FindGpuModel(std::string_view gpu_name);
 
 // One constant and where it came from.
 struct MachineValue {
-  double value = 0;     // 0: unknown
-  std::string source;   // "bench results of h100-a 2026-11-27", "H100 SXM table"
-  bool bench = false;   // from this machine's bench results
+  double value = 0;    // 0: unknown
+  std::string source;  // "bench results of h100-a 2026-11-27", "H100 SXM table"
+  bool bench = false;  // from this machine's bench results
   bool known() const { return value > 0; }
 };
 

@@ -80,8 +80,8 @@ bool DriverCopy(CUpti_CallbackId cbid, const void* params, HostCopyPointers* out
 
 }  // namespace
 
-bool AsyncCopyHostPointers(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                           const void* params, HostCopyPointers* out) {
+bool AsyncCopyHostPointers(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params,
+                           HostCopyPointers* out) {
   *out = HostCopyPointers{};
   if (!params) return false;
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) return RuntimeCopy(cbid, params, out);

@@ -29,8 +29,8 @@ struct HostCopyPointers {
 // side, cuMemcpyAsync (and _ptsz; unified addressing, direction unknown):
 // both. False for any other call, a device-to-device or host-to-host kind,
 // or no params.
-bool AsyncCopyHostPointers(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                           const void* params, HostCopyPointers* out);
+bool AsyncCopyHostPointers(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* params,
+                           HostCopyPointers* out);
 
 // What CUDA knows about a host pointer.
 enum class HostMemory : uint8_t {

@@ -48,10 +48,12 @@ TEST(PageableCopy, RuntimeCopyByKind) {
   EXPECT_EQ(h.n, 2);
   // Device-to-device and host-to-host copies have no host pointer to test.
   auto d2d = Rt(device_buf, device_buf, cudaMemcpyDeviceToDevice);
-  EXPECT_FALSE(AsyncCopyHostPointers(kRt, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &d2d, &h));
+  EXPECT_FALSE(
+      AsyncCopyHostPointers(kRt, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &d2d, &h));
   EXPECT_EQ(h.n, 0);
   auto h2h = Rt(host_buf, host_buf, cudaMemcpyHostToHost);
-  EXPECT_FALSE(AsyncCopyHostPointers(kRt, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &h2h, &h));
+  EXPECT_FALSE(
+      AsyncCopyHostPointers(kRt, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &h2h, &h));
 }
 
 TEST(PageableCopy, RuntimeVariants) {
@@ -60,8 +62,8 @@ TEST(PageableCopy, RuntimeVariants) {
   ASSERT_TRUE(
       AsyncCopyHostPointers(kRt, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000, &ptsz, &h));
   EXPECT_EQ(h.ptr[0], host_buf);
-  cudaMemcpy2DAsync_v3020_params two_d{host_buf, 8, device_buf, 8, 8, 8,
-                                       cudaMemcpyDeviceToHost, nullptr};
+  cudaMemcpy2DAsync_v3020_params two_d{host_buf, 8, device_buf, 8, 8, 8, cudaMemcpyDeviceToHost,
+                                       nullptr};
   ASSERT_TRUE(
       AsyncCopyHostPointers(kRt, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_v3020, &two_d, &h));
   EXPECT_EQ(h.ptr[0], host_buf);
@@ -70,8 +72,8 @@ TEST(PageableCopy, RuntimeVariants) {
   EXPECT_FALSE(AsyncCopyHostPointers(kRt, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, &up, &h));
   EXPECT_FALSE(
       AsyncCopyHostPointers(kRt, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &up, &h));
-  EXPECT_FALSE(AsyncCopyHostPointers(kRt, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
-                                     nullptr, &h));
+  EXPECT_FALSE(
+      AsyncCopyHostPointers(kRt, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, nullptr, &h));
   EXPECT_FALSE(AsyncCopyHostPointers(CUPTI_CB_DOMAIN_NVTX,
                                      CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &up, &h));
 }
@@ -93,8 +95,7 @@ TEST(PageableCopy, DriverCopies) {
   EXPECT_EQ(h.n, 2);
   cuMemcpyDtoDAsync_v2_params d2d{reinterpret_cast<CUdeviceptr>(device_buf),
                                   reinterpret_cast<CUdeviceptr>(device_buf), 64, nullptr};
-  EXPECT_FALSE(
-      AsyncCopyHostPointers(kDrv, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2, &d2d, &h));
+  EXPECT_FALSE(AsyncCopyHostPointers(kDrv, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2, &d2d, &h));
 }
 
 TEST(PageableCopy, PageableByQuery) {

@@ -105,8 +105,8 @@ GemmRatios TensorCoreRatios(const MachineConstants& mc) {
   const MachineValue fp32 = mc.Get("fp32"), tf32 = mc.Get("tensor_tf32"),
                      bf16 = mc.Get("tensor_bf16");
   if (!bf16.known() || !fp32.known()) {
-    r.source = mc.Unknown(bf16.known() ? "fp32" : "tensor_bf16") +
-               "; the lower-bound estimate instead";
+    r.source =
+        mc.Unknown(bf16.known() ? "fp32" : "tensor_bf16") + "; the lower-bound estimate instead";
     return r;
   }
   r.fp32 = fp32.value / bf16.value;

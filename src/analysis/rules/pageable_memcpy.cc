@@ -56,10 +56,12 @@ void Detect(const RuleContext& c, std::vector<Finding>* out) {
   }
   const int64_t copy_ns = copies.op_ns;
   std::string detail =
-      std::to_string(copies.ops.f.count) + " cudaMemcpyAsync copies, " + Mb(copies.bytes) +
-      ", " + FormatDuration(copy_ns) + " of copy time staged through a pageable buffer (" +
-      (copy_ns > 0 ? Gbps(copies.bytes / (copy_ns / 1e9)) : std::string("-")) +
-      "; pageable bandwidth " + ConstantsText(c.machine, up, down, "pageable") +
+      std::to_string(copies.ops.f.count) + " cudaMemcpyAsync copies, " + Mb(copies.bytes) + ", " +
+      FormatDuration(copy_ns) + " of copy time staged through a pageable buffer (" +
+      // A rate only where the bytes make one (small copies are latency).
+      (copy_ns > 0 && copies.bytes >= 1'000'000 ? Gbps(copies.bytes / (copy_ns / 1e9)) + "; "
+                                                : std::string()) +
+      "pageable bandwidth " + ConstantsText(c.machine, up, down, "pageable") +
       "); the host blocked " + FormatDuration(copies.blocked_ns + sync_ns) + " in them" +
       (syncs > 0 ? " and the " + std::to_string(syncs) +
                        " stream synchronizations right after the uploads (non_blocking=False)"

@@ -196,8 +196,8 @@ struct OpGroup {
 // outside them).
 struct CopyGroup {
   const char* rule;
-  OpGroup ops;     // f.ops: gpu_ops rows, f.apis: their calls
-  GapGroup gaps;   // BlockingCopyGaps(c, owner)
+  OpGroup ops;    // f.ops: gpu_ops rows, f.apis: their calls
+  GapGroup gaps;  // BlockingCopyGaps(c, owner)
   uint64_t bytes = 0;
   int64_t op_ns = 0;       // the ops' GPU time
   int64_t blocked_ns = 0;  // the host's time in their calls

@@ -19,9 +19,9 @@ void Detect(const RuleContext& c, std::vector<Finding>* out) {
     if (is_async == kAsyncUnknown) ++undecided_copies;  // unknown: not taken as synchronous
     if (is_async != 0) continue;
     // The host is blocked for the whole call.
-    copies.Add(c, i,
-               o.api != kNone ? m.apis()[o.api].end_ns - m.apis()[o.api].start_ns
-                              : o.end_ns - o.start_ns);
+    copies.Add(
+        c, i,
+        o.api != kNone ? m.apis()[o.api].end_ns - m.apis()[o.api].start_ns : o.end_ns - o.start_ns);
   }
   copies.Emit(c, "Synchronous memcpy/memset: the host blocks until the GPU has caught up",
               std::to_string(copies.ops.f.count) + " synchronous calls, the host blocked for " +

@@ -37,9 +37,9 @@ void Detect(const RuleContext& c, std::vector<Finding>* out) {
     const MachineValue v = c.machine.Get(key);
     return v.known() && v.bench == bench ? v.value / 1e9 : 0.0;
   };
-  const UmAnalysis a = AnalyzeUm(m, c.device, ceiling("h2d_pinned", true),
-                                 ceiling("d2h_pinned", true), ceiling("h2d_pinned", false),
-                                 ceiling("d2h_pinned", false));
+  const UmAnalysis a =
+      AnalyzeUm(m, c.device, ceiling("h2d_pinned", true), ceiling("d2h_pinned", true),
+                ceiling("h2d_pinned", false), ceiling("d2h_pinned", false));
   Finding f;
   f.rule = "um_faults";
   auto fixed = std::make_shared<Prefetched>();

@@ -119,7 +119,9 @@ std::vector<whatif::PinnedCopy> PinnedCopiesOf(const TraceModel& m, const Graph&
                                                                           : "";
     *what = "pinned, non-blocking copies (" +
             (bws.empty() ? std::string() : bws + ": " + mc.SourceOf(keys) + "; ") +
-            (unknown.empty() ? "" : "pinned bandwidth unknown, those copies keep their time: " + unknown + "; ") +
+            (unknown.empty()
+                 ? ""
+                 : "pinned bandwidth unknown, those copies keep their time: " + unknown + "; ") +
             "uploads do not block)";
   }
   return v;

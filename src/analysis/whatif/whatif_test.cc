@@ -483,8 +483,7 @@ TEST(WhatIfTransforms, PinnedBlockingUpload) {
     const int64_t t = i * 1500;
     b.Step(i, t, t + 1499);
     b.Launch(7, t + 10, t + 15, t + 20, t + 520);
-    b.Copy(7, t + 30, t + 1025, t + 521, t + 1030, CopyKind::kHostToDevice,
-           MemoryKind::kPageable);
+    b.Copy(7, t + 30, t + 1025, t + 521, t + 1030, CopyKind::kHostToDevice, MemoryKind::kPageable);
     b.Sync(7, t + 1026, t + 1035);
     b.Launch(7, t + 1100, t + 1105, t + 1110, t + 1310);
   }

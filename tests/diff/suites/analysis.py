@@ -173,6 +173,8 @@ TESTS = [
              out=out("analyze_offload.txt")),
     DiffTest(name="analyze_fp32_gemm", cmd=["analyze", "{trace}"], trace=fx("train_fp32"),
              out=out("analyze_fp32.txt")),
+    DiffTest(name="analyze_fp32_gemm_unknown_gpu", cmd=["analyze", "{trace}"],
+             trace=fx("train_fp32_unknown_gpu"), out=out("analyze_fp32_unknown_gpu.txt")),
     DiffTest(name="analyze_fp32_gemm_negative_sm70", cmd=["analyze", "{trace}"], trace=fx("train_fp32_sm70"),
              out=out("analyze_fp32_sm70.txt")),
     # No devices row: fp32_gemm cannot decide; the undecided line is in the text and in the

@@ -22,6 +22,18 @@ TESTS = [
              trace=G + "offload.sqlite.gz", out="analysis_gpu/whatif_offload.txt"),
     DiffTest(name="gpu_whatif_default_graph", cmd=["whatif", "--graph", "forward", "--pin", "{trace}"],
              trace=G + "default.sqlite.gz", out="analysis_gpu/whatif_default_graph.txt"),
+    # Batches uploaded from pageable memory (H100, external suite, tests/fixtures/gpu/README.md):
+    # pageable_memcpy priced with the H100 table's pinned bandwidth and the host's blocking time
+    # (realized 6.04 ms/step); whatif --pin answers the same.
+    DiffTest(name="gpu_analyze_h100_vit_pageable", cmd=["analyze", "{trace}"],
+             trace=G + "h100/vit_pageable.sqlite.gz", out="analysis_gpu/analyze_h100_vit_pageable.txt"),
+    DiffTest(name="gpu_whatif_h100_vit_pageable_pin", cmd=["whatif", "--pin", "{trace}"],
+             trace=G + "h100/vit_pageable.sqlite.gz", out="analysis_gpu/whatif_h100_vit_pageable_pin.txt"),
+    # The same with this machine's bench results (--ceilings): the constants and their source
+    # come from them (fixture ceilings: pinned 25 GB/s, pageable 5 GB/s).
+    DiffTest(name="gpu_analyze_h100_vit_pageable_bench", cmd=["analyze", "--ceilings",
+             "{fixtures}/analysis/ceilings_h100_bench.json", "{trace}"],
+             trace=G + "h100/vit_pageable.sqlite.gz", out="analysis_gpu/analyze_h100_vit_pageable_bench.txt"),
     # Host-bound H100 runs (tests/fixtures/gpu/h100): no host_sync finding where the
     # sync costs nothing; the HF LoRA step is bound by the host, priced as a 4x batch.
     DiffTest(name="gpu_analyze_h100_tiny_sync", cmd=["analyze", "{trace}"], trace=G + "h100/tiny_sync.sqlite.gz",
