@@ -4,16 +4,6 @@
 #include <unordered_map>
 
 namespace stepscope {
-namespace {
-
-struct Block {
-  int64_t start;
-  int64_t end;
-  uint32_t api;
-  uint32_t sync;
-};
-
-}  // namespace
 
 bool IsQueryApiName(std::string_view n) {
   return n == "cudaEventQuery" || n == "cudaStreamQuery" || n == "cuEventQuery" ||
@@ -55,15 +45,8 @@ std::vector<uint32_t> PageableUploadSyncs(const TraceModel& m) {
   return sync;
 }
 
-std::vector<GpuGap> FindGpuGaps(const TraceModel& m, const FlatTimeline& tl, uint32_t device,
-                                const GapOptions& opt, const std::vector<Interval>* windows,
-                                GapTotals* totals) {
-  std::vector<GpuGap> gaps;
-  const auto& segs = tl.segments();
-  if (segs.size() < 2) return gaps;
-
-  // Blocking intervals per thread, sorted by end.
-  std::unordered_map<uint32_t, std::vector<Block>> blocks;
+std::vector<HostBlock> HostBlocks(const TraceModel& m, int64_t min_named_ns) {
+  std::vector<HostBlock> blocks;
   for (size_t i = 0; i < m.syncs().size(); ++i) {
     const SyncRecord& s = m.syncs()[i];
     if (s.type == SyncType::kStreamWaitEvent) continue;
@@ -78,14 +61,14 @@ std::vector<GpuGap> FindGpuGaps(const TraceModel& m, const FlatTimeline& tl, uin
       start = std::min(start, m.apis()[api].start_ns);
       end = std::max(end, m.apis()[api].end_ns);
     }
-    blocks[tid].push_back({start, end, api, static_cast<uint32_t>(i)});
+    blocks.push_back({start, end, tid, api, static_cast<uint32_t>(i)});
   }
   auto copy_blocks = [&](uint32_t corr, bool blocking) {
     if (!blocking || corr == 0) return;
     uint32_t api = m.ApiByCorrelation(corr);
     if (api == kNone) return;
     const ApiRecord& a = m.apis()[api];
-    blocks[a.tid].push_back({a.start_ns, a.end_ns, api, kNone});
+    blocks.push_back({a.start_ns, a.end_ns, a.tid, api, kNone});
   };
   for (const MemcpyRecord& c : m.memcpys()) {
     // A pageable copy blocks the host whichever call issued it; an unknown
@@ -96,12 +79,26 @@ std::vector<GpuGap> FindGpuGaps(const TraceModel& m, const FlatTimeline& tl, uin
   for (size_t i = 0; i < m.apis().size(); ++i) {
     // Explicit synchronizing calls that produced no sync record.
     const ApiRecord& a = m.apis()[i];
-    if (a.end_ns - a.start_ns > opt.kernel_wait_max_ns && m.IsBlockingApiName(a.name)) {
-      blocks[a.tid].push_back({a.start_ns, a.end_ns, static_cast<uint32_t>(i), kNone});
+    if (a.end_ns - a.start_ns > min_named_ns && m.IsBlockingApiName(a.name)) {
+      blocks.push_back({a.start_ns, a.end_ns, a.tid, static_cast<uint32_t>(i), kNone});
     }
   }
+  return blocks;
+}
+
+std::vector<GpuGap> FindGpuGaps(const TraceModel& m, const FlatTimeline& tl, uint32_t device,
+                                const GapOptions& opt, const std::vector<Interval>* windows,
+                                GapTotals* totals) {
+  std::vector<GpuGap> gaps;
+  const auto& segs = tl.segments();
+  if (segs.size() < 2) return gaps;
+
+  // Blocking intervals per thread, sorted by end.
+  std::unordered_map<uint32_t, std::vector<HostBlock>> blocks;
+  for (const HostBlock& b : HostBlocks(m, opt.kernel_wait_max_ns)) blocks[b.tid].push_back(b);
   for (auto& [tid, v] : blocks) {
-    std::sort(v.begin(), v.end(), [](const Block& a, const Block& b) { return a.end < b.end; });
+    std::sort(v.begin(), v.end(),
+              [](const HostBlock& a, const HostBlock& b) { return a.end_ns < b.end_ns; });
   }
 
   const auto& ops = m.gpu_ops();
@@ -135,12 +132,12 @@ std::vector<GpuGap> FindGpuGaps(const TraceModel& m, const FlatTimeline& tl, uin
       for (uint32_t tid : {a.tid, m.main_tid()}) {
         auto b = blocks.find(tid);
         if (b == blocks.end()) continue;
-        const std::vector<Block>& v = b->second;
+        const std::vector<HostBlock>& v = b->second;
         auto pos = std::partition_point(v.begin(), v.end(),
-                                        [&](const Block& x) { return x.end <= a.start_ns; });
+                                        [&](const HostBlock& x) { return x.end_ns <= a.start_ns; });
         if (pos != v.begin()) {
-          const Block& x = *(pos - 1);
-          if (x.end >= g0 - opt.sync_tolerance_ns && x.start < g1) {
+          const HostBlock& x = *(pos - 1);
+          if (x.end_ns >= g0 - opt.sync_tolerance_ns && x.start_ns < g1) {
             g.cause = GapCause::kSyncWait;
             g.blocking_api = x.api;
             g.blocking_sync = x.sync;

@@ -68,6 +68,24 @@ struct GapOptions {
   bool keep_kernel_wait = false;
 };
 
+// A call in which a host thread blocked until the GPU caught up: a sync
+// record other than stream-wait-event (with its api call when the trace has
+// it; never cudaEventQuery/cudaStreamQuery, which return at once), a
+// synchronous memcpy/memset or a memcpy to/from pageable memory (its issuing
+// call), or an explicit synchronizing call by name (IsBlockingApiName) longer
+// than `min_named_ns` that produced no sync record. The one definition of a
+// blocking call: the sync-wait cause and the host round trips
+// (rules/rule.h, RoundTrip) both read it.
+struct HostBlock {
+  int64_t start_ns;
+  int64_t end_ns;
+  uint32_t tid;
+  uint32_t api;   // apis() index, kNone for a sync record without its call
+  uint32_t sync;  // syncs() index, kNone for a blocking copy or named call
+};
+// Every blocking call of the trace, in no particular order.
+std::vector<HostBlock> HostBlocks(const TraceModel& model, int64_t min_named_ns);
+
 struct GapTotals {
   int64_t by_cause[4] = {0, 0, 0, 0};  // ns, indexed by GapCause
   int64_t count = 0;

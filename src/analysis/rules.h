@@ -11,8 +11,10 @@
 // one given, else the device with the most GPU busy time.
 //
 // GPU idle gaps (gaps.h) are owned by exactly one rule (the evidence):
-//   sync-wait gaps  -> sync_memcpy / pageable_memcpy when the blocking call was
-//                      such a copy, else host_sync. A blocking call outside
+//   sync-wait gaps  -> data_dependent_sync when the blocking call is a
+//                      data-dependent host round trip (rules/rule.h, RoundTrip);
+//                      else sync_memcpy / pageable_memcpy when it was such a
+//                      copy, else host_sync. A blocking call outside
 //                      every step range is handled like a host-wait gap (what
 //                      the host did next decides);
 //   host-wait gaps  -> data_loading when they end at a step's first GPU op, or

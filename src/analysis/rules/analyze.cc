@@ -160,6 +160,7 @@ StatusOr<Analysis> Analyze(const TraceModel& m, const AnalyzeOptions& opt) {
     for (int k = 0; k < 4; ++k) a.idle.by_cause[k] = totals.by_cause[k];
     a.idle.gaps = totals.count;
   }
+  FindRoundTrips(&c);
   c.owners = OwnGaps(c);
   for (const Rule* r : Rules()) {
     if (r->detect) r->detect(c, &a.findings);

@@ -49,8 +49,11 @@ std::vector<int32_t> LaunchBoundStretches(const RuleContext& c, std::vector<int6
   return id;
 }
 
-// A sync-wait gap: the blocking call's kind decides.
+// A sync-wait gap: a data-dependent round trip's (data_dependent_sync),
+// else the blocking call's kind decides.
 GapOwner SyncWaitOwner(const RuleContext& c, const GpuGap& g) {
+  const RoundTrip* t = c.RoundTripOf(g);
+  if (t && t->data_dependent) return GapOwner::kDataDependentSync;
   const uint8_t copy = g.blocking_api != kNone ? c.blocking_copy[g.blocking_api] : 0;
   return copy == 1   ? GapOwner::kSyncMemcpy
          : copy == 2 ? GapOwner::kPageableMemcpy
@@ -92,6 +95,41 @@ OwnedGap HostWaitOwner(const RuleContext& c, const GpuGap& g, const std::vector<
     o.owner = GapOwner::kHostWait;
   }
   return o;
+}
+
+// The round trip that keeps each stretch from being captured, -1 for none
+// (GapOwners::stretch_blocker): a round trip between two launches of the
+// stretch (a synchronization cannot be captured), a data-dependent one right
+// before it (its shapes come from the value read back; one right after it
+// ends the capture, which can hold what came before), or a loop of them
+// around it, forward or backward.
+std::vector<int32_t> StretchBlockers(const RuleContext& c, const std::vector<int32_t>& stretch,
+                                     const std::vector<Finding::Span>& spans) {
+  const size_t nstretches = spans.size();
+  std::vector<int32_t> blocker(nstretches, -1);
+  auto of = [&](uint32_t op) { return op == kNone || op >= stretch.size() ? -1 : stretch[op]; };
+  for (size_t i = 0; i < c.round_trips.size(); ++i) {
+    const RoundTrip& t = c.round_trips[i];
+    const int32_t before = of(t.op_before), after = of(t.op_after);
+    std::vector<int32_t> hit;
+    if (before >= 0 && before == after) hit.push_back(before);
+    if (t.data_dependent) hit.push_back(after);
+    for (int32_t s : hit) {
+      if (s >= 0 && blocker[s] < 0) blocker[s] = static_cast<int32_t>(i);
+    }
+  }
+  // Overlapping a loop of round trips or its backward: data-dependent shapes.
+  for (size_t s = 0; s < nstretches; ++s) {
+    for (const RoundTripLoop& l : c.round_trip_loops) {
+      for (const Finding::Span& r : l.regions) {
+        if (blocker[s] >= 0 || r.tid != spans[s].tid || r.end_ns <= spans[s].start_ns ||
+            r.start_ns >= spans[s].end_ns)
+          continue;
+        blocker[s] = l.trips.front();
+      }
+    }
+  }
+  return blocker;
 }
 
 }  // namespace
@@ -146,6 +184,7 @@ GapOwners OwnGaps(const RuleContext& c) {
     }
     sp.end_ns = std::max(sp.end_ns, a.end_ns);
   }
+  w.stretch_blocker = StretchBlockers(c, stretch, w.stretch_span);
   w.gaps.reserve(c.gaps.size());
   for (const GpuGap& g : c.gaps) {
     // A synchronization outside every step (torch.cuda.synchronize() between

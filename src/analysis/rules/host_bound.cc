@@ -43,10 +43,12 @@ void DetectReplayed(const ReplayContext& r, std::vector<Finding>* out) {
   f.where = "critical path of " + r.a.critical_path;
   f.detail = FormatFixed(n, 0) + "x the batch per step: step " + Ms(p.base_ns) + " -> " +
              Ms(p.fixed_ns) + " ms (" + LargerBatchNote(p, n, 0, bursts) + ")";
+  const std::string trips = DataDependentRoundTrips(c);
   f.fix =
       "Give the GPU more work per host step: a larger batch (or fewer, larger micro-batches), "
-      "CUDA graphs (torch.compile(mode=\"reduce-overhead\")) to cut the per-launch host cost, "
-      "fused kernels; move host work (logging, data preparation) off the training thread.";
+      "CUDA graphs (torch.compile(mode=\"reduce-overhead\")) to cut the per-launch host cost" +
+      (trips.empty() ? std::string() : " once the " + trips + " are gone") +
+      ", fused kernels; move host work (logging, data preparation) off the training thread.";
   f.count = 1;
   // Priced per original batch of samples.
   whatif::Prediction per;

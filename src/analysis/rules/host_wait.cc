@@ -17,10 +17,12 @@ void Detect(const RuleContext& c, std::vector<Finding>* out) {
     if (grp.f.rule.empty()) {
       grp.f.rule = "host_wait";
       grp.f.title = "GPU idle waiting for the host in " + c.RangeName(o.host_range);
+      const std::string trips = DataDependentRoundTrips(c);
       grp.f.fix =
           "The host issues GPU work too slowly here: profile the Python side (py-spy, the CPU "
           "view of torch.profiler), move CPU work out of the loop or onto other threads, and "
-          "remove per-step Python bookkeeping; CUDA graphs remove the launch overhead.";
+          "remove per-step Python bookkeeping; CUDA graphs remove the launch overhead" +
+          (trips.empty() ? std::string(".") : " once the " + trips + " are gone.");
     }
     grp.Add(c, g, o.host_range);
     grp.f.host_spans.push_back({o.tid, g.start_ns, std::max(g.launch_ns, g.start_ns)});

@@ -10,6 +10,7 @@ namespace stepscope {
 #define STEPSCOPE_RULES(X)  \
   X(kDataLoadingRule)       \
   X(kHostSyncRule)          \
+  X(kDataDependentSyncRule) \
   X(kLaunchBoundRule)       \
   X(kHostWaitRule)          \
   X(kPageableMemcpyRule)    \

@@ -33,7 +33,56 @@ enum class GapOwner : uint8_t {
   kPageableMemcpy,
   kLaunchBound,
   kHostWait,
+  kDataDependentSync,
 };
+
+// A host round trip (docs/rules.md, "Host round trips"): inside a steady step,
+// a host thread blocks until the GPU has run what it queued (HostBlock,
+// gaps.h: a synchronization or a blocking copy), usually to read a value back.
+// The blocking calls of one thread with no GPU launch between them are one
+// round trip (nonzero's count copy and the cudaStreamSynchronize after it).
+// Found once (round_trips.cc) and owned by two rules: data_dependent_sync the
+// data-dependent ones (reading back the size of an op's output: nonzero,
+// boolean indexing, masked_select, unique, ..., wherever it runs; or any
+// value read back inside a module's forward/backward: .item(), .tolist()),
+// host_sync the rest (loss.item() for logging, torch.cuda.synchronize()).
+struct RoundTrip {
+  uint32_t tid = 0;
+  int step = -1;  // index in steps
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  std::vector<uint32_t> calls;  // apis() of its blocking calls
+  std::vector<uint32_t> syncs;  // syncs() of its sync records
+  uint32_t read_back = kNone;   // gpu_ops() of the device-to-host copy waited for
+  uint64_t bytes = 0;           // its size
+  uint32_t producer = kNone;    // gpu_ops() of the last kernel launched before it (same thread)
+  uint32_t op_before = kNone;   // gpu_ops() of the thread's last launch before it
+  uint32_t op_after = kNone;    // ... and its first launch after it
+  bool in_model = false;        // in a module's forward/backward (stack, NVTX, autograd thread)
+  bool data_dependent = false;  // a shape read back, or any value read back in the model
+  std::string op;               // "aten::nonzero", "`.item()`", "synchronize", ...
+  std::string op_evidence;      // what named it: "its kernel `...NonZeroOp...`", ...
+  std::string line;             // the Python line ("moe.py:45 MoE.forward"), "" unknown
+};
+
+// A Python loop over items with a data-dependent op in each iteration (an
+// MoE's per-expert nonzero dispatch): round trips of one site, thread and step
+// between which the same launches repeat (round_trip_loops.cc). Its fix runs
+// the loop once, batched: `removed` holds the host time of all iterations but
+// one, forward (the round trips' thread) and backward (a run on another
+// thread of the step that repeats about as often: the autograd thread).
+struct RoundTripLoop {
+  std::vector<int32_t> trips;  // RuleContext::round_trips, one per iteration
+  uint32_t tid = 0;
+  int step = -1;
+  size_t body = 0;  // launches per forward iteration
+  int backward_runs = 0;
+  std::vector<Finding::Span> removed;
+  // Host time whose launches have data-dependent shapes: the whole loop and
+  // its backward run (no CUDA graph captures them).
+  std::vector<Finding::Span> regions;
+};
+
 struct OwnedGap {
   GapOwner owner = GapOwner::kNone;
   uint32_t tid = 0;               // host-wait: the thread that launched the next op
@@ -49,6 +98,12 @@ struct GapOwners {
   // (the thread of the first launch).
   std::vector<int64_t> stretch_len;
   std::vector<Finding::Span> stretch_span;
+  // The round trip (RuleContext::round_trips) that keeps each stretch from
+  // being captured as a CUDA graph, -1 for none: a synchronization inside it,
+  // a data-dependent round trip just before it (its kernels' shapes come from
+  // the value read back), or a loop of them around it, forward or backward
+  // (RoundTripLoop::regions).
+  std::vector<int32_t> stretch_blocker;
   // Host-wait gaps at the starts of kernel-sequence steps (no evidence of a
   // wait for a batch).
   int64_t undecided_data_ns = 0;
@@ -73,6 +128,12 @@ struct RuleContext {
   // (PageableUploadSyncs), kNone.
   std::vector<uint32_t> upload_sync;
   std::vector<char> is_step_range;  // per NVTX range: it is a detected step
+  // The host round trips in the steady steps (FindRoundTrips), by start, and
+  // the round trip of each blocking call (apis() / syncs() index -> index).
+  std::vector<RoundTrip> round_trips;
+  std::map<uint32_t, int32_t> round_trip_of_api;
+  std::map<uint32_t, int32_t> round_trip_of_sync;
+  std::vector<RoundTripLoop> round_trip_loops;  // FindRoundTripLoops
   // Where a rule lacked the evidence to decide: one line each ("sync_memcpy:
   // 12 copies without their issuing call ...").
   std::vector<std::string>* undecided = nullptr;
@@ -97,6 +158,8 @@ struct RuleContext {
   void Finish(Finding* f, bool significant) const;
   // Indices into `gaps` of the gaps `owner` owns, in time order.
   std::vector<size_t> GapsOf(GapOwner owner) const;
+  // The round trip a sync-wait gap's blocking call belongs to, or nullptr.
+  const RoundTrip* RoundTripOf(const GpuGap& g) const;
 };
 
 // What a rule's fix is priced with: the rules' context and the replay.
@@ -155,6 +218,9 @@ const std::vector<const Rule*>& Rules();
 const Rule* FindRule(const std::string& id);  // nullptr: no such rule
 
 // The steps of the analysis (analyze.cc calls them in this order).
+// The host round trips of the steady steps (round_trips.cc); fills
+// c->round_trips, the maps and the loops.
+void FindRoundTrips(RuleContext* c);
 GapOwners OwnGaps(const RuleContext& c);  // gap_owners.cc
 // Replaces the findings' costs by the simulated saving of their fix and adds
 // the findings of the replay (whatif/pricing.cc).
@@ -237,6 +303,20 @@ std::string IssuedAtText(const std::vector<std::string>& lines);
 // host_evidence of host_bound: the top Python lines of the launching thread
 // in the steady steps.
 void TopPythonLines(const RuleContext& c, const Analysis& a, Finding* f);
+
+// The loops among the data-dependent round trips (one site each).
+std::vector<RoundTripLoop> FindRoundTripLoops(const RuleContext& c);
+
+// The data-dependent round trips of the steady steps, in words, for the
+// rules whose fix would be CUDA graphs (launch_bound, host_wait, host_bound):
+// "96 data-dependent host round trips per step (aten::nonzero at moe.py:45
+// MoE.forward)"; "" when there are none.
+std::string DataDependentRoundTrips(const RuleContext& c);
+// "aten::nonzero at moe.py:45 MoE.forward, `.item()` at ...": the two most
+// frequent op and line pairs of these round trips.
+std::string RoundTripSites(const RuleContext& c, const std::vector<int32_t>& trips);
+// The fix of data_dependent_sync: its round trips' waits and read-back copies go.
+Fix RemoveRoundTripsOf(const PricingContext& p, const std::vector<int32_t>& trips);
 
 // launch_bound: kernels in a row, each shorter than its launch interval.
 inline constexpr int kMinLaunchBoundStretch = 16;

@@ -148,4 +148,21 @@ Fix RemoveLikeWaits(const PricingContext& p, Finding* f) {
           "the host does not wait in " + std::to_string(calls.size()) + " calls"};
 }
 
+Fix RemoveRoundTripsOf(const PricingContext& p, const std::vector<int32_t>& trips) {
+  const whatif::Graph& g = p.g;
+  std::vector<uint32_t> calls, copies;
+  for (int32_t i : trips) {
+    const RoundTrip& t = p.c.round_trips[i];
+    for (uint32_t a : t.calls) {
+      if (g.call_node[a] != kNone) calls.push_back(g.call_node[a]);
+    }
+    if (t.read_back != kNone && g.op_node[t.read_back] != kNone)
+      copies.push_back(g.op_node[t.read_back]);
+  }
+  return {[=](whatif::Graph* x) { return whatif::RemoveRoundTrips(x, calls, copies); },
+          "without the " + std::to_string(trips.size()) +
+              " round trips: no wait, no read-back copy (" + std::to_string(calls.size()) +
+              " calls, " + std::to_string(copies.size()) + " copies in the replayed steps)"};
+}
+
 }  // namespace stepscope

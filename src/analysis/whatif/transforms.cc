@@ -213,6 +213,39 @@ int RemoveOps(Graph* g, const std::vector<uint32_t>& ops) {
   return static_cast<int>(ops.size() + waiting.size());
 }
 
+int RemoveRoundTrips(Graph* g, const std::vector<uint32_t>& calls,
+                     const std::vector<uint32_t>& copies) {
+  int n = RemoveWaits(g, calls);
+  for (uint32_t c : calls) g->nodes[c].duration = 0;
+  std::set<uint32_t> sel(copies.begin(), copies.end());
+  for (uint32_t v : copies) {
+    g->nodes[v].duration = 0;
+    const uint32_t c = LaunchCall(*g, v);
+    if (c != kNone) g->nodes[c].duration = 0;
+  }
+  for (Edge& e : g->edges) {
+    if ((e.kind == EdgeKind::kStream || e.kind == EdgeKind::kLaunch) && sel.count(e.to))
+      e.delay = 0;
+  }
+  return n + static_cast<int>(calls.size() + copies.size());
+}
+
+int BatchLoops(Graph* g, const std::vector<HostSpan>& spans) {
+  int n = CutHostOverlap(g, spans, 0);
+  for (Node& v : g->nodes) {
+    if (v.kind != NodeKind::kCall) continue;
+    const Lane& lane = g->lanes[v.lane];
+    for (const HostSpan& s : spans) {
+      if (lane.id != s.tid || v.measured_start < s.start_ns || v.measured_start >= s.end_ns)
+        continue;
+      v.duration = 0;
+      ++n;
+      break;
+    }
+  }
+  return n;
+}
+
 int RemoveRecompute(Graph* g, const std::vector<uint32_t>& ops,
                     const std::vector<HostSpan>& segments, const std::vector<HostSpan>& boundaries,
                     int64_t boundary_ns, const std::vector<ScaledHostSpan>& scaled) {

@@ -70,6 +70,20 @@ int ScaleOps(Graph* g, const std::vector<uint32_t>& ops, double factor);
 // waits for the rest of the stream.
 int RemoveOps(Graph* g, const std::vector<uint32_t>& ops);
 
+// Host round trips removed (a data-dependent op made static, docs/rules.md
+// data_dependent_sync): the blocking calls wait no more and take no time, and
+// the read-back copies go (no time, no launch cost). The CPU time between
+// calls stays: what the host did with the value it now has to do anyway.
+int RemoveRoundTrips(Graph* g, const std::vector<uint32_t>& calls,
+                     const std::vector<uint32_t>& copies);
+
+// A loop run once instead of N times (its iterations batched into one, the
+// GPU work unchanged: an MoE's per-expert dispatch become a fixed-capacity
+// one): on each span's thread the calls that start in it take no host time
+// and the CPU time between calls inside it goes (CutHostOverlap); the ops they
+// launched stay. The spans hold the iterations that go (disjoint per thread).
+int BatchLoops(Graph* g, const std::vector<HostSpan>& spans);
+
 // Activation checkpointing off: the recomputed ops go (RemoveOps), and with
 // them the CPU time of the thread that launched them across each recompute
 // segment (`segments`, cut to 0) and the checkpoint wrapper's entry/exit time

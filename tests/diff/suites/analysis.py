@@ -156,6 +156,11 @@ TESTS = [
              out=out("analyze_sync_outside_steps.txt")),
     DiffTest(name="analyze_launch_bound", cmd=["analyze", "{trace}"], trace=fx("launch_bound"),
              out=out("analyze_launch_bound.txt")),
+    # Data-dependent round trips (torch.nonzero per expert in MoE.forward) against a
+    # per-step loss.item() in the loop: the first data_dependent_sync's, the second
+    # host_sync's; launch_bound prices CUDA graphs over the attention stretch only.
+    DiffTest(name="analyze_data_dependent_sync", cmd=["analyze", "--all", "{trace}"],
+             trace=fx("moe_nonzero"), out=out("analyze_moe_nonzero.txt")),
     DiffTest(name="analyze_launch_bound_negative", cmd=["analyze", "{trace}"], trace=fx("queued_short_kernels"),
              out=out("analyze_queued_short_kernels.txt")),
     DiffTest(name="analyze_host_wait", cmd=["analyze", "{trace}"], trace=fx("host_wait"),

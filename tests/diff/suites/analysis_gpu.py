@@ -38,6 +38,18 @@ TESTS = [
     # sync costs nothing; the HF LoRA step is bound by the host, priced as a 4x batch.
     DiffTest(name="gpu_analyze_h100_tiny_sync", cmd=["analyze", "{trace}"], trace=G + "h100/tiny_sync.sqlite.gz",
              out="analysis_gpu/analyze_h100_tiny_sync.txt"),
+    # An MoE dispatching tokens with torch.nonzero per expert (external suite, H100,
+    # 2026-11-27, steps 6-10): data_dependent_sync names aten::nonzero at its line and
+    # prices the fixed-capacity dispatch (the round trips removed, the per-expert loops
+    # batched, forward and backward); launch_bound prices no CUDA graph over the
+    # stretches in or around those loops. Realized: 51.69 ms per step of 76.31 (bare
+    # medians, 76.31 -> 24.62); priced at that untraced host speed in the csv test
+    # (52.17 ms on these 5 steps; 51.18 on the whole trace).
+    DiffTest(name="gpu_analyze_h100_moe_nonzero", cmd=["analyze", "{trace}"],
+             trace=G + "h100/moe_nonzero.sqlite.gz", out="analysis_gpu/analyze_h100_moe_nonzero.txt"),
+    DiffTest(name="gpu_analyze_h100_moe_nonzero_untraced",
+             cmd=["analyze", "--untraced-step-ms", "76.31", "--format", "csv", "{trace}"],
+             trace=G + "h100/moe_nonzero.sqlite.gz", out="analysis_gpu/analyze_h100_moe_nonzero_untraced.csv"),
     DiffTest(name="gpu_analyze_h100_hf_lora_batch", cmd=["analyze", "{trace}"],
              trace=G + "h100/hf_lora_batch.sqlite.gz", out="analysis_gpu/analyze_h100_hf_lora_batch.txt"),
     DiffTest(name="gpu_whatif_h100_hf_lora_batch", cmd=["whatif", "--batch", "4", "{trace}"],
