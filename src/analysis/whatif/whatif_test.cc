@@ -125,6 +125,32 @@ TEST(WhatIfTransforms, RemovingTheSyncMakesTheStepGpuBound) {
   EXPECT_EQ(t.duration[5], 602 * kUs);
 }
 
+TEST(WhatIfTransforms, RemoveRoundTripsAndBatchLoops) {
+  Fixture f = Build(SyncTrace());
+  // The round trip removed (its sync waits no more and takes no time): as
+  // RemovingTheSyncMakesTheStepGpuBound, the GPU bounds the step.
+  Graph g = f.g;
+  std::vector<uint32_t> syncs;
+  for (uint32_t v = 0; v < g.nodes.size(); ++v) {
+    if (g.nodes[v].block == BlockKind::kSync) syncs.push_back(v);
+  }
+  EXPECT_EQ(RemoveRoundTrips(&g, syncs, {}), 6 + 6);
+  for (uint32_t v : syncs) EXPECT_EQ(g.nodes[v].duration, 0);
+  EXPECT_EQ(StepDurations(g, Replay(g), f.steps, -1).duration[4], 602 * kUs);
+  // A loop batched over the first 30 us of each step: launches A and B take no
+  // time and the CPU time in the span goes (10 us of the 380 before launch A,
+  // the gaps after A and B); the kernels bound the step after launch A, so the
+  // step loses the 10 us before it: 990 us. The sync is not in the span.
+  Graph b = f.g;
+  std::vector<HostSpan> spans;
+  for (int i = 1; i < 6; ++i) spans.push_back({7, i * 1000 * kUs, i * 1000 * kUs + 30 * kUs});
+  EXPECT_GT(BatchLoops(&b, spans), 0);
+  EXPECT_EQ(StepDurations(b, Replay(b), f.steps, -1).duration[3], 990 * kUs);
+  for (uint32_t v : syncs) EXPECT_GT(b.nodes[v].duration, 0);
+  Graph other = f.g;  // another thread's span changes nothing
+  EXPECT_EQ(BatchLoops(&other, {{8, 1000 * kUs, 1030 * kUs}}), 0);
+}
+
 TEST(WhatIfTransforms, CutHostTimeAndBatch) {
   Fixture f = Build(SyncTrace());
   // Data loading: the CPU time between the sync and the next step, cut to
