@@ -1,0 +1,386 @@
+#!/usr/bin/env python3
+"""A plain DDP loop with one straggling rank, for `stepscope ranks` (issue 34, docs/ranks.md).
+
+The loop is written the usual way, with no step markers and no NVTX of ours: an HF GPT-2 built
+from transformers.GPT2Config (6 layers, n_embd 768; nothing downloaded), DistributedDataParallel,
+bf16 autocast, fused AdamW, random tokens. `--kind` picks what rank 1 does differently:
+
+  balanced  nothing: both ranks alike
+  loader    rank 1's batches come from a DataLoader with num_workers=0 whose __getitem__ burns
+            Python time like a tokeniser (--loader-ms per batch); rank 0 reads the same dataset
+            through 4 workers (persistent, prefetching), so its loading is hidden
+  hostcpu   rank 1 is pinned to one CPU that --hogs busy processes also run on (host CPU
+            contention: its Python thread gets a share of the CPU)
+  hostpy    rank 1's loop does --host-ms of extra Python work per step (log_metrics)
+  batch     rank 1 trains on a batch of 12, rank 0 on 8 (uneven batches: more GPU work)
+  extragpu  rank 1 runs --extra-matmuls bf16 matmuls of --extra-n per step (extra GPU work)
+
+Worker (under torchrun): each rank prints one JSON line
+  {"kind", "rank", "world", "batch", "steps", "warmup", "ms_per_step"}
+timed inside the loop: one synchronize before step --warmup and one at the end.
+
+  torchrun --nproc-per-node 2 tests/gpu/ddp_stragglers.py --kind loader
+
+Driver (one device call on 2 GPUs, about 6 minutes): a warm-up run, then for each kind the bare
+job and the traced job (`stepscope profile -q -f -o DIR/KIND_r%q{RANK} -- torchrun ...`; the
+--nomarks kinds once more with `--iteration-ranges off`: no step ranges at all), then
+`stepscope ranks` (text and --format json), `summarize`, `analyze` of every rank; each result is
+written under --out as soon as it exists:
+  results.jsonl  one line per bare/traced run (per-rank ms/step) and per ranks --format json
+  log.txt        every command's text output
+  summaries.tgz  rank summaries, ranks/analyze outputs
+  traces_N.tar   the traces (gzipped), appended as each kind is done, up to 15 MiB a file (at
+                 most 4 files; what does not fit is named in log.txt)
+
+  export LD_LIBRARY_PATH=$PWD/build-gpu/lib
+  python3 tests/gpu/ddp_stragglers.py --driver --stepscope $PWD/build-gpu/bin/stepscope --out $OUT
+"""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+
+KINDS = ["balanced", "loader", "hostcpu", "hostpy", "batch", "extragpu"]
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--kind", default="balanced", choices=KINDS)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--big-batch", type=int, default=12, help="rank 1's batch for --kind batch")
+    ap.add_argument("--seq", type=int, default=512)
+    ap.add_argument("--layers", type=int, default=6)
+    ap.add_argument("--loader-ms", type=float, default=30.0, help="Python time per batch (loader)")
+    ap.add_argument("--host-ms", type=float, default=15.0, help="extra Python per step (hostpy)")
+    ap.add_argument("--hogs", type=int, default=3, help="busy processes on rank 1's CPU (hostcpu)")
+    ap.add_argument("--extra-matmuls", type=int, default=4)
+    ap.add_argument("--extra-n", type=int, default=8192)
+    ap.add_argument("--slow-rank", type=int, default=1)
+    # Driver.
+    ap.add_argument("--driver", action="store_true")
+    ap.add_argument("--stepscope", default="stepscope")
+    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/out"))
+    ap.add_argument("--kinds", default=",".join(KINDS))
+    ap.add_argument("--nproc", type=int, default=2)
+    ap.add_argument("--nomarks", default="loader,batch",
+                    help="driver: kinds traced once more with --iteration-ranges off")
+    ap.add_argument("--budget-s", type=float, default=420, help="driver: start no run after this")
+    return ap.parse_args()
+
+
+# ---------------------------------------------------------------- worker
+
+
+def burn(seconds, x=1):
+    """Pure-Python busy work (a tokeniser's loop, a metrics computation)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        for _ in range(200):
+            x = (x * 1103515245 + 12345) & 0x7FFFFFFF
+    return x
+
+
+def log_metrics(ms):
+    """The hostpy rank's extra per-step Python work."""
+    return burn(ms / 1e3)
+
+
+class TokenisingDataset:
+    """Samples that cost `work_ms` of Python each, as a tokeniser in __getitem__ does."""
+
+    def __init__(self, vocab, seq, work_ms):
+        self.vocab, self.seq, self.work_s = vocab, seq, work_ms / 1e3
+
+    def __len__(self):
+        return 1 << 20
+
+    def __getitem__(self, i):
+        import torch
+        burn(self.work_s, i + 1)
+        g = torch.Generator().manual_seed(i)
+        return torch.randint(0, self.vocab, (self.seq,), generator=g)
+
+
+def start_hogs(n):
+    """Pins this process (and the threads it starts later) to one CPU and starts `n` busy
+    processes pinned to the same CPU. Returns the processes."""
+    cpus = sorted(os.sched_getaffinity(0))
+    cpu = cpus[len(cpus) // 2]
+    os.sched_setaffinity(0, {cpu})
+    code = ("import os\nos.sched_setaffinity(0, {%d})\nx = 1\nwhile True:\n"
+            "    x = (x * 1103515245 + 12345) & 0x7FFFFFFF\n" % cpu)
+    return [subprocess.Popen([sys.executable, "-c", code]) for _ in range(n)]
+
+
+def worker(a):
+    rank = int(os.environ.get("RANK", "0"))
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    slow = rank == a.slow_rank
+    hogs = start_hogs(a.hogs) if a.kind == "hostcpu" and slow else []
+    try:
+        train(a, rank, local, slow)
+    finally:
+        for h in hogs:
+            h.kill()
+
+
+def batches(a, slow, batch, vocab, dev):
+    """An endless iterator of input batches on the device."""
+    import torch
+    if a.kind == "loader":
+        ds = TokenisingDataset(vocab, a.seq, a.loader_ms / batch)
+        if slow:
+            dl = torch.utils.data.DataLoader(ds, batch_size=batch, num_workers=0)
+        else:
+            dl = torch.utils.data.DataLoader(ds, batch_size=batch, num_workers=4,
+                                             persistent_workers=True, prefetch_factor=4)
+        for x in dl:
+            yield x.to(dev, non_blocking=True)
+    while True:
+        yield torch.randint(0, vocab, (batch, a.seq), device=dev)
+
+
+def train(a, rank, local, slow):
+    import torch
+    import torch.distributed as dist
+    import transformers
+    dist.init_process_group("nccl")
+    world = dist.get_world_size()
+    torch.cuda.set_device(local)
+    dev = torch.device("cuda", local)
+    torch.manual_seed(0)
+    cfg = transformers.GPT2Config(n_layer=a.layers, n_embd=768, n_head=12, vocab_size=50257,
+                                  n_positions=1024)
+    model = transformers.GPT2LMHeadModel(cfg).to(dev)
+    model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local])
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    batch = a.big_batch if a.kind == "batch" and slow else a.batch
+    data = batches(a, slow, batch, cfg.vocab_size, dev)
+    extra = None
+    if a.kind == "extragpu" and slow:
+        extra = torch.randn(a.extra_n, a.extra_n, device=dev, dtype=torch.bfloat16)
+    t0 = time.perf_counter()
+    for step in range(a.steps):
+        if step == a.warmup:
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+        x = next(data)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(input_ids=x, labels=x).loss
+        loss.backward()
+        if extra is not None:
+            y = extra
+            for _ in range(a.extra_matmuls):
+                y = torch.matmul(extra, y) * 1e-4
+        if a.kind == "hostpy" and slow:
+            log_metrics(a.host_ms)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    torch.cuda.synchronize()
+    ms = (time.perf_counter() - t0) * 1e3 / (a.steps - a.warmup)
+    print(json.dumps({"kind": a.kind, "rank": rank, "world": world, "batch": batch,
+                      "steps": a.steps, "warmup": a.warmup, "ms_per_step": round(ms, 3)}),
+          flush=True)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+# ---------------------------------------------------------------- driver
+
+
+class Driver:
+    def __init__(self, a):
+        self.a = a
+        self.t0 = time.time()
+        self.out = os.path.abspath(a.out)
+        self.work = os.path.join("/tmp", "ddp_stragglers")
+        os.makedirs(self.out, exist_ok=True)
+        os.makedirs(self.work, exist_ok=True)
+        self.log = open(os.path.join(self.out, "log.txt"), "a", buffering=1)
+        self.jsonl = open(os.path.join(self.out, "results.jsonl"), "a", buffering=1)
+        self.kept = []  # small result files for summaries.tgz
+        self.tar_n, self.tar_size = 0, 0  # traces_N.tar being filled
+
+    def say(self, text):
+        self.log.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+
+    def record(self, obj):
+        obj["t_s"] = round(time.time() - self.t0, 1)
+        self.jsonl.write(json.dumps(obj) + "\n")
+
+    def sh(self, cmd, timeout=240, cwd=None):
+        """Runs cmd in a process group of its own (killed whole on timeout); its output."""
+        start = time.time()
+        self.say("$ " + " ".join(cmd))
+        try:
+            p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, start_new_session=True)
+        except OSError as e:
+            self.say("[cannot run: %s]" % e)
+            return 127, ""
+        try:
+            out, err = p.communicate(timeout=timeout)
+            rc = p.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, err = p.communicate()
+            rc = 124
+        self.say(out)
+        if err.strip():
+            self.say("[stderr] " + "\n".join(err.strip().splitlines()[-15:]))
+        self.say("[rc=%d, %.1f s]" % (rc, time.time() - start))
+        return rc, out
+
+    def job(self, kind):
+        here = os.path.abspath(__file__)
+        a = self.a
+        return ["torchrun", "--nproc-per-node", str(a.nproc), here, "--kind", kind,
+                "--steps", str(a.steps), "--warmup", str(a.warmup), "--layers", str(a.layers),
+                "--batch", str(a.batch), "--big-batch", str(a.big_batch), "--seq", str(a.seq),
+                "--loader-ms", str(a.loader_ms), "--host-ms", str(a.host_ms),
+                "--hogs", str(a.hogs), "--extra-matmuls", str(a.extra_matmuls),
+                "--extra-n", str(a.extra_n), "--slow-rank", str(a.slow_rank)]
+
+    def ranks_ms(self, out):
+        per = {}
+        for line in out.splitlines():
+            line = line.strip()
+            if line.startswith("{") and '"ms_per_step"' in line:
+                try:
+                    r = json.loads(line)
+                    per[r["rank"]] = r["ms_per_step"]
+                except (ValueError, KeyError):
+                    pass
+        return per
+
+    def run_kind(self, kind, traced, name=None, extra=()):
+        name = name or kind
+        d = os.path.join(self.work, name)
+        os.makedirs(d, exist_ok=True)
+        cmd = self.job(kind)
+        if traced:
+            cmd = [self.a.stepscope, "profile", "-q", "-f", *extra, "-o",
+                   os.path.join(d, name + "_r%q{RANK}"), "--"] + cmd
+        rc, out = self.sh(cmd, timeout=200)
+        per = self.ranks_ms(out)
+        self.record({"what": "run", "kind": kind, "name": name, "traced": traced, "rc": rc,
+                     "ms_per_step": {str(k): v for k, v in sorted(per.items())},
+                     "max_ms": max(per.values()) if per else None})
+        return d
+
+    def analyze_kind(self, kind, d):
+        B = self.a.stepscope
+        traces = sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".sqlite"))
+        if not traces:
+            self.say("no traces for " + kind)
+            return
+        rc, text = self.sh([B, "ranks"] + traces, timeout=120)
+        self.keep(kind + "_ranks.txt", text)
+        rc, js = self.sh([B, "ranks", "--format", "json"] + traces, timeout=120)
+        self.keep(kind + "_ranks.json", js)
+        try:
+            self.record({"what": "ranks", "kind": kind, "json": json.loads(js)})
+        except ValueError:
+            self.record({"what": "ranks", "kind": kind, "rc": rc, "json": None})
+        self.sh([B, "summarize"] + traces, timeout=120)
+        for t in traces:
+            base = os.path.basename(t)[:-len(".sqlite")]
+            s = os.path.join(d, base + ".summary.json")
+            if os.path.exists(s):
+                self.kept.append((s, "summaries/" + os.path.basename(s)))
+            rc, an = self.sh([B, "analyze", t], timeout=120)
+            self.keep(base + "_analyze.txt", an)
+        self.pack_small()
+        self.pack_traces(kind)
+
+    def keep(self, name, text):
+        p = os.path.join(self.work, "results", name)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(text)
+        self.kept.append((p, "results/" + name))
+
+    def pack_small(self):
+        tmp = os.path.join(self.out, ".summaries.tgz")
+        with tarfile.open(tmp, "w:gz") as tar:
+            for path, arc in self.kept:
+                if os.path.exists(path):
+                    tar.add(path, arcname=arc)
+        os.replace(tmp, os.path.join(self.out, "summaries.tgz"))
+
+    def pack_traces(self, name):
+        """Appends the traces of `name`, gzipped, to traces_N.tar (at most 15 MiB a file, 4
+        files): each kind's traces are there as soon as they are analyzed."""
+        limit = 15 << 20
+        d = os.path.join(self.work, name)
+        for f in sorted(os.listdir(d)):
+            if not f.endswith(".sqlite"):
+                continue
+            p = os.path.join(d, f)
+            subprocess.run(["gzip", "-kf6", p])
+            n = os.path.getsize(p + ".gz")
+            if self.tar_size + n > limit or self.tar_n == 0:
+                if n > limit or self.tar_n == 4:
+                    self.say("trace not packed (size %d): %s" % (n, f))
+                    os.remove(p + ".gz")
+                    continue
+                self.tar_n, self.tar_size = self.tar_n + 1, 0
+            with tarfile.open(os.path.join(self.out, "traces_%d.tar" % self.tar_n), "a") as tar:
+                tar.add(p + ".gz", arcname=name + "/" + f + ".gz")
+            self.tar_size += n
+            os.remove(p + ".gz")
+
+    def main(self):
+        a = self.a
+        kinds = [k for k in a.kinds.split(",") if k]
+        self.sh(["nvidia-smi", "-L"], timeout=30)
+        self.sh([a.stepscope, "--version"], timeout=30)
+        self.say("== warm-up (bare balanced, not recorded)")
+        self.sh(self.job("balanced"), timeout=200)
+        for kind in kinds:
+            if time.time() - self.t0 > a.budget_s:
+                self.say("== budget spent: skipping " + kind)
+                self.record({"what": "skipped", "kind": kind})
+                continue
+            self.say("== %s: bare" % kind)
+            self.run_kind(kind, traced=False)
+            self.say("== %s: traced" % kind)
+            d = self.run_kind(kind, traced=True)
+            self.analyze_kind(kind, d)
+        for kind in [k for k in a.nomarks.split(",") if k]:
+            if time.time() - self.t0 > a.budget_s:
+                self.say("== budget spent: skipping %s_nomarks" % kind)
+                continue
+            # The loop exactly as the issue saw it: no step ranges at all (no iteration ranges).
+            name = kind + "_nomarks"
+            self.say("== %s: traced, --iteration-ranges off" % kind)
+            d = self.run_kind(kind, True, name, ("--iteration-ranges", "off"))
+            self.analyze_kind(name, d)
+        if "balanced" in kinds and time.time() - self.t0 < a.budget_s + 60:
+            self.say("== balanced again: bare (drift check)")
+            self.run_kind("balanced", traced=False)
+        self.say("== done in %.0f s" % (time.time() - self.t0))
+
+
+def main():
+    a = parse_args()
+    if a.driver:
+        os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+        os.environ.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
+        os.environ.setdefault("NVSHMEM_DISABLE_NVLS", "1")
+        os.environ.setdefault("PYTHONUNBUFFERED", "1")
+        Driver(a).main()
+    else:
+        worker(a)
+
+
+if __name__ == "__main__":
+    main()
