@@ -186,9 +186,7 @@ StatusOr<Analysis> Analyze(const TraceModel& model, const AnalyzeOptions& option
 MachineConstants MachineConstantsOf(const TraceModel& m, int device,
                                     const std::map<uint32_t, BenchResults>& bench);
 
-// The NVTX range `stepscope profile --loader-ranges on` (the default) puts around each
-// batch a PyTorch DataLoader hands the program (python/stepscope/_loader_ranges.py).
-inline constexpr std::string_view kLoaderRangeName = "DataLoader.__next__";
+// kLoaderRangeName (common/step_names.h): the DataLoader range of `profile`.
 
 // An NVTX range of data loading: "data", "DataLoader", "__next__",
 // "prefetch", "load_batch"; whole words, never a C++ operator (aten::...) or a

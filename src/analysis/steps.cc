@@ -6,6 +6,7 @@
 
 #include "analysis/timeline.h"
 #include "common/bounded_regex.h"
+#include "common/kernel_sequence.h"
 #include "common/step_names.h"
 
 namespace stepscope {
@@ -56,21 +57,7 @@ std::vector<NvtxStepRange> StepRanges(const TraceModel& m, const std::regex* re,
   return finder.Finish(kind, drops);
 }
 
-// "LlamaModel.forward", "## forward ##", "nn.Module: GPT": a module's forward call.
-bool IsForwardRangeName(std::string_view name) {
-  if (name.substr(0, 10) == "nn.Module:") return true;
-  for (size_t i = name.find("orward"); i != std::string_view::npos;
-       i = name.find("orward", i + 1)) {
-    if (i == 0 || (name[i - 1] != 'f' && name[i - 1] != 'F')) continue;
-    const size_t b = i - 1, e = i + 6;
-    const bool left = b == 0 || !std::isalnum(static_cast<unsigned char>(name[b - 1]));
-    const bool right = e == name.size() || !std::isalnum(static_cast<unsigned char>(name[e]));
-    if (left && right) return true;
-  }
-  return false;
-}
-
-// The kernel-sequence fallback: see steps.h.
+// The kernel-sequence fallback (common/kernel_sequence.h) on one device.
 std::vector<Step> KernelSequenceSteps(const TraceModel& m, int device, std::string* anchor_name,
                                       uint32_t* inside_range) {
   // The device with the most kernels when none was chosen.
@@ -85,52 +72,27 @@ std::vector<Step> KernelSequenceSteps(const TraceModel& m, int device, std::stri
     if (count.empty()) return {};
     dev = static_cast<int>(std::max_element(count.begin(), count.end()) - count.begin());
   }
-  std::vector<uint32_t> seq;  // indices into gpu_ops
+  std::vector<SequenceOp> ops;
+  std::vector<uint32_t> op_index;  // index into gpu_ops of each of `ops`
   for (size_t i = 0; i < m.gpu_ops().size(); ++i) {
     const GpuOp& o = m.gpu_ops()[i];
-    if (o.kind == GpuOpKind::kKernel && o.device == dev) seq.push_back(static_cast<uint32_t>(i));
+    if (o.device != static_cast<uint32_t>(dev)) continue;
+    SequenceOp s;
+    s.start_ns = o.start_ns;
+    s.end_ns = o.end_ns;
+    s.kernel = o.kind == GpuOpKind::kKernel;
+    s.name = s.kernel ? m.kernels()[o.index].name : 0;
+    ops.push_back(s);
+    op_index.push_back(static_cast<uint32_t>(i));
   }
-  struct NameStats {
-    int64_t count = 0;
-    int64_t first = -1, last = -1;
-    int64_t min_gap = INT64_MAX, max_gap = 0;
-  };
-  std::vector<NameStats> st(m.strings().size());
-  for (size_t k = 0; k < seq.size(); ++k) {
-    StringId name = m.kernels()[m.gpu_ops()[seq[k]].index].name;
-    if (name >= st.size()) continue;
-    NameStats& s = st[name];
-    if (s.last >= 0) {
-      s.min_gap = std::min<int64_t>(s.min_gap, static_cast<int64_t>(k) - s.last);
-      s.max_gap = std::max<int64_t>(s.max_gap, static_cast<int64_t>(k) - s.last);
-    } else {
-      s.first = static_cast<int64_t>(k);
-    }
-    s.last = static_cast<int64_t>(k);
-    ++s.count;
-  }
-  int64_t best = -1;
-  for (size_t n = 0; n < st.size(); ++n) {
-    const NameStats& s = st[n];
-    if (s.count < 3 || s.max_gap * 10 > s.min_gap * 11) continue;  // spacing within 10%
-    if (best < 0 || s.count > st[best].count ||
-        (s.count == st[best].count && s.first < st[best].first)) {
-      best = static_cast<int64_t>(n);
-    }
-  }
-  if (best < 0) return {};
-  *anchor_name = m.String(static_cast<StringId>(best));
-  std::vector<int64_t> anchors;
-  for (size_t k = 0; k < seq.size(); ++k) {
-    if (m.kernels()[m.gpu_ops()[seq[k]].index].name == static_cast<StringId>(best)) {
-      anchors.push_back(static_cast<int64_t>(k));
-    }
-  }
+  const KernelSequence found = FindKernelSequence(ops, m.strings().size());
+  if (!found.found) return {};
+  *anchor_name = m.String(found.anchor);
   // Repetitions launched inside one and the same forward range (a model's
   // forward call: its layers) are parts of one call, not steps of a loop.
   std::vector<uint32_t> common;  // the first anchor's enclosing ranges, innermost first
-  for (size_t a = 0; a < anchors.size(); ++a) {
-    const GpuOp& o = m.gpu_ops()[seq[anchors[a]]];
+  for (size_t a = 0; a < found.anchors.size(); ++a) {
+    const GpuOp& o = m.gpu_ops()[op_index[found.anchors[a]]];
     std::vector<uint32_t> chain;
     for (uint32_t r = o.api != kNone ? m.api_range()[o.api] : kNone; r != kNone;
          r = m.nvtx_parent()[r]) {
@@ -155,34 +117,13 @@ std::vector<Step> KernelSequenceSteps(const TraceModel& m, int device, std::stri
       return {};
     }
   }
-  const int64_t period = st[best].max_gap;
   std::vector<Step> steps;
-  for (size_t a = 0; a < anchors.size(); ++a) {
+  for (size_t a = 0; a < found.ranges.size(); ++a) {
     Step s;
     s.number = static_cast<int64_t>(a);
     s.name = "kernel sequence " + std::to_string(a);
-    const GpuOp& first = m.gpu_ops()[seq[anchors[a]]];
-    s.range_start_ns = first.start_ns;
-    // The copies/memsets on the device right before the anchor kernel (the
-    // step's input copy) belong to its step, not to the end of the previous one.
-    for (uint32_t j = seq[anchors[a]]; j > 0;) {
-      const GpuOp& o = m.gpu_ops()[--j];
-      if (a > 0 && o.start_ns <= m.gpu_ops()[seq[anchors[a - 1]]].start_ns) break;
-      if (o.device != first.device) continue;
-      if (o.kind == GpuOpKind::kKernel) break;
-      s.range_start_ns = o.start_ns;
-    }
-    if (a > 0) steps.back().range_end_ns = std::min(steps.back().range_end_ns, s.range_start_ns);
-    if (a + 1 < anchors.size()) {
-      s.range_end_ns = m.gpu_ops()[seq[anchors[a + 1]]].start_ns;
-    } else {
-      const int64_t last_k =
-          std::min<int64_t>(static_cast<int64_t>(seq.size()) - 1, anchors[a] + period - 1);
-      int64_t end = first.end_ns;
-      for (int64_t k = anchors[a]; k <= last_k; ++k)
-        end = std::max(end, m.gpu_ops()[seq[k]].end_ns);
-      s.range_end_ns = end;
-    }
+    s.range_start_ns = found.ranges[a].first;
+    s.range_end_ns = found.ranges[a].second;
     steps.push_back(std::move(s));
   }
   return steps;

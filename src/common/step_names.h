@@ -40,6 +40,10 @@ StepNameKind ParseStepName(std::string_view name, int64_t* number);
 const char* StepNamePattern(StepNameKind kind);
 // The name of the N-th iteration range (what the profile hook emits).
 inline constexpr std::string_view kIterationPrefix = "iteration ";
+// The NVTX range `stepscope profile --loader-ranges on` (the default) puts around each
+// batch a PyTorch DataLoader hands the program (python/stepscope/_loader_ranges.py);
+// the rule data_loading and the ranks verdict read it.
+inline constexpr std::string_view kLoaderRangeName = "DataLoader.__next__";
 
 // The NVTX domain of Kineto's GPU-side copies of host annotations.
 inline constexpr std::string_view kGpuSideDomain = "gpu_user_annotation";

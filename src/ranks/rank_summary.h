@@ -20,9 +20,10 @@
 
 namespace stepscope {
 
-// Version 2 added collectives[].free_ns; version 1 summaries are still read
-// (their collectives' free time is unknown: -1).
-inline constexpr int kRankSummaryVersion = 2;
+// Version 2 added collectives[].free_ns; version 3 the host thread's CPU per
+// step (steps[].host_cpu_ns, host_ready_ns), kernels[].threads and python[].
+// Versions 1 and 2 are still read (what they lack is unknown: -1, empty).
+inline constexpr int kRankSummaryVersion = 3;
 inline constexpr int kRankSummaryOldestVersion = 1;
 inline constexpr const char* kRankSummaryFormat = "stepscope-rank-summary";
 inline constexpr int64_t kNoStep = -1;
@@ -39,6 +40,11 @@ struct StepSummary {
   int64_t overlap_ns = 0;      // comm time during which a compute kernel ran on the same device
   int64_t launch_late_ns = 0;  // host launch lateness on the critical stream (docs/ranks.md)
   int64_t kernels = 0;         // kernels attributed to the step
+  // The main thread's CPU time in the step (its samples' cpu_ns), and the
+  // time it was runnable without a CPU (between two running samples: the
+  // interval minus the CPU it got); -1: unknown (no samples).
+  int64_t host_cpu_ns = -1;
+  int64_t host_ready_ns = -1;
 
   int64_t host_ns() const { return end_ns - start_ns; }
   int64_t gpu_ns() const { return gpu_end_ns - gpu_start_ns; }
@@ -52,6 +58,7 @@ struct NamedTimes {
   std::vector<int64_t> total_ns;   // sum of durations in the step
   std::vector<int64_t> count;      // instances in the step
   std::vector<int64_t> median_ns;  // median instance duration in the step (0 when count is 0)
+  int64_t threads = -1;            // kernels only: median threads per launch (grid x block); -1 unknown
 };
 
 // One NCCL collective kernel execution.
@@ -78,12 +85,19 @@ struct RankSummary {
   int64_t pid = 0;
   std::string clock;
   int64_t clock_offset_ns = 0;  // meta.wall_clock_offset_ns
-  std::string step_source;  // "nvtx" (step N), "profiler" (ProfilerStep#N), "iteration" or "none"
+  // "nvtx" (step N), "profiler" (ProfilerStep#N), "iteration", "kernel-sequence"
+  // (no step ranges: the repeating kernel sequence, common/kernel_sequence.h) or "none"
+  std::string step_source;
+  int64_t main_tid = 0;  // the thread host_cpu_ns and python describe (0: none)
   uint32_t critical_device = 0;
   uint32_t critical_stream = 0;
   std::vector<StepSummary> steps;  // in step order
   std::vector<NamedTimes> kernels;
   std::vector<NamedTimes> sections;
+  // The main thread's CPU time per Python function ("caller > function (file)"
+  // of its sampled stacks; total_ns: the samples' cpu_ns, count: samples), at
+  // most 64, the largest first.
+  std::vector<NamedTimes> python;
   std::vector<CollectiveSummary> collectives;  // in start order
 };
 

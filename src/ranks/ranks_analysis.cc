@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "common/strings.h"
@@ -72,6 +73,55 @@ Status NumberRanks(RanksAnalysis* a) {
     if (!taken.count(r)) a->missing_ranks.push_back(r);
   }
   return OkStatus();
+}
+
+// Kernel-sequence steps are numbered from 0 on each rank, from wherever its
+// detector found the first one; the collectives say which steps are the same:
+// every rank runs the same collectives in the same order, so a collective
+// (stream ordinal, name, sequence number) falls in the same step everywhere.
+// Each such rank's steps are renumbered by the most common difference to the
+// first rank's step of the same collectives.
+void AlignSequenceSteps(RanksAnalysis* a) {
+  if (a->summaries.size() < 2) return;
+  const RankSummary& ref = a->summaries[0];
+  std::map<std::tuple<int32_t, std::string, int64_t>, int64_t> ref_step;
+  for (const CollectiveSummary& c : ref.collectives) {
+    if (c.step != kNoStep) ref_step.emplace(std::make_tuple(c.stream_index, c.name, c.seq), c.step);
+  }
+  for (size_t r = 1; r < a->summaries.size(); ++r) {
+    RankSummary& s = a->summaries[r];
+    if (s.step_source != "kernel-sequence" && ref.step_source != "kernel-sequence") continue;
+    std::map<int64_t, int64_t> votes;
+    for (const CollectiveSummary& c : s.collectives) {
+      auto it = ref_step.find(std::make_tuple(c.stream_index, c.name, c.seq));
+      if (c.step != kNoStep && it != ref_step.end()) ++votes[it->second - c.step];
+    }
+    if (votes.empty()) continue;
+    const int64_t shift = std::max_element(votes.begin(), votes.end(), [](const auto& x,
+                                                                           const auto& y) {
+                            return x.second < y.second;
+                          })->first;
+    if (shift == 0) continue;
+    // Steps before the first rank's first (numbers below 0) are left out.
+    size_t drop = 0;
+    while (drop < s.steps.size() && s.steps[drop].step + shift < 0) ++drop;
+    for (StepSummary& st : s.steps) st.step += shift;
+    for (CollectiveSummary& c : s.collectives) {
+      if (c.step != kNoStep) c.step = c.step + shift < 0 ? kNoStep : c.step + shift;
+    }
+    if (drop > 0) {
+      s.steps.erase(s.steps.begin(), s.steps.begin() + static_cast<ptrdiff_t>(drop));
+      for (auto* list : {&s.kernels, &s.sections, &s.python}) {
+        for (NamedTimes& n : *list) {
+          for (auto* v : {&n.total_ns, &n.count, &n.median_ns})
+            v->erase(v->begin(), v->begin() + static_cast<ptrdiff_t>(drop));
+        }
+      }
+    }
+    a->notes.push_back("rank " + std::to_string(s.rank) + ": kernel-sequence steps renumbered by " +
+                       (shift > 0 ? "+" : "") + std::to_string(shift) + " to match rank " +
+                       std::to_string(ref.rank) + "'s (same collectives, same step)");
+  }
 }
 
 void IndexSteps(RanksAnalysis* a) {
@@ -286,6 +336,7 @@ StatusOr<RanksAnalysis> AnalyzeRanks(std::vector<RankSummary> summaries,
     r.offset_ns = s.clock_offset_ns;
     a.ranks.push_back(r);
   }
+  AlignSequenceSteps(&a);
   IndexSteps(&a);
   std::vector<bool> with_collectives;
   std::vector<int64_t> skew = MatchCollectives(&a, &with_collectives);

@@ -30,13 +30,27 @@ struct RanksOptions {
   bool align_collectives = false;  // correct per-host clock skew from collective end times
 };
 
-enum class Cause { kNone, kCompute, kHost, kCommunication };
-const char* CauseName(Cause c);
-// What within the cause (docs/ranks.md, "The verdict"): compute is slower
-// kernels; host is extra work (its program launches work the others do not)
-// or late launches; communication has none.
-enum class CauseDetail { kNone, kSlowerKernels, kExtraWork, kLateLaunches };
-const char* CauseDetailName(CauseDetail d);  // "slower kernels", ...; "" for kNone
+// Why a straggler is late (docs/ranks.md, "The verdict"): its data loading
+// (DataLoader.__next__ longer), host CPU work (its main thread used more CPU,
+// or waited for one), late launches (its host launched late for another
+// reason: a sleep, a lock, I/O), more GPU work (kernels the others do not
+// run, or larger launches of the same kernels), a slower GPU (the same
+// kernels with the same launch size take longer) or communication (none of
+// those: its collectives themselves are late).
+enum class Cause {
+  kNone,
+  kDataLoading,
+  kHostCpu,
+  kLateLaunches,
+  kGpuWork,
+  kSlowerGpu,
+  kCommunication
+};
+const char* CauseName(Cause c);  // "data loading", "host CPU", "late launches", "GPU work", ...
+// What within the cause: GPU work is extra kernels or larger kernels; host
+// CPU is Python work (more CPU time) or CPU contention (runnable without a CPU).
+enum class CauseDetail { kNone, kExtraKernels, kLargerKernels, kPythonWork, kCpuContention };
+const char* CauseDetailName(CauseDetail d);  // "extra kernels", ...; "" for kNone
 
 // One rank's results. Times are per-step medians over the rank's steps.
 struct RankResult {
@@ -98,16 +112,33 @@ struct Straggler {
   double compute_excess_ns = 0;  // its non-NCCL kernel busy time minus the others' median
   // The compute excess split by kernel name (verdict.cc): slower_ns + extra_ns
   // ~ compute_excess_ns.
-  double slower_ns = 0;       // the kernels the others also run, longer on it (compute)
-  double extra_ns = 0;        // kernel work the others do not do (host: extra work)
-  double host_excess_ns = 0;  // its launch lateness minus the others' median (host: late launches)
-  double comm_ns = 0;         // what neither explains: caused - compute - host (>= 0)
+  double slower_ns = 0;   // the kernels the others also run, same launch size, longer on it
+  double larger_ns = 0;   // the kernels the others also run, launched larger on it (GPU work)
+  double extra_ns = 0;    // kernel instances the others do not run (GPU work)
+  double host_excess_ns = 0;  // its launch lateness minus the others' median
+  double comm_ns = 0;         // what none explains: caused - kernel time - late launches (>= 0)
+  // The host side, per step vs the other ranks' median (NaN: not recorded).
+  double loader_ns = kNaN;      // DataLoader.__next__ time excess
+  double loader_mine_ns = kNaN;  // ... its own, and the others' median
+  double loader_others_ns = kNaN;
+  double host_cpu_ns = kNaN;    // main thread CPU time excess
+  double host_ready_ns = kNaN;  // main thread run-queue time excess (runnable, no CPU)
+  // The parts the cause is chosen from (>= 0): each straggler's lateness is
+  // the largest of them (docs/ranks.md).
+  double part_loading_ns = 0, part_cpu_ns = 0, part_late_ns = 0, part_gpu_ns = 0;
+  // The price: the job's step now and if this rank matched the median rank
+  // (the others' step less the exposed wait they spend on it), medians over
+  // the straggling steps.
+  double step_ns = kNaN;
+  double step_if_matched_ns = kNaN;
   Cause cause = Cause::kNone;
   CauseDetail detail = CauseDetail::kNone;
   // Evidence, largest first, each at least a tenth of the largest number explained.
   std::vector<KernelExcess> extra_kernels;
   std::vector<KernelExcess> slower_kernels;
+  std::vector<KernelExcess> larger_kernels;  // slower_kernels' launch-size twins: more work
   std::vector<std::pair<std::string, double>> sections;  // name, excess ns per step
+  std::vector<std::pair<std::string, double>> python;    // Python functions: CPU excess per step
   std::vector<std::string> only_here;                    // sections no other rank has
 };
 

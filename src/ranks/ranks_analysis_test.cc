@@ -67,9 +67,11 @@ TEST(Ranks, NoSpinNoWaitAndVersion1FallsBackToTheSpin) {
 
 // Adds a non-NCCL kernel to step 0 of `s`: `count` instances of median
 // `median` ns (total count x median).
-void AddKernel(RankSummary* s, const std::string& name, int64_t count, int64_t median) {
+void AddKernel(RankSummary* s, const std::string& name, int64_t count, int64_t median,
+               int64_t threads = -1) {
   NamedTimes n;
   n.name = name;
+  n.threads = threads;
   n.count = {count};
   n.median_ns = {median};
   n.total_ns = {count * median};
@@ -82,7 +84,7 @@ std::vector<RankSummary> LateRank1() {
   return {OneCollective(0, 1000000, 5000000, 2000000), OneCollective(1, 4000000, 5000000, 800000)};
 }
 
-TEST(Ranks, ExtraWorkIsAHostCauseAndSplitsFromSlowerKernels) {
+TEST(Ranks, ExtraWorkIsGpuWorkAndSplitsFromSlowerKernels) {
   auto s = LateRank1();
   AddKernel(&s[0], "A", 1, 1500000);
   AddKernel(&s[0], "Z", 1, 1000000);
@@ -98,8 +100,8 @@ TEST(Ranks, ExtraWorkIsAHostCauseAndSplitsFromSlowerKernels) {
   EXPECT_DOUBLE_EQ(st.slower_ns, 500000);
   EXPECT_DOUBLE_EQ(st.extra_ns, 5000000);
   EXPECT_DOUBLE_EQ(st.compute_excess_ns, 5500000);
-  EXPECT_EQ(st.cause, Cause::kHost);
-  EXPECT_EQ(st.detail, CauseDetail::kExtraWork);
+  EXPECT_EQ(st.cause, Cause::kGpuWork);
+  EXPECT_EQ(st.detail, CauseDetail::kExtraKernels);
   ASSERT_EQ(st.extra_kernels.size(), 2u);
   EXPECT_EQ(st.extra_kernels[0].name, "A");
   EXPECT_DOUBLE_EQ(st.extra_kernels[0].ns, 4000000);
@@ -111,7 +113,7 @@ TEST(Ranks, ExtraWorkIsAHostCauseAndSplitsFromSlowerKernels) {
   EXPECT_TRUE(st.slower_kernels.empty());
 }
 
-TEST(Ranks, SameKernelsSlowerIsCompute) {
+TEST(Ranks, SameKernelsSlowerIsASlowerGpu) {
   auto s = LateRank1();
   AddKernel(&s[0], "A", 2, 1000000);
   AddKernel(&s[1], "A", 2, 1750000);
@@ -121,23 +123,82 @@ TEST(Ranks, SameKernelsSlowerIsCompute) {
   const Straggler& st = a->stragglers[0];
   EXPECT_DOUBLE_EQ(st.slower_ns, 1500000);
   EXPECT_DOUBLE_EQ(st.extra_ns, 0);
-  EXPECT_EQ(st.cause, Cause::kCompute);
-  EXPECT_EQ(st.detail, CauseDetail::kSlowerKernels);
+  EXPECT_EQ(st.cause, Cause::kSlowerGpu);
+  EXPECT_EQ(st.detail, CauseDetail::kNone);
   ASSERT_EQ(st.slower_kernels.size(), 1u);
   EXPECT_DOUBLE_EQ(st.slower_kernels[0].instances, 2);
   EXPECT_DOUBLE_EQ(st.slower_kernels[0].mine_ns, 1750000);
   EXPECT_DOUBLE_EQ(st.slower_kernels[0].others_ns, 1000000);
 }
 
-TEST(Ranks, LateLaunchesAreAHostCause) {
+TEST(Ranks, SameKernelsLaunchedLargerAreGpuWork) {
+  auto s = LateRank1();
+  AddKernel(&s[0], "A", 2, 1000000, 8192);
+  AddKernel(&s[1], "A", 2, 1500000, 12288);  // a batch of 12 instead of 8
+  auto a = AnalyzeRanks(std::move(s), RanksOptions{});
+  ASSERT_TRUE(a.ok());
+  ASSERT_EQ(a->stragglers.size(), 1u);
+  const Straggler& st = a->stragglers[0];
+  EXPECT_DOUBLE_EQ(st.larger_ns, 1000000);
+  EXPECT_DOUBLE_EQ(st.slower_ns, 0);
+  EXPECT_EQ(st.cause, Cause::kGpuWork);
+  EXPECT_EQ(st.detail, CauseDetail::kLargerKernels);
+  ASSERT_EQ(st.larger_kernels.size(), 1u);
+  EXPECT_TRUE(st.slower_kernels.empty());
+}
+
+TEST(Ranks, LateLaunchesWithoutHostEvidence) {
   auto s = LateRank1();
   s[1].steps[0].launch_late_ns = 1100000;
   auto a = AnalyzeRanks(std::move(s), RanksOptions{});
   ASSERT_TRUE(a.ok());
   ASSERT_EQ(a->stragglers.size(), 1u);
-  EXPECT_EQ(a->stragglers[0].cause, Cause::kHost);
-  EXPECT_EQ(a->stragglers[0].detail, CauseDetail::kLateLaunches);
+  EXPECT_EQ(a->stragglers[0].cause, Cause::kLateLaunches);
+  EXPECT_EQ(a->stragglers[0].detail, CauseDetail::kNone);
   EXPECT_DOUBLE_EQ(a->stragglers[0].comm_ns, 100000);
+  // The price: rank 0's 5 ms step less its 1.2 ms wait.
+  EXPECT_DOUBLE_EQ(a->stragglers[0].step_ns, 10000000);
+  EXPECT_DOUBLE_EQ(a->stragglers[0].step_if_matched_ns, 10000000 - 1200000);
+}
+
+// A section of `ns` in step 0.
+void AddSection(RankSummary* s, const std::string& name, int64_t ns) {
+  NamedTimes n;
+  n.name = name;
+  n.count = {1};
+  n.median_ns = {ns};
+  n.total_ns = {ns};
+  s->sections.push_back(n);
+}
+
+TEST(Ranks, LateLaunchesInTheDataLoaderAreDataLoading) {
+  auto s = LateRank1();
+  s[1].steps[0].launch_late_ns = 1100000;
+  AddSection(&s[0], "DataLoader.__next__", 50000);
+  AddSection(&s[1], "DataLoader.__next__", 1050000);
+  for (auto& r : s) r.steps[0].host_cpu_ns = 2000000, r.steps[0].host_ready_ns = 0;
+  s[1].steps[0].host_cpu_ns = 3000000;  // the loader's CPU time
+  auto a = AnalyzeRanks(std::move(s), RanksOptions{});
+  ASSERT_TRUE(a.ok());
+  ASSERT_EQ(a->stragglers.size(), 1u);
+  const Straggler& st = a->stragglers[0];
+  EXPECT_EQ(st.cause, Cause::kDataLoading);
+  EXPECT_DOUBLE_EQ(st.part_loading_ns, 1000000);
+  EXPECT_DOUBLE_EQ(st.part_cpu_ns, 0);
+  EXPECT_DOUBLE_EQ(st.loader_mine_ns, 1050000);
+}
+
+TEST(Ranks, LateLaunchesWithMoreCpuAreHostCpu) {
+  auto s = LateRank1();
+  s[1].steps[0].launch_late_ns = 1100000;
+  for (auto& r : s) r.steps[0].host_cpu_ns = 2000000, r.steps[0].host_ready_ns = 100000;
+  s[1].steps[0].host_ready_ns = 1000000;  // runnable without a CPU: contention
+  auto a = AnalyzeRanks(std::move(s), RanksOptions{});
+  ASSERT_TRUE(a.ok());
+  ASSERT_EQ(a->stragglers.size(), 1u);
+  EXPECT_EQ(a->stragglers[0].cause, Cause::kHostCpu);
+  EXPECT_EQ(a->stragglers[0].detail, CauseDetail::kCpuContention);
+  EXPECT_DOUBLE_EQ(a->stragglers[0].part_cpu_ns, 900000);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "common/step_names.h"
 #include "common/strings.h"
 
 namespace stepscope {
@@ -56,7 +57,14 @@ std::string SlowerText(const KernelExcess& k) {
 // The evidence in one line for the CSV/JSON verdict.
 std::string EvidenceText(const Straggler& s) {
   std::vector<std::string> ev;
-  for (const KernelExcess& k : s.extra_kernels) ev.push_back("extra work: " + ExtraText(k));
+  if (!std::isnan(s.loader_ns) && s.loader_ns > 0)
+    ev.push_back("data loading: '" + std::string(kLoaderRangeName) + "' " + MsText(s.loader_mine_ns) +
+                 " vs " + MsText(s.loader_others_ns));
+  for (const auto& [name, ns] : s.python) ev.push_back("Python: " + name + " " + SignedMs(ns));
+  if (!std::isnan(s.host_ready_ns) && s.host_ready_ns > 0)
+    ev.push_back("runnable without a CPU " + SignedMs(s.host_ready_ns));
+  for (const KernelExcess& k : s.extra_kernels) ev.push_back("extra kernels: " + ExtraText(k));
+  for (const KernelExcess& k : s.larger_kernels) ev.push_back("larger: " + SlowerText(k));
   for (const KernelExcess& k : s.slower_kernels) ev.push_back("slower: " + SlowerText(k));
   for (const auto& [name, ns] : s.sections) {
     if (name != "step") ev.push_back("longer: section '" + name + "' " + SignedMs(ns));
@@ -233,7 +241,13 @@ Table VerdictTable(const RanksAnalysis& a) {
            {"cause_detail", "detail", false},
            {"slower_kernels_ms", "slower +ms", true},
            {"extra_work_ms", "extra +ms", true},
-           {"evidence", "evidence", false}});
+           {"evidence", "evidence", false},
+           {"larger_kernels_ms", "larger +ms", true},
+           {"data_loading_ms", "loader +ms", true},
+           {"host_cpu_ms", "cpu +ms", true},
+           {"cpu_wait_ms", "cpu wait +ms", true},
+           {"step_ms", "step ms", true},
+           {"step_if_matched_ms", "step if matched ms", true}});
   for (const Straggler& s : a.stragglers) {
     const RankResult& r = a.ranks[static_cast<size_t>(s.rank_index)];
     const std::string detail = CauseDetailName(s.detail);
@@ -244,7 +258,8 @@ Table VerdictTable(const RanksAnalysis& a) {
               s.by_scores ? Cell(kNaN) : Ms(s.caused_ns), Ms(s.compute_excess_ns),
               Ms(s.host_excess_ns), s.by_scores ? Cell(kNaN) : Ms(s.comm_ns),
               Cell(detail.empty() ? "-" : detail), Ms(s.slower_ns), Ms(s.extra_ns),
-              Cell(evidence.empty() ? "-" : evidence)});
+              Cell(evidence.empty() ? "-" : evidence), Ms(s.larger_ns), Ms(s.loader_ns),
+              Ms(s.host_cpu_ns), Ms(s.host_ready_ns), Ms(s.step_ns), Ms(s.step_if_matched_ns)});
   }
   return t;
 }
@@ -325,6 +340,90 @@ std::string ScoresDisagreeText(const RanksAnalysis& a, const Straggler& s) {
 }
 }  // namespace
 
+namespace {
+// "  Cause: ..." for a straggler; `stream` names its critical stream.
+std::string CauseText(const Straggler& s, const std::string& stream) {
+  switch (s.cause) {
+    case Cause::kDataLoading:
+      return "  Cause: data loading. Its '" + std::string(kLoaderRangeName) + "' takes " +
+             MsText(s.loader_mine_ns) + " per step vs " + MsText(s.loader_others_ns) +
+             " on the other ranks: it loads batches in its training loop while its GPU waits "
+             "(its launches " +
+             SignedMs(s.host_excess_ns) + " late on " + stream + ").\n";
+    case Cause::kHostCpu:
+      if (s.detail == CauseDetail::kCpuContention) {
+        return "  Cause: host CPU, CPU contention. Its main thread waits " +
+               SignedMs(s.host_ready_ns) +
+               " per step runnable without a CPU (other processes or threads on its CPUs), "
+               "so its launches are " +
+               SignedMs(s.host_excess_ns) + " late on " + stream + ".\n";
+      }
+      return "  Cause: host CPU, Python work. Its main thread uses " + SignedMs(s.host_cpu_ns) +
+             " of CPU per step more than the other ranks', so its launches are " +
+             SignedMs(s.host_excess_ns) + " late on " + stream + ".\n";
+    case Cause::kLateLaunches:
+      return "  Cause: late launches. Its GPU waits for kernel launches " +
+             MsText(s.host_excess_ns) +
+             " per step longer than the other ranks' (launch lateness on " + stream +
+             (std::isnan(s.loader_ns) && std::isnan(s.host_cpu_ns)
+                  ? "); the summaries record neither DataLoader ranges nor host CPU time to say "
+                    "more.\n"
+                  : "); neither data loading nor its CPU time explains it (a sleep, a lock, I/O, "
+                    "a host sync).\n");
+    case Cause::kGpuWork:
+      if (s.detail == CauseDetail::kLargerKernels) {
+        return "  Cause: GPU work, larger kernels. The kernels the other ranks also run are "
+               "launched larger on it (more threads: a larger batch or shape) and take " +
+               MsText(s.larger_ns) + " per step longer.\n";
+      }
+      return "  Cause: GPU work, extra kernels. Its program runs GPU work the other ranks do "
+             "not: " +
+             MsText(s.extra_ns) + " of kernel time per step.\n";
+    case Cause::kSlowerGpu:
+      return "  Cause: slower GPU. The kernels the other ranks also run, launched the same size, "
+             "take " +
+             MsText(s.slower_ns) +
+             " per step longer on it (same work, slower GPU: clocks, temperature, a faulty "
+             "GPU).\n";
+    case Cause::kCommunication:
+      return "  Cause: communication. Neither its kernels (" + SignedMs(s.compute_excess_ns) +
+             ") nor its launches (" + SignedMs(s.host_excess_ns) +
+             ") explain the wait; its collectives start late (another communicator, "
+             "stream or network path).\n";
+    case Cause::kNone:
+      break;
+  }
+  return "";
+}
+
+// Each part per step against the other ranks' median, the cause's first.
+std::string PartsText(const Straggler& s) {
+  // Data loading and host CPU only where the summaries record them (a
+  // DataLoader range, host samples).
+  std::vector<std::pair<Cause, std::string>> parts;
+  if (!std::isnan(s.loader_ns))
+    parts.push_back({Cause::kDataLoading, "data loading " + MsText(s.part_loading_ns)});
+  if (!std::isnan(s.host_cpu_ns))
+    parts.push_back({Cause::kHostCpu, "host CPU " + MsText(s.part_cpu_ns)});
+  const bool known = !std::isnan(s.loader_ns) || !std::isnan(s.host_cpu_ns);
+  parts.insert(parts.end(), {
+      {Cause::kLateLaunches, (known ? "other late launches " : "late launches ") +
+                                 MsText(s.part_late_ns)},
+      {Cause::kGpuWork, "GPU work " + MsText(s.part_gpu_ns) + " (extra kernels " +
+                            SignedMs(s.extra_ns) + ", larger kernels " + SignedMs(s.larger_ns) +
+                            ")"},
+      {Cause::kSlowerGpu, "slower kernels " + SignedMs(s.slower_ns)}});
+  if (!s.by_scores)
+    parts.push_back({Cause::kCommunication, "not explained (communication) " + MsText(s.comm_ns)});
+  std::stable_partition(parts.begin(), parts.end(),
+                        [&](const auto& x) { return x.first == s.cause; });
+  std::vector<std::string> texts;
+  for (const auto& part : parts) texts.push_back(part.second);
+  return "  Per step, vs the other ranks' median: " + Join(texts, ", ") + "; kernel time in all " +
+         SignedMs(s.compute_excess_ns) + ", launch lateness " + SignedMs(s.host_excess_ns) + ".\n";
+}
+}  // namespace
+
 std::string VerdictText(const RanksAnalysis& a) {
   std::string out;
   if (a.stragglers.empty()) {
@@ -352,7 +451,7 @@ std::string VerdictText(const RanksAnalysis& a) {
            std::to_string(s.from_step) + ": ";
     if (s.by_scores) {
       out += "its per-step relative " +
-             std::string(s.cause == Cause::kCompute ? "GPU" : "step-time") + " score is below " +
+             std::string(s.cause == Cause::kSlowerGpu ? "GPU" : "step-time") + " score is below " +
              FormatFixed(a.options.threshold, 2) + " in " + std::to_string(s.steps_blocking) +
              " of " + std::to_string(s.steps_seen) +
              " steps (no NCCL collectives to measure waits).\n";
@@ -362,50 +461,30 @@ std::string VerdictText(const RanksAnalysis& a) {
              std::to_string(s.steps_blocking) + " of " + std::to_string(s.steps_seen) +
              " steps).\n";
     }
-    const std::string stream = "device " + std::to_string(sum.critical_device) + " stream " +
-                               std::to_string(sum.critical_stream);
-    switch (s.cause) {
-      case Cause::kHost:
-        if (s.detail == CauseDetail::kExtraWork) {
-          out += "  Cause: host, extra work. Its program runs GPU work the other ranks do not: " +
-                 MsText(s.extra_ns) + " of kernel time per step.\n";
-        } else {
-          out += "  Cause: host, late launches. Its GPU waits for kernel launches " +
-                 MsText(s.host_excess_ns) +
-                 " per step longer than the other ranks' (launch lateness on " + stream + ").\n";
-        }
-        break;
-      case Cause::kCompute:
-        out += "  Cause: compute, slower kernels. The kernels the other ranks also run take " +
-               MsText(s.slower_ns) +
-               " per step longer on it (same work, slower GPU: clocks, temperature, a faulty "
-               "GPU).\n";
-        break;
-      case Cause::kCommunication:
-        out += "  Cause: communication. Neither its kernels (" + SignedMs(s.compute_excess_ns) +
-               ") nor its launches (" + SignedMs(s.host_excess_ns) +
-               ") explain the wait; its collectives start late (another communicator, "
-               "stream or network path).\n";
-        break;
-      case Cause::kNone:
-        break;
+    out += CauseText(s, "device " + std::to_string(sum.critical_device) + " stream " +
+                            std::to_string(sum.critical_stream));
+    if (!s.by_scores && !std::isnan(s.step_ns)) {
+      out += "  Cost: the other ranks wait " + MsText(s.caused_ns) +
+             " per step for it; if it matched the median rank the step would take " +
+             MsText(s.step_if_matched_ns) + " instead of " + MsText(s.step_ns) + ".\n";
     }
-    // Each part per step against the other ranks' median, the cause's first.
-    std::vector<std::pair<CauseDetail, std::string>> parts = {
-        {CauseDetail::kExtraWork, "extra work " + SignedMs(s.extra_ns)},
-        {CauseDetail::kLateLaunches, "late launches " + SignedMs(s.host_excess_ns)},
-        {CauseDetail::kSlowerKernels, "slower kernels " + SignedMs(s.slower_ns)}};
-    std::stable_partition(parts.begin(), parts.end(),
-                          [&](const auto& x) { return x.first == s.detail; });
-    std::vector<std::string> texts;
-    for (const auto& part : parts) texts.push_back(part.second);
-    out += "  Per step, vs the other ranks' median: " + Join(texts, ", ") +
-           "; kernel time in all " + SignedMs(s.compute_excess_ns) +
-           (s.by_scores ? "" : "; not explained (communication) " + MsText(s.comm_ns)) + ".\n";
+    out += PartsText(s);
+    if (!s.python.empty()) {
+      std::vector<std::string> ev;
+      for (const auto& [name, ns] : s.python) ev.push_back(name + " " + SignedMs(ns));
+      out += "  Python functions using more CPU than on the other ranks (per step): " +
+             Join(ev, "; ") + ".\n";
+    }
     if (!s.extra_kernels.empty()) {
       std::vector<std::string> ev;
       for (const KernelExcess& k : s.extra_kernels) ev.push_back(ExtraText(k));
       out += "  Extra work (per step): " + Join(ev, "; ") + ".\n";
+    }
+    if (!s.larger_kernels.empty()) {
+      std::vector<std::string> ev;
+      for (const KernelExcess& k : s.larger_kernels) ev.push_back(SlowerText(k));
+      out += "  Larger kernels (per step; launched larger; its median duration vs the others'): " +
+             Join(ev, "; ") + ".\n";
     }
     if (!s.slower_kernels.empty()) {
       std::vector<std::string> ev;

@@ -8,6 +8,7 @@
 
 #include "common/file_util.h"
 #include "common/intervals.h"
+#include "common/kernel_sequence.h"
 #include "common/step_names.h"
 #include "common/strings.h"
 
@@ -87,6 +88,427 @@ bool IsSectionDomain(const std::string& domain) {
 }
 
 constexpr size_t kMaxSections = 256;
+constexpr size_t kMaxPython = 64;
+
+// The trace's records, read once, and each launch's API call.
+struct Input {
+  std::vector<KernelRecord> kernels;
+  std::vector<MemcpyRecord> memcpys;
+  std::vector<MemsetRecord> memsets;
+  std::vector<ApiRecord> apis;
+  std::vector<NvtxRecord> nvtx;
+  std::unordered_map<uint32_t, size_t> api_of;  // correlation -> index into apis
+  const ApiRecord* Launch(uint32_t correlation) const {
+    if (correlation == 0) return nullptr;
+    auto it = api_of.find(correlation);
+    return it == api_of.end() ? nullptr : &apis[it->second];
+  }
+};
+
+// Steps of the one definition (common/step_names.h), as `steps`; a rank
+// summary also needs the numbers to rise (steps are matched across ranks by
+// number), so a repeated or lower number is dropped.
+bool RangeSteps(const TraceReader& trace, const Input& in, RankSummary* s) {
+  StepRangeFinder finder;
+  for (const NvtxRecord& r : in.nvtx) {
+    if (r.kind == NvtxKind::kMark || r.end_ns < r.start_ns) continue;
+    NvtxStepRange x;
+    x.start_ns = r.start_ns;
+    x.end_ns = r.end_ns;
+    x.tid = r.tid;
+    finder.Add(trace.String(r.name), trace.String(r.domain), x);
+  }
+  StepNameKind kind = StepNameKind::kNone;
+  const std::vector<NvtxStepRange> ranges = finder.Finish(&kind, nullptr);
+  if (ranges.empty()) return false;
+  for (const NvtxStepRange& r : ranges) {
+    if (!s->steps.empty() && r.number <= s->steps.back().step) continue;
+    StepSummary st;
+    st.step = r.number;
+    st.start_ns = r.start_ns;
+    st.end_ns = r.end_ns;
+    s->steps.push_back(st);
+  }
+  s->step_source = kind == StepNameKind::kProfilerStep ? "profiler"
+                   : kind == StepNameKind::kIteration  ? "iteration"
+                                                       : "nvtx";
+  return true;
+}
+
+// True when every anchor kernel was launched inside one and the same forward
+// range (common/kernel_sequence.h): the layers of one call, not steps.
+bool InsideOneForward(const TraceReader& trace, const Input& in,
+                      const std::vector<size_t>& kernel_of, const KernelSequence& seq) {
+  std::vector<const NvtxRecord*> candidates;
+  for (size_t a = 0; a < seq.anchors.size(); ++a) {
+    const ApiRecord* api = in.Launch(in.kernels[kernel_of[seq.anchors[a]]].correlation);
+    if (api == nullptr) return false;
+    auto holds = [&](const NvtxRecord& r) {
+      return r.tid == api->tid && r.start_ns <= api->start_ns &&
+             (r.end_ns < r.start_ns || api->start_ns <= r.end_ns);
+    };
+    if (a == 0) {
+      for (const NvtxRecord& r : in.nvtx) {
+        if (r.kind != NvtxKind::kMark && holds(r) && IsForwardRangeName(trace.String(r.name)))
+          candidates.push_back(&r);
+      }
+    } else {
+      candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
+                                      [&](const NvtxRecord* r) { return !holds(*r); }),
+                       candidates.end());
+    }
+    if (candidates.empty()) return false;
+  }
+  return true;
+}
+
+// No step ranges: the repeating kernel sequence of the device with the most
+// kernels (common/kernel_sequence.h), as `steps` finds it.
+bool SequenceSteps(const TraceReader& trace, const Input& in, RankSummary* s) {
+  std::map<uint32_t, int64_t> per_device;
+  uint32_t bound = 0;
+  for (const KernelRecord& k : in.kernels) {
+    ++per_device[k.device];
+    bound = std::max<uint32_t>(bound, static_cast<uint32_t>(k.name) + 1);
+  }
+  if (per_device.empty()) return false;
+  const uint32_t dev =
+      std::max_element(per_device.begin(), per_device.end(), [](const auto& x, const auto& y) {
+        return x.second < y.second;
+      })->first;
+  std::vector<SequenceOp> ops;
+  std::vector<size_t> kernel_of;  // index into in.kernels of each op (copies: SIZE_MAX)
+  for (size_t i = 0; i < in.kernels.size(); ++i) {
+    const KernelRecord& k = in.kernels[i];
+    if (k.device != dev) continue;
+    ops.push_back({k.start_ns, k.end_ns, static_cast<uint32_t>(k.name), true});
+    kernel_of.push_back(i);
+  }
+  for (const MemcpyRecord& m : in.memcpys) {
+    if (m.device == dev) ops.push_back({m.start_ns, m.end_ns, 0, false}), kernel_of.push_back(SIZE_MAX);
+  }
+  for (const MemsetRecord& m : in.memsets) {
+    if (m.device == dev) ops.push_back({m.start_ns, m.end_ns, 0, false}), kernel_of.push_back(SIZE_MAX);
+  }
+  std::vector<size_t> order(ops.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return ops[x].start_ns < ops[y].start_ns; });
+  std::vector<SequenceOp> sorted;
+  std::vector<size_t> sorted_kernel;
+  for (size_t i : order) sorted.push_back(ops[i]), sorted_kernel.push_back(kernel_of[i]);
+  const KernelSequence seq = FindKernelSequence(sorted, bound);
+  if (!seq.found || InsideOneForward(trace, in, sorted_kernel, seq)) return false;
+  for (size_t a = 0; a < seq.ranges.size(); ++a) {
+    StepSummary st;
+    st.step = static_cast<int64_t>(a);
+    st.start_ns = seq.ranges[a].first;
+    st.end_ns = seq.ranges[a].second;
+    s->steps.push_back(st);
+  }
+  s->step_source = "kernel-sequence";
+  return true;
+}
+
+// No steps at all: the whole trace is step 0.
+void WholeTraceStep(const Input& in, RankSummary* s) {
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  for (const KernelRecord& k : in.kernels) lo = std::min(lo, k.start_ns), hi = std::max(hi, k.end_ns);
+  for (const ApiRecord& a : in.apis) lo = std::min(lo, a.start_ns), hi = std::max(hi, a.end_ns);
+  if (lo <= hi) {
+    StepSummary st;
+    st.step = 0;
+    st.start_ns = lo;
+    st.end_ns = hi;
+    s->steps.push_back(st);
+  }
+  s->step_source = "none";
+}
+
+// Index of the step whose range holds t, or -1.
+int StepAt(const RankSummary& s, int64_t t) {
+  auto it = std::upper_bound(s.steps.begin(), s.steps.end(), t,
+                             [](int64_t v, const StepSummary& st) { return v < st.start_ns; });
+  if (it == s.steps.begin()) return -1;
+  --it;
+  return t <= it->end_ns ? static_cast<int>(it - s.steps.begin()) : -1;
+}
+
+// When GPU work counts in a step: its launch call's start (host step ranges)
+// or, for kernel-sequence steps (GPU-timeline windows) and work without a
+// launch call, its own start.
+int64_t WhenOf(const Input& in, const RankSummary& s, uint32_t correlation, int64_t start) {
+  if (s.step_source == "kernel-sequence") return start;
+  const ApiRecord* api = in.Launch(correlation);
+  return api ? api->start_ns : start;
+}
+
+int64_t MedianThreads(std::vector<int64_t>* v) { return v->empty() ? -1 : Median(v); }
+
+// Kernels: the step of each, per-name samples, the critical stream.
+std::vector<int> KernelSteps(const TraceReader& trace, const Input& in, RankSummary* s,
+                             std::vector<uint8_t>* nccl) {
+  std::vector<int> kernel_step(in.kernels.size(), -1);
+  nccl->assign(in.kernels.size(), 0);
+  std::map<std::pair<uint32_t, uint32_t>, int64_t> compute_per_stream;
+  std::vector<std::string> names;
+  std::unordered_map<StringId, uint32_t> name_index;
+  std::vector<std::vector<int64_t>> threads;
+  std::vector<Sample> samples;
+  for (size_t i = 0; i < in.kernels.size(); ++i) {
+    const KernelRecord& k = in.kernels[i];
+    const std::string& name = trace.String(k.name);
+    (*nccl)[i] = IsNcclKernelName(name);
+    const int64_t dur = std::max<int64_t>(0, k.end_ns - k.start_ns);
+    if (!(*nccl)[i]) compute_per_stream[{k.device, k.stream}] += dur;
+    kernel_step[i] = StepAt(*s, WhenOf(in, *s, k.correlation, k.start_ns));
+    if (kernel_step[i] < 0) continue;
+    auto [it, inserted] = name_index.emplace(k.name, static_cast<uint32_t>(names.size()));
+    if (inserted) names.push_back(name), threads.emplace_back();
+    const int64_t t = int64_t{k.grid_x} * k.grid_y * k.grid_z * k.block_x * k.block_y * k.block_z;
+    if (t > 0 && threads[it->second].size() < 4096) threads[it->second].push_back(t);
+    samples.push_back({it->second, static_cast<uint32_t>(kernel_step[i]), dur});
+  }
+  s->kernels = GroupSamples(&samples, names, s->steps.size());
+  std::unordered_map<std::string, size_t> by_name;
+  for (size_t i = 0; i < names.size(); ++i) by_name.emplace(names[i], i);
+  for (NamedTimes& n : s->kernels) {
+    n.nccl = IsNcclKernelName(n.name);
+    n.threads = MedianThreads(&threads[by_name[n.name]]);
+  }
+  if (!compute_per_stream.empty()) {
+    auto best = std::max_element(compute_per_stream.begin(), compute_per_stream.end(),
+                                 [](const auto& a, const auto& b) { return a.second < b.second; });
+    s->critical_device = best->first.first;
+    s->critical_stream = best->first.second;
+  }
+  return kernel_step;
+}
+
+// Per step: spans, compute/comm unions and their overlap, per device.
+void StepUnions(const Input& in, const std::vector<int>& kernel_step,
+                const std::vector<uint8_t>& nccl, RankSummary* s) {
+  std::vector<std::vector<size_t>> per_step(s->steps.size());
+  for (size_t i = 0; i < in.kernels.size(); ++i) {
+    if (kernel_step[i] >= 0) per_step[static_cast<size_t>(kernel_step[i])].push_back(i);
+  }
+  for (size_t st = 0; st < s->steps.size(); ++st) {
+    StepSummary& step = s->steps[st];
+    std::map<uint32_t, std::pair<std::vector<Interval>, std::vector<Interval>>> per_device;
+    for (size_t i : per_step[st]) {
+      const KernelRecord& k = in.kernels[i];
+      Interval iv{k.start_ns, std::max(k.start_ns, k.end_ns)};
+      auto& dev = per_device[k.device];
+      (nccl[i] ? dev.second : dev.first).push_back(iv);
+      if (step.kernels == 0 || iv.start < step.gpu_start_ns) step.gpu_start_ns = iv.start;
+      if (step.kernels == 0 || iv.end > step.gpu_end_ns) step.gpu_end_ns = iv.end;
+      ++step.kernels;
+    }
+    for (auto& [device, lists] : per_device) {
+      step.compute_ns += MergeIntervals(&lists.first);
+      step.comm_ns += MergeIntervals(&lists.second);
+      step.overlap_ns += IntersectionLength(lists.second, lists.first);
+    }
+  }
+}
+
+// Host launch lateness on the critical stream (kernels, copies, memsets).
+void LaunchLateness(const Input& in, RankSummary* s) {
+  struct Op {
+    int64_t start, end;
+    uint32_t correlation;
+  };
+  std::vector<Op> ops;
+  auto on_critical = [&](uint32_t device, uint32_t stream) {
+    return device == s->critical_device && stream == s->critical_stream;
+  };
+  for (const KernelRecord& k : in.kernels) {
+    if (on_critical(k.device, k.stream)) ops.push_back({k.start_ns, k.end_ns, k.correlation});
+  }
+  for (const MemcpyRecord& m : in.memcpys) {
+    if (on_critical(m.device, m.stream)) ops.push_back({m.start_ns, m.end_ns, m.correlation});
+  }
+  for (const MemsetRecord& m : in.memsets) {
+    if (on_critical(m.device, m.stream)) ops.push_back({m.start_ns, m.end_ns, m.correlation});
+  }
+  std::sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) { return a.start < b.start; });
+  int64_t prev_end = std::numeric_limits<int64_t>::min();
+  for (const Op& op : ops) {
+    const ApiRecord* api = in.Launch(op.correlation);
+    if (prev_end != std::numeric_limits<int64_t>::min() && op.start > prev_end && api) {
+      const int late = StepAt(*s, WhenOf(in, *s, op.correlation, op.start));
+      if (late >= 0) {
+        s->steps[static_cast<size_t>(late)].launch_late_ns +=
+            std::max<int64_t>(0, std::min(api->start_ns, op.start) - prev_end);
+      }
+    }
+    prev_end = std::max(prev_end, op.end);
+  }
+}
+
+// Step starts in (lo, hi]: a range around two steps or more is no section of
+// a step (NCCL's ncclCommInitRankConfig left open all run, a wrapper around
+// the loop), as it is never the 'where' of analyze (RuleContext::WhereRange).
+int64_t StepStartsIn(const RankSummary& s, int64_t lo, int64_t hi) {
+  auto first = std::upper_bound(s.steps.begin(), s.steps.end(), lo,
+                                [](int64_t v, const StepSummary& st) { return v < st.start_ns; });
+  auto last = std::upper_bound(s.steps.begin(), s.steps.end(), hi,
+                               [](int64_t v, const StepSummary& st) { return v < st.start_ns; });
+  return last - first;
+}
+
+// NVTX sections (the step ranges themselves become the section "step").
+void Sections(const TraceReader& trace, const Input& in, RankSummary* s) {
+  std::vector<std::string> names;
+  std::unordered_map<StringId, uint32_t> index;
+  std::vector<Sample> samples;
+  for (const NvtxRecord& r : in.nvtx) {
+    if (r.kind == NvtxKind::kMark || r.end_ns < r.start_ns) continue;
+    if (!IsSectionDomain(trace.String(r.domain))) continue;
+    const int st = StepAt(*s, r.start_ns);
+    if (st < 0) continue;
+    int64_t n = 0;
+    const std::string& name = trace.String(r.name);
+    if (ParseStepName(name, &n) != StepNameKind::kNone) continue;  // added below, once per step
+    if (StepStartsIn(*s, r.start_ns, r.end_ns) >= 2) continue;
+    auto [it, inserted] = index.emplace(r.name, static_cast<uint32_t>(names.size()));
+    if (inserted) names.push_back(name);
+    samples.push_back({it->second, static_cast<uint32_t>(st), r.end_ns - r.start_ns});
+  }
+  if (s->step_source != "none") {
+    const uint32_t step_name = static_cast<uint32_t>(names.size());
+    names.push_back("step");
+    for (size_t st = 0; st < s->steps.size(); ++st) {
+      samples.push_back({step_name, static_cast<uint32_t>(st), s->steps[st].host_ns()});
+    }
+  }
+  s->sections = GroupSamples(&samples, names, s->steps.size());
+  if (s->sections.size() > kMaxSections) s->sections.resize(kMaxSections);
+}
+
+std::string BaseName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The main thread (the process's own, tid = pid, when sampled; else the
+// thread with the most CUDA calls): its CPU time and run-queue time per step,
+// and its CPU time per Python function.
+void HostThread(const TraceReader& trace, const Input& in, RankSummary* s) {
+  auto samples = trace.Samples();
+  if (!samples.ok() || samples->empty()) return;
+  bool pid_sampled = false;
+  for (const SampleRecord& x : *samples) pid_sampled |= x.tid == static_cast<uint32_t>(s->pid);
+  uint32_t tid = static_cast<uint32_t>(s->pid);
+  if (!pid_sampled) {
+    std::unordered_map<uint32_t, int64_t> calls;
+    for (const ApiRecord& a : in.apis) ++calls[a.tid];
+    if (calls.empty()) return;
+    tid = std::max_element(calls.begin(), calls.end(), [](const auto& x, const auto& y) {
+            return x.second < y.second;
+          })->first;
+  }
+  s->main_tid = tid;
+  auto frames = trace.Frames();
+  auto callsites = trace.Callsites();
+  std::unordered_map<uint32_t, const FrameRecord*> frame_of;
+  std::unordered_map<uint32_t, const CallsiteRecord*> callsite_of;
+  if (frames.ok() && callsites.ok()) {
+    for (const FrameRecord& f : *frames) frame_of.emplace(f.id, &f);
+    for (const CallsiteRecord& c : *callsites) callsite_of.emplace(c.id, &c);
+  }
+  auto function = [&](uint32_t callsite) -> std::string {
+    auto c = callsite_of.find(callsite);
+    if (c == callsite_of.end()) return "";
+    auto f = frame_of.find(c->second->frame);
+    if (f == frame_of.end()) return "";
+    return trace.String(f->second->function);
+  };
+  std::unordered_map<uint32_t, uint32_t> name_of_callsite;
+  std::vector<std::string> names;
+  std::unordered_map<std::string, uint32_t> name_index;
+  std::vector<Sample> py;
+  for (StepSummary& st : s->steps) st.host_cpu_ns = 0, st.host_ready_ns = 0;
+  const SampleRecord* prev = nullptr;
+  for (const SampleRecord& x : *samples) {
+    if (x.tid != tid) continue;
+    const int st = StepAt(*s, x.ts_ns);
+    if (st >= 0 && x.cpu_ns >= 0) {
+      StepSummary& step = s->steps[static_cast<size_t>(st)];
+      step.host_cpu_ns += x.cpu_ns;
+      if (prev && prev->state == ThreadState::kRunning && x.state == ThreadState::kRunning)
+        step.host_ready_ns += std::max<int64_t>(0, (x.ts_ns - prev->ts_ns) - x.cpu_ns);
+      if (x.callsite != 0 && x.state == ThreadState::kRunning) {
+        auto [it, fresh] = name_of_callsite.emplace(x.callsite, 0);
+        if (fresh) {
+          auto c = callsite_of.find(x.callsite);
+          std::string name = function(x.callsite);
+          if (c != callsite_of.end() && !name.empty()) {
+            const std::string caller = function(c->second->parent);
+            auto f = frame_of.find(c->second->frame);
+            const std::string file = f == frame_of.end() ? "" : BaseName(trace.String(f->second->file));
+            name = (caller.empty() ? "" : caller + " > ") + name + (file.empty() ? "" : " (" + file + ")");
+          }
+          if (name.empty()) name = "(no Python frame)";
+          auto [n, added] = name_index.emplace(name, static_cast<uint32_t>(names.size()));
+          if (added) names.push_back(name);
+          it->second = n->second;
+        }
+        py.push_back({it->second, static_cast<uint32_t>(st), x.cpu_ns});
+      }
+    }
+    prev = &x;
+  }
+  s->python = GroupSamples(&py, names, s->steps.size());
+  if (s->python.size() > kMaxPython) s->python.resize(kMaxPython);
+}
+
+// NCCL collectives, in start order, each with its compute-free time: the part
+// of the kernel during which no non-NCCL kernel of the same device ran (any
+// step's: the merged compute intervals of the whole trace).
+void Collectives(const TraceReader& trace, const Input& in, const std::vector<int>& kernel_step,
+                 const std::vector<uint8_t>& nccl, RankSummary* s) {
+  std::map<uint32_t, std::vector<Interval>> device_compute;
+  for (size_t i = 0; i < in.kernels.size(); ++i) {
+    if (nccl[i]) continue;
+    const KernelRecord& k = in.kernels[i];
+    device_compute[k.device].push_back({k.start_ns, std::max(k.start_ns, k.end_ns)});
+  }
+  for (auto& [device, list] : device_compute) MergeIntervals(&list);
+  auto covered = [&](uint32_t device, int64_t lo, int64_t hi) {
+    auto it = device_compute.find(device);
+    if (it == device_compute.end()) return int64_t{0};
+    const std::vector<Interval>& v = it->second;
+    // First merged interval ending after lo; they are disjoint and sorted.
+    auto j = std::upper_bound(v.begin(), v.end(), lo,
+                              [](int64_t t, const Interval& x) { return t < x.end; });
+    int64_t total = 0;
+    for (; j != v.end() && j->start < hi; ++j)
+      total += std::min(hi, j->end) - std::max(lo, j->start);
+    return total;
+  };
+  std::map<std::pair<uint32_t, uint32_t>, int32_t> stream_index;
+  std::map<std::tuple<uint32_t, uint32_t, std::string>, int64_t> next_seq;
+  for (size_t i = 0; i < in.kernels.size(); ++i) {
+    if (!nccl[i]) continue;
+    const KernelRecord& k = in.kernels[i];
+    CollectiveSummary c;
+    const std::string& full = trace.String(k.name);
+    c.name = full.substr(0, full.find('('));
+    c.device = k.device;
+    c.stream = k.stream;
+    c.stream_index =
+        stream_index
+            .emplace(std::make_pair(k.device, k.stream), static_cast<int32_t>(stream_index.size()))
+            .first->second;
+    c.seq = next_seq[std::make_tuple(k.device, k.stream, c.name)]++;
+    c.step = kernel_step[i] >= 0 ? s->steps[static_cast<size_t>(kernel_step[i])].step : kNoStep;
+    c.start_ns = k.start_ns;
+    c.end_ns = std::max(k.start_ns, k.end_ns);
+    c.free_ns = (c.end_ns - c.start_ns) - covered(k.device, c.start_ns, c.end_ns);
+    s->collectives.push_back(std::move(c));
+  }
+}
 
 }  // namespace
 
@@ -101,244 +523,24 @@ StatusOr<RankSummary> BuildSummary(const TraceReader& trace) {
   s.clock = trace.Meta("clock");
   s.clock_offset_ns = MetaInt(trace, "wall_clock_offset_ns", 0);
 
-  ASSIGN_OR_RETURN(std::vector<KernelRecord> kernels, trace.Kernels());
-  ASSIGN_OR_RETURN(std::vector<MemcpyRecord> memcpys, trace.Memcpys());
-  ASSIGN_OR_RETURN(std::vector<MemsetRecord> memsets, trace.Memsets());
-  ASSIGN_OR_RETURN(std::vector<ApiRecord> apis, trace.Apis());
-  ASSIGN_OR_RETURN(std::vector<NvtxRecord> nvtx, trace.Nvtx());
-
-  // --- Steps: the one definition (common/step_names.h), as `steps`; a rank
-  // summary also needs the numbers to rise (steps are matched across ranks by
-  // number), so a repeated or lower number is dropped.
-  StepRangeFinder finder;
-  for (const NvtxRecord& r : nvtx) {
-    if (r.kind == NvtxKind::kMark || r.end_ns < r.start_ns) continue;
-    NvtxStepRange x;
-    x.start_ns = r.start_ns;
-    x.end_ns = r.end_ns;
-    x.tid = r.tid;
-    finder.Add(trace.String(r.name), trace.String(r.domain), x);
+  Input in;
+  ASSIGN_OR_RETURN(in.kernels, trace.Kernels());
+  ASSIGN_OR_RETURN(in.memcpys, trace.Memcpys());
+  ASSIGN_OR_RETURN(in.memsets, trace.Memsets());
+  ASSIGN_OR_RETURN(in.apis, trace.Apis());
+  ASSIGN_OR_RETURN(in.nvtx, trace.Nvtx());
+  in.api_of.reserve(in.apis.size());
+  for (size_t i = 0; i < in.apis.size(); ++i) {
+    if (in.apis[i].correlation != 0) in.api_of.emplace(in.apis[i].correlation, i);
   }
-  StepNameKind kind = StepNameKind::kNone;
-  const std::vector<NvtxStepRange> ranges = finder.Finish(&kind, nullptr);
-  if (!ranges.empty()) {
-    for (const NvtxStepRange& r : ranges) {
-      if (!s.steps.empty() && r.number <= s.steps.back().step) continue;
-      StepSummary st;
-      st.step = r.number;
-      st.start_ns = r.start_ns;
-      st.end_ns = r.end_ns;
-      s.steps.push_back(st);
-    }
-    s.step_source = kind == StepNameKind::kProfilerStep ? "profiler"
-                    : kind == StepNameKind::kIteration  ? "iteration"
-                                                        : "nvtx";
-  } else {
-    // No step markers: the whole trace is step 0.
-    int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
-    for (const KernelRecord& k : kernels)
-      lo = std::min(lo, k.start_ns), hi = std::max(hi, k.end_ns);
-    for (const ApiRecord& a : apis) lo = std::min(lo, a.start_ns), hi = std::max(hi, a.end_ns);
-    if (lo <= hi) {
-      StepSummary st;
-      st.step = 0;
-      st.start_ns = lo;
-      st.end_ns = hi;
-      s.steps.push_back(st);
-    }
-    s.step_source = "none";
-  }
-  const size_t nsteps = s.steps.size();
-  // Index of the step whose host range holds t, or -1.
-  auto step_at = [&](int64_t t) -> int {
-    auto it = std::upper_bound(s.steps.begin(), s.steps.end(), t,
-                               [](int64_t v, const StepSummary& st) { return v < st.start_ns; });
-    if (it == s.steps.begin()) return -1;
-    --it;
-    return t <= it->end_ns ? static_cast<int>(it - s.steps.begin()) : -1;
-  };
-
-  // --- Launch times through the correlation id.
-  std::unordered_map<uint32_t, int64_t> launch_at;
-  launch_at.reserve(apis.size());
-  for (const ApiRecord& a : apis) {
-    if (a.correlation != 0) launch_at.emplace(a.correlation, a.start_ns);
-  }
-  auto launch_of = [&](uint32_t correlation, int64_t* t) {
-    if (correlation == 0) return false;
-    auto it = launch_at.find(correlation);
-    if (it == launch_at.end()) return false;
-    *t = it->second;
-    return true;
-  };
-
-  // --- Kernels: step of each, names, critical stream.
-  std::vector<int> kernel_step(kernels.size(), -1);
-  std::vector<uint8_t> kernel_nccl(kernels.size(), 0);
-  std::map<std::pair<uint32_t, uint32_t>, int64_t> compute_per_stream;
-  std::vector<std::string> kernel_names;
-  std::unordered_map<StringId, uint32_t> kernel_name_index;
-  std::vector<Sample> kernel_samples;
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    const KernelRecord& k = kernels[i];
-    const std::string& name = trace.String(k.name);
-    kernel_nccl[i] = IsNcclKernelName(name);
-    int64_t dur = std::max<int64_t>(0, k.end_ns - k.start_ns);
-    if (!kernel_nccl[i]) compute_per_stream[{k.device, k.stream}] += dur;
-    int64_t t = 0;
-    kernel_step[i] = step_at(launch_of(k.correlation, &t) ? t : k.start_ns);
-    if (kernel_step[i] < 0) continue;
-    auto [it, inserted] =
-        kernel_name_index.emplace(k.name, static_cast<uint32_t>(kernel_names.size()));
-    if (inserted) kernel_names.push_back(name);
-    kernel_samples.push_back({it->second, static_cast<uint32_t>(kernel_step[i]), dur});
-  }
-  s.kernels = GroupSamples(&kernel_samples, kernel_names, nsteps);
-  for (NamedTimes& n : s.kernels) n.nccl = IsNcclKernelName(n.name);
-  if (!compute_per_stream.empty()) {
-    auto best = std::max_element(compute_per_stream.begin(), compute_per_stream.end(),
-                                 [](const auto& a, const auto& b) { return a.second < b.second; });
-    s.critical_device = best->first.first;
-    s.critical_stream = best->first.second;
-  }
-
-  // --- Per step: spans, compute/comm unions and their overlap, per device.
-  {
-    std::vector<std::vector<size_t>> per_step(nsteps);
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      if (kernel_step[i] >= 0) per_step[static_cast<size_t>(kernel_step[i])].push_back(i);
-    }
-    for (size_t st = 0; st < nsteps; ++st) {
-      StepSummary& step = s.steps[st];
-      std::map<uint32_t, std::pair<std::vector<Interval>, std::vector<Interval>>> per_device;
-      for (size_t i : per_step[st]) {
-        const KernelRecord& k = kernels[i];
-        Interval iv{k.start_ns, std::max(k.start_ns, k.end_ns)};
-        auto& dev = per_device[k.device];
-        (kernel_nccl[i] ? dev.second : dev.first).push_back(iv);
-        if (step.kernels == 0 || iv.start < step.gpu_start_ns) step.gpu_start_ns = iv.start;
-        if (step.kernels == 0 || iv.end > step.gpu_end_ns) step.gpu_end_ns = iv.end;
-        ++step.kernels;
-      }
-      for (auto& [device, lists] : per_device) {
-        step.compute_ns += MergeIntervals(&lists.first);
-        step.comm_ns += MergeIntervals(&lists.second);
-        step.overlap_ns += IntersectionLength(lists.second, lists.first);
-      }
-    }
-  }
-
-  // --- Host launch lateness on the critical stream (kernels, copies, memsets).
-  {
-    struct Op {
-      int64_t start, end;
-      uint32_t correlation;
-    };
-    std::vector<Op> ops;
-    for (const KernelRecord& k : kernels) {
-      if (k.device == s.critical_device && k.stream == s.critical_stream) {
-        ops.push_back({k.start_ns, k.end_ns, k.correlation});
-      }
-    }
-    for (const MemcpyRecord& m : memcpys) {
-      if (m.device == s.critical_device && m.stream == s.critical_stream) {
-        ops.push_back({m.start_ns, m.end_ns, m.correlation});
-      }
-    }
-    for (const MemsetRecord& m : memsets) {
-      if (m.device == s.critical_device && m.stream == s.critical_stream) {
-        ops.push_back({m.start_ns, m.end_ns, m.correlation});
-      }
-    }
-    std::sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) { return a.start < b.start; });
-    int64_t prev_end = std::numeric_limits<int64_t>::min();
-    for (const Op& op : ops) {
-      int64_t launch = 0;
-      if (prev_end != std::numeric_limits<int64_t>::min() && op.start > prev_end &&
-          launch_of(op.correlation, &launch)) {
-        int late = step_at(launch);
-        if (late >= 0) {
-          s.steps[static_cast<size_t>(late)].launch_late_ns +=
-              std::max<int64_t>(0, std::min(launch, op.start) - prev_end);
-        }
-      }
-      prev_end = std::max(prev_end, op.end);
-    }
-  }
-
-  // --- NVTX sections (the step ranges themselves become the section "step").
-  {
-    std::vector<std::string> names;
-    std::unordered_map<StringId, uint32_t> index;
-    std::vector<Sample> samples;
-    for (const NvtxRecord& r : nvtx) {
-      if (r.kind == NvtxKind::kMark || r.end_ns < r.start_ns) continue;
-      if (!IsSectionDomain(trace.String(r.domain))) continue;
-      int st = step_at(r.start_ns);
-      if (st < 0) continue;
-      int64_t n = 0;
-      const std::string& name = trace.String(r.name);
-      if (ParseStepName(name, &n) != StepNameKind::kNone) continue;  // added below, once per step
-      auto [it, inserted] = index.emplace(r.name, static_cast<uint32_t>(names.size()));
-      if (inserted) names.push_back(name);
-      samples.push_back({it->second, static_cast<uint32_t>(st), r.end_ns - r.start_ns});
-    }
-    if (s.step_source != "none") {
-      const uint32_t step_name = static_cast<uint32_t>(names.size());
-      names.push_back("step");
-      for (size_t st = 0; st < nsteps; ++st) {
-        samples.push_back({step_name, static_cast<uint32_t>(st), s.steps[st].host_ns()});
-      }
-    }
-    s.sections = GroupSamples(&samples, names, nsteps);
-    if (s.sections.size() > kMaxSections) s.sections.resize(kMaxSections);
-  }
-
-  // --- NCCL collectives, in start order, each with its compute-free time: the
-  // part of the kernel during which no non-NCCL kernel of the same device ran
-  // (any step's: the merged compute intervals of the whole trace).
-  {
-    std::map<uint32_t, std::vector<Interval>> device_compute;
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      if (kernel_nccl[i]) continue;
-      const KernelRecord& k = kernels[i];
-      device_compute[k.device].push_back({k.start_ns, std::max(k.start_ns, k.end_ns)});
-    }
-    for (auto& [device, list] : device_compute) MergeIntervals(&list);
-    auto covered = [&](uint32_t device, int64_t lo, int64_t hi) {
-      auto it = device_compute.find(device);
-      if (it == device_compute.end()) return int64_t{0};
-      const std::vector<Interval>& v = it->second;
-      // First merged interval ending after lo; they are disjoint and sorted.
-      auto j = std::upper_bound(v.begin(), v.end(), lo,
-                                [](int64_t t, const Interval& x) { return t < x.end; });
-      int64_t total = 0;
-      for (; j != v.end() && j->start < hi; ++j)
-        total += std::min(hi, j->end) - std::max(lo, j->start);
-      return total;
-    };
-    std::map<std::pair<uint32_t, uint32_t>, int32_t> stream_index;
-    std::map<std::tuple<uint32_t, uint32_t, std::string>, int64_t> next_seq;
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      if (!kernel_nccl[i]) continue;
-      const KernelRecord& k = kernels[i];
-      CollectiveSummary c;
-      const std::string& full = trace.String(k.name);
-      c.name = full.substr(0, full.find('('));
-      c.device = k.device;
-      c.stream = k.stream;
-      c.stream_index = stream_index
-                           .emplace(std::make_pair(k.device, k.stream),
-                                    static_cast<int32_t>(stream_index.size()))
-                           .first->second;
-      c.seq = next_seq[std::make_tuple(k.device, k.stream, c.name)]++;
-      c.step = kernel_step[i] >= 0 ? s.steps[static_cast<size_t>(kernel_step[i])].step : kNoStep;
-      c.start_ns = k.start_ns;
-      c.end_ns = std::max(k.start_ns, k.end_ns);
-      c.free_ns = (c.end_ns - c.start_ns) - covered(k.device, c.start_ns, c.end_ns);
-      s.collectives.push_back(std::move(c));
-    }
-  }
+  if (!RangeSteps(trace, in, &s) && !SequenceSteps(trace, in, &s)) WholeTraceStep(in, &s);
+  std::vector<uint8_t> nccl;
+  const std::vector<int> kernel_step = KernelSteps(trace, in, &s, &nccl);
+  StepUnions(in, kernel_step, nccl, &s);
+  LaunchLateness(in, &s);
+  Sections(trace, in, &s);
+  HostThread(trace, in, &s);
+  Collectives(trace, in, kernel_step, nccl, &s);
   return s;
 }
 

@@ -5,11 +5,16 @@
 // without pulling in the analysis library.
 //
 // What is computed (docs/ranks.md gives each definition):
-//  * Steps: NVTX ranges named "step N" (the reference workload) or
-//    "ProfilerStep#N" (torch.profiler); without them the whole trace is one
-//    step. A kernel belongs to the step whose host range contains the start
-//    of the API call that launched it (found through the correlation id), or,
-//    when the trace has no such call, its own start.
+//  * Steps: the one step definition `steps` uses: the step ranges of
+//    common/step_names.h ("step N", "ProfilerStep#N", the "iteration N"
+//    ranges of `profile`), else the repeating kernel sequence
+//    (common/kernel_sequence.h); with neither, the whole trace is one step.
+//    A kernel belongs to the step whose host range contains the start of the
+//    API call that launched it (found through the correlation id), or, for
+//    kernel-sequence steps (windows on the GPU timeline) and work without
+//    such a call, its own start.
+//  * The main thread's CPU time and run-queue time per step and its CPU time
+//    per Python function, from the host samples.
 //  * Per kernel name and per NVTX section: total, count and median per step.
 //  * Per step: host and GPU span, compute / communication busy time (unions
 //    of intervals per device), their overlap (HTA's definition), and the host

@@ -29,17 +29,20 @@ void AppendIntArray(std::string* out, const std::vector<int64_t>& v) {
   out->push_back(']');
 }
 
-void AppendNamed(std::string* out, const std::vector<NamedTimes>& list, bool with_nccl) {
+void AppendNamed(std::string* out, const std::vector<NamedTimes>& list, bool kernels) {
   out->append("[");
   for (size_t i = 0; i < list.size(); ++i) {
     const NamedTimes& n = list[i];
     out->append(i ? ",\n  {" : "\n  {");
     AppendKey(out, "name");
     out->append(JsonQuote(n.name));
-    if (with_nccl) {
+    if (kernels) {
       out->append(", ");
       AppendKey(out, "nccl");
       out->append(n.nccl ? "true" : "false");
+      out->append(", ");
+      AppendKey(out, "threads");
+      out->append(std::to_string(n.threads));
     }
     out->append(", ");
     AppendKey(out, "total_ns");
@@ -82,6 +85,7 @@ std::string SummaryToJson(const RankSummary& s) {
   str("clock", s.clock);
   num("clock_offset_ns", s.clock_offset_ns);
   str("step_source", s.step_source);
+  num("main_tid", s.main_tid);
   o.append("\n ");
   AppendKey(&o, "critical_stream");
   o.append("{\"device\": " + std::to_string(s.critical_device) +
@@ -103,6 +107,8 @@ std::string SummaryToJson(const RankSummary& s) {
     o.append(", \"overlap_ns\": " + std::to_string(st.overlap_ns));
     o.append(", \"launch_late_ns\": " + std::to_string(st.launch_late_ns));
     o.append(", \"kernels\": " + std::to_string(st.kernels));
+    o.append(", \"host_cpu_ns\": " + std::to_string(st.host_cpu_ns));
+    o.append(", \"host_ready_ns\": " + std::to_string(st.host_ready_ns));
     o.append("}");
   }
   o.append(s.steps.empty() ? "]," : "\n ],");
@@ -113,6 +119,9 @@ std::string SummaryToJson(const RankSummary& s) {
   o.append(",\n ");
   AppendKey(&o, "sections");
   AppendNamed(&o, s.sections, false);
+  o.append(",\n ");
+  AppendKey(&o, "python");
+  AppendNamed(&o, s.python, false);
   o.append(",");
 
   // Collectives grouped by (device, stream, name), groups in order of first use.
@@ -217,8 +226,9 @@ class Reader {
 };
 
 Status ReadNamed(const Reader& r, const JsonValue& root, const char* key, int64_t nsteps,
-                 std::vector<NamedTimes>* out) {
+                 std::vector<NamedTimes>* out, bool required = true) {
   const JsonValue* arr = r.Array(root, key);
+  if (!arr && !required) return OkStatus();
   if (!arr) return r.Error(std::string("missing array \"") + key + "\"");
   for (size_t i = 0; i < arr->items().size(); ++i) {
     const JsonValue& e = arr->items()[i];
@@ -227,6 +237,7 @@ Status ReadNamed(const Reader& r, const JsonValue& root, const char* key, int64_
     NamedTimes n;
     RETURN_IF_ERROR(r.Str(e, "name", &n.name));
     if (const JsonValue* nccl = e.Get("nccl")) n.nccl = nccl->AsBool();
+    RETURN_IF_ERROR(r.Int(e, "threads", &n.threads, false));
     RETURN_IF_ERROR(r.IntArray(e, "total_ns", where, nsteps, &n.total_ns));
     RETURN_IF_ERROR(r.IntArray(e, "count", where, nsteps, &n.count));
     RETURN_IF_ERROR(r.IntArray(e, "median_ns", where, nsteps, &n.median_ns));
@@ -270,6 +281,7 @@ StatusOr<RankSummary> SummaryFromJson(std::string_view json, const std::string& 
   RETURN_IF_ERROR(r.Str(root, "clock", &s.clock));
   RETURN_IF_ERROR(r.Int(root, "clock_offset_ns", &s.clock_offset_ns, false));
   RETURN_IF_ERROR(r.Str(root, "step_source", &s.step_source));
+  RETURN_IF_ERROR(r.Int(root, "main_tid", &s.main_tid, false));
   if (const JsonValue* cs = root.Get("critical_stream"); cs && cs->is_object()) {
     int64_t d = 0, st = 0;
     RETURN_IF_ERROR(r.Int(*cs, "device", &d, false));
@@ -293,6 +305,8 @@ StatusOr<RankSummary> SummaryFromJson(std::string_view json, const std::string& 
     RETURN_IF_ERROR(r.Int(e, "overlap_ns", &st.overlap_ns, false));
     RETURN_IF_ERROR(r.Int(e, "launch_late_ns", &st.launch_late_ns, false));
     RETURN_IF_ERROR(r.Int(e, "kernels", &st.kernels, false));
+    RETURN_IF_ERROR(r.Int(e, "host_cpu_ns", &st.host_cpu_ns, false));
+    RETURN_IF_ERROR(r.Int(e, "host_ready_ns", &st.host_ready_ns, false));
     if (!s.steps.empty() && st.step <= s.steps.back().step) {
       return r.Error("\"steps\" are not in increasing step order (step " + std::to_string(st.step) +
                      ")");
@@ -302,6 +316,7 @@ StatusOr<RankSummary> SummaryFromJson(std::string_view json, const std::string& 
   const int64_t n = static_cast<int64_t>(s.steps.size());
   RETURN_IF_ERROR(ReadNamed(r, root, "kernels", n, &s.kernels));
   RETURN_IF_ERROR(ReadNamed(r, root, "sections", n, &s.sections));
+  RETURN_IF_ERROR(ReadNamed(r, root, "python", n, &s.python, false));
 
   const JsonValue* colls = r.Array(root, "collectives");
   if (!colls) return r.Error("missing array \"collectives\"");

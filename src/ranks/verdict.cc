@@ -10,57 +10,56 @@
 // least 80% of the steps with collectives from S on (at least two when there
 // are two).
 //
-// The cause splits the wait it caused per straggling step (medians over
-// those steps) into what its own timeline explains. Its kernel-time excess,
-//   compute_excess = its non-NCCL kernel busy time - the other ranks' median,
-// is split by kernel name into two different things. Per step and non-NCCL
-// kernel name, with
+// The cause: what the rank's own timeline explains of the wait it causes,
+// per straggling step against the other ranks' median (medians over those
+// steps; docs/ranks.md, "The verdict"). Its kernel time is split per step and
+// non-NCCL kernel name, with
 //   c = its instances, m = their median duration (0 when c = 0),
 //   C = the other ranks' median instance count (a rank without it counts 0),
 //   M = the median of the other ranks' median durations, over those that ran
 //       it (0 when none did):
-//   slower = min(c, C) x (m - M)    the same kernels taking longer on it;
-//   extra  = (c - C) x m  if c > C  instances the others do not run, at its
-//                                   duration (all of them when C = 0);
+//   same   = min(c, C) x (m - M)    the same kernels taking longer on it:
+//            "larger kernels" when its median launch (grid x block threads)
+//            is over 5% larger than the others', else "slower kernels";
+//   extra  = (c - C) x m  if c > C  instances the others do not run;
 //            (c - C) x M  if c <= C work the others do that it does not (<= 0),
-// so slower + extra = c x m - C x M per name. Summed over names per step,
-// then the median over the straggling steps: slower_ns and extra_ns. Their
-// sum approximates compute_excess: c x m stands for the name's total (exact
-// when its instances last alike), the busy time is a union (concurrent
-// kernels count once) and the medians are taken separately.
-//   slower kernels = slower_ns: a GPU-side cause (clocks, thermals, a bad
-//                    GPU), the cause "compute";
-//   extra work     = extra_ns: its program launches work the others do not
-//                    (a host-side cause);
-//   late launches  = its launch lateness on the critical stream - the
-//                    others' median (host_excess_ns: the GPU waited for the
-//                    host);
-//   communication  = the rest, caused - compute_excess - late (each part
-//                    counted when positive; not below 0).
-// The cause is compute when slower kernels are at least extra work + late
-// launches and the rest, else host (extra work or late launches, the larger)
-// when those two together are at least the rest, else communication. Kernels
-// with the largest extra work or slowdown and NVTX sections with the largest
-// excess over the other ranks are the evidence.
+// so same + extra = c x m - C x M per name. Its host side: launch lateness on
+// the critical stream (late launches), of which its DataLoader.__next__ time
+// (data loading) and then its main thread's extra CPU time beyond that plus
+// its extra run-queue time (host CPU) are the known parts. The parts:
+//   data loading = min(loader excess, late)
+//   host CPU     = min(cpu excess beyond the loader + ready excess, late - data loading)
+//   late launches = late - data loading - host CPU   (a sleep, a lock, I/O)
+//   GPU work     = extra + larger kernels
+//   slower GPU   = slower kernels
+//   communication = caused - kernel time - late      (its collectives are late)
+// each counted when positive; the cause is the largest (ties: this order).
 //
 // Without collectives (no NCCL kernels) the NVRx scores decide: a rank whose
-// per-step relative GPU score (cause compute: the score compares the kernels
-// every rank runs) or step-time score (cause host) stays below the threshold
-// by the same 80% rule straggles "by scores".
+// per-step relative GPU score (cause slower GPU: the score compares the
+// kernels every rank runs) or step-time score (cause late launches) stays
+// below the threshold by the same 80% rule straggles "by scores".
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/step_names.h"
 #include "ranks/ranks_internal.h"
 
 namespace stepscope {
 
 const char* CauseName(Cause c) {
   switch (c) {
-    case Cause::kCompute:
-      return "compute";
-    case Cause::kHost:
-      return "host";
+    case Cause::kDataLoading:
+      return "data loading";
+    case Cause::kHostCpu:
+      return "host CPU";
+    case Cause::kLateLaunches:
+      return "late launches";
+    case Cause::kGpuWork:
+      return "GPU work";
+    case Cause::kSlowerGpu:
+      return "slower GPU";
     case Cause::kCommunication:
       return "communication";
     case Cause::kNone:
@@ -71,12 +70,14 @@ const char* CauseName(Cause c) {
 
 const char* CauseDetailName(CauseDetail d) {
   switch (d) {
-    case CauseDetail::kSlowerKernels:
-      return "slower kernels";
-    case CauseDetail::kExtraWork:
-      return "extra work";
-    case CauseDetail::kLateLaunches:
-      return "late launches";
+    case CauseDetail::kExtraKernels:
+      return "extra kernels";
+    case CauseDetail::kLargerKernels:
+      return "larger kernels";
+    case CauseDetail::kPythonWork:
+      return "Python work";
+    case CauseDetail::kCpuContention:
+      return "CPU contention";
     case CauseDetail::kNone:
       break;
   }
@@ -92,6 +93,8 @@ constexpr int64_t kMinWaitFloorNs = 500000;
 // that is jitter, not a straggler (docs/ranks.md).
 constexpr double kMinWaitStepFraction = 0.10;
 constexpr size_t kEvidence = 3;
+// A kernel launched with over 5% more threads than on the other ranks does more work.
+constexpr double kLargerLaunch = 1.05;
 
 // The onset rule over a sequence of step positions: the first i with
 // flagged[i] such that flagged holds for >= 80% of [i, n) (and >= min(2, n)
@@ -151,19 +154,21 @@ int64_t TotalAt(const std::vector<NamedTimes>& list,
   return list[it->second].total_ns[static_cast<size_t>(step)];
 }
 
-// The sections of rank r with the largest median per-step excess over the
-// others; sections no other rank has go to `only_here`.
-std::vector<std::pair<std::string, double>> TopSections(const RanksAnalysis& a, size_t r,
-                                                        const std::vector<size_t>& ps,
-                                                        std::vector<std::string>* only_here) {
+// The names of rank r's `list` (sections, Python functions) with the
+// largest median per-step excess over the others; names no other rank has go
+// to `only_here`.
+std::vector<std::pair<std::string, double>> TopExcess(const RanksAnalysis& a, size_t r,
+                                                      const std::vector<size_t>& ps,
+                                                      std::vector<NamedTimes> RankSummary::*list_of,
+                                                      std::vector<std::string>* only_here) {
   std::vector<std::unordered_map<std::string, size_t>> index(a.ranks.size());
   for (size_t o = 0; o < a.ranks.size(); ++o) {
-    const auto& list = a.summaries[o].sections;
+    const auto& list = a.summaries[o].*list_of;
     for (size_t i = 0; i < list.size(); ++i) index[o].emplace(list[i].name, i);
   }
   std::vector<std::pair<std::string, double>> out;
   std::vector<double> excess, others;
-  for (const NamedTimes& n : a.summaries[r].sections) {
+  for (const NamedTimes& n : a.summaries[r].*list_of) {
     bool elsewhere = false;
     excess.clear();
     for (size_t p : ps) {
@@ -174,13 +179,13 @@ std::vector<std::pair<std::string, double>> TopSections(const RanksAnalysis& a, 
         if (o == r || a.step_index[o][p] < 0) continue;
         if (index[o].count(n.name)) elsewhere = true;
         others.push_back(static_cast<double>(
-            TotalAt(a.summaries[o].sections, index[o], n.name, a.step_index[o][p])));
+            TotalAt(a.summaries[o].*list_of, index[o], n.name, a.step_index[o][p])));
       }
       if (others.empty()) continue;
       excess.push_back(static_cast<double>(n.total_ns[static_cast<size_t>(mine_idx)]) -
                        MedianOf(others));
     }
-    if (!elsewhere && a.ranks.size() > 1) only_here->push_back(n.name);
+    if (!elsewhere && a.ranks.size() > 1 && only_here) only_here->push_back(n.name);
     double m = MedianOf(excess);
     if (!std::isnan(m) && m > 0) out.emplace_back(n.name, m);
   }
@@ -190,9 +195,33 @@ std::vector<std::pair<std::string, double>> TopSections(const RanksAnalysis& a, 
   return out;
 }
 
-// Splits rank r's kernel-time excess over the steps `ps` into slower kernels
-// and extra work (the file's top comment defines both); fills s->slower_ns,
-// s->extra_ns and, largest first, the kernels with positive parts.
+// True when rank r launches `name` with over 5% more threads (its median
+// grid x block) than the median of the other ranks that run it.
+bool LaunchedLarger(const RanksAnalysis& a, size_t r,
+                    const std::vector<std::unordered_map<std::string, size_t>>& index,
+                    const std::string& name) {
+  auto mine = index[r].find(name);
+  if (mine == index[r].end()) return false;
+  const int64_t t = a.summaries[r].kernels[mine->second].threads;
+  std::vector<double> others;
+  for (size_t o = 0; o < a.ranks.size(); ++o) {
+    auto it = index[o].find(name);
+    if (o == r || it == index[o].end()) continue;
+    const int64_t x = a.summaries[o].kernels[it->second].threads;
+    if (x > 0) others.push_back(static_cast<double>(x));
+  }
+  return t > 0 && !others.empty() && static_cast<double>(t) > kLargerLaunch * MedianOf(others);
+}
+
+// Per name: its parts per step (the file's top comment defines them).
+struct NameParts {
+  std::vector<double> same, extra, extra_n, matched_n, mine_d, others_d;
+};
+
+// Splits rank r's kernel-time excess over the steps `ps` into slower
+// kernels, larger kernels and extra kernels (the file's top comment defines
+// them); fills s->slower_ns, s->larger_ns, s->extra_ns and, largest first, the
+// kernels with positive parts.
 void SplitKernelExcess(const RanksAnalysis& a, size_t r, const std::vector<size_t>& ps,
                        Straggler* s) {
   const size_t nranks = a.ranks.size();
@@ -208,17 +237,19 @@ void SplitKernelExcess(const RanksAnalysis& a, size_t r, const std::vector<size_
       if (seen.insert(list[i].name).second) names.push_back(list[i].name);
     }
   }
-  std::vector<double> step_slower(ps.size(), 0), step_extra(ps.size(), 0);
+  std::vector<double> step_slower(ps.size(), 0), step_larger(ps.size(), 0),
+      step_extra(ps.size(), 0);
   std::vector<bool> used(ps.size(), false);
-  std::vector<double> counts, durations, slower, extra, extra_n, matched_n, mine_d, others_d;
+  std::vector<double> counts, durations;
+  NameParts np;
   for (const std::string& name : names) {
     bool elsewhere = false;
     for (size_t o = 0; o < nranks; ++o) elsewhere |= o != r && index[o].count(name) > 0;
+    const bool larger = LaunchedLarger(a, r, index, name);
     const auto mine_it = index[r].find(name);
     const NamedTimes* mine =
         mine_it == index[r].end() ? nullptr : &a.summaries[r].kernels[mine_it->second];
-    slower.clear(), extra.clear(), extra_n.clear(), matched_n.clear();
-    mine_d.clear(), others_d.clear();
+    np = NameParts();
     for (size_t i = 0; i < ps.size(); ++i) {
       const int mine_idx = a.step_index[r][ps[i]];
       if (mine_idx < 0) continue;
@@ -240,35 +271,134 @@ void SplitKernelExcess(const RanksAnalysis& a, size_t r, const std::vector<size_
       const double big_c = MedianOf(counts);
       const double big_m = durations.empty() ? 0 : MedianOf(durations);
       const double matched = std::min(c, big_c);
-      slower.push_back(matched * (m - big_m));
-      extra.push_back((c - big_c) * (c > big_c ? m : big_m));
-      extra_n.push_back(c - big_c);
-      matched_n.push_back(matched);
-      mine_d.push_back(m);
-      others_d.push_back(big_m);
-      step_slower[i] += slower.back();
-      step_extra[i] += extra.back();
+      np.same.push_back(matched * (m - big_m));
+      np.extra.push_back((c - big_c) * (c > big_c ? m : big_m));
+      np.extra_n.push_back(c - big_c);
+      np.matched_n.push_back(matched);
+      np.mine_d.push_back(m);
+      np.others_d.push_back(big_m);
+      (larger ? step_larger : step_slower)[i] += np.same.back();
+      step_extra[i] += np.extra.back();
     }
-    if (slower.empty()) continue;
-    const double sl = MedianOf(slower), ex = MedianOf(extra);
+    if (np.same.empty()) continue;
+    const double same = MedianOf(np.same), ex = MedianOf(np.extra);
     if (ex > 0) {
-      s->extra_kernels.push_back(
-          {name, ex, MedianOf(extra_n), MedianOf(mine_d), MedianOf(others_d), !elsewhere});
+      s->extra_kernels.push_back({name, ex, MedianOf(np.extra_n), MedianOf(np.mine_d),
+                                  MedianOf(np.others_d), !elsewhere});
     }
-    if (sl > 0) {
-      s->slower_kernels.push_back(
-          {name, sl, MedianOf(matched_n), MedianOf(mine_d), MedianOf(others_d), !elsewhere});
+    if (same > 0) {
+      (larger ? s->larger_kernels : s->slower_kernels)
+          .push_back({name, same, MedianOf(np.matched_n), MedianOf(np.mine_d),
+                      MedianOf(np.others_d), !elsewhere});
     }
   }
-  std::vector<double> sl, ex;
+  std::vector<double> sl, lg, ex;
   for (size_t i = 0; i < ps.size(); ++i) {
-    if (used[i]) sl.push_back(step_slower[i]), ex.push_back(step_extra[i]);
+    if (used[i]) sl.push_back(step_slower[i]), lg.push_back(step_larger[i]), ex.push_back(step_extra[i]);
   }
   s->slower_ns = sl.empty() ? 0 : MedianOf(sl);
+  s->larger_ns = lg.empty() ? 0 : MedianOf(lg);
   s->extra_ns = ex.empty() ? 0 : MedianOf(ex);
-  for (auto* list : {&s->extra_kernels, &s->slower_kernels}) {
+  for (auto* list : {&s->extra_kernels, &s->slower_kernels, &s->larger_kernels}) {
     std::stable_sort(list->begin(), list->end(),
                      [](const KernelExcess& x, const KernelExcess& y) { return x.ns > y.ns; });
+  }
+}
+
+// Median over steps `ps` of (rank r's value - the others' median) of a
+// per-step value that a summary may lack (-1: unknown); NaN when unknown.
+template <typename F>
+double KnownExcess(const RanksAnalysis& a, size_t r, const std::vector<size_t>& ps, F field) {
+  for (size_t o = 0; o < a.ranks.size(); ++o) {
+    for (const StepSummary& st : a.summaries[o].steps) {
+      if (field(st) < 0) return kNaN;
+    }
+  }
+  return MedianExcess(a, r, ps, field);
+}
+
+// Rank r's DataLoader.__next__ time per step, its excess over the others'
+// median, both medians over `ps` (NaN when no rank has the range).
+void LoaderTime(const RanksAnalysis& a, size_t r, const std::vector<size_t>& ps, Straggler* s) {
+  std::vector<double> mine, others, excess, row;
+  bool any = false;
+  for (size_t p : ps) {
+    row.clear();
+    double m = kNaN;
+    for (size_t o = 0; o < a.ranks.size(); ++o) {
+      const int idx = a.step_index[o][p];
+      if (idx < 0) continue;
+      double v = 0;
+      for (const NamedTimes& n : a.summaries[o].sections) {
+        if (n.name == kLoaderRangeName)
+          v = static_cast<double>(n.total_ns[static_cast<size_t>(idx)]), any = true;
+      }
+      if (o == r) {
+        m = v;
+      } else {
+        row.push_back(v);
+      }
+    }
+    if (std::isnan(m) || row.empty()) continue;
+    mine.push_back(m), others.push_back(MedianOf(row)), excess.push_back(m - MedianOf(row));
+  }
+  if (!any || excess.empty()) return;
+  s->loader_ns = MedianOf(excess);
+  s->loader_mine_ns = MedianOf(mine);
+  s->loader_others_ns = MedianOf(others);
+}
+
+// The price: the job's step now (the others' median step) and if rank r
+// matched the median rank (that step less the others' median exposed wait).
+void Price(const RanksAnalysis& a, size_t r, const std::vector<size_t>& ps, Straggler* s) {
+  std::vector<double> now, fixed, step, wait;
+  for (size_t p : ps) {
+    step.clear(), wait.clear();
+    for (size_t o = 0; o < a.ranks.size(); ++o) {
+      const int idx = a.step_index[o][p];
+      if (o == r || idx < 0) continue;
+      step.push_back(static_cast<double>(a.summaries[o].steps[static_cast<size_t>(idx)].host_ns()));
+      wait.push_back(static_cast<double>(a.waited[o][p]));
+    }
+    if (step.empty()) continue;
+    now.push_back(MedianOf(step));
+    fixed.push_back(std::max(0.0, MedianOf(step) - MedianOf(wait)));
+  }
+  s->step_ns = MedianOf(now);
+  s->step_if_matched_ns = MedianOf(fixed);
+}
+
+// The parts and the cause (the file's top comment).
+void Classify(Straggler* s) {
+  const double late = std::max(0.0, s->host_excess_ns);
+  const double loader = std::isnan(s->loader_ns) ? 0 : std::max(0.0, s->loader_ns);
+  s->part_loading_ns = std::min(loader, late);
+  const double cpu_more =
+      std::isnan(s->host_cpu_ns) ? 0 : std::max(0.0, s->host_cpu_ns - std::max(0.0, loader));
+  const double ready = std::isnan(s->host_ready_ns) ? 0 : std::max(0.0, s->host_ready_ns);
+  s->part_cpu_ns = std::min(cpu_more + ready, late - s->part_loading_ns);
+  s->part_late_ns = late - s->part_loading_ns - s->part_cpu_ns;
+  s->part_gpu_ns = std::max(0.0, s->extra_ns) + std::max(0.0, s->larger_ns);
+  const double slower = std::max(0.0, s->slower_ns);
+  if (!s->by_scores)
+    s->comm_ns = std::max(0.0, s->caused_ns - std::max(0.0, s->compute_excess_ns) - late);
+  const std::pair<Cause, double> parts[] = {
+      {Cause::kDataLoading, s->part_loading_ns}, {Cause::kHostCpu, s->part_cpu_ns},
+      {Cause::kLateLaunches, s->part_late_ns},   {Cause::kGpuWork, s->part_gpu_ns},
+      {Cause::kSlowerGpu, slower},               {Cause::kCommunication, s->comm_ns}};
+  if (!s->by_scores) {
+    s->cause = Cause::kCommunication;
+    double best = -1;
+    for (const auto& [cause, ns] : parts) {
+      if (ns > best) best = ns, s->cause = cause;
+    }
+  }
+  s->detail = CauseDetail::kNone;
+  if (s->cause == Cause::kGpuWork) {
+    s->detail = s->extra_ns >= s->larger_ns ? CauseDetail::kExtraKernels
+                                            : CauseDetail::kLargerKernels;
+  } else if (s->cause == Cause::kHostCpu) {
+    s->detail = ready > cpu_more ? CauseDetail::kCpuContention : CauseDetail::kPythonWork;
   }
 }
 
@@ -278,32 +408,24 @@ void Explain(RanksAnalysis* a, Straggler* s, const std::vector<size_t>& ps) {
       MedianExcess(*a, r, ps, [](const StepSummary& st) { return st.compute_ns; });
   s->host_excess_ns =
       MedianExcess(*a, r, ps, [](const StepSummary& st) { return st.launch_late_ns; });
+  s->host_cpu_ns = KnownExcess(*a, r, ps, [](const StepSummary& st) { return st.host_cpu_ns; });
+  s->host_ready_ns =
+      KnownExcess(*a, r, ps, [](const StepSummary& st) { return st.host_ready_ns; });
+  LoaderTime(*a, r, ps, s);
   SplitKernelExcess(*a, r, ps, s);
-  const double slower = std::max(0.0, s->slower_ns), extra = std::max(0.0, s->extra_ns),
-               late = std::max(0.0, s->host_excess_ns);
-  const CauseDetail host_detail =
-      extra >= late ? CauseDetail::kExtraWork : CauseDetail::kLateLaunches;
   if (!s->by_scores) {
     std::vector<double> caused;
     for (size_t p : ps) caused.push_back(static_cast<double>(a->caused[r][p]));
     s->caused_ns = MedianOf(caused);
-    s->comm_ns = std::max(0.0, s->caused_ns - std::max(0.0, s->compute_excess_ns) - late);
-    if (slower >= extra + late && slower >= s->comm_ns) {
-      s->cause = Cause::kCompute;
-    } else if (extra + late >= s->comm_ns) {
-      s->cause = Cause::kHost;
-    } else {
-      s->cause = Cause::kCommunication;
-    }
   }
-  s->detail = s->cause == Cause::kCompute ? CauseDetail::kSlowerKernels
-              : s->cause == Cause::kHost  ? host_detail
-                                          : CauseDetail::kNone;
-  s->sections = TopSections(*a, r, ps, &s->only_here);
+  Classify(s);
+  Price(*a, r, ps, s);
+  s->sections = TopExcess(*a, r, ps, &RankSummary::sections, &s->only_here);
+  s->python = TopExcess(*a, r, ps, &RankSummary::python, nullptr);
   // Evidence must matter: at least a tenth of the largest number explained.
   const double floor =
       0.1 * std::max({s->caused_ns, std::fabs(s->compute_excess_ns), std::fabs(s->host_excess_ns),
-                      std::fabs(s->slower_ns), std::fabs(s->extra_ns)});
+                      std::fabs(s->slower_ns), std::fabs(s->extra_ns), std::fabs(s->larger_ns)});
   auto trim = [&](auto* list, auto value) {
     list->erase(
         std::remove_if(list->begin(), list->end(), [&](const auto& e) { return value(e) < floor; }),
@@ -312,7 +434,9 @@ void Explain(RanksAnalysis* a, Straggler* s, const std::vector<size_t>& ps) {
   };
   trim(&s->extra_kernels, [](const KernelExcess& e) { return e.ns; });
   trim(&s->slower_kernels, [](const KernelExcess& e) { return e.ns; });
+  trim(&s->larger_kernels, [](const KernelExcess& e) { return e.ns; });
   trim(&s->sections, [](const std::pair<std::string, double>& e) { return e.second; });
+  trim(&s->python, [](const std::pair<std::string, double>& e) { return e.second; });
 }
 
 // Per step position: rank r's relative score of a per-step metric
@@ -428,7 +552,7 @@ void FindStragglers(RanksAnalysis* a, const std::vector<bool>& steps_with_collec
       s.rank_index = static_cast<int>(r);
       s.by_scores = true;
       s.from_step = a->steps[all[static_cast<size_t>(onset)]];
-      s.cause = gpu ? Cause::kCompute : Cause::kHost;
+      s.cause = gpu ? Cause::kSlowerGpu : Cause::kLateLaunches;
       std::vector<size_t> mine;
       for (size_t i = static_cast<size_t>(onset); i < all.size(); ++i) {
         if (flags[r][i]) mine.push_back(all[i]);

@@ -8,6 +8,7 @@
 namespace stepscope {
 
 #define STEPSCOPE_RULES(X)  \
+  X(kCollectiveWaitRule)    \
   X(kDataLoadingRule)       \
   X(kHostSyncRule)          \
   X(kDataDependentSyncRule) \

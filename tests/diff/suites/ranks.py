@@ -71,6 +71,23 @@ TESTS = [
 TESTS.append(DiffTest(name="ranks_without_step_markers", cmd=["ranks", "{traces}", "--report", "ranks,collectives,verdict"],
                       trace=["ranks/nosteps_r0.sql", "ranks/nosteps_r1.sql"], out="ranks/nosteps.txt"))
 
+# issue 34: loops with no step markers get the steps `steps` finds (the kernel sequence; profile's
+# 'iteration N' ranges when present), and a loader straggler is data loading, not communication
+TESTS += [
+    DiffTest(name="ranks_no_marks_kernel_sequence", cmd=["ranks", "{traces}"], trace=job("nomarks", [0, 1]),
+             out="ranks/nomarks.txt"),
+    DiffTest(name="ranks_iteration_ranges", cmd=["ranks", "{traces}", "--report", "ranks,verdict"],
+             trace=job("iterations", [0, 1]), out="ranks/iterations.txt"),
+    DiffTest(name="ranks_loader_is_data_loading", cmd=["ranks", "{traces}", "--report", "ranks,sections,verdict"],
+             trace=job("loader", [0, 1]), out="ranks/loader.txt"),
+    DiffTest(name="ranks_loader_no_marks", cmd=["ranks", "{traces}", "--report", "steps,verdict"],
+             trace=job("loader_nomarks", [0, 1]), out="ranks/loader_nomarks.txt"),
+    DiffTest(name="ranks_loader_verdict_json", cmd=["ranks", "{traces}", "--report", "verdict", "--format", "json"],
+             trace=job("loader", [0, 1]), out="ranks/loader_verdict.json"),
+    DiffTest(name="summarize_kernel_sequence_json", cmd=["summarize", "{trace}", "-o", "-"],
+             trace=job("nomarks", [1]), out="ranks/summary_nomarks_r1.json"),
+]
+
 # Real 2xH200 runs of the reference DDP workload (train_gpt.py --ddp --preset small --steps 20
 # --warmup 3), summarized with `stepscope summarize` (docs/ranks.md, "Measured on two GPUs"):
 #   rk12_host: rank 1 sleeps 5 ms on the host before its optimizer each step -> rank 1, host, late
