@@ -158,6 +158,68 @@ TEST(StepDefinition, IterationRangesAreTheStepsOfAnUnmarkedLoop) {
   ::unlink(path.c_str());
 }
 
+// No step ranges at all (a loop traced with `--iteration-ranges off`): the
+// kernel-sequence steps, the same in `steps` and in the rank summary, window
+// for window (common/kernel_sequence.h).
+TEST(StepDefinition, KernelSequenceStepsAreTheSameInStepsAndRanks) {
+  const std::string path = ::testing::TempDir() + "/stepdef-ks-" + std::to_string(::getpid()) +
+                           ".sqlite";
+  ::unlink(path.c_str());
+  {
+    auto w = TraceWriter::Create(path);
+    ASSERT_TRUE(w.ok());
+    TraceWriter& t = **w;
+    uint32_t corr = 1;
+    for (int s = 0; s < 5; ++s) {
+      const int64_t b = 10000 + s * 1000;
+      MemcpyRecord c{};  // the step's input copy: belongs to the step it feeds
+      c.start_ns = b - 50;
+      c.end_ns = b - 10;
+      c.copy_kind = CopyKind::kHostToDevice;
+      t.AddMemcpy(c);
+      int64_t at = b;
+      for (const char* name : {"embed", "layer", "layer", "layer", "adam"}) {
+        ApiRecord a{};
+        a.start_ns = at - 30;
+        a.end_ns = at - 20;
+        a.tid = 1;
+        a.correlation = corr;
+        a.name = t.Intern("cudaLaunchKernel");
+        t.AddApi(a);
+        KernelRecord k{};
+        k.start_ns = at;
+        k.end_ns = at + 100;
+        k.correlation = corr++;
+        k.name = t.Intern(name);
+        k.grid_x = k.grid_y = k.grid_z = k.block_x = k.block_y = k.block_z = 1;
+        t.AddKernel(k);
+        at += 150;
+      }
+    }
+    ASSERT_TRUE(t.Finalize().ok());
+  }
+  auto model = TraceModel::Load(path);
+  ASSERT_TRUE(model.ok());
+  auto steps = DetectSteps(**model, StepOptions{});
+  ASSERT_TRUE(steps.ok());
+  auto reader = TraceReader::Open(path);
+  ASSERT_TRUE(reader.ok());
+  auto summary = BuildSummary(**reader);
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(steps->method, "kernel-sequence");
+  EXPECT_EQ(summary->step_source, "kernel-sequence");
+  ASSERT_EQ(steps->steps.size(), 5u);
+  ASSERT_EQ(summary->steps.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(summary->steps[i].step, steps->steps[i].number);
+    EXPECT_EQ(summary->steps[i].start_ns, steps->steps[i].range_start_ns);
+    EXPECT_EQ(summary->steps[i].end_ns, steps->steps[i].range_end_ns);
+    EXPECT_EQ(summary->steps[i].kernels, 5);
+  }
+  EXPECT_EQ(summary->steps[1].start_ns, 10950);  // the copy before the anchor kernel
+  ::unlink(path.c_str());
+}
+
 TEST(StepDefinition, Names) {
   int64_t n = -1;
   EXPECT_EQ(ParseStepName("step 12", &n), StepNameKind::kStep);
