@@ -162,8 +162,8 @@ TEST(StepDefinition, IterationRangesAreTheStepsOfAnUnmarkedLoop) {
 // kernel-sequence steps, the same in `steps` and in the rank summary, window
 // for window (common/kernel_sequence.h).
 TEST(StepDefinition, KernelSequenceStepsAreTheSameInStepsAndRanks) {
-  const std::string path = ::testing::TempDir() + "/stepdef-ks-" + std::to_string(::getpid()) +
-                           ".sqlite";
+  const std::string path =
+      ::testing::TempDir() + "/stepdef-ks-" + std::to_string(::getpid()) + ".sqlite";
   ::unlink(path.c_str());
   {
     auto w = TraceWriter::Create(path);

@@ -25,14 +25,14 @@ namespace stepscope {
 struct SequenceOp {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  uint32_t name = 0;  // the caller's name id (kernels only)
+  uint32_t name = 0;   // the caller's name id (kernels only)
   bool kernel = true;  // false: a copy or memset
 };
 
 struct KernelSequence {
   bool found = false;
-  uint32_t anchor = 0;                      // the anchor's name id
-  std::vector<size_t> anchors;              // indices into the ops of each step's anchor kernel
+  uint32_t anchor = 0;          // the anchor's name id
+  std::vector<size_t> anchors;  // indices into the ops of each step's anchor kernel
   std::vector<std::pair<int64_t, int64_t>> ranges;  // each step's [start, end) on the GPU timeline
 };
 

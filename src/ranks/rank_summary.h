@@ -58,7 +58,7 @@ struct NamedTimes {
   std::vector<int64_t> total_ns;   // sum of durations in the step
   std::vector<int64_t> count;      // instances in the step
   std::vector<int64_t> median_ns;  // median instance duration in the step (0 when count is 0)
-  int64_t threads = -1;            // kernels only: median threads per launch (grid x block); -1 unknown
+  int64_t threads = -1;  // kernels only: median threads per launch (grid x block); -1 unknown
 };
 
 // One NCCL collective kernel execution.

@@ -97,10 +97,10 @@ void AlignSequenceSteps(RanksAnalysis* a) {
       if (c.step != kNoStep && it != ref_step.end()) ++votes[it->second - c.step];
     }
     if (votes.empty()) continue;
-    const int64_t shift = std::max_element(votes.begin(), votes.end(), [](const auto& x,
-                                                                           const auto& y) {
-                            return x.second < y.second;
-                          })->first;
+    const int64_t shift =
+        std::max_element(votes.begin(), votes.end(), [](const auto& x, const auto& y) {
+          return x.second < y.second;
+        })->first;
     if (shift == 0) continue;
     // Steps before the first rank's first (numbers below 0) are left out.
     size_t drop = 0;

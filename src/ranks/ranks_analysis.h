@@ -112,13 +112,13 @@ struct Straggler {
   double compute_excess_ns = 0;  // its non-NCCL kernel busy time minus the others' median
   // The compute excess split by kernel name (verdict.cc): slower_ns + extra_ns
   // ~ compute_excess_ns.
-  double slower_ns = 0;   // the kernels the others also run, same launch size, longer on it
-  double larger_ns = 0;   // the kernels the others also run, launched larger on it (GPU work)
-  double extra_ns = 0;    // kernel instances the others do not run (GPU work)
+  double slower_ns = 0;       // the kernels the others also run, same launch size, longer on it
+  double larger_ns = 0;       // the kernels the others also run, launched larger on it (GPU work)
+  double extra_ns = 0;        // kernel instances the others do not run (GPU work)
   double host_excess_ns = 0;  // its launch lateness minus the others' median
   double comm_ns = 0;         // what none explains: caused - kernel time - late launches (>= 0)
   // The host side, per step vs the other ranks' median (NaN: not recorded).
-  double loader_ns = kNaN;      // DataLoader.__next__ time excess
+  double loader_ns = kNaN;       // DataLoader.__next__ time excess
   double loader_mine_ns = kNaN;  // ... its own, and the others' median
   double loader_others_ns = kNaN;
   double host_cpu_ns = kNaN;    // main thread CPU time excess

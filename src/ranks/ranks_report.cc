@@ -58,8 +58,8 @@ std::string SlowerText(const KernelExcess& k) {
 std::string EvidenceText(const Straggler& s) {
   std::vector<std::string> ev;
   if (!std::isnan(s.loader_ns) && s.loader_ns > 0)
-    ev.push_back("data loading: '" + std::string(kLoaderRangeName) + "' " + MsText(s.loader_mine_ns) +
-                 " vs " + MsText(s.loader_others_ns));
+    ev.push_back("data loading: '" + std::string(kLoaderRangeName) + "' " +
+                 MsText(s.loader_mine_ns) + " vs " + MsText(s.loader_others_ns));
   for (const auto& [name, ns] : s.python) ev.push_back("Python: " + name + " " + SignedMs(ns));
   if (!std::isnan(s.host_ready_ns) && s.host_ready_ns > 0)
     ev.push_back("runnable without a CPU " + SignedMs(s.host_ready_ns));
@@ -252,14 +252,26 @@ Table VerdictTable(const RanksAnalysis& a) {
     const RankResult& r = a.ranks[static_cast<size_t>(s.rank_index)];
     const std::string detail = CauseDetailName(s.detail);
     const std::string evidence = EvidenceText(s);
-    t.AddRow({Cell(r.rank), Cell(r.host.empty() ? "-" : r.host), Cell(s.from_step),
-              Cell(CauseName(s.cause)), Cell(s.by_scores ? "scores" : "collectives"),
+    t.AddRow({Cell(r.rank),
+              Cell(r.host.empty() ? "-" : r.host),
+              Cell(s.from_step),
+              Cell(CauseName(s.cause)),
+              Cell(s.by_scores ? "scores" : "collectives"),
               Cell(std::to_string(s.steps_blocking) + "/" + std::to_string(s.steps_seen)),
-              s.by_scores ? Cell(kNaN) : Ms(s.caused_ns), Ms(s.compute_excess_ns),
-              Ms(s.host_excess_ns), s.by_scores ? Cell(kNaN) : Ms(s.comm_ns),
-              Cell(detail.empty() ? "-" : detail), Ms(s.slower_ns), Ms(s.extra_ns),
-              Cell(evidence.empty() ? "-" : evidence), Ms(s.larger_ns), Ms(s.loader_ns),
-              Ms(s.host_cpu_ns), Ms(s.host_ready_ns), Ms(s.step_ns), Ms(s.step_if_matched_ns)});
+              s.by_scores ? Cell(kNaN) : Ms(s.caused_ns),
+              Ms(s.compute_excess_ns),
+              Ms(s.host_excess_ns),
+              s.by_scores ? Cell(kNaN) : Ms(s.comm_ns),
+              Cell(detail.empty() ? "-" : detail),
+              Ms(s.slower_ns),
+              Ms(s.extra_ns),
+              Cell(evidence.empty() ? "-" : evidence),
+              Ms(s.larger_ns),
+              Ms(s.loader_ns),
+              Ms(s.host_cpu_ns),
+              Ms(s.host_ready_ns),
+              Ms(s.step_ns),
+              Ms(s.step_if_matched_ns)});
   }
   return t;
 }
@@ -406,13 +418,13 @@ std::string PartsText(const Straggler& s) {
   if (!std::isnan(s.host_cpu_ns))
     parts.push_back({Cause::kHostCpu, "host CPU " + MsText(s.part_cpu_ns)});
   const bool known = !std::isnan(s.loader_ns) || !std::isnan(s.host_cpu_ns);
-  parts.insert(parts.end(), {
-      {Cause::kLateLaunches, (known ? "other late launches " : "late launches ") +
-                                 MsText(s.part_late_ns)},
-      {Cause::kGpuWork, "GPU work " + MsText(s.part_gpu_ns) + " (extra kernels " +
-                            SignedMs(s.extra_ns) + ", larger kernels " + SignedMs(s.larger_ns) +
-                            ")"},
-      {Cause::kSlowerGpu, "slower kernels " + SignedMs(s.slower_ns)}});
+  parts.insert(parts.end(),
+               {{Cause::kLateLaunches,
+                 (known ? "other late launches " : "late launches ") + MsText(s.part_late_ns)},
+                {Cause::kGpuWork, "GPU work " + MsText(s.part_gpu_ns) + " (extra kernels " +
+                                      SignedMs(s.extra_ns) + ", larger kernels " +
+                                      SignedMs(s.larger_ns) + ")"},
+                {Cause::kSlowerGpu, "slower kernels " + SignedMs(s.slower_ns)}});
   if (!s.by_scores)
     parts.push_back({Cause::kCommunication, "not explained (communication) " + MsText(s.comm_ns)});
   std::stable_partition(parts.begin(), parts.end(),

@@ -185,10 +185,12 @@ bool SequenceSteps(const TraceReader& trace, const Input& in, RankSummary* s) {
     kernel_of.push_back(i);
   }
   for (const MemcpyRecord& m : in.memcpys) {
-    if (m.device == dev) ops.push_back({m.start_ns, m.end_ns, 0, false}), kernel_of.push_back(SIZE_MAX);
+    if (m.device == dev)
+      ops.push_back({m.start_ns, m.end_ns, 0, false}), kernel_of.push_back(SIZE_MAX);
   }
   for (const MemsetRecord& m : in.memsets) {
-    if (m.device == dev) ops.push_back({m.start_ns, m.end_ns, 0, false}), kernel_of.push_back(SIZE_MAX);
+    if (m.device == dev)
+      ops.push_back({m.start_ns, m.end_ns, 0, false}), kernel_of.push_back(SIZE_MAX);
   }
   std::vector<size_t> order(ops.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -213,7 +215,8 @@ bool SequenceSteps(const TraceReader& trace, const Input& in, RankSummary* s) {
 // No steps at all: the whole trace is step 0.
 void WholeTraceStep(const Input& in, RankSummary* s) {
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
-  for (const KernelRecord& k : in.kernels) lo = std::min(lo, k.start_ns), hi = std::max(hi, k.end_ns);
+  for (const KernelRecord& k : in.kernels)
+    lo = std::min(lo, k.start_ns), hi = std::max(hi, k.end_ns);
   for (const ApiRecord& a : in.apis) lo = std::min(lo, a.start_ns), hi = std::max(hi, a.end_ns);
   if (lo <= hi) {
     StepSummary st;
@@ -446,8 +449,10 @@ void HostThread(const TraceReader& trace, const Input& in, RankSummary* s) {
           if (c != callsite_of.end() && !name.empty()) {
             const std::string caller = function(c->second->parent);
             auto f = frame_of.find(c->second->frame);
-            const std::string file = f == frame_of.end() ? "" : BaseName(trace.String(f->second->file));
-            name = (caller.empty() ? "" : caller + " > ") + name + (file.empty() ? "" : " (" + file + ")");
+            const std::string file =
+                f == frame_of.end() ? "" : BaseName(trace.String(f->second->file));
+            name = (caller.empty() ? "" : caller + " > ") + name +
+                   (file.empty() ? "" : " (" + file + ")");
           }
           if (name.empty()) name = "(no Python frame)";
           auto [n, added] = name_index.emplace(name, static_cast<uint32_t>(names.size()));

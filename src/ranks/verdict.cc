@@ -283,8 +283,8 @@ void SplitKernelExcess(const RanksAnalysis& a, size_t r, const std::vector<size_
     if (np.same.empty()) continue;
     const double same = MedianOf(np.same), ex = MedianOf(np.extra);
     if (ex > 0) {
-      s->extra_kernels.push_back({name, ex, MedianOf(np.extra_n), MedianOf(np.mine_d),
-                                  MedianOf(np.others_d), !elsewhere});
+      s->extra_kernels.push_back(
+          {name, ex, MedianOf(np.extra_n), MedianOf(np.mine_d), MedianOf(np.others_d), !elsewhere});
     }
     if (same > 0) {
       (larger ? s->larger_kernels : s->slower_kernels)
@@ -294,7 +294,8 @@ void SplitKernelExcess(const RanksAnalysis& a, size_t r, const std::vector<size_
   }
   std::vector<double> sl, lg, ex;
   for (size_t i = 0; i < ps.size(); ++i) {
-    if (used[i]) sl.push_back(step_slower[i]), lg.push_back(step_larger[i]), ex.push_back(step_extra[i]);
+    if (used[i])
+      sl.push_back(step_slower[i]), lg.push_back(step_larger[i]), ex.push_back(step_extra[i]);
   }
   s->slower_ns = sl.empty() ? 0 : MedianOf(sl);
   s->larger_ns = lg.empty() ? 0 : MedianOf(lg);
@@ -382,10 +383,12 @@ void Classify(Straggler* s) {
   const double slower = std::max(0.0, s->slower_ns);
   if (!s->by_scores)
     s->comm_ns = std::max(0.0, s->caused_ns - std::max(0.0, s->compute_excess_ns) - late);
-  const std::pair<Cause, double> parts[] = {
-      {Cause::kDataLoading, s->part_loading_ns}, {Cause::kHostCpu, s->part_cpu_ns},
-      {Cause::kLateLaunches, s->part_late_ns},   {Cause::kGpuWork, s->part_gpu_ns},
-      {Cause::kSlowerGpu, slower},               {Cause::kCommunication, s->comm_ns}};
+  const std::pair<Cause, double> parts[] = {{Cause::kDataLoading, s->part_loading_ns},
+                                            {Cause::kHostCpu, s->part_cpu_ns},
+                                            {Cause::kLateLaunches, s->part_late_ns},
+                                            {Cause::kGpuWork, s->part_gpu_ns},
+                                            {Cause::kSlowerGpu, slower},
+                                            {Cause::kCommunication, s->comm_ns}};
   if (!s->by_scores) {
     s->cause = Cause::kCommunication;
     double best = -1;
@@ -395,8 +398,8 @@ void Classify(Straggler* s) {
   }
   s->detail = CauseDetail::kNone;
   if (s->cause == Cause::kGpuWork) {
-    s->detail = s->extra_ns >= s->larger_ns ? CauseDetail::kExtraKernels
-                                            : CauseDetail::kLargerKernels;
+    s->detail =
+        s->extra_ns >= s->larger_ns ? CauseDetail::kExtraKernels : CauseDetail::kLargerKernels;
   } else if (s->cause == Cause::kHostCpu) {
     s->detail = ready > cpu_more ? CauseDetail::kCpuContention : CauseDetail::kPythonWork;
   }
@@ -409,8 +412,7 @@ void Explain(RanksAnalysis* a, Straggler* s, const std::vector<size_t>& ps) {
   s->host_excess_ns =
       MedianExcess(*a, r, ps, [](const StepSummary& st) { return st.launch_late_ns; });
   s->host_cpu_ns = KnownExcess(*a, r, ps, [](const StepSummary& st) { return st.host_cpu_ns; });
-  s->host_ready_ns =
-      KnownExcess(*a, r, ps, [](const StepSummary& st) { return st.host_ready_ns; });
+  s->host_ready_ns = KnownExcess(*a, r, ps, [](const StepSummary& st) { return st.host_ready_ns; });
   LoaderTime(*a, r, ps, s);
   SplitKernelExcess(*a, r, ps, s);
   if (!s->by_scores) {

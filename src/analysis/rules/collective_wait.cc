@@ -90,7 +90,8 @@ void Detect(const RuleContext& c, std::vector<Finding>* out) {
   f.detail = std::to_string(f.count) + " of " + std::to_string(comm.size()) +
              " collective kernels waited: per step " +
              FormatDuration(static_cast<int64_t>(comm_ns / steps)) + " in collectives, " +
-             FormatDuration(static_cast<int64_t>(free_ns / steps)) + " of it with no compute beside, " +
+             FormatDuration(static_cast<int64_t>(free_ns / steps)) +
+             " of it with no compute beside, " +
              FormatDuration(static_cast<int64_t>(transfer_ns / steps)) +
              " of that the transfers need (each kernel's shortest instance); the rest is the wait "
              "for the last rank to arrive";
