@@ -84,6 +84,10 @@ TESTS += [
              trace=job("loader_nomarks", [0, 1]), out="ranks/loader_nomarks.txt"),
     DiffTest(name="ranks_loader_verdict_json", cmd=["ranks", "{traces}", "--report", "verdict", "--format", "json"],
              trace=job("loader", [0, 1]), out="ranks/loader_verdict.json"),
+    DiffTest(name="ranks_host_python_work", cmd=["ranks", "{traces}", "--report", "verdict"],
+             trace=job("hostpy", [0, 1]), out="ranks/hostpy.txt"),
+    DiffTest(name="ranks_host_cpu_contention", cmd=["ranks", "{traces}", "--report", "verdict"],
+             trace=job("hostcontention", [0, 1]), out="ranks/hostcontention.txt"),
     DiffTest(name="summarize_kernel_sequence_json", cmd=["summarize", "{trace}", "-o", "-"],
              trace=job("nomarks", [1]), out="ranks/summary_nomarks_r1.json"),
 ]
