@@ -34,6 +34,10 @@ written under --out as soon as it exists:
 
   export LD_LIBRARY_PATH=$PWD/build-gpu/lib
   python3 tests/gpu/ddp_stragglers.py --driver --stepscope $PWD/build-gpu/bin/stepscope --out $OUT
+
+Check (here, no GPU): `ddp_stragglers.py --evaluate OUT/results.jsonl` prints per kind the bare
+step-time difference to the bare balanced run against the verdict (rank, cause, what the others
+wait per step) and exits 1 unless each is right and within 15% (balanced: no straggler).
 """
 import argparse
 import json
@@ -45,6 +49,9 @@ import tarfile
 import time
 
 KINDS = ["balanced", "loader", "hostcpu", "hostpy", "batch", "extragpu"]
+# The verdict each kind must get from `stepscope ranks` (docs/ranks.md, "The verdict").
+EXPECTED_CAUSE = {"loader": "data loading", "hostcpu": "host CPU", "hostpy": "host CPU",
+                  "batch": "GPU work", "extragpu": "GPU work"}
 
 
 def parse_args():
@@ -71,6 +78,8 @@ def parse_args():
     ap.add_argument("--nomarks", default="loader,batch",
                     help="driver: kinds traced once more with --iteration-ranges off")
     ap.add_argument("--budget-s", type=float, default=420, help="driver: start no run after this")
+    ap.add_argument("--evaluate", metavar="RESULTS_JSONL",
+                    help="check a driver's results.jsonl: right rank, cause, cost within 15%%")
     return ap.parse_args()
 
 
@@ -370,8 +379,42 @@ class Driver:
         self.say("== done in %.0f s" % (time.time() - self.t0))
 
 
+def evaluate(path, slow_rank):
+    """Per kind: the measured step-time difference to the bare balanced run (the realized cost)
+    against the verdict's rank, cause and per-step cost (what the others wait)."""
+    runs, verdicts = {}, {}
+    for line in open(path):
+        r = json.loads(line)
+        if r.get("what") == "run" and r.get("max_ms") is not None:
+            runs.setdefault((r.get("name", r["kind"]), r["traced"]), r["max_ms"])
+        elif r.get("what") == "ranks" and r.get("json"):
+            verdicts[r["kind"]] = r["json"].get("verdict", [])
+    base = runs.get(("balanced", False))
+    ok_all = True
+    print("kind               bare ms  +ms vs balanced  verdict (rank, cause, wait ms/step)   ok")
+    for name, v in sorted(verdicts.items()):
+        kind = name.split("_nomarks")[0]
+        bare = runs.get((kind, False))
+        real = bare - base if bare is not None and base is not None else None
+        got = v[0] if v else None
+        if kind == "balanced":
+            ok = not v
+        else:
+            ok = (got is not None and got["rank"] == slow_rank and got["cause"] == EXPECTED_CAUSE[kind]
+                  and real is not None and abs(got["others_wait_ms"] - real) <= 0.15 * abs(real))
+        ok_all &= ok
+        desc = ("rank %d, %s, %.2f" % (got["rank"], got["cause"], got["others_wait_ms"]) if got
+                else "no straggler")
+        print("%-18s %7s  %15s  %-34s %s" % (name, "%.2f" % bare if bare else "-",
+                                             "%+.2f" % real if real is not None else "-", desc,
+                                             "ok" if ok else "NO"))
+    return 0 if ok_all else 1
+
+
 def main():
     a = parse_args()
+    if a.evaluate:
+        sys.exit(evaluate(a.evaluate, a.slow_rank))
     if a.driver:
         os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
         os.environ.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
