@@ -33,56 +33,97 @@
 namespace stepscope {
 namespace {
 
-// Opaque handles we give out: tagged indices into append-only tables of
-// stable heap objects, never freed (NVTX handles may be used until process
-// exit). A handle the tracer never issued (a stale pointer, another tool's,
-// garbage) is recognized as such, never dereferenced: its events are recorded
-// without that domain or registered message, as bare NVTX would ignore it.
+// Opaque handles we give out: the addresses of stable heap objects, never
+// freed (NVTX handles may be used until process exit). They must be real
+// addresses: with tagged indices (a tag in the top 16 bits) every DDP job died
+// with SIGSEGV at its first NCCL collective under --trace nvtx (NCCL's NVTX
+// path reads through the domain handle; lent H200, 2026-11-27; raw addresses
+// run). A handle the tracer never issued (a stale pointer, another tool's,
+// garbage) is still recognized without being dereferenced: every address
+// handed out is kept in a set that lookups read without a lock, and an
+// unknown handle's events are recorded without that domain or registered
+// message, as bare NVTX would ignore it.
 struct Domain {
   std::string name;
+};
+
+// The addresses handed out: chunks of open-addressing slots, each filled to
+// half; lookups are lock-free, Add is serialized by the caller
+// (g_handles_mu); entries are never removed.
+class IssuedSet {
+ public:
+  // False when full (about 2M addresses).
+  bool Add(uint64_t v) {
+    size_t n = nchunks_.load(std::memory_order_relaxed);
+    if (n == 0 || used_ >= kSlots / 2) {
+      if (n == kMaxChunks) return false;
+      chunks_[n].store(new Chunk(), std::memory_order_release);
+      nchunks_.store(++n, std::memory_order_release);
+      used_ = 0;
+    }
+    Chunk* c = chunks_[n - 1].load(std::memory_order_relaxed);
+    for (size_t i = Mix(v);; ++i) {
+      std::atomic<uint64_t>& slot = c->slot[i % kSlots];
+      if (slot.load(std::memory_order_relaxed) == 0) {
+        slot.store(v, std::memory_order_release);
+        ++used_;
+        return true;
+      }
+    }
+  }
+  bool Contains(uint64_t v) const {
+    if (v == 0) return false;
+    const size_t n = nchunks_.load(std::memory_order_acquire);
+    for (size_t k = 0; k < n; ++k) {
+      const Chunk* c = chunks_[k].load(std::memory_order_acquire);
+      for (size_t i = Mix(v);; ++i) {
+        const uint64_t x = c->slot[i % kSlots].load(std::memory_order_acquire);
+        if (x == v) return true;
+        if (x == 0) break;
+      }
+    }
+    return false;
+  }
+
+ private:
+  static constexpr size_t kSlots = 4096, kMaxChunks = 1024;
+  struct Chunk {
+    std::atomic<uint64_t> slot[kSlots] = {};
+  };
+  static size_t Mix(uint64_t v) {
+    v ^= v >> 33;
+    v *= 0xff51afd7ed558ccdULL;
+    v ^= v >> 33;
+    return static_cast<size_t>(v);
+  }
+  std::atomic<Chunk*> chunks_[kMaxChunks] = {};
+  std::atomic<size_t> nchunks_{0};
+  size_t used_ = 0;  // in the last chunk (under the caller's lock)
 };
 
 template <typename T>
 class HandleTable {
  public:
-  explicit constexpr HandleTable(uint64_t tag) : tag_(tag << kTagShift) {}
-  // A new handle for `value` (owned from now on), or 0 when the table is
-  // full. Callers serialize Add (g_handles_mu); Find needs no lock.
+  // A new handle for `value` (owned from now on): its address, or 0 when the
+  // table is full. Callers serialize Add (g_handles_mu); Find needs no lock.
   uint64_t Add(T* value) {
-    const uint64_t i = count_.load(std::memory_order_relaxed);
-    if (i >= kChunk * kChunks) return 0;
-    T** chunk = chunks_[i / kChunk].load(std::memory_order_relaxed);
-    if (!chunk) {
-      chunk = new T*[kChunk]();
-      chunks_[i / kChunk].store(chunk, std::memory_order_release);
-    }
-    chunk[i % kChunk] = value;
-    count_.store(i + 1, std::memory_order_release);
-    return tag_ | (i + 1);
+    const uint64_t h = reinterpret_cast<uint64_t>(value);
+    return issued_.Add(h) ? h : 0;
   }
   const T* Find(uint64_t handle) const {
-    if ((handle & ~kIndexMask) != tag_) return nullptr;
-    const uint64_t i = (handle & kIndexMask) - 1;
-    if ((handle & kIndexMask) == 0 || i >= count_.load(std::memory_order_acquire)) return nullptr;
-    return chunks_[i / kChunk].load(std::memory_order_acquire)[i % kChunk];
+    return issued_.Contains(handle) ? reinterpret_cast<const T*>(handle) : nullptr;
   }
 
  private:
-  // The tag in the top 16 bits: no user-space address looks like a handle.
-  static constexpr int kTagShift = 48;
-  static constexpr uint64_t kIndexMask = (uint64_t{1} << kTagShift) - 1;
-  static constexpr uint64_t kChunk = 4096, kChunks = 1024;  // 4M handles
-  const uint64_t tag_;
-  std::atomic<uint64_t> count_{0};
-  std::atomic<T**> chunks_[kChunks] = {};
+  IssuedSet issued_;
 };
 
 HandleTable<Domain>& Domains() {
-  static auto* t = new HandleTable<Domain>(0x5344);  // "SD", never destroyed
+  static auto* t = new HandleTable<Domain>();  // never destroyed
   return *t;
 }
 HandleTable<std::string>& Strings() {
-  static auto* t = new HandleTable<std::string>(0x5353);  // "SS"
+  static auto* t = new HandleTable<std::string>();
   return *t;
 }
 

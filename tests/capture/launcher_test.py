@@ -191,6 +191,15 @@ class LauncherTest(unittest.TestCase):
         self.assertEqual({r[0] for r in got}, {"", "after bogus"}, got)
         self.assertEqual(rows(path, "PRAGMA integrity_check"), [("ok",)])
 
+    def test_nvtx_handles_are_addresses_a_library_may_read(self):
+        # NCCL's NVTX path reads through the handles it gets: with tagged indices
+        # every DDP job died with SIGSEGV at its first collective (lent H200,
+        # 2026-11-27). The handles are the addresses of the tracer's objects.
+        p = profile(["-q", "-o", "handles", "--", APP, "handles"], self.tmp)
+        self.assertEqual((p.returncode, p.stdout), (0, b"ok\n"), p.stderr)
+        got = rows(os.path.join(self.tmp, "handles.sqlite"), NVTX_SQL)
+        self.assertEqual([(r[0], r[5]) for r in got], [("registered", "handles_test")], got)
+
     def test_exit_code_and_output_unchanged(self):
         p = profile(["-o", "e", "--", APP, "exit", "7"], self.tmp)
         self.assertEqual(p.returncode, 7)

@@ -16,6 +16,8 @@
 //   nvtx_app threads T K     T threads at once, each naming itself and doing K iterations of
 //                            nested push/pop, a mark, and a start/end range ended by the next
 //                            thread (the tracer's producers racing: the TSan test)
+//   nvtx_app handles         reads a byte through a domain and a registered-string handle, as
+//                            NCCL's NVTX path does, then ranges with them; prints "ok"
 //   nvtx_app bogus           handles the tracer never issued (domains, registered strings,
 //                            range ids), NULL and short attributes, then one real range
 //                            "after bogus"; prints "ok" (bare NVTX: all no-ops, exit 0)
@@ -147,8 +149,32 @@ static void Bogus() {
   std::printf("ok\n");
 }
 
+// A library that reads through the handles it got (NCCL's NVTX path does: a
+// DDP job died at its first collective when the tracer's handles were not
+// addresses). Bare NVTX returns null handles: nothing to read.
+void Handles() {
+  nvtxDomainHandle_t d = nvtxDomainCreateA("handles_test");
+  nvtxStringHandle_t str = nvtxDomainRegisterStringA(d, "registered");
+  volatile unsigned char sink = 0;
+  if (d) sink = sink + *reinterpret_cast<const volatile unsigned char*>(d);
+  if (str) sink = sink + *reinterpret_cast<const volatile unsigned char*>(str);
+  nvtxEventAttributes_t a = {};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  a.message.registered = str;
+  nvtxDomainRangePushEx(d, &a);
+  Busy(1);
+  nvtxDomainRangePop(d);
+  std::printf("ok\n");
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
+  if (std::string(argv[1]) == "handles") {
+    Handles();
+    return 0;
+  }
   std::string mode = argv[1];
   if (mode == "ranges") {
     Ranges();
