@@ -15,6 +15,8 @@ realized by doing the fix for real.
       DIR/traces/. --no-realize: predictions only (reuse realized savings of an earlier run).
   external_suite.py smoke [--only a,b]
       every scenario, one step of each arm, in one process (seconds): run it first.
+  external_suite.py reanalyze --stepscope BIN --results suite.jsonl --traces DIR --out NEW.jsonl
+      today's predictions on the traces of an earlier run, with its realized savings (no GPU).
   external_suite.py table FILE.jsonl [FILE.jsonl ...]
       the table: realized vs predicted per scenario, the top finding, pass/fail against the
       acceptance (top finding = the expected cause; |error| <= 15%, or <= 1 ms where the realized
@@ -212,6 +214,26 @@ def cmd_driver(a):
                                                    "median_step_ms")}), flush=True)
 
 
+def cmd_reanalyze(a):
+    """The predictions of today's build on traces an earlier driver run recorded, with that run's
+    realized savings: a pricing change measured without the GPU (the capture stays the old one)."""
+    out = open(a.out, "w")
+    for line in open(a.results):
+        row = json.loads(line)
+        trace = os.path.join(a.traces, row.get("scenario", "") + ".sqlite")
+        if "skipped" in row or not os.path.exists(trace):
+            continue
+        doc, err = analyze(a.stepscope, trace)
+        row = {k: v for k, v in row.items() if k not in ("findings", "analyze_error")}
+        if doc:
+            row.update(findings_row(doc))
+        else:
+            row["analyze_error"] = err
+        row["reanalyzed"] = trace
+        out.write(json.dumps(row) + "\n")
+    out.close()
+
+
 def verdict(row):
     cause = CAUSES.get(row.get("cause"), (row.get("cause"),))
     fs = [f for f in row.get("findings", []) if f.get("reported") != "no"]
@@ -264,18 +286,24 @@ def main():
     d.add_argument("--stepscope", required=True)
     d.add_argument("--out", required=True)
     d.add_argument("--only", default="")
-    d.add_argument("--steps", type=int, default=8)
-    d.add_argument("--rounds", type=int, default=4)
+    d.add_argument("--steps", type=int, default=10)
+    d.add_argument("--rounds", type=int, default=10)
     d.add_argument("--traced-steps", type=int, default=15)
     d.add_argument("--pairs", type=int, default=2, help="process pairs where A/B cannot share a process")
     d.add_argument("--budget-s", type=float, default=520)
     d.add_argument("--no-realize", action="store_true")
+    ra = sub.add_parser("reanalyze")
+    ra.add_argument("--stepscope", required=True)
+    ra.add_argument("--results", required=True, help="suite.jsonl of a driver run")
+    ra.add_argument("--traces", required=True, help="folder of that run's traces (NAME.sqlite)")
+    ra.add_argument("--out", required=True, help="the new jsonl (then: table OUT)")
     s = sub.add_parser("smoke")
     s.add_argument("--only", default="")
     t = sub.add_parser("table")
     t.add_argument("files", nargs="+")
     a = ap.parse_args()
-    {"run": cmd_run, "driver": cmd_driver, "table": cmd_table, "smoke": cmd_smoke}[a.cmd](a)
+    {"run": cmd_run, "driver": cmd_driver, "table": cmd_table, "smoke": cmd_smoke,
+     "reanalyze": cmd_reanalyze}[a.cmd](a)
 
 
 if __name__ == "__main__":

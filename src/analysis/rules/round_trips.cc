@@ -155,12 +155,8 @@ void Classify(const RuleContext& c, RoundTrip* t) {
   // ...) is data-dependent wherever it runs (a loss over logits[mask] too);
   // a plain read (.item(), .tolist()) only inside the model: in the training
   // loop it is a per-step read for logging (host_sync's).
-  // A value the host computes with is small (a count, a scalar, a short list of
-  // sizes); a larger copy is data moved to the host (activation offload,
-  // .cpu() of a tensor): the copy rules' and host_sync's.
-  constexpr uint64_t kMaxReadBackBytes = 64 << 10;
-  t->data_dependent = t->read_back != kNone && t->bytes <= kMaxReadBackBytes && !hook &&
-                      (t->in_model || IsShapeOp(t->op));
+  t->reads_value = t->read_back != kNone && t->bytes <= kMaxReadBackBytes;
+  t->data_dependent = t->reads_value && !hook && (t->in_model || IsShapeOp(t->op));
 }
 
 }  // namespace

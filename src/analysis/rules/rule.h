@@ -58,12 +58,19 @@ struct RoundTrip {
   uint32_t producer = kNone;    // gpu_ops() of the last kernel launched before it (same thread)
   uint32_t op_before = kNone;   // gpu_ops() of the thread's last launch before it
   uint32_t op_after = kNone;    // ... and its first launch after it
+  bool reads_value = false;     // its read-back is a value (kMaxReadBackBytes or less)
   bool in_model = false;        // in a module's forward/backward (stack, NVTX, autograd thread)
   bool data_dependent = false;  // a shape read back, or any value read back in the model
   std::string op;               // "aten::nonzero", "`.item()`", "synchronize", ...
   std::string op_evidence;      // what named it: "its kernel `...NonZeroOp...`", ...
   std::string line;             // the Python line ("moe.py:45 MoE.forward"), "" unknown
 };
+
+// A value the host computes with is small (a count, a scalar, a short list of
+// sizes); a larger device-to-host copy is data moved to the host (activation
+// offload, .cpu() of a tensor): the copy rules' and host_sync's, and removing
+// the round trip keeps that copy (only its wait goes).
+inline constexpr uint64_t kMaxReadBackBytes = 64 << 10;
 
 // A Python loop over items with a data-dependent op in each iteration (an
 // MoE's per-expert nonzero dispatch): round trips of one site, thread and step
@@ -315,7 +322,8 @@ std::string DataDependentRoundTrips(const RuleContext& c);
 // "aten::nonzero at moe.py:45 MoE.forward, `.item()` at ...": the two most
 // frequent op and line pairs of these round trips.
 std::string RoundTripSites(const RuleContext& c, const std::vector<int32_t>& trips);
-// The fix of data_dependent_sync: its round trips' waits and read-back copies go.
+// The fix of data_dependent_sync and host_sync: their round trips' waits go, and
+// the read-back copies of a value (RoundTrip::reads_value).
 Fix RemoveRoundTripsOf(const PricingContext& p, const std::vector<int32_t>& trips);
 
 // launch_bound: kernels in a row, each shorter than its launch interval.

@@ -156,8 +156,7 @@ Fix RemoveRoundTripsOf(const PricingContext& p, const std::vector<int32_t>& trip
     for (uint32_t a : t.calls) {
       if (g.call_node[a] != kNone) calls.push_back(g.call_node[a]);
     }
-    if (t.read_back != kNone && g.op_node[t.read_back] != kNone)
-      copies.push_back(g.op_node[t.read_back]);
+    if (t.reads_value && g.op_node[t.read_back] != kNone) copies.push_back(g.op_node[t.read_back]);
   }
   return {[=](whatif::Graph* x) { return whatif::RemoveRoundTrips(x, calls, copies); },
           "without the " + std::to_string(trips.size()) +
