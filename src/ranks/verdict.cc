@@ -43,6 +43,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/collective_wait.h"
 #include "common/step_names.h"
 #include "ranks/ranks_internal.h"
 
@@ -87,11 +88,6 @@ const char* CauseDetailName(CauseDetail d) {
 namespace {
 
 constexpr double kOnsetFraction = 0.8;
-constexpr int64_t kMinWaitFloorNs = 500000;
-// 10%: on two H200s running the reference workload's DDP with no slow rank,
-// one rank systematically arrived last by ~1.3 ms per 15.8 ms step (8%):
-// that is jitter, not a straggler (docs/ranks.md).
-constexpr double kMinWaitStepFraction = 0.10;
 constexpr size_t kEvidence = 3;
 // A kernel launched with over 5% more threads than on the other ranks does more work.
 constexpr double kLargerLaunch = 1.05;
@@ -504,8 +500,7 @@ void FindStragglers(RanksAnalysis* a, const std::vector<bool>& steps_with_collec
       if (!std::isnan(r.step_ns)) steps.push_back(r.step_ns);
     }
     double med = MedianOf(steps);
-    a->min_wait_ns = std::max<int64_t>(
-        kMinWaitFloorNs, std::isnan(med) ? 0 : static_cast<int64_t>(med * kMinWaitStepFraction));
+    a->min_wait_ns = MinStragglerWaitNs(std::isnan(med) ? 0 : med);
   }
 
   std::vector<size_t> ps;  // step positions with collectives

@@ -203,6 +203,48 @@ def train(a, rank, local, slow):
 # ---------------------------------------------------------------- driver
 
 
+def ranks_ms(out):
+    """Per rank the ms/step of the workers' JSON lines in `out`. The ranks print concurrently, so
+    two objects can share a line (the traced batch run of 2026-11-27 lost both that way)."""
+    per, dec = {}, json.JSONDecoder()
+    for line in out.splitlines():
+        i = line.find("{")
+        while i >= 0:
+            try:
+                r, end = dec.raw_decode(line, i)
+            except ValueError:
+                i = line.find("{", i + 1)
+                continue
+            if isinstance(r, dict) and "ms_per_step" in r and "rank" in r:
+                per[r["rank"]] = r["ms_per_step"]
+            i = line.find("{", end)
+    return per
+
+
+def runs_from_log(path):
+    """(name, traced) -> max ms/step of each job in a driver's log.txt: its "$ " command line and
+    the output after it (recovers runs whose JSON lines results.jsonl lost)."""
+    runs, key, out = {}, None, []
+
+    def flush():
+        per = ranks_ms("\n".join(out))
+        if key and per:
+            runs.setdefault(key, max(per.values()))
+
+    for line in open(path):
+        if line.startswith("$ "):
+            flush()
+            key, out = None, []
+            if "ddp_stragglers.py --kind " in line:
+                kind = line.split("--kind ")[1].split()[0]
+                nomarks = "--iteration-ranges off" in line
+                key = (kind + "_nomarks" if nomarks else kind, "stepscope profile" in line)
+        else:
+            out.append(line)
+    flush()
+    return runs
+
+
 class Driver:
     def __init__(self, a):
         self.a = a
@@ -258,18 +300,6 @@ class Driver:
                 "--hogs", str(a.hogs), "--extra-matmuls", str(a.extra_matmuls),
                 "--extra-n", str(a.extra_n), "--slow-rank", str(a.slow_rank)]
 
-    def ranks_ms(self, out):
-        per = {}
-        for line in out.splitlines():
-            line = line.strip()
-            if line.startswith("{") and '"ms_per_step"' in line:
-                try:
-                    r = json.loads(line)
-                    per[r["rank"]] = r["ms_per_step"]
-                except (ValueError, KeyError):
-                    pass
-        return per
-
     def run_kind(self, kind, traced, name=None, extra=()):
         name = name or kind
         d = os.path.join(self.work, name)
@@ -279,7 +309,7 @@ class Driver:
             cmd = [self.a.stepscope, "profile", "-q", "-f", *extra, "-o",
                    os.path.join(d, name + "_r%q{RANK}"), "--"] + cmd
         rc, out = self.sh(cmd, timeout=200)
-        per = self.ranks_ms(out)
+        per = ranks_ms(out)
         self.record({"what": "run", "kind": kind, "name": name, "traced": traced, "rc": rc,
                      "ms_per_step": {str(k): v for k, v in sorted(per.items())},
                      "max_ms": max(per.values()) if per else None})
@@ -380,8 +410,11 @@ class Driver:
 
 
 def evaluate(path, slow_rank):
-    """Per kind: the measured step-time difference to the bare balanced run (the realized cost)
-    against the verdict's rank, cause and per-step cost (what the others wait)."""
+    """Per kind: the measured step-time differences to the balanced run, bare and traced, against
+    the verdict's rank, cause and per-step cost (what the others wait). The verdict prices the
+    traced run, whose traces it reads: the check is against the traced difference (the bare one
+    where the traced job printed no time), and the bare difference is shown beside it (the tracer
+    slows a host-bound straggler more than the balanced run: docs/ranks.md)."""
     runs, verdicts = {}, {}
     for line in open(path):
         r = json.loads(line)
@@ -389,13 +422,20 @@ def evaluate(path, slow_rank):
             runs.setdefault((r.get("name", r["kind"]), r["traced"]), r["max_ms"])
         elif r.get("what") == "ranks" and r.get("json"):
             verdicts[r["kind"]] = r["json"].get("verdict", [])
-    base = runs.get(("balanced", False))
+    log = os.path.join(os.path.dirname(path), "log.txt")
+    if os.path.exists(log):
+        for key, ms in runs_from_log(log).items():
+            runs.setdefault(key, ms)
     ok_all = True
-    print("kind               bare ms  +ms vs balanced  verdict (rank, cause, wait ms/step)   ok")
+    print("kind               bare ms  +bare  traced ms  +traced  verdict (rank, cause, wait ms/step)"
+          "  vs bare  vs traced  ok")
     for name, v in sorted(verdicts.items()):
         kind = name.split("_nomarks")[0]
-        bare = runs.get((kind, False))
-        real = bare - base if bare is not None and base is not None else None
+        diff = {}
+        for traced in (False, True):
+            ms, base = runs.get((name, traced)), runs.get(("balanced", traced))
+            diff[traced] = ms - base if ms is not None and base is not None else None
+        real = diff[True] if diff[True] is not None else diff[False]
         got = v[0] if v else None
         if kind == "balanced":
             ok = not v
@@ -405,9 +445,18 @@ def evaluate(path, slow_rank):
         ok_all &= ok
         desc = ("rank %d, %s, %.2f" % (got["rank"], got["cause"], got["others_wait_ms"]) if got
                 else "no straggler")
-        print("%-18s %7s  %15s  %-34s %s" % (name, "%.2f" % bare if bare else "-",
-                                             "%+.2f" % real if real is not None else "-", desc,
-                                             "ok" if ok else "NO"))
+
+        def fmt(x, f):
+            return f % x if x is not None else "-"
+
+        def dev(traced):
+            d = diff[traced]
+            return "%+.1f%%" % (100 * (got["others_wait_ms"] - d) / d) if got and d else "-"
+
+        print("%-18s %7s %6s %10s %8s  %-36s %7s %9s  %s" % (
+            name, fmt(runs.get((name, False)), "%.2f"), fmt(diff[False], "%+.2f"),
+            fmt(runs.get((name, True)), "%.2f"), fmt(diff[True], "%+.2f"), desc, dev(False),
+            dev(True), "ok" if ok else "NO"))
     return 0 if ok_all else 1
 
 

@@ -265,26 +265,45 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
     const uint32_t api = ops[i].api;
     const int64_t l0 = lat_of[i] < 0 ? 0 : lat_of[i];
     const bool queued = !launch_bound[i];
-    if (p != kNone) {
-      g.AddEdge(p, v, queued ? std::max<int64_t>(gap, 0) : std::min(g.queue_gap, gap),
-                EdgeKind::kStream);
-    }
-    if (api == kNone) continue;
-    int64_t launch_delay = queued ? std::min(g.launch_latency, l0) : l0;
-    if (!queued && l0 > g.launch_latency + opt.cross_stream_min_ns) {
-      // Waited for something else: the op on another stream of the device
-      // that ended last before this op started.
+    // A wait that neither the launch nor the stream order explains (an event
+    // on another stream: the optimizer's kernels after DDP's all-reduces):
+    // the op on another stream of the device that ended last, shortly before
+    // this op started. kNone when there is none.
+    auto other_stream = [&]() -> uint32_t {
       const auto& ends = ends_by_device[ops[i].device];
       auto it = std::partition_point(ends.begin(), ends.end(),
                                      [&](const auto& e) { return e.first <= n.measured_start; });
       while (it != ends.begin()) {
         --it;
-        const Node& w = g.nodes[it->second];
-        if (w.lane == n.lane) continue;
-        if (n.measured_start - it->first > opt.cross_stream_min_ns) break;
-        g.AddEdge(it->second, v, n.measured_start - it->first, EdgeKind::kCrossStream);
+        if (g.nodes[it->second].lane == n.lane) continue;
+        if (n.measured_start - it->first > opt.cross_stream_min_ns) return kNone;
+        return it->second;
+      }
+      return kNone;
+    };
+    // A queued op (launched before its predecessor ended) that still started
+    // well after it waited for another stream: that op bounds it, so the wait
+    // shrinks when the other stream's work does (else the measured gap stays,
+    // a fixed delay on the stream).
+    const uint32_t queued_wait =
+        queued && gap > g.queue_gap + opt.cross_stream_min_ns ? other_stream() : kNone;
+    if (p != kNone) {
+      const int64_t d =
+          queued && queued_wait == kNone ? std::max<int64_t>(gap, 0) : std::min(g.queue_gap, gap);
+      g.AddEdge(p, v, d, EdgeKind::kStream);
+    }
+    if (queued_wait != kNone) {
+      g.AddEdge(queued_wait, v, n.measured_start - g.nodes[queued_wait].measured_end,
+                EdgeKind::kCrossStream);
+    }
+    if (api == kNone) continue;
+    int64_t launch_delay = queued ? std::min(g.launch_latency, l0) : l0;
+    if (!queued && l0 > g.launch_latency + opt.cross_stream_min_ns) {
+      // Waited for something else: the op on another stream.
+      const uint32_t w = other_stream();
+      if (w != kNone) {
+        g.AddEdge(w, v, n.measured_start - g.nodes[w].measured_end, EdgeKind::kCrossStream);
         launch_delay = std::min(g.launch_latency, l0);
-        break;
       }
     }
     g.AddEdge(g.call_node[api], v, launch_delay, EdgeKind::kLaunch);
