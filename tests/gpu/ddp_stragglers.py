@@ -35,9 +35,10 @@ written under --out as soon as it exists:
   export LD_LIBRARY_PATH=$PWD/build-gpu/lib
   python3 tests/gpu/ddp_stragglers.py --driver --stepscope $PWD/build-gpu/bin/stepscope --out $OUT
 
-Check (here, no GPU): `ddp_stragglers.py --evaluate OUT/results.jsonl` prints per kind the bare
-step-time difference to the bare balanced run against the verdict (rank, cause, what the others
-wait per step) and exits 1 unless each is right and within 15% (balanced: no straggler).
+Check (here, no GPU): `ddp_stragglers.py --evaluate OUT/results.jsonl` prints per kind the bare and traced
+step-time differences to the balanced run against the verdict (rank, cause, what the others wait
+per step) and exits 1 unless each is right and within 15% of the traced difference (the run the
+traces record; balanced: no straggler).
 """
 import argparse
 import json

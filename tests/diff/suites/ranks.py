@@ -105,3 +105,16 @@ for _run in ["rk12_host", "rk12_even", "rk9_even", "rk9_slow", "rk13_slow", "rk1
     TESTS.append(DiffTest(name=f"ranks_real_{_run}", cmd=["ranks", "{traces}", "--report", "ranks,verdict"],
                           trace=[f"ranks/real/{_run}_r{r}.summary.json" for r in (0, 1)],
                           out=f"ranks/real_{_run}.txt"))
+
+# tests/gpu/ddp_stragglers.py on a lent 2xH200, 2026-11-27 (a plain DDP GPT-2 loop, no step markers;
+# rank 1 straggles by kind; tests/fixtures/gpu/README.md): the rank summaries `summarize` made on the
+# device. balanced -> no straggler; loader -> rank 1, data loading; batch -> rank 1, GPU work, larger
+# kernels; extragpu -> rank 1, GPU work, extra kernels.
+for _run in ["balanced", "loader", "batch", "extragpu"]:
+    TESTS.append(DiffTest(name=f"ranks_real_ddp_{_run}", cmd=["ranks", "{traces}", "--report", "ranks,verdict"],
+                          trace=[f"ranks/real/ddp_{_run}_r{r}.summary.json" for r in (0, 1)],
+                          out=f"ranks/real_ddp_{_run}.txt"))
+# The waiting rank's own analyze (rank 0 of the loader run, steps 12-20): collective_wait leads.
+TESTS.append(DiffTest(name="analyze_real_ddp_loader_waiting_rank", cmd=["analyze", "{trace}"],
+                      trace="../../fixtures/gpu/h200_ddp_loader_r0_steps12_20.sqlite.gz",
+                      out="ranks/real_ddp_loader_r0_analyze.txt"))
