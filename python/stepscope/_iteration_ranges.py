@@ -24,6 +24,12 @@ runs, "optimizer.step AdamW(foreach=False, fused=None)" (its `foreach` and `fuse
 as the program set them): the rule per_param_optimizer reads which optimizer ran the
 per-parameter (for-loop) way and where its time went.
 
+With `stepscope profile --steps N` (STEPSCOPE_WINDOW_STEPS="W:N", W the warm-up steps), the
+same boundaries open and close the recording window: cudaProfilerStart (torch.cuda.profiler.start)
+when the W-th optimizer step returns, just before "iteration W+1" starts, and cudaProfilerStop when
+the (W+N)-th returns, just after "iteration W+N" ends; the launcher records only between them
+(--capture-range cudaProfilerApi). The trace then holds iterations W+1 to W+N, whole.
+
 Only one optimizer counts: the first one that steps (a GAN's second optimizer, or an
 optimizer wrapped in another that steps the inner one, would otherwise add boundaries);
 when it is garbage-collected, the next one to step takes its place. Cost: one Python call
@@ -39,8 +45,11 @@ STEP_RANGE = "optimizer.step"  # the rule per_param_optimizer reads it
 class _Boundaries:
     """The optimizer step post-hook: one NVTX start/end range per training iteration."""
 
-    def __init__(self, nvtx):
+    def __init__(self, nvtx, window=None, profiler=None, cuda_ready=None):
         self._start, self._end = nvtx.range_start, nvtx.range_end
+        # (first, last): record from the return of step `first` to that of step `last`.
+        self._window, self._profiler = window, profiler
+        self._cuda_ready = cuda_ready or (lambda: True)
         self._push, self._pop = nvtx.range_push, nvtx.range_pop
         self._pushed = False
         self._anchor = None  # weakref to the optimizer whose steps are the boundaries
@@ -72,7 +81,19 @@ class _Boundaries:
         if self._open is not None:
             self._end(self._open)
         self._steps += 1
+        if self._window and self._steps in self._window:
+            self._toggle(self._steps == self._window[0])
         self._open = self._start(PREFIX + str(self._steps + 1))
+
+
+    def _toggle(self, on):
+        # Only where the program already uses CUDA (cudaProfilerStart would create a context
+        # in a CPU loop); a failure leaves the window as it is, never the program's concern.
+        try:
+            if self._cuda_ready():
+                (self._profiler.start if on else self._profiler.stop)()
+        except Exception:  # noqa: BLE001 - the traced program must never see it
+            pass
 
 
 def step_range_name(optimizer):
@@ -82,7 +103,18 @@ def step_range_name(optimizer):
     return "%s %s(%s)" % (STEP_RANGE, type(optimizer).__name__, how)
 
 
+def window_from_env(value):
+    """STEPSCOPE_WINDOW_STEPS "W:N" -> (W, W + N): the optimizer steps whose returns open and
+    close the recording window; None when unset or malformed (the launcher checks it)."""
+    try:
+        warmup, steps = (int(x) for x in (value or "").split(":"))
+    except ValueError:
+        return None
+    return (warmup, warmup + steps) if warmup >= 0 and steps > 0 else None
+
+
 def install(torch):
+    import os
     if not hasattr(torch._C, "_nvtx"):
         return False  # a CPU-only build: no NVTX to emit into
     from torch.optim import optimizer as optimizer_module
@@ -92,7 +124,12 @@ def install(torch):
         return False
     if getattr(optimizer_module, "_stepscope_iteration_ranges", False):
         return True
-    boundaries = _Boundaries(torch.cuda.nvtx)
+    window = window_from_env(os.environ.get("STEPSCOPE_WINDOW_STEPS"))
+    profiler = None
+    if window:
+        from torch.cuda import profiler
+    boundaries = _Boundaries(torch.cuda.nvtx, window, profiler,
+                             getattr(torch.cuda, "is_initialized", None))
     register_pre(boundaries.before)
     register(boundaries)
     optimizer_module._stepscope_iteration_ranges = True

@@ -40,6 +40,38 @@ class IterationRangesTest(HookTest):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stdout.strip(), "['iteration 2', 'iteration 3']")
 
+    def test_steps_window_opens_and_closes_on_the_boundaries(self):
+        # profile --steps 2 --warmup-steps 1: recording from the return of step 1 to that of
+        # step 3, so the trace holds iterations 2 and 3 whole.
+        code = ("import torch\n"
+                "torch.cuda._lazy_init()\n"
+                "a = torch.optim.AdamW()\n"
+                "for i in range(4):\n"
+                "    a.step()\n"
+                "print([e[0] if e[0].startswith('profiler') else e[1] for e in torch.cuda.nvtx.events\n"
+                "       if e[0] in ('start', 'end', 'profiler_start', 'profiler_stop')])\n")
+        env = {"STEPSCOPE_ITERATION_RANGES": "1", "STEPSCOPE_WINDOW_STEPS": "1:2"}
+        p = run_python(code, env, self.path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got = eval(p.stdout.strip())  # names of the starts, ids of the ends, profiler calls
+        starts = [x for x in got if isinstance(x, str)]
+        self.assertEqual(starts, ["profiler_start", "iteration 2", "iteration 3", "profiler_stop",
+                                  "iteration 4", "iteration 5"], got)
+        # The stop comes after iteration 3's end, before iteration 4's start.
+        self.assertEqual(got.index("profiler_stop"), got.index("iteration 4") - 1)
+        self.assertIsInstance(got[got.index("profiler_stop") - 1], int)
+
+    def test_steps_window_never_starts_cuda(self):
+        # A loop that never used CUDA: no cudaProfilerStart (it would create a context).
+        code = ("import torch\n"
+                "a = torch.optim.AdamW()\n"
+                "for i in range(4):\n"
+                "    a.step()\n"
+                "print([e for e in torch.cuda.nvtx.events if e[0].startswith('profiler')])\n")
+        env = {"STEPSCOPE_ITERATION_RANGES": "1", "STEPSCOPE_WINDOW_STEPS": "1:2"}
+        p = run_python(code, env, self.path)
+        self.assertEqual((p.returncode, p.stdout.strip()), (0, "[]"), p.stderr)
+
     def test_off_without_the_switch(self):
         p = run_python(self.LOOP, {}, self.path)
         self.assertEqual(p.returncode, 0, p.stderr)

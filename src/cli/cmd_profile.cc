@@ -111,7 +111,9 @@ struct ProfileSettings {
   bool pytorch_memory = false;
   int64_t delay_ns = 0;
   int64_t duration_ns = 0;
-  std::string range;  // cudaProfilerApi | nvtx:NAME | ""
+  std::string range;         // cudaProfilerApi | nvtx:NAME | ""
+  int64_t window_steps = 0;  // --steps N: record N training iterations...
+  int64_t warmup_steps = 0;  // ...after this many (--warmup-steps)
   long file_mode = 0600;
   bool force = false;
   bool stats = false;  // --stats: print `stepscope stats` of each trace after the run
@@ -197,6 +199,12 @@ void DeclareProfileFlags(ArgParser* p) {
           "record only inside a range: cudaProfilerApi (cudaProfilerStart/Stop), nvtx:NAME (the "
           "NVTX push/pop range NAME) or nvtx with --nvtx-capture NAME, as nsys",
           "", "-c");
+  p->Flag("--steps", "N",
+          "record N training iterations only, after --warmup-steps of them: the window opens "
+          "when the program's optimizer.step() returns for the last warm-up step and closes "
+          "when it returns N steps later (the iteration hook; torch programs), so the trace "
+          "holds N whole steps of a long job; outside it CUPTI records nothing");
+  p->Flag("--warmup-steps", "W", "iterations before the --steps window (1 or more)", "5");
   p->Flag("--nvtx-capture", "NAME[@DOMAIN]",
           "the NVTX range of --capture-range nvtx (nsys's spelling; the domain is not matched)", "",
           "-p");
@@ -217,6 +225,7 @@ void DeclareProfileFlags(ArgParser* p) {
       "  stepscope profile -o run_%q{RANK} -- torchrun --nproc-per-node 2 train.py --ddp\n"
       "  stepscope profile --capture-range nvtx:'step 10' -o step10 -- python train.py\n"
       "  stepscope profile --delay 20 --duration 5 -- python train.py\n"
+      "  stepscope profile --steps 20 -- python train.py   # iterations 6-25 only\n"
       "  stepscope profile --sample-hz 1000 -- python train.py   # finer host samples\n"
       "  stepscope profile --native-hz 0 -- python train.py      # without native stacks\n"
       "  stepscope profile -t cuda,nvtx,osrt -y 20 -d 5 -f true --stats=true python train.py\n"
@@ -292,6 +301,27 @@ Status ReadHooks(const ArgParser& p, ProfileSettings* s) {
   return OkStatus();
 }
 
+// --steps N after --warmup-steps W: the iteration hook opens and closes a
+// cudaProfilerApi window on the optimizer's steps (_iteration_ranges.py).
+Status ReadStepWindow(const ArgParser& p, ProfileSettings* s) {
+  if (!p.Has("--steps")) return OkStatus();
+  if (!ParseInt64(p.Get("--steps"), &s->window_steps) || s->window_steps < 1) {
+    return InvalidInput("--steps: not a number of iterations (1 or more): " + p.Get("--steps"));
+  }
+  if (!ParseInt64(p.Get("--warmup-steps"), &s->warmup_steps) || s->warmup_steps < 1) {
+    return InvalidInput("--warmup-steps: not a number of iterations (1 or more): " +
+                        p.Get("--warmup-steps"));
+  }
+  if (!s->range.empty()) {
+    return InvalidInput("--steps and --capture-range both choose the recording window; use one");
+  }
+  if (!s->iteration_ranges) {
+    return InvalidInput("--steps needs the iteration hook: drop --iteration-ranges off");
+  }
+  s->range = "cudaProfilerApi";
+  return OkStatus();
+}
+
 // --delay, --duration, --capture-range (with nsys's -c nvtx -p NAME).
 Status ReadWindow(const ArgParser& p, ProfileSettings* s) {
   if (p.Has("--delay") && !ParseDurationNs(p.Get("--delay"), &s->delay_ns)) {
@@ -324,7 +354,7 @@ Status ReadWindow(const ArgParser& p, ProfileSettings* s) {
         range + "'");
   }
   s->range = range;
-  return OkStatus();
+  return ReadStepWindow(p, s);
 }
 
 Status ReadOutput(const ArgParser& p, ProfileSettings* s) {
@@ -417,7 +447,7 @@ bool TracerLoads(const std::string& lib) {
 // nothing in a program that never imports torch.
 void SetPythonHookEnvironment(const ProfileSettings& s, const std::string& lib_dir) {
   const bool loader_hook = s.loader_ranges && s.Traces("nvtx");
-  const bool iteration_hook = s.iteration_ranges && s.Traces("nvtx");
+  const bool iteration_hook = (s.iteration_ranges && s.Traces("nvtx")) || s.window_steps > 0;
   if (!s.pytorch_memory && !loader_hook && !iteration_hook) return;
   std::string hook = FindPythonHookDir(lib_dir);
   if (hook.empty()) {
@@ -431,6 +461,10 @@ void SetPythonHookEnvironment(const ProfileSettings& s, const std::string& lib_d
   setenv("PYTHONPATH", v.c_str(), 1);
   if (loader_hook) setenv("STEPSCOPE_LOADER_RANGES", "1", 1);
   if (iteration_hook) setenv("STEPSCOPE_ITERATION_RANGES", "1", 1);
+  if (s.window_steps > 0) {
+    const std::string w = std::to_string(s.warmup_steps) + ":" + std::to_string(s.window_steps);
+    setenv("STEPSCOPE_WINDOW_STEPS", w.c_str(), 1);
+  }
   if (s.pytorch_memory) {
     setenv("STEPSCOPE_PYTORCH_MEMORY", "1", 1);
     const std::string out_dir =

@@ -100,6 +100,22 @@ class LauncherTest(unittest.TestCase):
             self.assertEqual(a_names, b_names, nsys)
         self.assertIn("STEPSCOPE_CAPTURE_RANGE=nvtx:step 1", self.settings_seen(pairs[1][0], "r")[0])
 
+    def test_steps_window(self):
+        # --steps N: a cudaProfilerApi window the iteration hook opens after --warmup-steps
+        # optimizer steps and closes N later (python/tests/test_iteration_ranges.py runs the hook).
+        env, _, _ = self.settings_seen(["--steps", "3", "--warmup-steps", "2"], "win")
+        for line in ("STEPSCOPE_CAPTURE_RANGE=cudaProfilerApi", "STEPSCOPE_WINDOW_STEPS=2:3",
+                     "STEPSCOPE_ITERATION_RANGES=1"):
+            self.assertIn(line, env.splitlines())
+        for bad, what in ((["--steps", "0"], b"--steps"),
+                          (["--steps", "3", "--warmup-steps", "0"], b"--warmup-steps"),
+                          (["--steps", "3", "-c", "cudaProfilerApi"], b"both choose"),
+                          (["--steps", "3", "--iteration-ranges", "off"], b"iteration hook")):
+            p = profile(["-q"] + bad + ["-o", "bad", APP, "ranges"], self.tmp)
+            self.assertEqual(p.returncode, 2, bad)
+            self.assertIn(what, p.stderr)
+            self.assertEqual(p.stderr.count(b"\n"), 1, p.stderr)
+
     def test_nsys_force_overwrite_and_stats_words(self):
         p = profile(["-q", "-o", "t", APP, "ranges"], self.tmp)
         self.assertEqual(p.returncode, 0, p.stderr)
