@@ -94,7 +94,7 @@ def output_path(environ=None, pid=None, live_getenv=_live_getenv):
     exact = live_getenv("STEPSCOPE_TRACE_FILE") if live_getenv else None
     if exact:
         return exact + ".torch-memory.json"
-    trace = env.get("STEPSCOPE_TRACE_PATH")
+    trace = env.get("STEPSCOPE_OUTPUT")
     if trace and _expand(trace, pid, env):
         t = _expand(trace, pid, env)
         if not t.endswith(".sqlite"):

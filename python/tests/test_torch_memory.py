@@ -60,22 +60,22 @@ class CompactTest(unittest.TestCase):
 
     def test_output_path_contract(self):
         none = lambda name: None  # noqa: E731  (no tracer in this process)
-        self.assertEqual(tm.output_path({"STEPSCOPE_TRACE_PATH": "/o/trace-%p.sqlite"}, pid=42,
+        self.assertEqual(tm.output_path({"STEPSCOPE_OUTPUT": "/o/trace-%p.sqlite"}, pid=42,
                                         live_getenv=none),
                          "/o/trace-42.sqlite.torch-memory.json")
         # The tracer's pattern syntax: %q{VAR}, %%; ".sqlite" appended like the tracer does.
-        self.assertEqual(tm.output_path({"STEPSCOPE_TRACE_PATH": "/o/r%q{RANK}-100%%", "RANK": "3"},
+        self.assertEqual(tm.output_path({"STEPSCOPE_OUTPUT": "/o/r%q{RANK}-100%%", "RANK": "3"},
                                         pid=1, live_getenv=none),
                          "/o/r3-100%.sqlite.torch-memory.json")
         self.assertEqual(tm.output_path({"STEPSCOPE_TORCH_MEMORY_PATH": "/x/m-%p.json"}, pid=5,
                                         live_getenv=none), "/x/m-5.json")
         # %n (a sequence number only the tracer knows): fall back to the output directory.
-        self.assertEqual(tm.output_path({"STEPSCOPE_TRACE_PATH": "/o/t-%n", "STEPSCOPE_OUTPUT_DIR": "/o"},
+        self.assertEqual(tm.output_path({"STEPSCOPE_OUTPUT": "/o/t-%n", "STEPSCOPE_OUTPUT_DIR": "/o"},
                                         pid=9, live_getenv=none), "/o/torch-memory-9.json")
         self.assertEqual(tm.output_path({"STEPSCOPE_OUTPUT_DIR": "/out"}, pid=9, live_getenv=none),
                          "/out/torch-memory-9.json")
         # The exact file named by the tracer inside the process wins over the pattern.
-        self.assertEqual(tm.output_path({"STEPSCOPE_TRACE_PATH": "/o/t-%p"}, pid=9,
+        self.assertEqual(tm.output_path({"STEPSCOPE_OUTPUT": "/o/t-%p"}, pid=9,
                                         live_getenv=lambda n: "/o/t-9-2.sqlite"),
                          "/o/t-9-2.sqlite.torch-memory.json")
 
@@ -120,7 +120,7 @@ class HookTest(unittest.TestCase):
                 "print(os.environ.get('OTHER_SITECUSTOMIZE'), sitecustomize.OTHER_RAN,"
                 " torch.cuda._lazy_init.__module__)\n"
                 "torch.cuda._lazy_init()\n")
-        p = run_python(code, {"STEPSCOPE_TRACE_PATH": self.trace}, self.path)
+        p = run_python(code, {"STEPSCOPE_OUTPUT": self.trace}, self.path)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stdout.split(), ["1", "True", "torch.cuda"])
         self.assertFalse(os.path.exists(self.trace + ".torch-memory.json"))
@@ -132,7 +132,7 @@ class HookTest(unittest.TestCase):
                 "h = torch.cuda.memory.history\n"
                 "print(h['enabled'], h['context'], h['stacks'], h['max_entries'],"
                 " len(torch._C.observers))\n")
-        p = run_python(code, {"STEPSCOPE_PYTORCH_MEMORY": "1", "STEPSCOPE_TRACE_PATH": self.trace,
+        p = run_python(code, {"STEPSCOPE_PYTORCH_MEMORY": "1", "STEPSCOPE_OUTPUT": self.trace,
                               "STEPSCOPE_TORCH_MEMORY_MAX_ENTRIES": "5000"}, self.path)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stdout.split(), ["all", "alloc", "python", "5000", "1"])
@@ -150,7 +150,7 @@ class HookTest(unittest.TestCase):
                 "torch.cuda._lazy_init()\n"
                 "torch._C.observers[0](0, 64 << 20, 11010048, 1000000)\n"
                 "os._exit(9)\n")
-        p = run_python(code, {"STEPSCOPE_PYTORCH_MEMORY": "1", "STEPSCOPE_TRACE_PATH": self.trace},
+        p = run_python(code, {"STEPSCOPE_PYTORCH_MEMORY": "1", "STEPSCOPE_OUTPUT": self.trace},
                        self.path)
         self.assertEqual(p.returncode, 9, p.stderr)
         doc = load(self.trace + ".torch-memory.json")
@@ -161,7 +161,7 @@ class HookTest(unittest.TestCase):
 
     def test_no_file_when_cuda_is_never_used(self):
         p = run_python("import torch\n", {"STEPSCOPE_PYTORCH_MEMORY": "1",
-                                          "STEPSCOPE_TRACE_PATH": self.trace}, self.path)
+                                          "STEPSCOPE_OUTPUT": self.trace}, self.path)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertFalse(os.path.exists(self.trace + ".torch-memory.json"))
 
@@ -200,7 +200,7 @@ class LoaderRangesTest(HookTest):
     def test_with_the_memory_recorder_both_install(self):
         code = self.LOOP + "torch.cuda._lazy_init()\nprint(torch.cuda.memory.history['enabled'])\n"
         p = run_python(code, {"STEPSCOPE_LOADER_RANGES": "1", "STEPSCOPE_PYTORCH_MEMORY": "1",
-                              "STEPSCOPE_TRACE_PATH": self.trace}, self.path)
+                              "STEPSCOPE_OUTPUT": self.trace}, self.path)
         self.assertEqual(p.returncode, 0, p.stderr)
         lines = p.stdout.splitlines()
         self.assertIn("DataLoader.__next__", lines[1])

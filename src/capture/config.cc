@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "capture/contract.h"
 #include "common/strings.h"
 
 namespace stepscope {
@@ -14,8 +15,8 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
     return v ? v : "";
   };
   std::string v;
-  if (!(v = env("STEPSCOPE_OUTPUT")).empty()) c.output_pattern = v;
-  if (!(v = env("STEPSCOPE_TRACE")).empty()) {
+  if (!(v = env(kEnvOutput)).empty()) c.output_pattern = v;
+  if (!(v = env(kEnvTrace)).empty()) {
     c.cuda = c.nvtx = c.memory = false;
     for (const std::string& cat : Split(v, ',')) {
       std::string t = Trim(cat);
@@ -43,16 +44,16 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
     }
   }
   int64_t n = 0;
-  if (ParseInt64(env("STEPSCOPE_DELAY_NS"), &n) && n > 0) c.delay_ns = n;
-  if (ParseInt64(env("STEPSCOPE_DURATION_NS"), &n) && n > 0) c.duration_ns = n;
-  if (ParseInt64(env("STEPSCOPE_OVERWRITE_BEFORE_NS"), &n) && n > 0) c.overwrite_before_ns = n;
+  if (ParseInt64(env(kEnvDelayNs), &n) && n > 0) c.delay_ns = n;
+  if (ParseInt64(env(kEnvDurationNs), &n) && n > 0) c.duration_ns = n;
+  if (ParseInt64(env(kEnvOverwriteBeforeNs), &n) && n > 0) c.overwrite_before_ns = n;
   if (ParseInt64(env("STEPSCOPE_BUFFER_MB"), &n) && n >= 8)
     c.max_buffer_memory = static_cast<size_t>(n) << 20;
   if (ParseInt64(env("STEPSCOPE_COMMIT_MS"), &n) && n >= 10) c.commit_interval_ns = n * 1'000'000;
   if (ParseInt64(env("STEPSCOPE_RING_MB"), &n) && n >= 1 && n <= 4096)
     c.ring_bytes = static_cast<size_t>(n) << 20;
-  c.collector = env("STEPSCOPE_COLLECTOR");
-  c.collector_token = env("STEPSCOPE_COLLECTOR_TOKEN");
+  c.collector = env(kEnvCollector);
+  c.collector_token = env(kEnvCollectorToken);
   if (env("STEPSCOPE_UM") == "off")
     c.um = c.um_migrations = c.um_gpu_faults = c.um_cpu_faults = false;
   if (env("STEPSCOPE_UM") == "driver") c.um_migrations = c.um_gpu_faults = c.um_cpu_faults = false;
@@ -62,10 +63,10 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
     c.device_buffer_bytes = static_cast<size_t>(n) << 20;
   if (env("STEPSCOPE_API_MODE") == "activity") c.api_via_callbacks = false;
   if (env("STEPSCOPE_RUNTIME_LAUNCHES") == "1") c.runtime_launches = true;
-  if (ParseInt64(env("STEPSCOPE_SAMPLE_HZ"), &n) && n >= 0 && n <= 10000) {
+  if (ParseInt64(env(kEnvSampleHz), &n) && n >= 0 && n <= 10000) {
     c.sample_hz = static_cast<int>(n);
   }
-  v = env("STEPSCOPE_PYTHON_STACKS");
+  v = env(kEnvPythonStacks);
   if (v == "off") {
     c.python_stacks = false;
   } else if (StartsWith(v, "launches=") && ParseInt64(v.substr(9), &n) && n >= 1) {
@@ -77,7 +78,7 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
   for (const std::string& part : Split(env("STEPSCOPE_DIAG_OFF"), ',')) c.SetDiagPart(part);
   if (!(v = env("STEPSCOPE_DIAG_CYCLE")).empty()) c.diag_cycle = Split(v, ';');
   c.diag_detach = env("STEPSCOPE_DIAG_DETACH") == "1";
-  v = env("STEPSCOPE_CAPTURE_RANGE");
+  v = env(kEnvCaptureRange);
   if (v == "cudaProfilerApi") {
     c.range = Range::kCudaProfilerApi;
   } else if (StartsWith(v, "nvtx:") && v.size() > 5) {

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/contract.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/launcher.h"
@@ -123,9 +124,6 @@ struct ProfileSettings {
   }
 };
 
-constexpr const char* kOurCategories[] = {"cuda",          "nvtx",          "memory",
-                                          "host",          "host-mem",      "um",
-                                          "um-migrations", "um-gpu-faults", "um-cpu-faults"};
 // nsys -t values whose work `cuda` already records (kernels, copies, API calls).
 constexpr const char* kNsysLibraryCategories[] = {"cublas",
                                                   "cublas-verbose",
@@ -240,7 +238,7 @@ void DeclareProfileFlags(ArgParser* p) {
 // --trace (ours or nsys's names) as our categories.
 Status ReadCategories(const std::string& list, ProfileSettings* s) {
   for (const std::string& cat : Split(list, ',')) {
-    if (OneOf(cat, kOurCategories)) {
+    if (IsTraceCategory(cat)) {
       s->categories.push_back(cat);
     } else if (cat == "osrt") {
       s->categories.push_back("host");
@@ -459,17 +457,17 @@ void SetPythonHookEnvironment(const ProfileSettings& s, const std::string& lib_d
   const char* old = std::getenv("PYTHONPATH");
   std::string v = hook + (old && *old ? ":" + std::string(old) : "");
   setenv("PYTHONPATH", v.c_str(), 1);
-  if (loader_hook) setenv("STEPSCOPE_LOADER_RANGES", "1", 1);
-  if (iteration_hook) setenv("STEPSCOPE_ITERATION_RANGES", "1", 1);
+  if (loader_hook) setenv(kEnvLoaderRanges, "1", 1);
+  if (iteration_hook) setenv(kEnvIterationRanges, "1", 1);
   if (s.window_steps > 0) {
     const std::string w = std::to_string(s.warmup_steps) + ":" + std::to_string(s.window_steps);
-    setenv("STEPSCOPE_WINDOW_STEPS", w.c_str(), 1);
+    setenv(kEnvWindowSteps, w.c_str(), 1);
   }
   if (s.pytorch_memory) {
-    setenv("STEPSCOPE_PYTORCH_MEMORY", "1", 1);
+    setenv(kEnvPytorchMemory, "1", 1);
     const std::string out_dir =
         s.pattern.find('/') == std::string::npos ? "." : s.pattern.substr(0, s.pattern.rfind('/'));
-    setenv("STEPSCOPE_OUTPUT_DIR", out_dir.c_str(), 1);
+    setenv(kEnvOutputDir, out_dir.c_str(), 1);
   }
 }
 
@@ -483,16 +481,16 @@ void SetTracerEnvironment(const ProfileSettings& s, const std::string& lib, int6
   }
   setenv("CUDA_INJECTION64_PATH", lib.c_str(), 1);
   setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
-  setenv("STEPSCOPE_OUTPUT", s.pattern.c_str(), 1);
+  setenv(kEnvOutput, s.pattern.c_str(), 1);
   std::string trace;
   for (const std::string& c : s.categories) trace += (trace.empty() ? "" : ",") + c;
-  setenv("STEPSCOPE_TRACE", trace.c_str(), 1);
-  setenv("STEPSCOPE_SAMPLE_HZ", std::to_string(s.sample_hz).c_str(), 1);
-  setenv("STEPSCOPE_PYTHON_STACKS", s.py_stacks.c_str(), 1);
-  if (s.delay_ns) setenv("STEPSCOPE_DELAY_NS", std::to_string(s.delay_ns).c_str(), 1);
-  if (s.duration_ns) setenv("STEPSCOPE_DURATION_NS", std::to_string(s.duration_ns).c_str(), 1);
-  if (!s.range.empty()) setenv("STEPSCOPE_CAPTURE_RANGE", s.range.c_str(), 1);
-  if (s.force) setenv("STEPSCOPE_OVERWRITE_BEFORE_NS", std::to_string(session_start).c_str(), 1);
+  setenv(kEnvTrace, trace.c_str(), 1);
+  setenv(kEnvSampleHz, std::to_string(s.sample_hz).c_str(), 1);
+  setenv(kEnvPythonStacks, s.py_stacks.c_str(), 1);
+  if (s.delay_ns) setenv(kEnvDelayNs, std::to_string(s.delay_ns).c_str(), 1);
+  if (s.duration_ns) setenv(kEnvDurationNs, std::to_string(s.duration_ns).c_str(), 1);
+  if (!s.range.empty()) setenv(kEnvCaptureRange, s.range.c_str(), 1);
+  if (s.force) setenv(kEnvOverwriteBeforeNs, std::to_string(session_start).c_str(), 1);
   const std::string lib_dir = lib.substr(0, lib.rfind('/'));
   if (s.Traces("host-mem")) {
     std::string preload = lib_dir + "/libstepscope_hostmem.so";
@@ -587,7 +585,7 @@ int RunProfile(int argc, char** argv) {
   const ProfileSettings& s = *settings;
   if (Status st = CheckFixedOutput(s); !st.ok()) return ReportError("profile", st);
   // Read by the collector's host sampler (set before any thread starts).
-  setenv("STEPSCOPE_NATIVE_HZ", std::to_string(s.native_hz).c_str(), 1);
+  setenv(kEnvNativeHz, std::to_string(s.native_hz).c_str(), 1);
   const int64_t session_start = NowRealtimeNs();
   const std::string lib = TracerLibraryPath();
   bool traced = TracerLoads(lib);
@@ -610,8 +608,8 @@ int RunProfile(int argc, char** argv) {
   if (traced) {
     SetTracerEnvironment(s, lib, session_start);
 #ifdef STEPSCOPE_HAVE_COLLECTOR
-    setenv("STEPSCOPE_COLLECTOR", collector->name().c_str(), 1);
-    setenv("STEPSCOPE_COLLECTOR_TOKEN", collector_token.c_str(), 1);
+    setenv(kEnvCollector, collector->name().c_str(), 1);
+    setenv(kEnvCollectorToken, collector_token.c_str(), 1);
     collector->StartThread();
 #endif
   }

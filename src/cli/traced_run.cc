@@ -6,6 +6,7 @@
 #include <memory>
 #include <utility>
 
+#include "capture/contract.h"
 #include "cli/launcher.h"
 #ifdef STEPSCOPE_HAVE_COLLECTOR
 #include "collector/collector_server.h"
@@ -57,14 +58,14 @@ StatusOr<TracedRunResult> RunTraced(const std::vector<std::string>& command,
   const std::vector<std::pair<std::string, std::string>> env = {
       {"CUDA_INJECTION64_PATH", lib},
       {"NVTX_INJECTION64_PATH", lib},
-      {"STEPSCOPE_OUTPUT", options.output_pattern},
-      {"STEPSCOPE_TRACE", options.categories},
-      {"STEPSCOPE_COLLECTOR", collector->name()},
-      {"STEPSCOPE_COLLECTOR_TOKEN", token},
-      {"STEPSCOPE_DELAY_NS", ""},
-      {"STEPSCOPE_DURATION_NS", ""},
-      {"STEPSCOPE_CAPTURE_RANGE", ""},
-      {"STEPSCOPE_OVERWRITE_BEFORE_NS", ""}};
+      {kEnvOutput, options.output_pattern},
+      {kEnvTrace, options.categories},
+      {kEnvCollector, collector->name()},
+      {kEnvCollectorToken, token},
+      {kEnvDelayNs, ""},
+      {kEnvDurationNs, ""},
+      {kEnvCaptureRange, ""},
+      {kEnvOverwriteBeforeNs, ""}};
   auto run = RunProgram(command, env);
   // As `profile`: traced processes that outlive the command get 3 s.
   std::vector<CollectedTrace> collected = collector->Finish(3000);

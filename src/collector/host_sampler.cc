@@ -17,6 +17,7 @@
 #include <set>
 
 #include "capture/clock.h"
+#include "capture/contract.h"
 #include "capture/pystack/py_stack.h"
 #include "collector/native_stack.h"
 #include "common/log.h"
@@ -259,7 +260,7 @@ std::vector<pid_t> ChildPids(pid_t pid) {
 std::unique_ptr<HostSampler> HostSampler::Start(pid_t pid, int hz, int native_hz) {
   std::unique_ptr<HostSampler> s(new HostSampler(pid, hz));
   if (native_hz < 0) {
-    const char* e = std::getenv("STEPSCOPE_NATIVE_HZ");
+    const char* e = std::getenv(kEnvNativeHz);
     native_hz = e != nullptr ? std::atoi(e) : 0;
   }
   s->native_hz_ = std::clamp(native_hz, 0, 10000);
