@@ -72,6 +72,11 @@ struct Step {
   // Complete, not warm-up, and a window of positive length: counted in the
   // statistics, the rules and diff.
   bool steady() const { return complete && !warmup && end_ns > start_ns; }
+  // The one word every front-end shows for a step (steps, the report, the
+  // Python API): "open" (never closed), "warm-up", "empty" (no time), "ok".
+  const char* status() const {
+    return !complete ? "open" : warmup ? "warm-up" : !steady() ? "empty" : "ok";
+  }
   int64_t start_ns = 0;  // window on the GPU timeline
   int64_t end_ns = 0;
   int64_t gpu_first_ns = -1;  // first start / last end of the GPU work launched in the step

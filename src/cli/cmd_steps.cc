@@ -77,11 +77,7 @@ int RunSteps(int argc, char** argv) {
                           median > 0 ? Cell(100.0 * (d - median) / median, 1) : Cell(""),
                           Cell(Pct(b.busy, b.span), 1), Cell(Pct(b.compute, b.span), 1),
                           Cell(Pct(b.communication, b.span), 1), Cell(Pct(b.memory, b.span), 1),
-                          Cell(Pct(b.idle, b.span), 1), Cell(s.gpu_ops),
-                          !s.complete   ? "open"
-                          : s.warmup    ? "warm-up"
-                          : !s.steady() ? "empty"
-                                        : "ok",
+                          Cell(Pct(b.idle, b.span), 1), Cell(s.gpu_ops), s.status(),
                           s.top_kernels.empty() ? "" : ShortName(m.String(s.top_kernels[0].name))});
           if (kernels) {
             if (o.kernels.columns().empty()) {

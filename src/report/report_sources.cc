@@ -105,7 +105,7 @@ Status Steps(const TraceModel& m, const ReportOptions& o, ReportData* d) {
     r.name = s.name;
     r.start_ns = s.start_ns - origin;
     r.end_ns = s.end_ns - origin;
-    r.status = !s.complete ? "open" : s.warmup ? "warm-up" : "ok";
+    r.status = s.status();
     r.gpu_ops = s.gpu_ops;
     r.breakdown = s.breakdown;
     for (const StepKernel& k : s.top_kernels)
