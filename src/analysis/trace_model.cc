@@ -7,10 +7,25 @@
 #include <thread>
 #include <unordered_map>
 
+#include "common/intervals.h"
+#include "common/log.h"
 #include "common/strings.h"
+#include "store/callsite_interner.h"
 #include "store/trace_reader.h"
 
 namespace stepscope {
+
+// One line per kind of change reading made, so no value is silently wrong.
+static void WarnReadChanges(const TraceModel& m) {
+  WarnClampedTimes(m.path(), m.clamped_records());
+  if (m.cut_stacks() > 0) {
+    LogWarn(
+        "%s: %s call stacks deeper than %zu frames were read as their outermost %zu frames "
+        "and the leaf",
+        m.path().c_str(), FormatCount(m.cut_stacks()).c_str(), CallsiteInterner::kMaxDepth,
+        CallsiteInterner::kMaxDepth - 1);
+  }
+}
 
 StatusOr<std::unique_ptr<TraceModel>> TraceModel::Load(const std::string& path) {
   ASSIGN_OR_RETURN(std::unique_ptr<TraceReader> reader, TraceReader::Open(path));
@@ -69,54 +84,58 @@ StatusOr<std::unique_ptr<TraceModel>> TraceModel::Load(const std::string& path) 
   if (!kernel_status.ok()) {
     return InvalidInput(path + ": cannot read kernels: " + kernel_status.message());
   }
-  return FromRecords(std::move(r));
+  std::unique_ptr<TraceModel> m = FromRecords(std::move(r));
+  WarnReadChanges(*m);
+  return m;
 }
+
+int64_t TraceModel::cut_stacks() const { return static_cast<int64_t>(chains_->cut()); }
 
 namespace {
 
 // Bad input becomes data, never a crash: a corrupted trace may hold negative
 // or huge times, ends before starts, or string ids past the string table.
-// Times are clamped to [0, 2^62), durations to [0, 2^44 ns] (4.9 hours), so
-// that no difference or per-name total can overflow; sizes to 2^50 bytes;
-// unknown string ids
-// become 0 (""). Open NVTX ranges (end -1) stay open.
-constexpr int64_t kMaxTime = int64_t{1} << 62;
-constexpr int64_t kMaxDuration = int64_t{1} << 44;
-
-void Clamp(int64_t* start, int64_t* end) {
-  *start = std::clamp<int64_t>(*start, 0, kMaxTime);
-  *end = std::clamp<int64_t>(*end, *start, std::min(kMaxTime, *start + kMaxDuration));
-}
-
-void Sanitize(TraceModel::Records* r) {
+// Times follow the readers' one rule (common/intervals.h, ClampRecordTimes),
+// each record so changed counted; sizes are cut to 2^50 bytes; unknown
+// string ids become 0 (""). Open NVTX ranges (end -1) stay open.
+// Returns the number of records whose times were changed.
+int64_t Sanitize(TraceModel::Records* r) {
   const StringId n = static_cast<StringId>(r->strings.size());
   auto id = [n](StringId* s) {
     if (*s >= n) *s = kNoString;
   };
-  for (auto& k : r->kernels) Clamp(&k.start_ns, &k.end_ns), id(&k.name), id(&k.mangled_name);
+  int64_t changed = 0;
+  auto clamp = [&changed](int64_t* start, int64_t* end) {
+    changed += ClampRecordTimes(start, end);
+  };
+  auto instant = [&changed](int64_t* ts) { changed += ClampInstant(ts); };
+  for (auto& k : r->kernels) clamp(&k.start_ns, &k.end_ns), id(&k.name), id(&k.mangled_name);
   constexpr uint64_t kMaxBytes = uint64_t{1} << 50;  // 1 PiB: sums of sizes cannot overflow
-  for (auto& c : r->memcpys) Clamp(&c.start_ns, &c.end_ns), c.bytes = std::min(c.bytes, kMaxBytes);
-  for (auto& c : r->memsets) Clamp(&c.start_ns, &c.end_ns), c.bytes = std::min(c.bytes, kMaxBytes);
-  for (auto& a : r->apis) Clamp(&a.start_ns, &a.end_ns), id(&a.name);
-  for (auto& s : r->syncs) Clamp(&s.start_ns, &s.end_ns);
+  for (auto& c : r->memcpys) clamp(&c.start_ns, &c.end_ns), c.bytes = std::min(c.bytes, kMaxBytes);
+  for (auto& c : r->memsets) clamp(&c.start_ns, &c.end_ns), c.bytes = std::min(c.bytes, kMaxBytes);
+  for (auto& a : r->apis) clamp(&a.start_ns, &a.end_ns), id(&a.name);
+  for (auto& s : r->syncs) clamp(&s.start_ns, &s.end_ns);
   for (auto& v : r->nvtx) {
-    const bool open = v.end_ns == -1;
-    Clamp(&v.start_ns, &v.end_ns);
-    if (open) v.end_ns = -1;
+    if (v.end_ns == -1) {  // open: only its start
+      instant(&v.start_ns);
+    } else {
+      clamp(&v.start_ns, &v.end_ns);
+    }
     id(&v.name);
     id(&v.domain);
   }
   for (auto& m : r->memory) {
-    m.ts_ns = std::clamp<int64_t>(m.ts_ns, 0, kMaxTime);
+    instant(&m.ts_ns);
     m.bytes = std::min(m.bytes, kMaxBytes);
   }
   for (auto& d : r->devices) id(&d.name);
-  for (auto& u : r->um) Clamp(&u.start_ns, &u.end_ns);
+  for (auto& u : r->um) clamp(&u.start_ns, &u.end_ns);
   for (auto& f : r->frames) id(&f.function), id(&f.file);
-  for (auto& s : r->samples) s.ts_ns = std::clamp<int64_t>(s.ts_ns, 0, kMaxTime), id(&s.wait);
-  for (auto& s : r->native_samples) s.ts_ns = std::clamp<int64_t>(s.ts_ns, 0, kMaxTime);
-  for (auto& s : r->sched) Clamp(&s.start_ns, &s.end_ns);
-  for (auto& o : r->osrt) Clamp(&o.start_ns, &o.end_ns), id(&o.name), id(&o.detail);
+  for (auto& s : r->samples) instant(&s.ts_ns), id(&s.wait);
+  for (auto& s : r->native_samples) instant(&s.ts_ns);
+  for (auto& s : r->sched) clamp(&s.start_ns, &s.end_ns);
+  for (auto& o : r->osrt) clamp(&o.start_ns, &o.end_ns), id(&o.name), id(&o.detail);
+  return changed;
 }
 
 }  // namespace
@@ -125,7 +144,7 @@ std::unique_ptr<TraceModel> TraceModel::FromRecords(Records r) {
   std::unique_ptr<TraceModel> m(new TraceModel());
   m->r_ = std::move(r);
   if (m->r_.strings.empty()) m->r_.strings.emplace_back();
-  Sanitize(&m->r_);
+  m->clamped_records_ = Sanitize(&m->r_);
   {
     auto by_corr = [](const ApiCallsiteRecord& a, const ApiCallsiteRecord& b) {
       return a.correlation < b.correlation;
@@ -158,6 +177,7 @@ std::unique_ptr<TraceModel> TraceModel::FromRecords(Records r) {
   order(&m->r_.syncs);
   order(&m->r_.nvtx);
   order(&m->r_.um);
+  m->chains_ = std::make_unique<CallsiteChains>(&m->r_.callsites);
   m->Derive();
   return m;
 }

@@ -34,6 +34,7 @@ namespace stepscope {
 
 class TraceReader;
 class FlatTimeline;
+class CallsiteChains;
 
 inline constexpr uint32_t kNone = 0xffffffffu;
 
@@ -126,8 +127,14 @@ class TraceModel {
   const std::unordered_map<uint32_t, std::string>& thread_names() const { return r_.thread_names; }
   // The frame with this id, or nullptr.
   const FrameRecord* Frame(uint32_t id) const;
-  // Frames of a callsite, root first (empty for 0 / unknown).
+  // Frames of a callsite, root first (empty for 0 / unknown); a stack deeper
+  // than CallsiteInterner::kMaxDepth is its outermost frames and its leaf.
   std::vector<const FrameRecord*> Stack(uint32_t callsite) const;
+
+  // What reading changed (Sanitize): records whose times were negative or
+  // impossible (clamped or made zero-length), callsites whose chain was cut.
+  int64_t clamped_records() const { return clamped_records_; }
+  int64_t cut_stacks() const;
   // Innermost Python frame of a callsite's stack, or nullptr.
   const FrameRecord* PythonLeaf(uint32_t callsite) const;
   // "train.py:152 train_step": file base name, line, function.
@@ -195,6 +202,8 @@ class TraceModel {
   void BuildNvtxIndex();
 
   Records r_;
+  std::unique_ptr<CallsiteChains> chains_;  // over r_.callsites
+  int64_t clamped_records_ = 0;
   std::vector<GpuOp> ops_;
   std::vector<uint32_t> active_devices_;
   std::vector<uint32_t> api_range_;

@@ -24,7 +24,7 @@ const FrameRecord* TraceModel::Frame(uint32_t id) const {
 
 std::vector<const FrameRecord*> TraceModel::Stack(uint32_t callsite) const {
   std::vector<const FrameRecord*> out;
-  for (uint32_t id : ExpandCallsite(r_.callsites, callsite)) {
+  for (uint32_t id : chains_->Expand(callsite)) {
     if (const FrameRecord* f = Frame(id)) out.push_back(f);
   }
   return out;

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "common/log.h"
+#include "common/strings.h"
+
 namespace stepscope {
 
 int64_t MergeIntervals(std::vector<Interval>* v) {
@@ -39,6 +42,29 @@ int64_t IntersectionLength(const std::vector<Interval>& a, const std::vector<Int
     }
   }
   return total;
+}
+
+bool ClampRecordTimes(int64_t* start, int64_t* end) {
+  const int64_t s = *start, e = *end;
+  const bool start_ok = s >= 0 && s < kMaxTraceTime, end_ok = e >= 0 && e < kMaxTraceTime;
+  *start = !start_ok && end_ok ? e : std::clamp<int64_t>(s, 0, kMaxTraceTime);
+  *end = std::clamp<int64_t>(e, *start, std::min(kMaxTraceTime, *start + kMaxRecordDuration));
+  return *start != s || *end != e;
+}
+
+bool ClampInstant(int64_t* ts) {
+  const int64_t t = std::clamp<int64_t>(*ts, 0, kMaxTraceTime);
+  const bool changed = t != *ts;
+  *ts = t;
+  return changed;
+}
+
+void WarnClampedTimes(const std::string& path, int64_t records) {
+  if (records <= 0) return;
+  LogWarn(
+      "%s: %s records with negative or impossible times were clamped (zero-length, or cut to "
+      "4.9 hours)",
+      path.c_str(), FormatCount(records).c_str());
 }
 
 }  // namespace stepscope

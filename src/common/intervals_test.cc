@@ -29,5 +29,25 @@ TEST(Intervals, IntersectionOfMergedLists) {
   EXPECT_EQ(IntersectionLength(a, {}), 0);
 }
 
+TEST(ClampRecordTimes, ImpossibleTimesBecomeZeroLengthAndAreCounted) {
+  int64_t s = INT64_MIN, e = 3000;  // no 2^44 ns record from an INT64_MIN start
+  EXPECT_TRUE(ClampRecordTimes(&s, &e));
+  EXPECT_EQ(s, 3000);
+  EXPECT_EQ(e, 3000);
+  s = 3500, e = 3200;  // ends before it starts
+  EXPECT_TRUE(ClampRecordTimes(&s, &e));
+  EXPECT_EQ(e - s, 0);
+  s = 0, e = INT64_MAX;  // longer than 4.9 hours
+  EXPECT_TRUE(ClampRecordTimes(&s, &e));
+  EXPECT_EQ(e, kMaxRecordDuration);
+  s = 10, e = 20;
+  EXPECT_FALSE(ClampRecordTimes(&s, &e));
+  EXPECT_EQ(e - s, 10);
+  int64_t t = -1;
+  EXPECT_TRUE(ClampInstant(&t));
+  EXPECT_EQ(t, 0);
+  EXPECT_FALSE(ClampInstant(&t));
+}
+
 }  // namespace
 }  // namespace stepscope

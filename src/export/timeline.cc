@@ -477,7 +477,7 @@ class Walker {
   // "train.py:152 train_step < train.py:140 train_loop < ..." (innermost first).
   std::string StackText(uint32_t callsite) {
     std::string s;
-    for (auto id = ExpandCallsite(callsites_, callsite); !id.empty(); id.pop_back()) {
+    for (auto id = chains_->Expand(callsite); !id.empty(); id.pop_back()) {
       const uint32_t f = id.back();
       if (f == 0 || f > frames_.size() || frames_[f - 1].id != f) continue;
       const FrameRecord& r = frames_[f - 1];
@@ -493,6 +493,7 @@ class Walker {
   Status HostPass() {
     ASSIGN_OR_RETURN(frames_, reader_.Frames());
     ASSIGN_OR_RETURN(callsites_, reader_.Callsites());
+    chains_ = std::make_unique<CallsiteChains>(&callsites_);
     ASSIGN_OR_RETURN(std::vector<SchedRecord> sched, reader_.Sched());
     std::stable_sort(sched.begin(), sched.end(), [](const SchedRecord& a, const SchedRecord& b) {
       return a.tid != b.tid ? a.tid < b.tid : a.start_ns < b.start_ns;
@@ -619,6 +620,7 @@ class Walker {
   std::map<std::pair<uint32_t, int>, LaneSet> host_;  // (tid, track kind): HostSet()
   std::vector<FrameRecord> frames_;
   std::vector<CallsiteRecord> callsites_;
+  std::unique_ptr<CallsiteChains> chains_;  // over callsites_
 };
 
 }  // namespace

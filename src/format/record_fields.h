@@ -41,8 +41,13 @@ struct ColumnOpts {
 };
 
 // Readers' sanitizers (the bounds TraceModel assumes).
-// A time clamped to [0, 2^62] ns: the difference of any two fits in int64.
-constexpr int64_t ReadTime(int64_t v) { return std::clamp<int64_t>(v, 0, int64_t{1} << 62); }
+// A time kept in [-2^61, 2^62] ns: the difference of any two fits in int64.
+// Negative times are kept so that the readers' rule for times a trace cannot
+// hold (common/intervals.h, ClampRecordTimes) sees them, fixes the record and
+// counts it; clamping here alone would make an INT64_MIN start a silent 0.
+constexpr int64_t ReadTime(int64_t v) {
+  return std::clamp<int64_t>(v, -(int64_t{1} << 61), int64_t{1} << 62);
+}
 // An id: out of the uint32 range is 0 (none).
 constexpr int64_t ReadU32(int64_t v) { return v < 0 || v > 0xffffffffLL ? 0 : v; }
 template <int64_t kLo, int64_t kHi>

@@ -515,6 +515,29 @@ void Collectives(const TraceReader& trace, const Input& in, const std::vector<in
   }
 }
 
+// Times a trace cannot hold, the readers' one rule (common/intervals.h);
+// returns the number of records changed. Open NVTX ranges (end -1) stay open.
+int64_t ClampTimes(Input* in) {
+  int64_t changed = 0;
+  for (auto& k : in->kernels) changed += ClampRecordTimes(&k.start_ns, &k.end_ns);
+  for (auto& c : in->memcpys) changed += ClampRecordTimes(&c.start_ns, &c.end_ns);
+  for (auto& c : in->memsets) changed += ClampRecordTimes(&c.start_ns, &c.end_ns);
+  for (auto& a : in->apis) changed += ClampRecordTimes(&a.start_ns, &a.end_ns);
+  for (auto& r : in->nvtx) {
+    changed +=
+        r.end_ns == -1 ? ClampInstant(&r.start_ns) : ClampRecordTimes(&r.start_ns, &r.end_ns);
+  }
+  if (changed > 0) {  // back to start order, as read
+    auto by_start = [](auto* v) {
+      std::stable_sort(v->begin(), v->end(),
+                       [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+    };
+    by_start(&in->kernels), by_start(&in->memcpys), by_start(&in->memsets);
+    by_start(&in->apis), by_start(&in->nvtx);
+  }
+  return changed;
+}
+
 }  // namespace
 
 StatusOr<RankSummary> BuildSummary(const TraceReader& trace) {
@@ -534,6 +557,7 @@ StatusOr<RankSummary> BuildSummary(const TraceReader& trace) {
   ASSIGN_OR_RETURN(in.memsets, trace.Memsets());
   ASSIGN_OR_RETURN(in.apis, trace.Apis());
   ASSIGN_OR_RETURN(in.nvtx, trace.Nvtx());
+  WarnClampedTimes(trace.path(), ClampTimes(&in));
   in.api_of.reserve(in.apis.size());
   for (size_t i = 0; i < in.apis.size(); ++i) {
     if (in.apis[i].correlation != 0) in.api_of.emplace(in.apis[i].correlation, i);

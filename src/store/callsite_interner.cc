@@ -85,15 +85,53 @@ const CallsiteRecord* FindCallsite(const std::vector<CallsiteRecord>& callsites,
   return it != callsites.end() && it->id == id ? &*it : nullptr;
 }
 
-std::vector<uint32_t> ExpandCallsite(const std::vector<CallsiteRecord>& callsites,
-                                     uint32_t callsite) {
+CallsiteChains::CallsiteChains(const std::vector<CallsiteRecord>* callsites) : rows_(callsites) {
+  const std::vector<CallsiteRecord>& rows = *rows_;
+  const size_t n = rows.size();
+  parent_.assign(n, kNone);
+  depth_.assign(n, 0);
+  keep_.assign(n, kNone);
+  for (size_t i = 0; i < n; ++i) {
+    const CallsiteRecord* p =
+        rows[i].parent == rows[i].id ? nullptr : FindCallsite(rows, rows[i].parent);
+    if (p != nullptr) parent_[i] = static_cast<uint32_t>(p - rows.data());
+  }
+  // Each row once: climb to a row already placed (or a root), then place the
+  // climbed path from its outermost row down. A cycle is cut where the climb
+  // meets its own path.
+  enum : uint8_t { kNew, kOnPath, kPlaced };
+  std::vector<uint8_t> state(n, kNew);
+  std::vector<uint32_t> path;
+  constexpr uint32_t kKeepDepth = CallsiteInterner::kMaxDepth - 2;
+  for (size_t i = 0; i < n; ++i) {
+    path.clear();
+    uint32_t j = static_cast<uint32_t>(i);
+    for (; j != kNone && state[j] == kNew; j = parent_[j]) {
+      state[j] = kOnPath;
+      path.push_back(j);
+    }
+    if (j != kNone && state[j] == kOnPath) parent_[path.back()] = kNone;
+    for (auto it = path.rbegin(); it != path.rend(); ++it) {
+      const uint32_t k = *it, p = parent_[k];
+      depth_[k] = p == kNone ? 0 : depth_[p] + 1;
+      keep_[k] = depth_[k] == kKeepDepth ? k : depth_[k] > kKeepDepth ? keep_[p] : kNone;
+      if (depth_[k] >= CallsiteInterner::kMaxDepth) ++cut_;
+      state[k] = kPlaced;
+    }
+  }
+}
+
+std::vector<uint32_t> CallsiteChains::Expand(uint32_t callsite) const {
   std::vector<uint32_t> frames;
-  for (const CallsiteRecord* c = FindCallsite(callsites, callsite);
-       c != nullptr && frames.size() <= callsites.size(); c = FindCallsite(callsites, c->parent)) {
-    frames.push_back(c->frame);
-    if (c->parent == c->id) break;
+  const CallsiteRecord* c = FindCallsite(*rows_, callsite);
+  if (c == nullptr) return frames;
+  const uint32_t leaf = static_cast<uint32_t>(c - rows_->data());
+  const bool cut = depth_[leaf] >= CallsiteInterner::kMaxDepth;
+  for (uint32_t j = cut ? keep_[leaf] : leaf; j != kNone; j = parent_[j]) {
+    frames.push_back((*rows_)[j].frame);
   }
   std::reverse(frames.begin(), frames.end());
+  if (cut) frames.push_back(c->frame);
   return frames;
 }
 

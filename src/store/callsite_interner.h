@@ -11,7 +11,7 @@
 // Stacks deeper than kMaxDepth keep their outermost kMaxDepth - 1 frames and
 // the leaf (the leaf is what findings name).
 //
-// Also here: ExpandCallsite, the reader's side (a callsite id back to its
+// Also here: CallsiteChains, the reader's side (a callsite id back to its
 // frames, root first), shared by analysis and export.
 #pragma once
 
@@ -86,11 +86,30 @@ class CallsiteInterner {
   std::vector<uint16_t> depth_;                       // by callsite id - 1 - callsite_base_
 };
 
-// Frame ids of a callsite's stack, root first; empty for 0 or an unknown id.
-// `callsites` is ordered by id (TraceReader::Callsites()); a damaged parent
-// chain (a cycle, a missing row) ends the walk.
-std::vector<uint32_t> ExpandCallsite(const std::vector<CallsiteRecord>& callsites,
-                                     uint32_t callsite);
+// The reader's side: every callsite's chain, walked once. Built in time
+// linear in the rows, without recursion (a chain may be 200k rows deep in a
+// damaged or hostile trace); a damaged chain (a cycle, a missing parent row)
+// ends where it breaks. Expand gives a stack in O(kMaxDepth): a chain deeper
+// than kMaxDepth is read as its outermost kMaxDepth - 1 frames and its leaf,
+// the writer's rule (CallsiteInterner::Intern), and counted in cut().
+class CallsiteChains {
+ public:
+  // `callsites` ordered by id (TraceReader::Callsites()); must outlive this.
+  explicit CallsiteChains(const std::vector<CallsiteRecord>* callsites);
+  // Frame ids of a callsite's stack, root first; empty for 0 or an unknown id.
+  std::vector<uint32_t> Expand(uint32_t callsite) const;
+  // Callsites whose chain is deeper than kMaxDepth (read cut, as above).
+  size_t cut() const { return cut_; }
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  const std::vector<CallsiteRecord>* rows_;
+  std::vector<uint32_t> parent_;  // row index of the parent, kNone for a root or a break
+  std::vector<uint32_t> depth_;   // 0 for a root
+  std::vector<uint32_t> keep_;    // deep rows: their ancestor at depth kMaxDepth - 2
+  size_t cut_ = 0;
+};
+
 // The row of callsite `id` in `callsites` (ordered by id), or nullptr.
 const CallsiteRecord* FindCallsite(const std::vector<CallsiteRecord>& callsites, uint32_t id);
 

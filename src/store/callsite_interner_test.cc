@@ -18,6 +18,10 @@ struct VectorSink : CallsiteSink {
 
 FrameKey Py(StringId fn, StringId file, int line) { return {FrameKind::kPython, fn, file, line}; }
 
+std::vector<uint32_t> ExpandCallsite(const std::vector<CallsiteRecord>& rows, uint32_t id) {
+  return CallsiteChains(&rows).Expand(id);
+}
+
 TEST(CallsiteInterner, SharesPrefixesAndEmitsEachRowOnce) {
   VectorSink sink;
   CallsiteInterner in(&sink);
@@ -65,9 +69,37 @@ TEST(CallsiteInterner, OverDeepStackKeepsOutermostAndLeaf) {
 
 TEST(CallsiteInterner, DamagedChainEnds) {
   std::vector<CallsiteRecord> cycle = {{1, 2, 1, 0, 0}, {2, 1, 2, 1, 0}};
-  EXPECT_LE(ExpandCallsite(cycle, 2).size(), 3u);
+  EXPECT_EQ(ExpandCallsite(cycle, 2).size(), 2u);
+  EXPECT_EQ(ExpandCallsite(cycle, 1).size(), 1u);
+  std::vector<CallsiteRecord> self = {{1, 1, 7, 0, 0}};
+  EXPECT_EQ(ExpandCallsite(self, 1), (std::vector<uint32_t>{7}));
   std::vector<CallsiteRecord> sparse = {{5, 0, 1, 0, 0}, {9, 5, 2, 1, 0}};
   EXPECT_EQ(ExpandCallsite(sparse, 9), (std::vector<uint32_t>{1, 2}));
+}
+
+// A chain of 200k rows (a hostile trace): read in linear time, without
+// recursion; each stack is its outermost kMaxDepth - 1 frames and its leaf.
+TEST(CallsiteChains, DeepChainsAreLinearAndCut) {
+  std::vector<CallsiteRecord> rows;
+  constexpr uint32_t kRows = 200000;
+  for (uint32_t i = 1; i <= kRows; ++i) rows.push_back({i, i - 1, i, static_cast<uint16_t>(0), 0});
+  // Stored in reverse: every parent row comes after its child.
+  std::vector<CallsiteRecord> reversed(rows.rbegin(), rows.rend());
+  for (auto& r : reversed) r.id = kRows + 1 - r.id, r.parent = r.parent ? kRows + 1 - r.parent : 0;
+  for (const auto* v : {&rows, &reversed}) {
+    CallsiteChains chains(v);
+    EXPECT_EQ(chains.cut(), kRows - CallsiteInterner::kMaxDepth);
+    for (uint32_t id = 1; id <= kRows; ++id) {
+      const std::vector<uint32_t> f = chains.Expand(id);
+      ASSERT_EQ(f.size(),
+                std::min<size_t>(v == &rows ? id : kRows + 1 - id, CallsiteInterner::kMaxDepth));
+    }
+  }
+  CallsiteChains chains(&rows);
+  const std::vector<uint32_t> f = chains.Expand(kRows);
+  EXPECT_EQ(f.front(), 1u);
+  EXPECT_EQ(f[CallsiteInterner::kMaxDepth - 2], CallsiteInterner::kMaxDepth - 1);
+  EXPECT_EQ(f.back(), kRows);
 }
 
 TEST(CallsiteInterner, RoundTripsThroughTheTrace) {
