@@ -174,10 +174,14 @@ StatusOr<Table> NvtxPace(const TraceModel& m, const RecipeOptions& o) {
     }
   }
   if (picked.empty() && !name.empty()) {
+    // Each name id compared once: a long name is never compared per range.
+    std::vector<int8_t> match(m.strings().size(), -1);
     for (size_t i = 0; i < m.nvtx().size(); ++i) {
       const NvtxRecord& r = m.nvtx()[i];
-      if (r.kind != NvtxKind::kMark && m.String(r.name) == name)
-        picked.push_back(static_cast<uint32_t>(i));
+      if (r.kind == NvtxKind::kMark) continue;
+      int8_t& is = match[r.name < match.size() ? r.name : 0];
+      if (is < 0) is = m.String(r.name) == name;
+      if (is) picked.push_back(static_cast<uint32_t>(i));
     }
   }
   std::sort(picked.begin(), picked.end(),
@@ -188,13 +192,19 @@ StatusOr<Table> NvtxPace(const TraceModel& m, const RecipeOptions& o) {
            {"duration_ns", "Duration (ns)", true},
            {"gap_ns", "Gap (ns)", true},
            {"period_ns", "Period (ns)", true},
-           {"range", "Range", false}});
+           {"range", "Range", false, kNameTextMaxWidth}});
+  // One label per (domain, name, open): rows share it, never copy it.
+  std::map<std::pair<uint64_t, bool>, SharedText> labels;
   int64_t n = 0, prev_start = 0, prev_end = 0;
   for (uint32_t i : picked) {
     const NvtxRecord& r = m.nvtx()[i];
     if (!o.scope.InTime(r.start_ns)) continue;
     const int64_t end = m.RangeEnd(i);
-    const std::string label = RangeLabel(m, r) + (m.IsOpen(i) ? " (open)" : "");
+    SharedText& label = labels[{RangeKey(r), m.IsOpen(i)}];
+    if (!label) {
+      label =
+          std::make_shared<const std::string>(RangeLabel(m, r) + (m.IsOpen(i) ? " (open)" : ""));
+    }
     t.AddRow({Cell(n), Cell(r.start_ns - m.origin_ns()), Cell(end - m.origin_ns()),
               Cell(end - r.start_ns), n ? Cell(r.start_ns - prev_end) : Cell(""),
               n ? Cell(r.start_ns - prev_start) : Cell(""), label});

@@ -64,8 +64,15 @@ std::string ShortestNumber(double v) {
   return std::string(buf, r.ptr);
 }
 
+const std::string* Cell::TextRef() const {
+  if (auto* s = std::get_if<std::string>(&value)) return s;
+  if (auto* p = std::get_if<SharedText>(&value)) return *p ? p->get() : nullptr;
+  return nullptr;
+}
+
 std::string Cell::Text() const {
-  if (auto* s = std::get_if<std::string>(&value)) return *s;
+  if (const std::string* s = TextRef()) return *s;
+  if (std::holds_alternative<SharedText>(value)) return "";
   if (auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
   double d = std::get<double>(value);
   if (!std::isfinite(d)) return "";
@@ -152,7 +159,13 @@ std::string Table::RenderText(TimeUnit unit) const {
     for (size_t c = 0; c < n; ++c) {
       // Names come from traces: no escape sequence reaches the terminal.
       std::string v;
-      if (c < row.size()) {
+      const size_t max = columns_[c].text_max_width;
+      if (c < row.size() && max > 0 && row[c].TextRef() != nullptr) {
+        // Only the head of a long text is shown: escape that much, not all
+        // of it (escaping never shortens text).
+        const std::string& raw = *row[c].TextRef();
+        v = PrintableText(raw.size() > 2 * max + 8 ? raw.substr(0, 2 * max + 8) : raw);
+      } else if (c < row.size()) {
         v = PrintableText(IsNsColumn(columns_[c]) ? UnitText(row[c], unit) : row[c].Text());
       }
       line.push_back(Shortened(std::move(v), columns_[c].text_max_width));
@@ -283,8 +296,10 @@ std::string Table::RenderJson() const {
       out.append(JsonQuote(columns_[c].name));
       out.append(": ");
       const Cell& cell = c < rows_[r].size() ? rows_[r][c] : Cell("");
-      if (auto* s = std::get_if<std::string>(&cell.value)) {
+      if (const std::string* s = cell.TextRef()) {
         out.append(JsonQuote(*s));
+      } else if (std::holds_alternative<SharedText>(cell.value)) {
+        out.append("\"\"");
       } else if (auto* i = std::get_if<int64_t>(&cell.value)) {
         out.append(std::to_string(*i));
       } else {

@@ -9,7 +9,9 @@
 // shows them in the --timeunit (ns by default); CSV/JSON keep nanoseconds.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -37,9 +39,17 @@ struct Column {
   size_t text_max_width = 0;
 };
 
-// A cell: text, an integer, or a double shown with `decimals` digits.
+// Text view width of a column of names from a trace (NVTX ranges, kernels)
+// whose rows may repeat one long name: each row shows at most this much.
+inline constexpr size_t kNameTextMaxWidth = 200;
+
+// Text shared by many cells (one long name on every row): held once.
+using SharedText = std::shared_ptr<const std::string>;
+
+// A cell: text, an integer, a double shown with `decimals` digits, or
+// shared text.
 struct Cell {
-  std::variant<std::string, int64_t, double> value;
+  std::variant<std::string, int64_t, double, SharedText> value;
   int decimals = 2;
   Cell(std::string s) : value(std::move(s)) {}          // NOLINT
   Cell(const char* s) : value(std::string(s)) {}        // NOLINT
@@ -48,7 +58,10 @@ struct Cell {
   Cell(uint32_t v) : value(static_cast<int64_t>(v)) {}  // NOLINT
   Cell(uint64_t v) : value(static_cast<int64_t>(v)) {}  // NOLINT
   Cell(double v, int d = 2) : value(v), decimals(d) {}  // NOLINT
+  Cell(SharedText s) : value(std::move(s)) {}           // NOLINT
   std::string Text() const;
+  // The text of a text cell (string or shared), else nullptr.
+  const std::string* TextRef() const;
 };
 
 class Table {
