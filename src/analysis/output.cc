@@ -67,6 +67,7 @@ std::vector<std::string> OutputPaths(const std::vector<NamedTable>& tables,
 }
 
 Status CheckOverwrite(const std::string& path, bool force) {
+  RETURN_IF_ERROR(CheckNotBeingWritten(path));
   struct stat st;
   if (force || ::stat(path.c_str(), &st) != 0) return OkStatus();
   if (S_ISDIR(st.st_mode)) {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,6 +40,9 @@ AtomicOutput::~AtomicOutput() {
 }
 
 Status AtomicOutput::Commit() {
+  // Again at the last moment: a run may have started on this name since the
+  // command checked it.
+  RETURN_IF_ERROR(CheckNotBeingWritten(final_path_));
   if (::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
     return IoError("cannot rename " + temp_path_ + " to " + final_path_ + ": " +
                    std::strerror(errno));
@@ -51,6 +55,19 @@ bool SameFile(const std::string& a, const std::string& b) {
   struct stat sa, sb;
   if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+Status CheckNotBeingWritten(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return OkStatus();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return OkStatus();
+  const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);  // releases the lock if we took it
+  if (!busy) return OkStatus();
+  return InvalidInput(path +
+                      " is being written by a running stepscope profile; wait for it to end or "
+                      "choose another -o");
 }
 
 bool FileExists(const std::string& path) {

@@ -32,6 +32,12 @@ class AtomicOutput {
 };
 
 bool FileExists(const std::string& path);
+// An error when `path` is a trace that a running `stepscope profile` is
+// writing (its collector holds an exclusive flock on it until the trace is
+// finalized): no command replaces or renames over it, -f or not. The one
+// check of every command that writes an output (CheckOverwrite) and of
+// profile's fixed -o.
+Status CheckNotBeingWritten(const std::string& path);
 // Whether both paths exist and are the same file (device and inode: links,
 // "./x" and "x" alike).
 bool SameFile(const std::string& a, const std::string& b);
