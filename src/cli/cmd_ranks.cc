@@ -65,6 +65,14 @@ StatusOr<RankSummary> LoadOne(const std::string& path) {
     if (!s.ok()) return s.status().WithContext(path);
     return s;
   }
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && st.st_size > kMaxRankSummaryBytes) {
+    return InvalidInput(path + ": " + FormatBytes(static_cast<uint64_t>(st.st_size)) +
+                        ", larger than a rank summary can be (" +
+                        FormatBytes(static_cast<uint64_t>(kMaxRankSummaryBytes)) +
+                        "); pass the rank's trace (.sqlite) instead: ranks summarizes it "
+                        "on the fly");
+  }
   ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   return SummaryFromJson(text, path);
 }

@@ -103,6 +103,12 @@ struct RankSummary {
 
 // The JSON form (docs/ranks.md documents every key).
 std::string SummaryToJson(const RankSummary& s);
+// The largest summary file `ranks` reads (docs/ranks.md): summarize writes
+// ~3.7 KB per step of a 72-kernel DDP run, so 64 MiB holds ~17,000 steps.
+// Parsing builds a document tree of up to ~17x the file (integer arrays:
+// a 26 MB summary peaks at 457 MB), so a file at the limit needs ~1.1 GB.
+// A larger file is refused (exit 2) before it is read.
+inline constexpr int64_t kMaxRankSummaryBytes = int64_t{64} << 20;
 // Parses a summary; `origin` names the file in errors (kInvalidInput).
 StatusOr<RankSummary> SummaryFromJson(std::string_view json, const std::string& origin);
 
