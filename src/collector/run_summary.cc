@@ -43,10 +43,16 @@ void PrintTraceSummary(const std::string& path, FILE* out) {
                                                              : "";
   std::fprintf(out, "  %s  (%s, pid %s%s)\n", path.c_str(), size.c_str(),
                t.Meta("pid", "?").c_str(), state);
-  std::fprintf(out, "    %s kernels, GPU time %s, %s NVTX ranges, %s dropped records%s%s%s\n",
+  // The drop counters are written when the trace is finalized: a trace cut
+  // off (killed, disk full) has none, and "0 dropped" would be a lie.
+  const std::string drops = !t.finalized() && per_kind.empty()
+                                ? "dropped records unknown (not finalized: rows written after the "
+                                  "cut are lost)"
+                                : FormatCount(dropped) + " dropped records";
+  std::fprintf(out, "    %s kernels, GPU time %s, %s NVTX ranges, %s%s%s%s\n",
                FormatCount(kernels).c_str(), FormatDuration(gpu_ns).c_str(),
-               FormatCount(nvtx).c_str(), FormatCount(dropped).c_str(),
-               per_kind.empty() ? "" : " (", per_kind.c_str(), per_kind.empty() ? "" : ")");
+               FormatCount(nvtx).c_str(), drops.c_str(), per_kind.empty() ? "" : " (",
+               per_kind.c_str(), per_kind.empty() ? "" : ")");
   // Unified memory, when the program used it (docs/um.md).
   if (auto q = t.Query("SELECT COALESCE(SUM(CASE kind WHEN 1 THEN value END), 0), "
                        "COALESCE(SUM(CASE kind WHEN 2 THEN value END), 0), "
