@@ -47,7 +47,8 @@ int64_t IntersectionLength(const std::vector<Interval>& a, const std::vector<Int
 bool ClampRecordTimes(int64_t* start, int64_t* end) {
   const int64_t s = *start, e = *end;
   const bool start_ok = s >= 0 && s < kMaxTraceTime, end_ok = e >= 0 && e < kMaxTraceTime;
-  *start = !start_ok && end_ok ? e : std::clamp<int64_t>(s, 0, kMaxTraceTime);
+  *start = std::clamp<int64_t>(s, 0, kMaxTraceTime);
+  if (!start_ok && end_ok && (e < *start || e - *start > kMaxRecordDuration)) *start = e;
   *end = std::clamp<int64_t>(e, *start, std::min(kMaxTraceTime, *start + kMaxRecordDuration));
   return *start != s || *end != e;
 }

@@ -22,10 +22,12 @@ int64_t IntersectionLength(const std::vector<Interval>& a, const std::vector<Int
 // Times a trace cannot hold, made harmless: every reader that computes with
 // record times applies these (the analysis model, summarize), so no
 // difference or per-name total can overflow. Times are kept in [0, 2^62),
-// durations in [0, 2^44 ns] (4.9 hours): a start outside the range makes the
-// record zero-length at its end (an INT64_MIN start is no 4.9-hour kernel),
-// an end before its start zero-length at its start, a longer duration is
-// cut. Each returns whether it changed anything (the reader counts them).
+// durations in [0, 2^44 ns] (4.9 hours): a start outside the range moves to
+// its edge, unless that leaves an impossible duration: then the record is
+// zero-length at its end (an INT64_MIN start before a real end is no
+// 4.9-hour kernel); an end before its start makes it zero-length at its
+// start; a longer duration is cut. Each returns whether it changed anything
+// (the reader counts them).
 inline constexpr int64_t kMaxTraceTime = int64_t{1} << 62;
 inline constexpr int64_t kMaxRecordDuration = int64_t{1} << 44;
 bool ClampRecordTimes(int64_t* start, int64_t* end);

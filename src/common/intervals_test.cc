@@ -30,9 +30,14 @@ TEST(Intervals, IntersectionOfMergedLists) {
 }
 
 TEST(ClampRecordTimes, ImpossibleTimesBecomeZeroLengthAndAreCounted) {
-  int64_t s = INT64_MIN, e = 3000;  // no 2^44 ns record from an INT64_MIN start
+  // No 2^44 ns (4.9 h) record from an INT64_MIN start before a real end.
+  int64_t s = INT64_MIN, e = 1'700'000'000'000'000'000;
   EXPECT_TRUE(ClampRecordTimes(&s, &e));
-  EXPECT_EQ(s, 3000);
+  EXPECT_EQ(s, 1'700'000'000'000'000'000);
+  EXPECT_EQ(e, s);
+  s = -1, e = 3000;  // a start just before 0: to 0
+  EXPECT_TRUE(ClampRecordTimes(&s, &e));
+  EXPECT_EQ(s, 0);
   EXPECT_EQ(e, 3000);
   s = 3500, e = 3200;  // ends before it starts
   EXPECT_TRUE(ClampRecordTimes(&s, &e));
