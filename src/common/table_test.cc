@@ -95,5 +95,20 @@ TEST(Table, PrependColumn) {
   EXPECT_EQ(t.rows()[1][0].Text(), "3");
 }
 
+// One long name on many rows is held once; the text view shows its head,
+// CSV and JSON the whole name.
+TEST(Table, SharedTextIsHeldOnceAndCutInText) {
+  const SharedText name = std::make_shared<const std::string>(std::string(1000, 'n'));
+  Table t({{"i", "I", true}, {"range", "Range", false, kNameTextMaxWidth}});
+  for (int i = 0; i < 3; ++i) t.AddRow({Cell(i), name});
+  EXPECT_EQ(name.use_count(), 4);
+  const std::string text = t.RenderText();
+  EXPECT_NE(text.find(std::string(kNameTextMaxWidth - 3, 'n') + "...\n"), std::string::npos);
+  EXPECT_EQ(text.find(std::string(kNameTextMaxWidth - 2, 'n')), std::string::npos);
+  EXPECT_NE(t.RenderCsv().find("2," + *name + "\n"), std::string::npos);
+  EXPECT_NE(t.RenderJson().find("\"" + *name + "\""), std::string::npos);
+  EXPECT_EQ(t.rows()[0][1].Text(), *name);
+}
+
 }  // namespace
 }  // namespace stepscope
