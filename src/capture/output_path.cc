@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/file_util.h"
 #include "common/strings.h"
 
 namespace stepscope {
@@ -113,11 +114,7 @@ int TryCreate(const std::string& path, int64_t overwrite_older_than_ns, int mode
       int64_t mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
       // A live collector holds an exclusive flock on the trace it writes: never
       // replace that one, whatever its age.
-      bool busy = false;
-      if (int lfd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC); lfd >= 0) {
-        busy = ::flock(lfd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-        ::close(lfd);
-      }
+      const bool busy = !CheckNotBeingWritten(path).ok();
       if (mtime < overwrite_older_than_ns && !busy) {
         ::unlink(path.c_str());
         ::unlink((path + "-wal").c_str());

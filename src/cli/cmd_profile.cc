@@ -407,18 +407,8 @@ Status CheckFixedOutput(const ProfileSettings& s) {
   if (FileExists(fixed) && !s.force) {
     return InvalidInput(fixed + " exists; pass --force-overwrite or choose another -o");
   }
-  // -f never replaces a trace that a live run is writing: its collector
-  // holds an exclusive flock on the file until the trace is finalized.
-  if (int fd = ::open(fixed.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
-    const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-    ::close(fd);
-    if (busy) {
-      return InvalidInput(fixed +
-                          " is being written by a running stepscope profile; wait for it or "
-                          "choose another -o");
-    }
-  }
-  return OkStatus();
+  // -f never replaces a trace that a live run is writing.
+  return CheckNotBeingWritten(fixed);
 }
 
 // Whether the tracer library loads (missing CUPTI shows up here; nothing is
