@@ -4,13 +4,13 @@
 #include <cstdio>
 
 #include "analysis/gaps.h"
-#include "analysis/kernel_names.h"
 #include "analysis/output.h"
 #include "analysis/rules.h"
 #include "analysis/steps.h"
 #include "analysis/summary.h"
 #include "analysis/timeline.h"
 #include "analysis/trace_model.h"
+#include "common/kernel_names.h"
 
 namespace stepscope {
 namespace {

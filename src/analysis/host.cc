@@ -5,6 +5,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "common/stats.h"
+
 namespace stepscope {
 namespace {
 
@@ -101,10 +103,7 @@ std::vector<HostSegment> SampleSegments(const TraceModel& m, uint32_t tid) {
       if (period == 0) {  // no rate: the median gap
         std::vector<int64_t> gaps;
         for (auto it = lo; it + 1 < hi; ++it) gaps.push_back((it + 1)->ts_ns - it->ts_ns);
-        if (!gaps.empty()) {
-          std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
-          period = gaps[gaps.size() / 2];
-        }
+        if (!gaps.empty()) period = UpperMedian(&gaps);
         if (period <= 0) period = 1000000;
       }
       for (auto it = lo; it != hi; ++it) {

@@ -24,15 +24,7 @@ DurationStats Summarize(std::vector<int64_t>* values) {
   for (int64_t x : v)
     sq += (x - static_cast<long double>(s.mean)) * (x - static_cast<long double>(s.mean));
   s.stddev = v.size() > 1 ? std::sqrt(static_cast<double>(sq / (v.size() - 1))) : 0.0;
-  const size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + mid, v.end());
-  const int64_t upper = v[mid];
-  if (v.size() % 2 == 1) {
-    s.median = static_cast<double>(upper);
-  } else {
-    const int64_t lower = *std::max_element(v.begin(), v.begin() + mid);
-    s.median = (static_cast<double>(lower) + static_cast<double>(upper)) / 2.0;
-  }
+  s.median = MedianInPlace(&v);
   return s;
 }
 

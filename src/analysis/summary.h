@@ -5,14 +5,16 @@
 #include <cstdint>
 #include <vector>
 
-#include "analysis/kernel_names.h"
 #include "common/intervals.h"  // Interval, MergeIntervals
+#include "common/kernel_names.h"
+#include "common/stats.h"  // Median
 
 namespace stepscope {
 
-// Statistics of a set of durations (ns). Median of an even count is the mean
-// of the two middle values; stddev is the sample standard deviation (n - 1 in
-// the denominator, 0 for a single value), as Nsight Systems' recipes report.
+// Statistics of a set of durations (ns). The median is common/stats.h's (the
+// mean of the two middle values of an even count); stddev is the sample
+// standard deviation (n - 1 in the denominator, 0 for a single value), as
+// Nsight Systems' recipes report.
 struct DurationStats {
   int64_t count = 0;
   int64_t total = 0;

@@ -26,7 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analysis/kernel_names.h"
+#include "common/kernel_names.h"
 #include "common/status.h"
 #include "format/records.h"
 

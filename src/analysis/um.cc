@@ -7,6 +7,7 @@
 #include <map>
 
 #include "analysis/summary.h"
+#include "common/stats.h"
 
 namespace stepscope {
 namespace {
@@ -288,10 +289,7 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
   }
   // The fault-stalled time and its bytes (um.h).
   std::map<Key, int64_t> resident;
-  for (auto& [key, v] : clean) {
-    std::nth_element(v.begin(), v.begin() + (v.size() - 1) / 2, v.end());
-    resident[key] = v[(v.size() - 1) / 2];
-  }
+  for (auto& [key, v] : clean) resident[key] = LowerMedian(&v);
   for (size_t n = 0; n < a.kernels.size(); ++n) {
     UmKernelStall& k = a.kernels[n];
     const GpuOp& o = ops[k.op];

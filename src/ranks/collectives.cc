@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "common/stats.h"
 #include "ranks/ranks_internal.h"
 
 namespace stepscope {
@@ -144,7 +145,7 @@ std::vector<int64_t> MatchCollectives(RanksAnalysis* a, std::vector<bool>* steps
     mc.spread_ns = m[last].start - first_start;
     mc.max_spin_ns = max_spin;
     mc.max_wait_ns = *std::max_element(waits.begin(), waits.end());
-    mc.median_wait_ns = static_cast<int64_t>(MedianOf(waits));
+    mc.median_wait_ns = static_cast<int64_t>(Median(waits));
     if (mc.spread_ns > 0) a->ranks[m[last].rank].last_arrivals++;  // a tie has no last arrival
     if (pos >= 0) {
       a->caused[m[last].rank][static_cast<size_t>(pos)] += mc.median_wait_ns;
@@ -154,7 +155,7 @@ std::vector<int64_t> MatchCollectives(RanksAnalysis* a, std::vector<bool>* steps
     // Clock check: each end's distance from the collective's median end.
     ends.clear();
     for (const Member& x : m) ends.push_back(x.end);
-    const int64_t median_end = static_cast<int64_t>(MedianOf(ends));
+    const int64_t median_end = static_cast<int64_t>(Median(ends));
     for (const Member& x : m) end_dev[x.rank].push_back(x.end - median_end);
   }
   if (unknown_free) {
@@ -170,7 +171,7 @@ std::vector<int64_t> MatchCollectives(RanksAnalysis* a, std::vector<bool>* steps
                    });
   std::vector<int64_t> skew(nranks, 0);
   for (size_t r = 0; r < nranks; ++r) {
-    if (!end_dev[r].empty()) skew[r] = static_cast<int64_t>(MedianOf(end_dev[r]));
+    if (!end_dev[r].empty()) skew[r] = static_cast<int64_t>(Median(end_dev[r]));
   }
   return skew;
 }

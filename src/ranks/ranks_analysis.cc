@@ -6,6 +6,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "common/stats.h"
 #include "common/strings.h"
 #include "ranks/ranks_internal.h"
 
@@ -165,7 +166,7 @@ template <typename F>
 double MedianStep(const RankSummary& s, F field) {
   std::vector<double> v;
   for (const StepSummary& st : s.steps) v.push_back(static_cast<double>(field(st)));
-  return MedianOf(std::move(v));
+  return Median(std::move(v));
 }
 
 void RankStats(RanksAnalysis* a) {
@@ -187,8 +188,8 @@ void RankStats(RanksAnalysis* a) {
       waited.push_back(static_cast<double>(a->waited[r][p]));
       caused.push_back(static_cast<double>(a->caused[r][p]));
     }
-    out.waited_ns = MedianOf(waited);
-    out.caused_ns = MedianOf(caused);
+    out.waited_ns = Median(waited);
+    out.caused_ns = Median(caused);
   }
 }
 
@@ -294,7 +295,7 @@ bool HandleSkew(RanksAnalysis* a, const std::vector<int64_t>& skew, bool correct
   }
   if (by_host.size() < 2 || a->ranks.empty()) return false;
   std::map<std::string, int64_t> host_skew;
-  for (auto& [host, v] : by_host) host_skew[host] = static_cast<int64_t>(MedianOf(v));
+  for (auto& [host, v] : by_host) host_skew[host] = static_cast<int64_t>(Median(v));
   const std::string& ref = a->ranks[0].host;
   const int64_t ref_skew = host_skew.count(ref) ? host_skew[ref] : 0;
   bool changed = false;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "common/stats.h"
 #include "common/step_names.h"
 #include "common/strings.h"
 
@@ -120,7 +121,7 @@ Table StepsTable(const RanksAnalysis& a, bool wide) {
         if (st->host_ns() > worst) worst = st->host_ns(), worst_rank = a.ranks[r].rank;
       }
       t.AddRow({Cell(a.steps[p]), Cell(static_cast<int64_t>(v.size())),
-                Ms(*std::min_element(v.begin(), v.end())), Ms(MedianOf(v)),
+                Ms(*std::min_element(v.begin(), v.end())), Ms(Median(v)),
                 Ms(*std::max_element(v.begin(), v.end())), Cell(worst_rank)});
     }
     return t;

@@ -2,22 +2,9 @@
 
 #include <algorithm>
 
+#include "common/stats.h"
+
 namespace stepscope {
-
-double MedianOf(std::vector<double> v) {
-  if (v.empty()) return kNaN;
-  size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(mid), v.end());
-  double hi = v[mid];
-  if (v.size() % 2) return hi;
-  double lo = *std::max_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(mid));
-  return (lo + hi) / 2;
-}
-
-double MedianOf(std::vector<int64_t> v) {
-  std::vector<double> d(v.begin(), v.end());
-  return MedianOf(std::move(d));
-}
 
 WindowStat MakeWindowStat(const NamedTimes& n, const std::vector<int>& steps) {
   WindowStat w;
@@ -28,7 +15,7 @@ WindowStat MakeWindowStat(const NamedTimes& n, const std::vector<int>& steps) {
     medians.push_back(static_cast<double>(n.median_ns[s]));
     w.total_ns += static_cast<double>(n.total_ns[s]);
   }
-  w.median_ns = MedianOf(std::move(medians));
+  w.median_ns = Median(std::move(medians));
   return w;
 }
 

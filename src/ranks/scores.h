@@ -22,6 +22,7 @@
 #include <limits>
 #include <vector>
 
+#include "common/stats.h"  // Median
 #include "ranks/rank_summary.h"
 
 namespace stepscope {
@@ -46,10 +47,6 @@ std::vector<std::vector<double>> RelativeSectionScores(
 // GPU: weighted by the current window's totals. NaN when nothing is current.
 double IndividualGpuScore(const std::vector<std::vector<WindowStat>>& windows);
 std::vector<double> IndividualSectionScores(const std::vector<std::vector<WindowStat>>& windows);
-
-// Median of a list (mean of the two middle values for an even count); NaN when empty.
-double MedianOf(std::vector<double> v);
-double MedianOf(std::vector<int64_t> v);
 
 // The window statistic of `n` over the summary step indices `steps`
 // (median of the per-step medians of the steps where it ran; total summed).

@@ -8,27 +8,15 @@
 
 #include "common/file_util.h"
 #include "common/intervals.h"
+#include "common/kernel_names.h"
 #include "common/kernel_sequence.h"
+#include "common/stats.h"
 #include "common/step_names.h"
 #include "common/strings.h"
 
 namespace stepscope {
 
-bool IsNcclKernelName(std::string_view name) {
-  return StartsWith(name, "ncclDevKernel_") || StartsWith(name, "ncclKernel_");
-}
-
 namespace {
-
-int64_t Median(std::vector<int64_t>* v) {
-  if (v->empty()) return 0;
-  size_t mid = v->size() / 2;
-  std::nth_element(v->begin(), v->begin() + static_cast<ptrdiff_t>(mid), v->end());
-  int64_t hi = (*v)[mid];
-  if (v->size() % 2) return hi;
-  int64_t lo = *std::max_element(v->begin(), v->begin() + static_cast<ptrdiff_t>(mid));
-  return lo + (hi - lo) / 2;
-}
 
 // One (name, step, duration) sample; grouped into NamedTimes at the end.
 struct Sample {
@@ -61,7 +49,7 @@ std::vector<NamedTimes> GroupSamples(std::vector<Sample>* samples,
       }
       for (int64_t d : durs) n.total_ns[step] += d;
       n.count[step] = static_cast<int64_t>(durs.size());
-      n.median_ns[step] = Median(&durs);
+      n.median_ns[step] = MedianNs(durs);
     }
     out.push_back(std::move(n));
   }
@@ -246,7 +234,7 @@ int64_t WhenOf(const Input& in, const RankSummary& s, uint32_t correlation, int6
   return api ? api->start_ns : start;
 }
 
-int64_t MedianThreads(std::vector<int64_t>* v) { return v->empty() ? -1 : Median(v); }
+int64_t MedianThreads(const std::vector<int64_t>& v) { return v.empty() ? -1 : MedianNs(v); }
 
 // Kernels: the step of each, per-name samples, the critical stream.
 std::vector<int> KernelSteps(const TraceReader& trace, const Input& in, RankSummary* s,
@@ -277,7 +265,7 @@ std::vector<int> KernelSteps(const TraceReader& trace, const Input& in, RankSumm
   for (size_t i = 0; i < names.size(); ++i) by_name.emplace(names[i], i);
   for (NamedTimes& n : s->kernels) {
     n.nccl = IsNcclKernelName(n.name);
-    n.threads = MedianThreads(&threads[by_name[n.name]]);
+    n.threads = MedianThreads(threads[by_name[n.name]]);
   }
   if (!compute_per_stream.empty()) {
     auto best = std::max_element(compute_per_stream.begin(), compute_per_stream.end(),

@@ -33,9 +33,6 @@
 
 namespace stepscope {
 
-// True for NCCL collective kernels (names starting "ncclDevKernel_" or "ncclKernel_").
-bool IsNcclKernelName(std::string_view name);
-
 StatusOr<RankSummary> BuildSummary(const TraceReader& trace);
 
 // Builds the summary of `trace` and writes it atomically to `path` as JSON.

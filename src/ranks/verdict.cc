@@ -44,6 +44,7 @@
 #include <unordered_set>
 
 #include "common/collective_wait.h"
+#include "common/stats.h"
 #include "common/step_names.h"
 #include "ranks/ranks_internal.h"
 
@@ -135,9 +136,9 @@ double MedianExcess(const RanksAnalysis& a, size_t r, const std::vector<size_t>&
       double v = StepValue(a, o, p, field);
       if (!std::isnan(v)) others.push_back(v);
     }
-    if (!others.empty()) excess.push_back(mine - MedianOf(others));
+    if (!others.empty()) excess.push_back(mine - Median(others));
   }
-  double m = MedianOf(std::move(excess));
+  double m = Median(std::move(excess));
   return std::isnan(m) ? 0 : m;
 }
 
@@ -179,10 +180,10 @@ std::vector<std::pair<std::string, double>> TopExcess(const RanksAnalysis& a, si
       }
       if (others.empty()) continue;
       excess.push_back(static_cast<double>(n.total_ns[static_cast<size_t>(mine_idx)]) -
-                       MedianOf(others));
+                       Median(others));
     }
     if (!elsewhere && a.ranks.size() > 1 && only_here) only_here->push_back(n.name);
-    double m = MedianOf(excess);
+    double m = Median(excess);
     if (!std::isnan(m) && m > 0) out.emplace_back(n.name, m);
   }
   std::stable_sort(out.begin(), out.end(),
@@ -206,7 +207,7 @@ bool LaunchedLarger(const RanksAnalysis& a, size_t r,
     const int64_t x = a.summaries[o].kernels[it->second].threads;
     if (x > 0) others.push_back(static_cast<double>(x));
   }
-  return t > 0 && !others.empty() && static_cast<double>(t) > kLargerLaunch * MedianOf(others);
+  return t > 0 && !others.empty() && static_cast<double>(t) > kLargerLaunch * Median(others);
 }
 
 // Per name: its parts per step (the file's top comment defines them).
@@ -264,8 +265,8 @@ void SplitKernelExcess(const RanksAnalysis& a, size_t r, const std::vector<size_
       const double c = mine ? static_cast<double>(mine->count[static_cast<size_t>(mine_idx)]) : 0;
       const double m =
           c > 0 ? static_cast<double>(mine->median_ns[static_cast<size_t>(mine_idx)]) : 0;
-      const double big_c = MedianOf(counts);
-      const double big_m = durations.empty() ? 0 : MedianOf(durations);
+      const double big_c = Median(counts);
+      const double big_m = durations.empty() ? 0 : Median(durations);
       const double matched = std::min(c, big_c);
       np.same.push_back(matched * (m - big_m));
       np.extra.push_back((c - big_c) * (c > big_c ? m : big_m));
@@ -277,15 +278,15 @@ void SplitKernelExcess(const RanksAnalysis& a, size_t r, const std::vector<size_
       step_extra[i] += np.extra.back();
     }
     if (np.same.empty()) continue;
-    const double same = MedianOf(np.same), ex = MedianOf(np.extra);
+    const double same = Median(np.same), ex = Median(np.extra);
     if (ex > 0) {
       s->extra_kernels.push_back(
-          {name, ex, MedianOf(np.extra_n), MedianOf(np.mine_d), MedianOf(np.others_d), !elsewhere});
+          {name, ex, Median(np.extra_n), Median(np.mine_d), Median(np.others_d), !elsewhere});
     }
     if (same > 0) {
       (larger ? s->larger_kernels : s->slower_kernels)
-          .push_back({name, same, MedianOf(np.matched_n), MedianOf(np.mine_d),
-                      MedianOf(np.others_d), !elsewhere});
+          .push_back({name, same, Median(np.matched_n), Median(np.mine_d), Median(np.others_d),
+                      !elsewhere});
     }
   }
   std::vector<double> sl, lg, ex;
@@ -293,9 +294,9 @@ void SplitKernelExcess(const RanksAnalysis& a, size_t r, const std::vector<size_
     if (used[i])
       sl.push_back(step_slower[i]), lg.push_back(step_larger[i]), ex.push_back(step_extra[i]);
   }
-  s->slower_ns = sl.empty() ? 0 : MedianOf(sl);
-  s->larger_ns = lg.empty() ? 0 : MedianOf(lg);
-  s->extra_ns = ex.empty() ? 0 : MedianOf(ex);
+  s->slower_ns = sl.empty() ? 0 : Median(sl);
+  s->larger_ns = lg.empty() ? 0 : Median(lg);
+  s->extra_ns = ex.empty() ? 0 : Median(ex);
   for (auto* list : {&s->extra_kernels, &s->slower_kernels, &s->larger_kernels}) {
     std::stable_sort(list->begin(), list->end(),
                      [](const KernelExcess& x, const KernelExcess& y) { return x.ns > y.ns; });
@@ -337,12 +338,12 @@ void LoaderTime(const RanksAnalysis& a, size_t r, const std::vector<size_t>& ps,
       }
     }
     if (std::isnan(m) || row.empty()) continue;
-    mine.push_back(m), others.push_back(MedianOf(row)), excess.push_back(m - MedianOf(row));
+    mine.push_back(m), others.push_back(Median(row)), excess.push_back(m - Median(row));
   }
   if (!any || excess.empty()) return;
-  s->loader_ns = MedianOf(excess);
-  s->loader_mine_ns = MedianOf(mine);
-  s->loader_others_ns = MedianOf(others);
+  s->loader_ns = Median(excess);
+  s->loader_mine_ns = Median(mine);
+  s->loader_others_ns = Median(others);
 }
 
 // The price: the job's step now (the others' median step) and if rank r
@@ -358,11 +359,11 @@ void Price(const RanksAnalysis& a, size_t r, const std::vector<size_t>& ps, Stra
       wait.push_back(static_cast<double>(a.waited[o][p]));
     }
     if (step.empty()) continue;
-    now.push_back(MedianOf(step));
-    fixed.push_back(std::max(0.0, MedianOf(step) - MedianOf(wait)));
+    now.push_back(Median(step));
+    fixed.push_back(std::max(0.0, Median(step) - Median(wait)));
   }
-  s->step_ns = MedianOf(now);
-  s->step_if_matched_ns = MedianOf(fixed);
+  s->step_ns = Median(now);
+  s->step_if_matched_ns = Median(fixed);
 }
 
 // The parts and the cause (the file's top comment).
@@ -414,7 +415,7 @@ void Explain(RanksAnalysis* a, Straggler* s, const std::vector<size_t>& ps) {
   if (!s->by_scores) {
     std::vector<double> caused;
     for (size_t p : ps) caused.push_back(static_cast<double>(a->caused[r][p]));
-    s->caused_ns = MedianOf(caused);
+    s->caused_ns = Median(caused);
   }
   Classify(s);
   Price(*a, r, ps, s);
@@ -499,7 +500,7 @@ void FindStragglers(RanksAnalysis* a, const std::vector<bool>& steps_with_collec
     for (const RankResult& r : a->ranks) {
       if (!std::isnan(r.step_ns)) steps.push_back(r.step_ns);
     }
-    double med = MedianOf(steps);
+    double med = Median(steps);
     a->min_wait_ns = MinStragglerWaitNs(std::isnan(med) ? 0 : med);
   }
 

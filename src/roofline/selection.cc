@@ -9,6 +9,7 @@
 #include <tuple>
 #include "common/bounded_regex.h"
 
+#include "common/stats.h"
 #include "common/step_names.h"
 #include "common/strings.h"
 
@@ -108,9 +109,9 @@ StatusOr<Selection> SelectKernels(const TraceReader& trace, const SelectionOptio
     } else {
       // The median step: away from warm-up at the start and teardown at the end.
       std::vector<StepRange> by_number = steps;
-      std::stable_sort(by_number.begin(), by_number.end(),
-                       [](const StepRange& a, const StepRange& b) { return a.number < b.number; });
-      int64_t median = by_number[(by_number.size() - 1) / 2].number;
+      const int64_t median = LowerMedian(&by_number, [](const StepRange& a, const StepRange& b) {
+                               return a.number < b.number;
+                             }).number;
       for (const StepRange& s : steps) {
         if (s.number == median) chosen = &s;
       }

@@ -18,6 +18,7 @@
 #include "analysis/rules/rule.h"
 #include "common/collective_wait.h"
 #include "common/intervals.h"
+#include "common/stats.h"
 
 namespace stepscope {
 namespace {
@@ -122,9 +123,8 @@ void Detect(const RuleContext& c, std::vector<Finding>* out) {
   for (const Step& s : c.steps.steps) {
     if (s.steady()) waits.push_back(step_wait[static_cast<int>(&s - c.steps.steps.data())]);
   }
-  std::nth_element(waits.begin(), waits.begin() + waits.size() / 2, waits.end());
   const bool straggler =
-      !waits.empty() && waits[waits.size() / 2] >= MinStragglerWaitNs(c.steps.stats.median);
+      !waits.empty() && UpperMedian(&waits) >= MinStragglerWaitNs(c.steps.stats.median);
   c.Finish(&f, true);
   f.reported = straggler && f.cost_pct >= c.opt.min_cost_pct;
   out->push_back(f);

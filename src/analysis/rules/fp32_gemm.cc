@@ -5,12 +5,11 @@
 // quarter of the TF32 time. Fix: tensor-core GEMMs at the measured ratio of
 // the ceilings, fp32 attention kernels with them (autocast moves both).
 #include <algorithm>
-#include <cctype>
-#include <initializer_list>
 #include <set>
 #include <unordered_map>
 
 #include "analysis/rules/rule.h"
+#include "common/kernel_names.h"
 
 namespace stepscope {
 namespace {
@@ -82,15 +81,6 @@ void Detect(const RuleContext& c, std::vector<Finding>* out) {
   out->push_back(f);
 }
 
-// Plain substring tests: kernel names are untrusted input (no regex on them).
-bool AnyOf(std::string s, std::initializer_list<const char*> words) {
-  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  for (const char* w : words) {
-    if (s.find(w) != std::string::npos) return true;
-  }
-  return false;
-}
-
 // Tensor-core GEMM time over fp32 (and TF32) GEMM time: the ratios of the
 // GPU's ceilings (bf16 tensor cores against fp32 CUDA cores and TF32 tensor
 // cores), from this machine's bench results or the table of GPU models.
@@ -131,8 +121,7 @@ Fix TensorCores(const PricingContext& p, Finding* f) {
     const GemmPrecision prec = c.m.NameInfo(k.name).gemm;
     if (gemm.count(i) || prec == GemmPrecision::kFp32 || prec == GemmPrecision::kTf32) {
       (prec == GemmPrecision::kTf32 ? ops_tf32 : ops32).push_back(g.op_node[i]);
-    } else if (AnyOf(name, {"fmha", "flash", "attention", "sdpa"}) &&
-               AnyOf(name, {"f32", "float"})) {
+    } else if (IsFp32AttentionKernelName(name)) {
       ops32.push_back(g.op_node[i]);
     }
   }

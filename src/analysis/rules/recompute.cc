@@ -57,6 +57,7 @@
 #include <unordered_map>
 
 #include "analysis/rules/rule.h"
+#include "common/stats.h"
 #include "common/strings.h"
 
 namespace stepscope {
@@ -576,10 +577,7 @@ void Detect(const RuleContext& c, std::vector<Finding>* out) {
   auto costs = std::make_shared<CheckpointCosts>();
   int64_t median_gap = 0;
   std::vector<int64_t>& inner = scan.inner_gaps;
-  if (!inner.empty()) {
-    std::nth_element(inner.begin(), inner.begin() + (inner.size() - 1) / 2, inner.end());
-    median_gap = std::max<int64_t>(0, inner[(inner.size() - 1) / 2]);
-  }
+  if (!inner.empty()) median_gap = std::max<int64_t>(0, LowerMedian(&inner));
   // A recompute's exit that runs into the next recompute run (two runs back
   // to back) is that run's time already.
   std::set<std::pair<uint32_t, int64_t>> run_starts;

@@ -5,14 +5,14 @@
 #include <unordered_map>
 
 #include "analysis/gaps.h"
+#include "common/stats.h"
 
 namespace stepscope::whatif {
 namespace {
 
-int64_t Median(std::vector<int64_t> v, int64_t fallback) {
-  if (v.empty()) return fallback;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
+// The upper median (common/stats.h says why this side), `fallback` when empty.
+int64_t UpperMedianOr(std::vector<int64_t> v, int64_t fallback) {
+  return v.empty() ? fallback : UpperMedian(&v);
 }
 
 }  // namespace
@@ -230,7 +230,7 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
     if (prev_end[i] != INT64_MIN && apis[ops[i].api].start_ns >= prev_end[i])
       lat.push_back(lat_of[i]);
   }
-  const int64_t typical_latency = Median(lat, 5'000);
+  const int64_t typical_latency = UpperMedianOr(lat, 5'000);
   // An op is launch-bound when, launched with the typical latency, it would
   // have found its stream empty; else it was queued behind its predecessor.
   std::vector<char> launch_bound(ops.size(), 0);
@@ -246,7 +246,7 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
       qgap.push_back(gap_of[i]);
   }
   g.launch_latency = typical_latency;
-  g.queue_gap = Median(qgap, 1'000);
+  g.queue_gap = UpperMedianOr(qgap, 1'000);
 
   // Op edges: stream order, launch, unexplained cross-stream waits.
   // Ends of all ops per device, sorted, for the cross-stream search.
@@ -422,7 +422,7 @@ StatusOr<Graph> BuildGraph(const TraceModel& m, const std::vector<int32_t>& op_s
     if (op_end > n.measured_start && op_end <= n.measured_end)
       returns.push_back(n.measured_end - op_end);
   }
-  g.sync_return = Median(returns, 5'000);
+  g.sync_return = UpperMedianOr(returns, 5'000);
   for (const Wait& w : waits) {
     Node& n = g.nodes[w.call];
     const int64_t op_end = last_end[w.call];

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "common/stats.h"
+
 namespace stepscope::whatif {
 
 ReplayResult Replay(const Graph& g) {
@@ -91,13 +93,10 @@ StepTimes StepDurations(const Graph& g, const ReplayResult& r, const StepSet& st
       steady.push_back(t.duration[k]);
   }
   if (!steady.empty()) {
-    std::vector<int64_t> s = steady;
-    std::sort(s.begin(), s.end());
-    const size_t m = s.size();
-    t.median = m % 2 ? s[m / 2] : (s[m / 2 - 1] + s[m / 2]) / 2;
+    t.median = MedianNs(steady);
     int64_t sum = 0;
-    for (int64_t d : s) sum += d;
-    t.mean = sum / static_cast<int64_t>(m);
+    for (int64_t d : steady) sum += d;
+    t.mean = sum / static_cast<int64_t>(steady.size());
   }
   return t;
 }

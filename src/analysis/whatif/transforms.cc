@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include "common/stats.h"
+
 namespace stepscope::whatif {
 namespace {
 
@@ -439,8 +441,7 @@ int WhatIfEngine::MedianStep() const {
       v.push_back({base_.duration[k], static_cast<int>(k)});
   }
   if (v.empty()) return -1;
-  std::sort(v.begin(), v.end());
-  return v[(v.size() - 1) / 2].second;
+  return LowerMedian(&v).second;
 }
 
 Prediction WhatIfEngine::Price(const std::function<int(Graph*)>& transform) const {
@@ -464,8 +465,7 @@ Prediction WhatIfEngine::Price(const std::function<int(Graph*)>& transform) cons
       v.push_back({t.duration[k], ki});
   }
   if (!v.empty()) {
-    std::sort(v.begin(), v.end());
-    const CriticalPath path = TraceCriticalPath(g, r, t, v[(v.size() - 1) / 2].second);
+    const CriticalPath path = TraceCriticalPath(g, r, t, LowerMedian(&v).second);
     if (!path.lanes.empty() && path.duration > 0) {
       p.bound_after =
           g.lanes[path.lanes[0].first].Name(g.main_tid) + " " +

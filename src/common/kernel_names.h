@@ -1,8 +1,17 @@
-// Kernel-name classification: what a demangled kernel name tells us.
+// Kernel-name classification: what a demangled kernel name tells us. The one
+// place that reads meaning into kernel names; analysis/ and ranks/ both ask it.
 //
-// Category follows Holistic Trace Analysis (HTA): communication kernels are
-// NCCL's (and other collective libraries'), everything else launched as a
-// kernel is computation; memcpy/memset activities are memory. GEMM detection
+// Two definitions of a communication kernel, both on purpose:
+//  * OpCategory::kCommunication (ClassifyKernelName) follows Holistic Trace
+//    Analysis (HTA): a kernel of any collective library (NCCL, RCCL, NVSHMEM,
+//    custom all-reduce kernels); the time breakdowns and the rules use it.
+//  * IsNcclKernelName: a collective kernel NCCL itself launched
+//    ("ncclDevKernel_*", "ncclKernel_*"), a subset of the above. `ranks`
+//    matches these across ranks by name and order, which only NCCL's own
+//    collectives allow (every rank launches the same sequence of them), and
+//    leaves them out of the NVRx GPU score.
+// Everything else launched as a kernel is computation; memcpy/memset
+// activities are memory. GEMM detection
 // and the input precision of a GEMM come from the names cuBLAS, cuBLASLt
 // (nvjet), CUTLASS and the xmma kernels carry, e.g.
 //   "nvjet_hsh_256x128_...", "nvjet_sm90_tst_..."  fp16 / bf16 inputs (cuBLASLt)
@@ -36,6 +45,14 @@ struct KernelNameInfo {
 };
 
 KernelNameInfo ClassifyKernelName(std::string_view name);
+
+// True for NCCL collective kernels (names starting "ncclDevKernel_" or "ncclKernel_").
+bool IsNcclKernelName(std::string_view name);
+
+// An attention kernel (FlashAttention, fmha, SDPA) on fp32 data, which autocast
+// moves to bf16 with the GEMMs: the whole (demangled) name, its template
+// arguments included, names both (case-insensitive).
+bool IsFp32AttentionKernelName(std::string_view name);
 
 // A short display form of a long demangled name: drops the return type and the
 // argument list, keeps the template arguments up to `max_len` characters.

@@ -1,7 +1,10 @@
-#include "analysis/kernel_names.h"
+#include "common/kernel_names.h"
 
 #include <cctype>
+#include <initializer_list>
 #include <string>
+
+#include "common/strings.h"
 
 namespace stepscope {
 namespace {
@@ -122,6 +125,22 @@ KernelNameInfo ClassifyKernelName(std::string_view name) {
     }
   }
   return info;
+}
+
+bool IsNcclKernelName(std::string_view name) {
+  return StartsWith(name, "ncclDevKernel_") || StartsWith(name, "ncclKernel_");
+}
+
+// Plain substring tests: kernel names are untrusted input (no regex on them).
+bool IsFp32AttentionKernelName(std::string_view name) {
+  const std::string l = Lower(name);
+  const auto any_of = [&](std::initializer_list<std::string_view> words) {
+    for (std::string_view w : words) {
+      if (Contains(l, w)) return true;
+    }
+    return false;
+  };
+  return any_of({"fmha", "flash", "attention", "sdpa"}) && any_of({"f32", "float"});
 }
 
 std::string_view KernelBaseName(std::string_view name) {
