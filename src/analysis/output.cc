@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/file_util.h"
+#include "common/json_writer.h"
 #include "common/strings.h"
 
 namespace stepscope {

@@ -3,6 +3,7 @@
 #include "common/json_reader.h"
 
 #include <cstdio>
+#include "common/json_writer.h"
 #include "common/strings.h"
 #include "common/table.h"
 

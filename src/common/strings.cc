@@ -172,10 +172,6 @@ void AppendUtf8(std::string* out, uint32_t cp) {
   }
 }
 
-namespace {
-
-// Length of the well-formed UTF-8 sequence at s[i] and its code point; 0 when
-// ill-formed (Unicode 15, table 3-7).
 size_t DecodeUtf8(std::string_view s, size_t i, uint32_t* cp) {
   const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
   const unsigned char c = b(0);
@@ -207,6 +203,8 @@ size_t DecodeUtf8(std::string_view s, size_t i, uint32_t* cp) {
   *cp = v;
   return n;
 }
+
+namespace {
 
 template <typename Map>
 std::string RewriteUtf8(std::string_view s, Map map) {

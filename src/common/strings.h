@@ -33,6 +33,9 @@ int HexDigitValue(char c);
 // Appends the UTF-8 encoding of a Unicode code point (<= 0x10FFFF) to *out.
 void AppendUtf8(std::string* out, uint32_t code_point);
 
+// Length of the well-formed UTF-8 sequence at s[i] (i < s.size()) and its code
+// point; 0 when ill-formed (Unicode 15, table 3-7).
+size_t DecodeUtf8(std::string_view s, size_t i, uint32_t* code_point);
 // Valid UTF-8: every ill-formed sequence (RFC 3629: overlong, surrogate,
 // past U+10FFFF, cut short) becomes U+FFFD; everything else is kept.
 std::string ValidUtf8(std::string_view s);

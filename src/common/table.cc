@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/json_writer.h"
 #include "common/strings.h"
 
 namespace stepscope {
@@ -241,49 +242,6 @@ std::string Table::RenderCsv() const {
     }
     out.push_back('\n');
   }
-  return out;
-}
-
-std::string JsonQuote(const std::string& raw) {
-  const std::string s = ValidUtf8(raw);  // JSON text is UTF-8
-  std::string out = "\"";
-  for (unsigned char ch : s) {
-    switch (ch) {
-      case '"':
-        out.append("\\\"");
-        break;
-      case '\\':
-        out.append("\\\\");
-        break;
-      case '\n':
-        out.append("\\n");
-        break;
-      case '\r':
-        out.append("\\r");
-        break;
-      case '\t':
-        out.append("\\t");
-        break;
-      case '<':
-        out.append("\\u003c");
-        break;  // safe to inline in HTML <script>
-      case '>':
-        out.append("\\u003e");
-        break;
-      case '&':
-        out.append("\\u0026");
-        break;
-      default:
-        if (ch < 0x20 || ch == 0x7F) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", ch);
-          out.append(buf);
-        } else {
-          out.push_back(static_cast<char>(ch));
-        }
-    }
-  }
-  out.push_back('"');
   return out;
 }
 

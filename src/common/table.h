@@ -88,7 +88,4 @@ class Table {
   std::vector<std::vector<Cell>> rows_;
 };
 
-// JSON string escaping (quotes included), shared by every JSON writer.
-std::string JsonQuote(const std::string& s);
-
 }  // namespace stepscope

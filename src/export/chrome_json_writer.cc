@@ -4,65 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
-namespace stepscope {
+#include "common/json_writer.h"
 
-void AppendJsonString(std::string* out, std::string_view s) {
-  out->push_back('"');
-  size_t i = 0;
-  while (i < s.size()) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      switch (c) {
-        case '"':
-          out->append("\\\"");
-          break;
-        case '\\':
-          out->append("\\\\");
-          break;
-        case '\n':
-          out->append("\\n");
-          break;
-        case '\r':
-          out->append("\\r");
-          break;
-        case '\t':
-          out->append("\\t");
-          break;
-        default:
-          if (c < 0x20) {
-            char b[8];
-            std::snprintf(b, sizeof(b), "\\u%04x", c);
-            out->append(b);
-          } else {
-            out->push_back(static_cast<char>(c));
-          }
-      }
-      ++i;
-      continue;
-    }
-    // A multi-byte UTF-8 sequence: copy it when well formed, else U+FFFD.
-    size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
-    bool ok = len > 0 && i + len <= s.size();
-    for (size_t k = 1; ok && k < len; ++k)
-      ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
-    if (ok && len == 3) {
-      unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
-      ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);  // overlong, surrogates
-    }
-    if (ok && len == 4) {
-      unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
-      ok = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
-    }
-    if (ok) {
-      out->append(s.substr(i, len));
-      i += len;
-    } else {
-      out->append("\\ufffd");
-      ++i;
-    }
-  }
-  out->push_back('"');
-}
+namespace stepscope {
 
 ChromeJsonWriter::ChromeJsonWriter(OutputFile* out, std::string source)
     : out_(out), source_(std::move(source)) {}
@@ -71,7 +15,7 @@ void ChromeJsonWriter::SetTimeOrigin(int64_t origin_ns) {
   origin_ = origin_ns;
   buf_.append(
       "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"stepscope export\",\"source\":");
-  AppendJsonString(&buf_, source_);
+  AppendJsonString(&buf_, JsonEscaping::kCompact, source_);
   buf_.append(",\"time_origin_ns\":\"" + std::to_string(origin_ns) + "\"},\n\"traceEvents\":[");
   header_written_ = true;
 }
@@ -132,7 +76,7 @@ void ChromeJsonWriter::AddTrack(const TrackInfo& t) {
   buf_.append(meta);
   buf_.append("\",\"pid\":" + std::to_string(w.pid) + ",\"tid\":" + std::to_string(w.tid) +
               ",\"args\":{\"name\":");
-  AppendJsonString(&buf_, t.name);
+  AppendJsonString(&buf_, JsonEscaping::kCompact, t.name);
   buf_.append("}}");
   Flush();
 }
@@ -140,9 +84,9 @@ void ChromeJsonWriter::AddTrack(const TrackInfo& t) {
 void ChromeJsonWriter::BeginSlice(const SliceEvent& e) {
   StartEvent();
   buf_.append("\"ph\":\"X\",\"cat\":");
-  AppendJsonString(&buf_, e.category);
+  AppendJsonString(&buf_, JsonEscaping::kCompact, e.category);
   buf_.append(",\"name\":");
-  AppendJsonString(&buf_, e.name);
+  AppendJsonString(&buf_, JsonEscaping::kCompact, e.name);
   AppendWhere(e.track);
   AppendTs("ts", e.start_ns);
   AppendMicros("dur", e.end_ns - e.start_ns);
@@ -150,10 +94,10 @@ void ChromeJsonWriter::BeginSlice(const SliceEvent& e) {
     buf_.append(",\"args\":{");
     for (size_t i = 0; i < e.arg_count; ++i) {
       if (i) buf_.push_back(',');
-      AppendJsonString(&buf_, e.args[i].key);
+      AppendJsonString(&buf_, JsonEscaping::kCompact, e.args[i].key);
       buf_.push_back(':');
       if (e.args[i].is_string) {
-        AppendJsonString(&buf_, e.args[i].string_value);
+        AppendJsonString(&buf_, JsonEscaping::kCompact, e.args[i].string_value);
       } else {
         buf_.append(std::to_string(e.args[i].int_value));
       }
@@ -188,9 +132,9 @@ void ChromeJsonWriter::Instant(uint64_t track, int64_t ts_ns, std::string_view n
                                const char* category) {
   StartEvent();
   buf_.append("\"ph\":\"i\",\"s\":\"t\",\"cat\":");
-  AppendJsonString(&buf_, category);
+  AppendJsonString(&buf_, JsonEscaping::kCompact, category);
   buf_.append(",\"name\":");
-  AppendJsonString(&buf_, name);
+  AppendJsonString(&buf_, JsonEscaping::kCompact, name);
   AppendWhere(track);
   AppendTs("ts", ts_ns);
   buf_.push_back('}');
@@ -200,7 +144,8 @@ void ChromeJsonWriter::Instant(uint64_t track, int64_t ts_ns, std::string_view n
 void ChromeJsonWriter::Counter(uint64_t track, int64_t ts_ns, double value) {
   StartEvent();
   buf_.append("\"ph\":\"C\",\"name\":");
-  AppendJsonString(&buf_, track < tracks_.size() ? tracks_[track].counter_name : "counter");
+  AppendJsonString(&buf_, JsonEscaping::kCompact,
+                   track < tracks_.size() ? tracks_[track].counter_name : "counter");
   AppendWhere(track);
   AppendTs("ts", ts_ns);
   char b[64];

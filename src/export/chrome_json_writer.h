@@ -50,8 +50,4 @@ class ChromeJsonWriter : public TimelineSink {
   std::vector<Where> tracks_;  // by uuid
 };
 
-// Appends `s` as a JSON string literal: quotes, escapes, and invalid UTF-8
-// replaced by U+FFFD so the output always parses.
-void AppendJsonString(std::string* out, std::string_view s);
-
 }  // namespace stepscope

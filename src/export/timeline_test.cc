@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common/file_util.h"
+#include "common/json_writer.h"
 #include "export/chrome_json_writer.h"
 #include "export/counters.h"
 #include "export/exporter.h"
@@ -248,11 +249,12 @@ TEST(ExportErrors, UnwritableOutputLeavesNothing) {
 
 TEST(JsonString, InvalidUtf8BecomesReplacementCharacter) {
   std::string out;
-  AppendJsonString(&out, std::string("a\xff"
-                                     "b\xc3\xa9"
-                                     "\xe2\x82"
-                                     "\"\n",
-                                     9));
+  AppendJsonString(&out, JsonEscaping::kCompact,
+                   std::string("a\xff"
+                               "b\xc3\xa9"
+                               "\xe2\x82"
+                               "\"\n",
+                               9));
   EXPECT_EQ(out, "\"a\\ufffdb\xc3\xa9\\ufffd\\ufffd\\\"\\n\"");
 }
 

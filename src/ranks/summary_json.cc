@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "common/json_value.h"
+#include "common/json_writer.h"
 #include "common/table.h"
 #include "ranks/rank_summary.h"
 

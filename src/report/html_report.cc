@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/json_writer.h"
 #include "export/chrome_json_writer.h"
 #include "export/output_file.h"
 #include "report/embedded_assets.h"
@@ -76,27 +77,8 @@ class Json {
   std::string Take() { return std::move(out_); }
 
  private:
-  // A JSON string literal (escaped, invalid UTF-8 replaced) with <, >, &
-  // written as \u escapes so that it can never end the <script> block.
-  void Append(std::string_view s) {
-    std::string tmp;
-    AppendJsonString(&tmp, s);
-    for (char c : tmp) {
-      switch (c) {
-        case '<':
-          out_.append("\\u003c");
-          break;
-        case '>':
-          out_.append("\\u003e");
-          break;
-        case '&':
-          out_.append("\\u0026");
-          break;
-        default:
-          out_.push_back(c);
-      }
-    }
-  }
+  // A JSON string literal that can never end the <script> block.
+  void Append(std::string_view s) { AppendJsonString(&out_, JsonEscaping::kHtmlSafe, s); }
   void Sep() {
     if (after_key_) {
       after_key_ = false;

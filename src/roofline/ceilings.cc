@@ -8,6 +8,7 @@
 #include "analysis/machine_constants.h"
 #include "common/file_util.h"
 #include "common/json_value.h"
+#include "common/json_writer.h"
 #include "common/strings.h"
 
 namespace stepscope {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "common/json_writer.h"
 #include "common/strings.h"
 
 namespace stepscope::memory {
