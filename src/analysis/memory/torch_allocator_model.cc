@@ -152,19 +152,19 @@ std::vector<const TorchTensor*> TorchDeviceProfile::LiveAt(size_t index) const {
 
 namespace {
 
-TorchDeviceProfile BuildOne(const TorchMemoryFile& f, const TorchDevice& d, int64_t offset_ns) {
-  TorchDeviceProfile p;
-  p.device = d.device;
-  p.counters = d.counters;
-  p.entries = d.trace.size();
-  p.history_full = f.max_entries > 0 && d.trace.size() >= static_cast<uint64_t>(f.max_entries);
+// Pass 1 over the history: each tensor's life and block size, the OOMs it
+// recorded, and the change of allocated and reserved bytes at each entry.
+void ReplayHistory(const TorchMemoryFile& f, const TorchDevice& d, int64_t offset_ns,
+                   TorchDeviceProfile* p, std::vector<int64_t>* d_alloc_out,
+                   std::vector<int64_t>* d_res_out) {
   auto to_ns = [&](int64_t time_us) { return time_us * 1000 - offset_ns; };
-
-  // Pass 1: block sizes and the change of each entry.
   BlockModel model(f.expandable_segments, f.max_split_size);
-  std::unordered_map<uint64_t, size_t> live;          // address -> index in p.tensors
+  std::unordered_map<uint64_t, size_t> live;          // address -> index in p->tensors
   std::unordered_map<uint64_t, uint64_t> last_block;  // address -> block size of its last alloc
-  std::vector<int64_t> d_alloc(d.trace.size(), 0), d_res(d.trace.size(), 0);
+  std::vector<int64_t>& d_alloc = *d_alloc_out;
+  std::vector<int64_t>& d_res = *d_res_out;
+  d_alloc.assign(d.trace.size(), 0);
+  d_res.assign(d.trace.size(), 0);
   for (size_t i = 0; i < d.trace.size(); ++i) {
     const TorchTraceEntry& e = d.trace[i];
     switch (e.action) {
@@ -181,8 +181,8 @@ TorchDeviceProfile BuildOne(const TorchMemoryFile& f, const TorchDevice& d, int6
       case TorchAction::kAlloc: {
         auto it = live.find(e.addr);
         if (it != live.end()) {  // its free was not recorded: close it here
-          p.tensors[it->second].free_index = i;
-          d_alloc[i] -= static_cast<int64_t>(p.tensors[it->second].block_size);
+          p->tensors[it->second].free_index = i;
+          d_alloc[i] -= static_cast<int64_t>(p->tensors[it->second].block_size);
           live.erase(it);
         }
         TorchTensor t;
@@ -194,18 +194,18 @@ TorchDeviceProfile BuildOne(const TorchMemoryFile& f, const TorchDevice& d, int6
         t.alloc_index = i;
         d_alloc[i] += static_cast<int64_t>(t.block_size);
         last_block[e.addr] = t.block_size;
-        live[e.addr] = p.tensors.size();
-        p.tensors.push_back(t);
+        live[e.addr] = p->tensors.size();
+        p->tensors.push_back(t);
         break;
       }
       case TorchAction::kFreeRequested: {
         auto it = live.find(e.addr);
         if (it == live.end()) {
-          ++p.unknown_frees;
+          ++p->unknown_frees;
           break;
         }
-        p.tensors[it->second].free_index = i;
-        d_alloc[i] = -static_cast<int64_t>(p.tensors[it->second].block_size);
+        p->tensors[it->second].free_index = i;
+        d_alloc[i] = -static_cast<int64_t>(p->tensors[it->second].block_size);
         live.erase(it);
         break;
       }
@@ -221,73 +221,84 @@ TorchDeviceProfile BuildOne(const TorchMemoryFile& f, const TorchDevice& d, int6
         o.device_free = static_cast<int64_t>(e.addr);
         o.index = i;
         o.stack = e.stack;
-        p.ooms.push_back(o);
+        p->ooms.push_back(o);
         break;
       }
       default:
         break;
     }
   }
-  p.model_misses = model.misses();
+  p->model_misses = model.misses();
+}
 
-  // Baseline from the final segments when the history may have lost its start.
+// Baseline from the final segments when the history may have lost its start.
+void StartFromSnapshot(const TorchDevice& d, const std::vector<int64_t>& d_alloc,
+                       const std::vector<int64_t>& d_res, TorchDeviceProfile* p) {
   int64_t sum_alloc = 0, sum_res = 0;
   for (size_t i = 0; i < d.trace.size(); ++i) {
     sum_alloc += d_alloc[i];
     sum_res += d_res[i];
   }
   if (!d.segments.empty()) {
-    p.snapshot_allocated = p.snapshot_reserved = 0;
+    p->snapshot_allocated = p->snapshot_reserved = 0;
     for (const TorchSegment& s : d.segments) {
-      p.snapshot_reserved += static_cast<int64_t>(s.total_size);
+      p->snapshot_reserved += static_cast<int64_t>(s.total_size);
       for (const TorchBlock& b : s.blocks) {
         if (b.state == TorchBlockState::kActiveAllocated) {
-          p.snapshot_allocated += static_cast<int64_t>(b.size);
+          p->snapshot_allocated += static_cast<int64_t>(b.size);
         }
       }
     }
   }
-  if (p.history_full && p.snapshot_reserved >= 0) {
-    p.start_allocated = std::max<int64_t>(0, p.snapshot_allocated - sum_alloc);
-    p.start_reserved = std::max<int64_t>(0, p.snapshot_reserved - sum_res);
+  if (p->history_full && p->snapshot_reserved >= 0) {
+    p->start_allocated = std::max<int64_t>(0, p->snapshot_allocated - sum_alloc);
+    p->start_reserved = std::max<int64_t>(0, p->snapshot_reserved - sum_res);
   }
+}
 
-  // Pass 2: running totals, peaks, timeline.
-  int64_t alloc = p.start_allocated, res = p.start_reserved;
-  p.peak_allocated = static_cast<uint64_t>(alloc);
-  p.peak_reserved = static_cast<uint64_t>(res);
+// Pass 2: running totals, peaks, timeline.
+void RunningTotals(const TorchDevice& d, int64_t offset_ns, const std::vector<int64_t>& d_alloc,
+                   const std::vector<int64_t>& d_res, TorchDeviceProfile* p) {
+  auto to_ns = [&](int64_t time_us) { return time_us * 1000 - offset_ns; };
+  int64_t alloc = p->start_allocated, res = p->start_reserved;
+  p->peak_allocated = static_cast<uint64_t>(alloc);
+  p->peak_reserved = static_cast<uint64_t>(res);
   for (size_t i = 0; i < d.trace.size(); ++i) {
     int64_t ts = to_ns(d.trace[i].time_us);
     if (d_alloc[i] != 0) {
       alloc += d_alloc[i];
-      p.timeline.push_back({ts, d.device, SeriesKind::kTorchAllocated,
-                            static_cast<uint64_t>(std::max<int64_t>(0, alloc))});
-      if (alloc > static_cast<int64_t>(p.peak_allocated)) {
-        p.peak_allocated = static_cast<uint64_t>(alloc);
-        p.peak_allocated_ns = ts;
-        p.peak_allocated_index = i;
+      p->timeline.push_back({ts, d.device, SeriesKind::kTorchAllocated,
+                             static_cast<uint64_t>(std::max<int64_t>(0, alloc))});
+      if (alloc > static_cast<int64_t>(p->peak_allocated)) {
+        p->peak_allocated = static_cast<uint64_t>(alloc);
+        p->peak_allocated_ns = ts;
+        p->peak_allocated_index = i;
       }
     }
     if (d_res[i] != 0) {
       res += d_res[i];
-      p.timeline.push_back({ts, d.device, SeriesKind::kTorchReserved,
-                            static_cast<uint64_t>(std::max<int64_t>(0, res))});
-      if (res > static_cast<int64_t>(p.peak_reserved)) {
-        p.peak_reserved = static_cast<uint64_t>(res);
-        p.peak_reserved_ns = ts;
+      p->timeline.push_back({ts, d.device, SeriesKind::kTorchReserved,
+                             static_cast<uint64_t>(std::max<int64_t>(0, res))});
+      if (res > static_cast<int64_t>(p->peak_reserved)) {
+        p->peak_reserved = static_cast<uint64_t>(res);
+        p->peak_reserved_ns = ts;
       }
     }
   }
-  p.end_allocated = alloc;
-  p.end_reserved = res;
+  p->end_allocated = alloc;
+  p->end_reserved = res;
+}
 
-  // OOMs seen by the observer but absent from the history (skip_actions, or a
-  // history recorded without them): place them by time.
+// OOMs seen by the observer but absent from the history (skip_actions, or a
+// history recorded without them): place them by time.
+void PlaceObservedOoms(const TorchMemoryFile& f, const TorchDevice& d, int64_t offset_ns,
+                       TorchDeviceProfile* p) {
+  auto to_ns = [&](int64_t time_us) { return time_us * 1000 - offset_ns; };
   for (const TorchOom& o : f.ooms) {
     if (o.device != d.device) continue;
     int64_t ts = o.time_unix_ns - offset_ns;
     TorchOomAt* match = nullptr;
-    for (TorchOomAt& h : p.ooms) {
+    for (TorchOomAt& h : p->ooms) {
       if (h.requested == o.requested && std::llabs(h.ts_ns - ts) < 5'000'000'000LL) match = &h;
     }
     if (!match) {
@@ -297,13 +308,26 @@ TorchDeviceProfile BuildOne(const TorchMemoryFile& f, const TorchDevice& d, int6
       for (size_t i = 0; i < d.trace.size(); ++i) {
         if (to_ns(d.trace[i].time_us) <= ts) n.index = i;
       }
-      p.ooms.push_back(n);
-      match = &p.ooms.back();
+      p->ooms.push_back(n);
+      match = &p->ooms.back();
     }
     if (o.device_free >= 0) match->device_free = o.device_free;
     match->device_allocated = o.device_allocated;
     match->total = o.total;
   }
+}
+
+TorchDeviceProfile BuildOne(const TorchMemoryFile& f, const TorchDevice& d, int64_t offset_ns) {
+  TorchDeviceProfile p;
+  p.device = d.device;
+  p.counters = d.counters;
+  p.entries = d.trace.size();
+  p.history_full = f.max_entries > 0 && d.trace.size() >= static_cast<uint64_t>(f.max_entries);
+  std::vector<int64_t> d_alloc, d_res;
+  ReplayHistory(f, d, offset_ns, &p, &d_alloc, &d_res);
+  StartFromSnapshot(d, d_alloc, d_res, &p);
+  RunningTotals(d, offset_ns, d_alloc, d_res, &p);
+  PlaceObservedOoms(f, d, offset_ns, &p);
   return p;
 }
 
