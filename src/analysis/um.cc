@@ -63,41 +63,14 @@ double CopyBandwidth(const TraceModel& m, CopyKind kind) {
   return ns > 0 ? static_cast<double>(bytes) / static_cast<double>(ns) : 0.0;
 }
 
-}  // namespace
-
-int64_t UmPrefetchSaving(int64_t stalled_ns, uint64_t bytes, double bytes_per_ns) {
-  if (bytes_per_ns <= 0) return 0;
-  const double t = static_cast<double>(bytes) / bytes_per_ns;
-  return std::max<int64_t>(0, stalled_ns - std::llround(t));
-}
-
-const char* UmBandwidthSourceText(UmBandwidthSource s) {
-  switch (s) {
-    case UmBandwidthSource::kPrefetches:
-      return "measured on the trace's prefetches";
-    case UmBandwidthSource::kBench:
-      return "the stepscope bench pinned-copy ceiling";
-    case UmBandwidthSource::kLargeMigrations:
-      return "the speed of the trace's large migrations";
-    case UmBandwidthSource::kMigrations:
-      return "the migrations' own copy speed";
-    case UmBandwidthSource::kCopies:
-      return "the speed of the trace's pinned copies";
-    case UmBandwidthSource::kPublished:
-      return "the host-link figure of this GPU model (the table of GPU models, docs/rules.md); run "
-             "stepscope bench for this machine's";
-    case UmBandwidthSource::kNone:
-      break;
-  }
-  return "unknown";
-}
-
-UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_ns,
-                     double d2h_link_bytes_per_ns, double h2d_published_bytes_per_ns,
-                     double d2h_published_bytes_per_ns) {
-  UmAnalysis a;
+// The host->device and device->host speeds a prefetch would move the bytes
+// at, the first known of: the trace's prefetches, the bench ceiling, its large
+// migrations, its migrations, its pinned copies, the GPU model's figure.
+void PickBandwidths(const TraceModel& m, double h2d_link_bytes_per_ns, double d2h_link_bytes_per_ns,
+                    double h2d_published_bytes_per_ns, double d2h_published_bytes_per_ns,
+                    UmAnalysis* out) {
+  UmAnalysis& a = *out;
   const std::vector<UmRecord>& um = m.um();
-  if (um.empty()) return a;
   const double large =
       Bandwidth(um, {UmCounterKind::kBytesHtoD, UmCounterKind::kBytesDtoH}, false, kLargeMigration);
   auto pick = [&](UmCounterKind kind, double link, double published, UmBandwidthSource* source) {
@@ -122,11 +95,101 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
                              h2d_published_bytes_per_ns, &a.htod_bw_source);
   a.dtoh_bytes_per_ns = pick(UmCounterKind::kBytesDtoH, d2h_link_bytes_per_ns,
                              d2h_published_bytes_per_ns, &a.dtoh_bw_source);
-  for (const UmRecord& u : um) {
-    a.has_gpu_faults |= u.kind == UmCounterKind::kGpuPageFault;
-    a.has_driver_totals |= IsUmDriverTotal(u.kind);
-  }
+}
 
+// A sweep over one evidence list (kernels of one device rarely overlap;
+// each kernel scans from the first interval that can still reach it).
+struct Sweep {
+  const std::vector<const UmRecord*>& ev;
+  std::vector<int64_t> max_end;
+  size_t first = 0;
+  // Driver rows: the kernel time inside each (their bytes and faults happen
+  // while kernels run, so a row is shared among the kernels it overlaps).
+  std::vector<int64_t> kernel_ns;
+  explicit Sweep(const std::vector<const UmRecord*>& e) : ev(e), max_end(e.size()) {
+    for (size_t i = 0; i < ev.size(); ++i)
+      max_end[i] = std::max(i ? max_end[i - 1] : 0, ev[i]->end_ns);
+  }
+  void Advance(int64_t s) {
+    while (first < ev.size() && ev[first]->end_ns < s && max_end[first] < s) ++first;
+  }
+  // Driver rows overlapping the kernel [s, e): the kernel's part of their
+  // values (each row's value times the kernel's share of its kernel time,
+  // which includes this kernel, so never 0) and their whole values; the
+  // overlaps into *cover when given.
+  std::pair<double, double> Shares(int64_t s, int64_t e, std::vector<Interval>* cover) {
+    Advance(s);
+    double share = 0, total = 0;
+    for (size_t j = first; j < ev.size() && ev[j]->start_ns < e; ++j) {
+      const UmRecord& u = *ev[j];
+      const int64_t cs = std::max(u.start_ns, s), ce = std::min(u.end_ns, e);
+      if (ce <= cs || kernel_ns[j] <= 0) continue;
+      if (cover) cover->push_back({cs, ce});
+      share += static_cast<double>(u.value) *
+               std::min(1.0, static_cast<double>(ce - cs) / static_cast<double>(kernel_ns[j]));
+      total += static_cast<double>(u.value);
+    }
+    return {share, total};
+  }
+  // The evidence clipped to [s, e); fault groups counted into k.
+  void Cover(int64_t s, int64_t e, std::vector<Interval>* cover, UmKernelStall* k) {
+    Advance(s);
+    for (size_t j = first; j < ev.size() && ev[j]->start_ns < e; ++j) {
+      const UmRecord& u = *ev[j];
+      const int64_t cs = std::max(u.start_ns, s), ce = std::min(u.end_ns, e);
+      if (ce <= cs) continue;
+      cover->push_back({cs, ce});
+      if (u.kind == UmCounterKind::kGpuPageFault) {
+        ++k->fault_groups;
+        k->faults += static_cast<int64_t>(u.value);
+      }
+    }
+  }
+};
+
+// Kernel time of `device` inside each of the sweep's driver rows.
+void KernelTimeInRows(const TraceModel& m, int device, Sweep* sw) {
+  const auto& all_ops = m.gpu_ops();
+  int64_t longest = 0;
+  for (const GpuOp& o : all_ops)
+    if (o.kind == GpuOpKind::kKernel) longest = std::max(longest, o.end_ns - o.start_ns);
+  sw->kernel_ns.assign(sw->ev.size(), 0);
+  for (size_t j = 0; j < sw->ev.size(); ++j) {
+    const UmRecord& u = *sw->ev[j];
+    auto it = std::lower_bound(all_ops.begin(), all_ops.end(), u.start_ns - longest,
+                               [](const GpuOp& o, int64_t t) { return o.start_ns < t; });
+    for (; it != all_ops.end() && it->start_ns < u.end_ns; ++it) {
+      if (it->kind != GpuOpKind::kKernel || (device >= 0 && it->device != device)) continue;
+      sw->kernel_ns[j] +=
+          std::max<int64_t>(0, std::min(u.end_ns, it->end_ns) - std::max(u.start_ns, it->start_ns));
+    }
+  }
+}
+
+// Fault-free runs of each kernel (name, grid, block): their durations.
+using KernelKey = std::array<int64_t, 7>;
+KernelKey KeyOf(const TraceModel& m, const GpuOp& o) {
+  const KernelRecord& r = m.kernels()[o.index];
+  return KernelKey{r.name, r.grid_x, r.grid_y, r.grid_z, r.block_x, r.block_y, r.block_z};
+}
+
+// What the records say of one kernel beyond its stall: the fault-driven
+// migrations inside it.
+struct Ext {
+  int64_t mig_span = 0;  // first to last fault-driven migration in the kernel
+  int64_t mig_end = 0;   // end of the last
+};
+
+// Per kernel of `device`: the time its fault evidence covers (recorded_ns)
+// and the migrations inside it; kernels with evidence into a->kernels (their
+// Ext in *ext), the durations of the others into *clean.
+void RecordedStalls(const TraceModel& m, int device, UmAnalysis* out,
+                    std::map<KernelKey, std::vector<int64_t>>* clean_out,
+                    std::vector<Ext>* ext_out) {
+  UmAnalysis& a = *out;
+  const std::vector<UmRecord>& um = m.um();
+  std::map<KernelKey, std::vector<int64_t>>& clean = *clean_out;
+  std::vector<Ext>& ext = *ext_out;
   // Evidence intervals, sorted by start (um() is start-ordered): the GPU fault
   // groups, the driver's GPU-fault totals, and the fault-driven host->device
   // migrations; the driver's host->device totals give the bytes.
@@ -137,90 +200,12 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
     if (u.kind == UmCounterKind::kBytesHtoD && FaultDriven(u)) htod.push_back(&u);
     if (u.kind == UmCounterKind::kDriverHtoD) drv_htod.push_back(&u);
   }
-  // A sweep over one evidence list (kernels of one device rarely overlap;
-  // each kernel scans from the first interval that can still reach it).
-  struct Sweep {
-    const std::vector<const UmRecord*>& ev;
-    std::vector<int64_t> max_end;
-    size_t first = 0;
-    // Driver rows: the kernel time inside each (their bytes and faults happen
-    // while kernels run, so a row is shared among the kernels it overlaps).
-    std::vector<int64_t> kernel_ns;
-    explicit Sweep(const std::vector<const UmRecord*>& e) : ev(e), max_end(e.size()) {
-      for (size_t i = 0; i < ev.size(); ++i)
-        max_end[i] = std::max(i ? max_end[i - 1] : 0, ev[i]->end_ns);
-    }
-    void Advance(int64_t s) {
-      while (first < ev.size() && ev[first]->end_ns < s && max_end[first] < s) ++first;
-    }
-    // Driver rows overlapping the kernel [s, e): the kernel's part of their
-    // values (each row's value times the kernel's share of its kernel time,
-    // which includes this kernel, so never 0) and their whole values; the
-    // overlaps into *cover when given.
-    std::pair<double, double> Shares(int64_t s, int64_t e, std::vector<Interval>* cover) {
-      Advance(s);
-      double share = 0, total = 0;
-      for (size_t j = first; j < ev.size() && ev[j]->start_ns < e; ++j) {
-        const UmRecord& u = *ev[j];
-        const int64_t cs = std::max(u.start_ns, s), ce = std::min(u.end_ns, e);
-        if (ce <= cs || kernel_ns[j] <= 0) continue;
-        if (cover) cover->push_back({cs, ce});
-        share += static_cast<double>(u.value) *
-                 std::min(1.0, static_cast<double>(ce - cs) / static_cast<double>(kernel_ns[j]));
-        total += static_cast<double>(u.value);
-      }
-      return {share, total};
-    }
-    // The evidence clipped to [s, e); fault groups counted into k.
-    void Cover(int64_t s, int64_t e, std::vector<Interval>* cover, UmKernelStall* k) {
-      Advance(s);
-      for (size_t j = first; j < ev.size() && ev[j]->start_ns < e; ++j) {
-        const UmRecord& u = *ev[j];
-        const int64_t cs = std::max(u.start_ns, s), ce = std::min(u.end_ns, e);
-        if (ce <= cs) continue;
-        cover->push_back({cs, ce});
-        if (u.kind == UmCounterKind::kGpuPageFault) {
-          ++k->fault_groups;
-          k->faults += static_cast<int64_t>(u.value);
-        }
-      }
-    }
-  };
   Sweep fault_sweep(faults), drv_fault_sweep(drv_faults), mig_sweep(htod), drv_mig_sweep(drv_htod);
-  const auto& all_ops = m.gpu_ops();
-  int64_t longest = 0;
-  for (const GpuOp& o : all_ops)
-    if (o.kind == GpuOpKind::kKernel) longest = std::max(longest, o.end_ns - o.start_ns);
-  auto kernel_time = [&](Sweep* sw) {
-    sw->kernel_ns.assign(sw->ev.size(), 0);
-    for (size_t j = 0; j < sw->ev.size(); ++j) {
-      const UmRecord& u = *sw->ev[j];
-      auto it = std::lower_bound(all_ops.begin(), all_ops.end(), u.start_ns - longest,
-                                 [](const GpuOp& o, int64_t t) { return o.start_ns < t; });
-      for (; it != all_ops.end() && it->start_ns < u.end_ns; ++it) {
-        if (it->kind != GpuOpKind::kKernel || (device >= 0 && it->device != device)) continue;
-        sw->kernel_ns[j] += std::max<int64_t>(
-            0, std::min(u.end_ns, it->end_ns) - std::max(u.start_ns, it->start_ns));
-      }
-    }
-  };
-  kernel_time(&drv_fault_sweep);
-  kernel_time(&drv_mig_sweep);
+  KernelTimeInRows(m, device, &drv_fault_sweep);
+  KernelTimeInRows(m, device, &drv_mig_sweep);
   size_t first_mig = 0;
   const auto& ops = m.gpu_ops();
   std::vector<Interval> cover;
-  // Fault-free runs of each kernel (name, grid, block): their durations.
-  using Key = std::array<int64_t, 7>;
-  auto key_of = [&](const GpuOp& o) {
-    const KernelRecord& r = m.kernels()[o.index];
-    return Key{r.name, r.grid_x, r.grid_y, r.grid_z, r.block_x, r.block_y, r.block_z};
-  };
-  std::map<Key, std::vector<int64_t>> clean;
-  struct Ext {
-    int64_t mig_span = 0;  // first to last fault-driven migration in the kernel
-    int64_t mig_end = 0;   // end of the last
-  };
-  std::vector<Ext> ext;
   for (uint32_t i = 0; i < ops.size(); ++i) {
     const GpuOp& o = ops[i];
     if (o.kind != GpuOpKind::kKernel || (device >= 0 && o.device != device)) continue;
@@ -260,7 +245,7 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
     }
     std::sort(cover.begin(), cover.end(),
               [](const Interval& x, const Interval& y) { return x.start < y.start; });
-    if (cover.empty()) clean[key_of(o)].push_back(o.end_ns - o.start_ns);
+    if (cover.empty()) clean[KeyOf(m, o)].push_back(o.end_ns - o.start_ns);
     Ext x;
     int64_t cur_s = -1, cur_e = -1;
     for (const Interval& iv : cover) {
@@ -287,14 +272,21 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
       ext.push_back(x);
     }
   }
-  // The fault-stalled time and its bytes (um.h).
-  std::map<Key, int64_t> resident;
-  for (auto& [key, v] : clean) resident[key] = LowerMedian(&v);
+}
+
+// The fault-stalled time and its bytes (um.h): against the kernel's fault-free
+// runs where it has some, else the whole kernel.
+void StalledTimeAndBytes(const TraceModel& m, std::map<KernelKey, std::vector<int64_t>>* clean,
+                         const std::vector<Ext>& ext, UmAnalysis* out) {
+  UmAnalysis& a = *out;
+  const auto& ops = m.gpu_ops();
+  std::map<KernelKey, int64_t> resident;
+  for (auto& [key, v] : *clean) resident[key] = LowerMedian(&v);
   for (size_t n = 0; n < a.kernels.size(); ++n) {
     UmKernelStall& k = a.kernels[n];
     const GpuOp& o = ops[k.op];
     const int64_t dur = o.end_ns - o.start_ns;
-    auto r = resident.find(key_of(o));
+    auto r = resident.find(KeyOf(m, o));
     if (r != resident.end()) {
       // The reference wins over the evidence: a kernel that computes while
       // its faults are served stalls less than its fault groups span.
@@ -317,9 +309,14 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
                                             ext[n].mig_span);
     }
   }
+}
 
-  // CPU side: fault-driven device->host migrations while no kernel of the
-  // device ran, grouped into bursts.
+// CPU side: fault-driven device->host migrations while no kernel of the
+// device ran, grouped into bursts.
+void CpuBursts(const TraceModel& m, int device, UmAnalysis* out) {
+  UmAnalysis& a = *out;
+  const std::vector<UmRecord>& um = m.um();
+  const auto& ops = m.gpu_ops();
   size_t op_i = 0;
   UmCpuBurst cur;
   auto flush = [&]() {
@@ -358,6 +355,53 @@ UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_
     ++cur.migrations;
   }
   flush();
+}
+
+}  // namespace
+
+int64_t UmPrefetchSaving(int64_t stalled_ns, uint64_t bytes, double bytes_per_ns) {
+  if (bytes_per_ns <= 0) return 0;
+  const double t = static_cast<double>(bytes) / bytes_per_ns;
+  return std::max<int64_t>(0, stalled_ns - std::llround(t));
+}
+
+const char* UmBandwidthSourceText(UmBandwidthSource s) {
+  switch (s) {
+    case UmBandwidthSource::kPrefetches:
+      return "measured on the trace's prefetches";
+    case UmBandwidthSource::kBench:
+      return "the stepscope bench pinned-copy ceiling";
+    case UmBandwidthSource::kLargeMigrations:
+      return "the speed of the trace's large migrations";
+    case UmBandwidthSource::kMigrations:
+      return "the migrations' own copy speed";
+    case UmBandwidthSource::kCopies:
+      return "the speed of the trace's pinned copies";
+    case UmBandwidthSource::kPublished:
+      return "the host-link figure of this GPU model (the table of GPU models, docs/rules.md); run "
+             "stepscope bench for this machine's";
+    case UmBandwidthSource::kNone:
+      break;
+  }
+  return "unknown";
+}
+
+UmAnalysis AnalyzeUm(const TraceModel& m, int device, double h2d_link_bytes_per_ns,
+                     double d2h_link_bytes_per_ns, double h2d_published_bytes_per_ns,
+                     double d2h_published_bytes_per_ns) {
+  UmAnalysis a;
+  if (m.um().empty()) return a;
+  PickBandwidths(m, h2d_link_bytes_per_ns, d2h_link_bytes_per_ns, h2d_published_bytes_per_ns,
+                 d2h_published_bytes_per_ns, &a);
+  for (const UmRecord& u : m.um()) {
+    a.has_gpu_faults |= u.kind == UmCounterKind::kGpuPageFault;
+    a.has_driver_totals |= IsUmDriverTotal(u.kind);
+  }
+  std::map<KernelKey, std::vector<int64_t>> clean;
+  std::vector<Ext> ext;
+  RecordedStalls(m, device, &a, &clean, &ext);
+  StalledTimeAndBytes(m, &clean, ext, &a);
+  CpuBursts(m, device, &a);
   return a;
 }
 
