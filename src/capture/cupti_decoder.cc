@@ -147,33 +147,152 @@ void ActivityDecoder::AddMemcpy(const CuptiMemcpy& m, uint32_t device, uint32_t 
   ++counters_.memcpys;
 }
 
+void ActivityDecoder::DecodeKernel(const cupti::Kernel& k) {
+  KernelRecord r{};
+  r.start_ns = static_cast<int64_t>(k.start);
+  r.end_ns = static_cast<int64_t>(k.end);
+  r.device = k.deviceId;
+  r.context = k.contextId;
+  r.stream = k.streamId;
+  r.correlation = k.correlationId;
+  KernelNames(Fetch(k.name), &r.name, &r.mangled_name);
+  r.grid_x = k.gridX;
+  r.grid_y = k.gridY;
+  r.grid_z = k.gridZ;
+  r.block_x = k.blockX;
+  r.block_y = k.blockY;
+  r.block_z = k.blockZ;
+  r.static_smem_bytes = k.staticSharedMemory;
+  r.dynamic_smem_bytes = k.dynamicSharedMemory;
+  r.registers_per_thread = k.registersPerThread;
+  r.graph_id = k.graphId;
+  r.graph_node_id = k.graphNodeId;
+  w_->AddKernel(r);
+  Span(r.start_ns, r.end_ns);
+  ++counters_.kernels;
+}
+
+void ActivityDecoder::DecodeMemset(const cupti::Memset& m) {
+  MemsetRecord r{};
+  r.start_ns = static_cast<int64_t>(m.start);
+  r.end_ns = static_cast<int64_t>(m.end);
+  r.bytes = m.bytes;
+  r.device = m.deviceId;
+  r.context = m.contextId;
+  r.stream = m.streamId;
+  r.correlation = m.correlationId;
+  r.graph_id = m.graphId;
+  r.value = m.value;
+  r.memory_kind = ToMemoryKind(m.memoryKind);
+  r.is_async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) ? 1 : 0;
+  w_->AddMemset(r);
+  Span(r.start_ns, r.end_ns);
+  ++counters_.memsets;
+}
+
+void ActivityDecoder::DecodeSync(const cupti::Sync& s) {
+  SyncRecord r{};
+  r.start_ns = static_cast<int64_t>(s.start);
+  r.end_ns = static_cast<int64_t>(s.end);
+  r.correlation = s.correlationId;
+  r.context = s.contextId;
+  r.stream = s.streamId;
+  r.event = s.cudaEventId;
+  r.type = ToSyncType(s.type);
+  w_->AddSync(r);
+  Span(r.start_ns, r.end_ns);
+  ++counters_.syncs;
+}
+
+void ActivityDecoder::DecodeMemory(const cupti::Memory& m) {
+  MemoryRecord r{};
+  r.ts_ns = static_cast<int64_t>(m.timestamp);
+  r.op = ToMemoryOp(m.memoryOperationType);
+  r.address = m.address;
+  r.bytes = m.bytes;
+  r.memory_kind = ToMemoryKind(m.memoryKind);
+  r.device = m.deviceId;
+  r.context = m.contextId;
+  r.stream = m.streamId;
+  r.correlation = m.correlationId;
+  r.is_async = m.isAsync ? 1 : 0;
+  r.pool_address = m.isAsync ? m.memoryPoolConfig.address : 0;
+  w_->AddMemory(r);
+  Span(r.ts_ns, r.ts_ns);
+  ++counters_.memory;
+}
+
+void ActivityDecoder::DecodeMemoryPool(const cupti::MemoryPool& p) {
+  MemoryPoolRecord r{};
+  r.ts_ns = static_cast<int64_t>(p.timestamp);
+  r.op = ToPoolOp(p.memoryPoolOperationType);
+  r.address = p.address;
+  r.size = p.size;
+  r.utilized_bytes = p.utilizedSize;
+  r.release_threshold = p.releaseThreshold;
+  r.device = p.deviceId;
+  r.is_managed = p.isManagedPool;
+  w_->AddMemoryPool(r);
+  ++counters_.memory_pools;
+}
+
+void ActivityDecoder::DecodeDevice(const cupti::Device& d) {
+  DeviceRecord r{};
+  r.id = d.id;
+  const char* device_name = Fetch(d.name);
+  r.name = w_->Intern(device_name ? device_name : "unknown GPU");
+  std::string uuid = FormatUuid(d.uuid);
+  std::memcpy(r.uuid, uuid.c_str(), std::min(uuid.size(), sizeof(r.uuid) - 1));
+  r.cc_major = d.computeCapabilityMajor;
+  r.cc_minor = d.computeCapabilityMinor;
+  r.sm_count = d.numMultiprocessors;
+  r.global_memory_bytes = d.globalMemorySize;
+  // CUPTI reports globalMemoryBandwidth in KB/s.
+  r.memory_bandwidth_bytes_per_s = d.globalMemoryBandwidth * 1000ull;
+  r.l2_cache_bytes = d.l2CacheSize;
+  r.core_clock_khz = d.coreClockRate;
+  r.max_threads_per_block = d.maxThreadsPerBlock;
+  r.max_shared_memory_per_block = d.maxSharedMemoryPerBlock;
+  r.max_warps_per_sm = d.maxWarpsPerMultiprocessor;
+  w_->AddDevice(r);
+  ++counters_.devices;
+}
+
+void ActivityDecoder::DecodeOverhead(const cupti::Overhead& o) {
+  OverheadRecord r{};
+  r.start_ns = static_cast<int64_t>(o.start);
+  r.end_ns = static_cast<int64_t>(o.end);
+  r.tid = o.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? o.objectId.pt.threadId : 0;
+  r.kind = w_->Intern(OverheadName(o.overheadKind));
+  w_->AddOverhead(r);
+  ++counters_.overheads;
+}
+
+void ActivityDecoder::DecodeUnifiedMemory(const cupti::UnifiedMemory& u) {
+  // Plain values (no pointers into the traced process): decoded as is.
+  UmRecord r{};
+  r.kind = ToUmKind(u.counterKind);
+  r.start_ns = static_cast<int64_t>(u.start);
+  // CUPTI leaves `end` undefined for point events (CPU faults, thrashing,
+  // remote maps); ranges with end < start are clamped the same way.
+  const bool point = r.kind == UmCounterKind::kCpuPageFault ||
+                     r.kind == UmCounterKind::kThrashing || r.kind == UmCounterKind::kRemoteMap;
+  r.end_ns = point || u.end < u.start ? r.start_ns : static_cast<int64_t>(u.end);
+  r.value = u.value;
+  r.address = u.address;
+  r.src_id = u.srcId;
+  r.dst_id = u.dstId;
+  r.flags = u.flags;
+  w_->AddUm(r);
+  Span(r.start_ns, r.end_ns);
+  ++counters_.um;
+}
+
 void ActivityDecoder::Decode(const CUpti_Activity* rec) {
   switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-      const auto* k = reinterpret_cast<const cupti::Kernel*>(rec);
-      KernelRecord r{};
-      r.start_ns = static_cast<int64_t>(k->start);
-      r.end_ns = static_cast<int64_t>(k->end);
-      r.device = k->deviceId;
-      r.context = k->contextId;
-      r.stream = k->streamId;
-      r.correlation = k->correlationId;
-      KernelNames(Fetch(k->name), &r.name, &r.mangled_name);
-      r.grid_x = k->gridX;
-      r.grid_y = k->gridY;
-      r.grid_z = k->gridZ;
-      r.block_x = k->blockX;
-      r.block_y = k->blockY;
-      r.block_z = k->blockZ;
-      r.static_smem_bytes = k->staticSharedMemory;
-      r.dynamic_smem_bytes = k->dynamicSharedMemory;
-      r.registers_per_thread = k->registersPerThread;
-      r.graph_id = k->graphId;
-      r.graph_node_id = k->graphNodeId;
-      w_->AddKernel(r);
-      Span(r.start_ns, r.end_ns);
-      ++counters_.kernels;
+      DecodeKernel(*reinterpret_cast<const cupti::Kernel*>(rec));
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -187,22 +306,7 @@ void ActivityDecoder::Decode(const CUpti_Activity* rec) {
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
-      const auto* m = reinterpret_cast<const cupti::Memset*>(rec);
-      MemsetRecord r{};
-      r.start_ns = static_cast<int64_t>(m->start);
-      r.end_ns = static_cast<int64_t>(m->end);
-      r.bytes = m->bytes;
-      r.device = m->deviceId;
-      r.context = m->contextId;
-      r.stream = m->streamId;
-      r.correlation = m->correlationId;
-      r.graph_id = m->graphId;
-      r.value = m->value;
-      r.memory_kind = ToMemoryKind(m->memoryKind);
-      r.is_async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) ? 1 : 0;
-      w_->AddMemset(r);
-      Span(r.start_ns, r.end_ns);
-      ++counters_.memsets;
+      DecodeMemset(*reinterpret_cast<const cupti::Memset*>(rec));
       break;
     }
     case CUPTI_ACTIVITY_KIND_RUNTIME:
@@ -220,107 +324,27 @@ void ActivityDecoder::Decode(const CUpti_Activity* rec) {
       break;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
-      const auto* s = reinterpret_cast<const cupti::Sync*>(rec);
-      SyncRecord r{};
-      r.start_ns = static_cast<int64_t>(s->start);
-      r.end_ns = static_cast<int64_t>(s->end);
-      r.correlation = s->correlationId;
-      r.context = s->contextId;
-      r.stream = s->streamId;
-      r.event = s->cudaEventId;
-      r.type = ToSyncType(s->type);
-      w_->AddSync(r);
-      Span(r.start_ns, r.end_ns);
-      ++counters_.syncs;
+      DecodeSync(*reinterpret_cast<const cupti::Sync*>(rec));
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMORY2: {
-      const auto* m = reinterpret_cast<const cupti::Memory*>(rec);
-      MemoryRecord r{};
-      r.ts_ns = static_cast<int64_t>(m->timestamp);
-      r.op = ToMemoryOp(m->memoryOperationType);
-      r.address = m->address;
-      r.bytes = m->bytes;
-      r.memory_kind = ToMemoryKind(m->memoryKind);
-      r.device = m->deviceId;
-      r.context = m->contextId;
-      r.stream = m->streamId;
-      r.correlation = m->correlationId;
-      r.is_async = m->isAsync ? 1 : 0;
-      r.pool_address = m->isAsync ? m->memoryPoolConfig.address : 0;
-      w_->AddMemory(r);
-      Span(r.ts_ns, r.ts_ns);
-      ++counters_.memory;
+      DecodeMemory(*reinterpret_cast<const cupti::Memory*>(rec));
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMORY_POOL: {
-      const auto* p = reinterpret_cast<const cupti::MemoryPool*>(rec);
-      MemoryPoolRecord r{};
-      r.ts_ns = static_cast<int64_t>(p->timestamp);
-      r.op = ToPoolOp(p->memoryPoolOperationType);
-      r.address = p->address;
-      r.size = p->size;
-      r.utilized_bytes = p->utilizedSize;
-      r.release_threshold = p->releaseThreshold;
-      r.device = p->deviceId;
-      r.is_managed = p->isManagedPool;
-      w_->AddMemoryPool(r);
-      ++counters_.memory_pools;
+      DecodeMemoryPool(*reinterpret_cast<const cupti::MemoryPool*>(rec));
       break;
     }
     case CUPTI_ACTIVITY_KIND_DEVICE: {
-      const auto* d = reinterpret_cast<const cupti::Device*>(rec);
-      DeviceRecord r{};
-      r.id = d->id;
-      const char* device_name = Fetch(d->name);
-      r.name = w_->Intern(device_name ? device_name : "unknown GPU");
-      std::string uuid = FormatUuid(d->uuid);
-      std::memcpy(r.uuid, uuid.c_str(), std::min(uuid.size(), sizeof(r.uuid) - 1));
-      r.cc_major = d->computeCapabilityMajor;
-      r.cc_minor = d->computeCapabilityMinor;
-      r.sm_count = d->numMultiprocessors;
-      r.global_memory_bytes = d->globalMemorySize;
-      // CUPTI reports globalMemoryBandwidth in KB/s.
-      r.memory_bandwidth_bytes_per_s = d->globalMemoryBandwidth * 1000ull;
-      r.l2_cache_bytes = d->l2CacheSize;
-      r.core_clock_khz = d->coreClockRate;
-      r.max_threads_per_block = d->maxThreadsPerBlock;
-      r.max_shared_memory_per_block = d->maxSharedMemoryPerBlock;
-      r.max_warps_per_sm = d->maxWarpsPerMultiprocessor;
-      w_->AddDevice(r);
-      ++counters_.devices;
+      DecodeDevice(*reinterpret_cast<const cupti::Device*>(rec));
       break;
     }
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
-      const auto* o = reinterpret_cast<const cupti::Overhead*>(rec);
-      OverheadRecord r{};
-      r.start_ns = static_cast<int64_t>(o->start);
-      r.end_ns = static_cast<int64_t>(o->end);
-      r.tid = o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? o->objectId.pt.threadId : 0;
-      r.kind = w_->Intern(OverheadName(o->overheadKind));
-      w_->AddOverhead(r);
-      ++counters_.overheads;
+      DecodeOverhead(*reinterpret_cast<const cupti::Overhead*>(rec));
       break;
     }
     case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER: {
-      // Plain values (no pointers into the traced process): decoded as is.
-      const auto* u = reinterpret_cast<const cupti::UnifiedMemory*>(rec);
-      UmRecord r{};
-      r.kind = ToUmKind(u->counterKind);
-      r.start_ns = static_cast<int64_t>(u->start);
-      // CUPTI leaves `end` undefined for point events (CPU faults, thrashing,
-      // remote maps); ranges with end < start are clamped the same way.
-      const bool point = r.kind == UmCounterKind::kCpuPageFault ||
-                         r.kind == UmCounterKind::kThrashing || r.kind == UmCounterKind::kRemoteMap;
-      r.end_ns = point || u->end < u->start ? r.start_ns : static_cast<int64_t>(u->end);
-      r.value = u->value;
-      r.address = u->address;
-      r.src_id = u->srcId;
-      r.dst_id = u->dstId;
-      r.flags = u->flags;
-      w_->AddUm(r);
-      Span(r.start_ns, r.end_ns);
-      ++counters_.um;
+      DecodeUnifiedMemory(*reinterpret_cast<const cupti::UnifiedMemory*>(rec));
       break;
     }
     case CUPTI_ACTIVITY_KIND_CONTEXT:

@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "capture/cupti_records.h"
 #include "format/records.h"
 #include "store/trace_writer.h"
 
@@ -79,6 +80,15 @@ class ActivityDecoder {
   void Span(int64_t start, int64_t end);
   template <typename CuptiMemcpy>
   void AddMemcpy(const CuptiMemcpy& m, uint32_t device, uint32_t dst_device);
+  // One per activity kind (Decode dispatches on the record's kind).
+  void DecodeKernel(const cupti::Kernel& k);
+  void DecodeMemset(const cupti::Memset& m);
+  void DecodeSync(const cupti::Sync& s);
+  void DecodeMemory(const cupti::Memory& m);
+  void DecodeMemoryPool(const cupti::MemoryPool& p);
+  void DecodeDevice(const cupti::Device& d);
+  void DecodeOverhead(const cupti::Overhead& o);
+  void DecodeUnifiedMemory(const cupti::UnifiedMemory& u);
   StringId ApiName(ApiDomain domain, uint32_t cbid, SyncType* sync_type);
   void KernelNames(const char* mangled, StringId* name, StringId* mangled_id);
 
