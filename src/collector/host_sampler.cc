@@ -492,15 +492,10 @@ void HostSampler::Tick(int64_t now_realtime, int64_t now_mono) {
   for (HostSample& s : out) pending_.samples.push_back(std::move(s));
 }
 
-void HostSampler::TickProc(Proc& ps, int64_t now_realtime, int64_t now_mono,
-                           std::vector<HostSample>* samples_out,
-                           std::map<uint32_t, std::string>* names_out) {
-  Impl& im = *impl_;
+// The Python runtime: attached once it is there (the program may not have
+// exec'ed python yet), re-attached after an exec.
+void HostSampler::AttachPython(Proc& ps, int64_t now_mono) {
   const pid_t pid = ps.pid;
-  const std::string proc = "/proc/" + std::to_string(pid);
-
-  // The Python runtime: attached once it is there (the program may not have
-  // exec'ed python yet), re-attached after an exec.
   if (!ps.rt && !ps.python_final && now_mono >= ps.next_attach_mono) {
     auto rt = pystack::PyRuntime::Attach(pid);
     // Often at first (python may be exec'ed by a wrapper a moment later),
@@ -530,19 +525,114 @@ void HostSampler::TickProc(Proc& ps, int64_t now_realtime, int64_t now_mono,
       }
     }
   }
+}
+
+// One thread of pass 1: its state, what it waits on, its CPU time and name;
+// false when it is gone or a zombie (no sample).
+bool HostSampler::SampleThread(Proc& ps, Thread& t, uint32_t tid, int64_t now_realtime,
+                               int64_t now_mono, uint64_t gil_begin, uint64_t gil_end,
+                               HostSample* sample, std::map<uint32_t, std::string>* names_out) {
+  const pid_t pid = ps.pid;
+  const std::string proc = "/proc/" + std::to_string(pid);
+  std::map<uint32_t, std::string>& names = *names_out;
+  HostSample& s = *sample;
+  char buf[1024];
+  size_t len = 0;
+  s.realtime_ns = now_realtime;
+  s.tid = tid;
+  int64_t cpu = -1;
+  if (t.sched_fd >= 0 && ReadAt0(t.sched_fd, buf, sizeof(buf), &len)) {
+    cpu = std::strtoll(buf, nullptr, 10);
+  }
+  t.reuse = cpu >= 0 && t.have_last && cpu == t.last_cpu_ns;
+  if (t.reuse) {
+    s.state = t.state;
+    s.wait_name = t.wait_name;
+    s.wait_detail = t.wait_detail;
+    s.cpu_ns = 0;
+  } else {
+    if (t.stat_fd < 0 || !ReadAt0(t.stat_fd, buf, sizeof(buf), &len)) return false;
+    const char* close = std::strrchr(buf, ')');
+    if (!close || close[1] == 0) return false;
+    const char state = close[2];
+    if (state == 'Z' || state == 'X') return false;
+    if (cpu < 0) {
+      // No schedstat: utime + stime, in clock ticks.
+      unsigned long long ut = 0, st = 0;
+      if (std::sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+                      &st) == 2) {
+        static const long hz = ::sysconf(_SC_CLK_TCK);
+        cpu = static_cast<int64_t>((ut + st) * (1'000'000'000ull / static_cast<uint64_t>(hz)));
+      }
+    }
+    if (cpu >= 0 && t.last_cpu_ns >= 0) s.cpu_ns = std::max<int64_t>(cpu - t.last_cpu_ns, 0);
+    std::string sc;
+    if (state != 'R' && t.syscall_fd >= 0 && ReadAt0(t.syscall_fd, buf, sizeof(buf), &len)) {
+      sc.assign(buf, len);
+    }
+    ThreadWait w = ClassifyThread(state, sc, gil_begin, gil_end);
+    // Name the fd a read/poll waits on: pipe, socket, a file.
+    int fd = w.fd;
+    if (w.poll_fds) {
+      struct pollfd first;
+      if (pystack::Memory(pid).Read(w.poll_fds, &first, sizeof(first))) fd = first.fd;
+    }
+    // Read afresh each time (one readlink, only for a thread that ran since
+    // its last sample): an fd number closed and reused names another file,
+    // and a blocked thread's first sample is repeated as long as it waits.
+    if (fd >= 0) {
+      const std::string link = proc + "/fd/" + std::to_string(fd);
+      const ssize_t n = ::readlink(link.c_str(), buf, sizeof(buf) - 1);
+      w.detail = n > 0 ? FdKind(std::string(buf, static_cast<size_t>(n))) : "fd";
+    }
+    s.state = w.state;
+    s.wait_name = std::move(w.name);
+    s.wait_detail = std::move(w.detail);
+    t.state = s.state;
+    t.wait_name = s.wait_name;
+    t.wait_detail = s.wait_detail;
+    t.stack = 0;
+    t.walked = false;
+    t.have_last = cpu >= 0;
+  }
+  if (cpu >= 0 && cpu != t.last_cpu_ns) t.busy_mono = now_mono;
+  if (cpu >= 0) t.last_cpu_ns = cpu;
+  if (now_mono - t.comm_read_mono > kCommRefreshNs || t.comm_read_mono == 0) {
+    const int fdc = OpenProc(proc + "/task/" + std::to_string(tid) + "/comm");
+    if (fdc >= 0) {
+      if (ReadAt0(fdc, buf, 64, &len)) {
+        std::string comm(buf, len);
+        while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+        if (comm != t.comm) {
+          t.comm = comm;
+          names[tid] = comm;
+        }
+      }
+      ::close(fdc);
+    }
+    t.comm_read_mono = now_mono;
+  }
+  return true;
+}
+
+// Pass 1: every thread of the process from /proc (samples in `out`, their
+// threads in `sampled`); false when the process is gone.
+bool HostSampler::ReadThreads(Proc& ps, int64_t now_realtime, int64_t now_mono,
+                              std::vector<HostSample>* out_samples,
+                              std::vector<Thread*>* sampled_out,
+                              std::map<uint32_t, std::string>* names_out) {
+  Impl& im = *impl_;
+  const pid_t pid = ps.pid;
+  const std::string proc = "/proc/" + std::to_string(pid);
   uint64_t gil_begin = 0, gil_end = 0;
   if (ps.rt) std::tie(gil_begin, gil_end) = ps.rt->GilRange();
-
+  std::vector<HostSample>& out = *out_samples;
+  std::vector<Thread*>& sampled = *sampled_out;
   // Pass 1: /proc. A thread whose CPU time (schedstat, ns) has not moved
   // since its last sample cannot have changed state, wait or Python stack:
   // its last sample is repeated and nothing else of it is read.
   DIR* dir = ::opendir((proc + "/task").c_str());
-  if (!dir) return;
-  std::vector<HostSample> out;
-  std::vector<Thread*> sampled;
-  std::map<uint32_t, std::string>& names = *names_out;
-  char buf[1024];
-  size_t len = 0;
+  if (!dir) return false;
   while (dirent* e = ::readdir(dir)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
     const auto tid = static_cast<uint32_t>(std::strtoul(e->d_name, nullptr, 10));
@@ -567,87 +657,21 @@ void HostSampler::TickProc(Proc& ps, int64_t now_realtime, int64_t now_mono,
       t.syscall_fd = OpenProc(proc + "/task/" + e->d_name + "/syscall");  // permission came
     }
     HostSample s;
-    s.realtime_ns = now_realtime;
-    s.tid = tid;
-    int64_t cpu = -1;
-    if (t.sched_fd >= 0 && ReadAt0(t.sched_fd, buf, sizeof(buf), &len)) {
-      cpu = std::strtoll(buf, nullptr, 10);
-    }
-    t.reuse = cpu >= 0 && t.have_last && cpu == t.last_cpu_ns;
-    if (t.reuse) {
-      s.state = t.state;
-      s.wait_name = t.wait_name;
-      s.wait_detail = t.wait_detail;
-      s.cpu_ns = 0;
-    } else {
-      if (t.stat_fd < 0 || !ReadAt0(t.stat_fd, buf, sizeof(buf), &len)) continue;
-      const char* close = std::strrchr(buf, ')');
-      if (!close || close[1] == 0) continue;
-      const char state = close[2];
-      if (state == 'Z' || state == 'X') continue;
-      if (cpu < 0) {
-        // No schedstat: utime + stime, in clock ticks.
-        unsigned long long ut = 0, st = 0;
-        if (std::sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-                        &st) == 2) {
-          static const long hz = ::sysconf(_SC_CLK_TCK);
-          cpu = static_cast<int64_t>((ut + st) * (1'000'000'000ull / static_cast<uint64_t>(hz)));
-        }
-      }
-      if (cpu >= 0 && t.last_cpu_ns >= 0) s.cpu_ns = std::max<int64_t>(cpu - t.last_cpu_ns, 0);
-      std::string sc;
-      if (state != 'R' && t.syscall_fd >= 0 && ReadAt0(t.syscall_fd, buf, sizeof(buf), &len)) {
-        sc.assign(buf, len);
-      }
-      ThreadWait w = ClassifyThread(state, sc, gil_begin, gil_end);
-      // Name the fd a read/poll waits on: pipe, socket, a file.
-      int fd = w.fd;
-      if (w.poll_fds) {
-        struct pollfd first;
-        if (pystack::Memory(pid).Read(w.poll_fds, &first, sizeof(first))) fd = first.fd;
-      }
-      // Read afresh each time (one readlink, only for a thread that ran since
-      // its last sample): an fd number closed and reused names another file,
-      // and a blocked thread's first sample is repeated as long as it waits.
-      if (fd >= 0) {
-        const std::string link = proc + "/fd/" + std::to_string(fd);
-        const ssize_t n = ::readlink(link.c_str(), buf, sizeof(buf) - 1);
-        w.detail = n > 0 ? FdKind(std::string(buf, static_cast<size_t>(n))) : "fd";
-      }
-      s.state = w.state;
-      s.wait_name = std::move(w.name);
-      s.wait_detail = std::move(w.detail);
-      t.state = s.state;
-      t.wait_name = s.wait_name;
-      t.wait_detail = s.wait_detail;
-      t.stack = 0;
-      t.walked = false;
-      t.have_last = cpu >= 0;
-    }
-    if (cpu >= 0 && cpu != t.last_cpu_ns) t.busy_mono = now_mono;
-    if (cpu >= 0) t.last_cpu_ns = cpu;
-    if (now_mono - t.comm_read_mono > kCommRefreshNs || t.comm_read_mono == 0) {
-      const int fdc = OpenProc(proc + "/task/" + e->d_name + "/comm");
-      if (fdc >= 0) {
-        if (ReadAt0(fdc, buf, 64, &len)) {
-          std::string comm(buf, len);
-          while (!comm.empty() && comm.back() == '\n') comm.pop_back();
-          if (comm != t.comm) {
-            t.comm = comm;
-            names[tid] = comm;
-          }
-        }
-        ::close(fdc);
-      }
-      t.comm_read_mono = now_mono;
-    }
+    if (!SampleThread(ps, t, tid, now_realtime, now_mono, gil_begin, gil_end, &s, names_out))
+      continue;
     out.push_back(std::move(s));
     sampled.push_back(&t);
   }
   ::closedir(dir);
 
-  // Pass 2: Python stacks, one walk of the thread states; the frames of a
-  // thread that did not run are not read (its last stack stands).
+  return true;
+}
+
+// Pass 2: Python stacks, one walk of the thread states; the frames of a
+// thread that did not run are not read (its last stack stands).
+void HostSampler::WalkPythonStacks(Proc& ps) {
+  Impl& im = *impl_;
+  const pid_t pid = ps.pid;
   if (ps.rt) {
     auto skip = [](void* ctx, uint32_t tid) {
       auto* threads = static_cast<std::unordered_map<uint32_t, std::unique_ptr<Thread>>*>(ctx);
@@ -703,6 +727,17 @@ void HostSampler::TickProc(Proc& ps, int64_t now_realtime, int64_t now_mono,
       ps.failed_walks = 0;
     }
   }
+}
+
+void HostSampler::TickProc(Proc& ps, int64_t now_realtime, int64_t now_mono,
+                           std::vector<HostSample>* samples_out,
+                           std::map<uint32_t, std::string>* names_out) {
+  Impl& im = *impl_;
+  AttachPython(ps, now_mono);
+  std::vector<HostSample> out;
+  std::vector<Thread*> sampled;
+  if (!ReadThreads(ps, now_realtime, now_mono, &out, &sampled, names_out)) return;
+  WalkPythonStacks(ps);
   for (size_t i = 0; i < out.size(); ++i) out[i].stack = sampled[i]->stack;
   // Threads that are gone.
   for (auto it = ps.threads.begin(); it != ps.threads.end();) {

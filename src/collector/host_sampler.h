@@ -123,6 +123,14 @@ class HostSampler {
   void Run();
   void NativeTick(bool keep, int64_t now_mono);
   void Tick(int64_t now_realtime, int64_t now_mono);
+  // TickProc's steps.
+  void AttachPython(Proc& ps, int64_t now_mono);
+  bool ReadThreads(Proc& ps, int64_t now_realtime, int64_t now_mono, std::vector<HostSample>* out,
+                   std::vector<Thread*>* sampled, std::map<uint32_t, std::string>* names);
+  bool SampleThread(Proc& ps, Thread& t, uint32_t tid, int64_t now_realtime, int64_t now_mono,
+                    uint64_t gil_begin, uint64_t gil_end, HostSample* sample,
+                    std::map<uint32_t, std::string>* names);
+  void WalkPythonStacks(Proc& ps);
   void TickProc(Proc& ps, int64_t now_realtime, int64_t now_mono, std::vector<HostSample>* out,
                 std::map<uint32_t, std::string>* names);
   uint32_t InternStack(const std::vector<uint64_t>& key, const std::vector<HostFrameText>& frames);
