@@ -6,8 +6,8 @@
 namespace stepscope {
 namespace {
 
-std::vector<TableDef> BuildTables() {
-  std::vector<TableDef> t;
+// The trace itself: its facts, strings, counters, devices and threads.
+void AddTraceTables(std::vector<TableDef>& t) {
   t.push_back({"meta",
                "Key/value facts about the trace: schema version, process, clock, capture "
                "settings. Keys are listed below the tables.",
@@ -37,6 +37,10 @@ std::vector<TableDef> BuildTables() {
                 {"name_id", "INTEGER", "thread name (strings.id): nvtxNameOsThread or /proc comm"}},
                {},
                false});
+}
+
+// What CUPTI records: kernels, copies, memsets, API calls, syncs, device memory, OOMs.
+void AddGpuTables(std::vector<TableDef>& t) {
   t.push_back({"kernels",
                "GPU kernel executions (CUPTI CONCURRENT_KERNEL).",
                RecordColumns<KernelRecord>(),
@@ -81,6 +85,10 @@ std::vector<TableDef> BuildTables() {
                "once so the evidence survives the abort that usually follows. See docs/memory.md.",
                RecordColumns<OomRecord>(),
                {}});
+}
+
+// Host allocations, NVTX ranges, the tracer's overhead, roofline results.
+void AddRangeTables(std::vector<TableDef>& t) {
   t.push_back({"host_alloc",
                "Host memory allocations and frees at or above a size threshold (`--trace "
                "host-mem`): malloc/calloc/realloc/aligned allocations and anonymous mmap/munmap. "
@@ -148,6 +156,10 @@ std::vector<TableDef> BuildTables() {
          "every collected counter, summed over the instances, as a JSON object"}},
        {}});
   // Host model (schema 1.5): what the CPU threads did. docs/host.md.
+}
+
+// The host model: Python frames and call sites, thread samples, waits.
+void AddHostTables(std::vector<TableDef>& t) {
   t.push_back({"frames",
                "Stack frames of host call stacks (Python, native, and a synthetic CUDA API "
                "leaf), shared by every stack that holds them (schema 1.5).",
@@ -185,7 +197,10 @@ std::vector<TableDef> BuildTables() {
                RecordColumns<ApiCallsiteRecord>(),
                {"api_callsite_correlation(correlation)"},
                false});
-  // Enum tables: id -> name, filled when the trace is created.
+}
+
+// Enum tables: id -> name, filled when the trace is created.
+void AddEnumTables(std::vector<TableDef>& t) {
   for (const char* e :
        {"enum_memory_kind", "enum_copy_kind", "enum_sync_type", "enum_memory_op",
         "enum_memory_pool_op", "enum_nvtx_kind", "enum_api_domain", "enum_host_alloc_kind",
@@ -196,6 +211,15 @@ std::vector<TableDef> BuildTables() {
                  {},
                  false});
   }
+}
+
+std::vector<TableDef> BuildTables() {
+  std::vector<TableDef> t;
+  AddTraceTables(t);
+  AddGpuTables(t);
+  AddRangeTables(t);
+  AddHostTables(t);
+  AddEnumTables(t);
   return t;
 }
 
