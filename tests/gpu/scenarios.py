@@ -16,6 +16,8 @@ import time
 import torch
 import torch.nn.functional as F
 
+from unmarked_loop import TokenisingDataset  # the same tokenising loader as the unmarked loop
+
 DEV = torch.device("cuda")
 
 
@@ -297,23 +299,6 @@ class MoEStep(LMStep):
         self.model.capacity_dispatch = fix
         logits = self.model(x)
         return F.cross_entropy(logits[:, :-1].reshape(-1, self.vocab).float(), x[:, 1:].reshape(-1))
-
-
-class TokenisingDataset(torch.utils.data.Dataset):
-    """Samples that cost `work_ms` of Python each, as a tokeniser in __getitem__ does."""
-
-    def __init__(self, vocab, seq, work_ms):
-        self.vocab, self.seq, self.work_s = vocab, seq, work_ms / 1e3
-
-    def __len__(self):
-        return 1 << 20
-
-    def __getitem__(self, i):
-        end = time.perf_counter() + self.work_s
-        x = i
-        while time.perf_counter() < end:
-            x = (x * 1103515245 + 12345) & 0x7FFFFFFF
-        return torch.randint(0, self.vocab, (self.seq,))
 
 
 class Loader(LMStep):
