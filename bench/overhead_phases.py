@@ -183,7 +183,8 @@ def drive(a):
     res = {}
     for preset in a.presets.split(","):
         wrap = [sys.executable, os.path.abspath(__file__), "--run", "--workload", a.workload,
-                "--phase", str(a.phase), "--phases", str(a.phases), "--", "--preset", preset]
+                "--phase", str(a.phase), "--phases", str(a.phases), "--warmup", str(a.warmup), "--"]
+        wrap += a.workload_args.split() if a.workload_args else ["--preset", preset]
         cmd = [a.stepscope, "profile", "-q", "-f", "-o", os.path.join(a.out, f"phases_{preset}{a.tag}"),
                "--capture-range", "cudaProfilerApi"] + a.profile_args.split() + ["--"] + wrap
         row = {}
@@ -243,6 +244,9 @@ def main():
     ap.add_argument("--stepscope")
     ap.add_argument("--out", default="phases_out")
     ap.add_argument("--presets", default="small,tiny")
+    ap.add_argument("--workload-args", default="",
+                    help="arguments of a workload other than train_gpt.py (instead of --preset; one run, "
+                         "named by --presets), e.g. \"run moe_nonzero --arm problem\" for tests/gpu/external_suite.py")
     ap.add_argument("--profile-args", default="--sample-hz 0")
     ap.add_argument("--cycle", default="", help="diagnostics sets, one per ON phase in turn (see above)")
     ap.add_argument("--torch-arm", action="store_true",

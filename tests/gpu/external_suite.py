@@ -174,7 +174,7 @@ def driver_one(a, name, log, text):
                                        statistics.median(ab["fix_ms"]), 3)
         else:
             row["ab_error"] = (err or out)[-400:]
-    trace = os.path.join(a.out, "traces", name)
+    trace = os.path.join(a.traces or os.path.join(a.out, "traces"), name)
     rc, out, err, wall = run_logged([a.stepscope, "profile", "-q", "-f", "-o", trace, "--"] + me +
                                     ["--arm", "problem", "--steps", str(a.traced_steps)], 400)
     traced = suite_line(out)
@@ -197,7 +197,7 @@ def driver_one(a, name, log, text):
 
 def cmd_driver(a):
     import scenarios
-    os.makedirs(os.path.join(a.out, "traces"), exist_ok=True)
+    os.makedirs(a.traces or os.path.join(a.out, "traces"), exist_ok=True)
     names = a.only.split(",") if a.only else list(scenarios.SCENARIOS)
     log = open(os.path.join(a.out, "suite.jsonl"), "a")
     text = open(os.path.join(a.out, "analyze.txt"), "a")
@@ -286,6 +286,7 @@ def main():
     d.add_argument("--stepscope", required=True)
     d.add_argument("--out", required=True)
     d.add_argument("--only", default="")
+    d.add_argument("--traces", default="", help="folder for the traces (default: OUT/traces)")
     d.add_argument("--steps", type=int, default=10)
     d.add_argument("--rounds", type=int, default=10)
     d.add_argument("--traced-steps", type=int, default=15)
