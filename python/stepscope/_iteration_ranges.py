@@ -24,6 +24,11 @@ runs, "optimizer.step AdamW(foreach=False, fused=None)" (its `foreach` and `fuse
 as the program set them): the rule per_param_optimizer reads which optimizer ran the
 per-parameter (for-loop) way and where its time went.
 
+Gradient clipping the same way: each call of torch.nn.utils.clip_grad_norm_ (a hand-written loop,
+the Trainer and accelerate all call it through that name) runs inside an NVTX push/pop range
+"clip_grad_norm_(foreach=False)" (the `foreach` the program passed; None when it passed none):
+per_param_optimizer prices a clipping that runs one tensor at a time as it does the optimizer.
+
 With `stepscope profile --steps N` (STEPSCOPE_WINDOW_STEPS="W:N", W the warm-up steps), the
 same boundaries open and close the recording window: cudaProfilerStart (torch.cuda.profiler.start)
 when the W-th optimizer step returns, just before "iteration W+1" starts, and cudaProfilerStop when
@@ -40,6 +45,7 @@ import weakref
 
 PREFIX = "iteration "  # src/common/step_names.h kIterationPrefix
 STEP_RANGE = "optimizer.step"  # the rule per_param_optimizer reads it
+CLIP_RANGE = "clip_grad_norm_"  # and this one (src/analysis/rules/per_param_optimizer.cc)
 
 
 class _Boundaries:
@@ -103,6 +109,38 @@ def step_range_name(optimizer):
     return "%s %s(%s)" % (STEP_RANGE, type(optimizer).__name__, how)
 
 
+def clip_range_name(args, kwargs):
+    """ "clip_grad_norm_(foreach=False)": how the program asked it to run (the 5th argument)."""
+    foreach = kwargs.get("foreach", args[4] if len(args) > 4 else None)
+    return "%s(foreach=%s)" % (CLIP_RANGE, foreach)
+
+
+def wrap_clipping(nvtx, utils):
+    """torch.nn.utils.clip_grad_norm_ inside a range naming how it runs; False where absent."""
+    import functools
+    original = getattr(utils, "clip_grad_norm_", None)
+    if original is None:
+        return False
+    if getattr(original, "_stepscope_clip_range", False):
+        return True
+    push, pop = nvtx.range_push, nvtx.range_pop
+
+    @functools.wraps(original)
+    def clip_grad_norm_(*args, **kwargs):
+        try:
+            push(clip_range_name(args, kwargs))
+        except Exception:  # noqa: BLE001 - the traced program must never see it
+            return original(*args, **kwargs)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            pop()
+
+    clip_grad_norm_._stepscope_clip_range = True
+    utils.clip_grad_norm_ = clip_grad_norm_
+    return True
+
+
 def window_from_env(value):
     """STEPSCOPE_WINDOW_STEPS "W:N" -> (W, W + N): the optimizer steps whose returns open and
     close the recording window; None when unset or malformed (the launcher checks it)."""
@@ -132,6 +170,10 @@ def install(torch):
                              getattr(torch.cuda, "is_initialized", None))
     register_pre(boundaries.before)
     register(boundaries)
+    try:
+        wrap_clipping(torch.cuda.nvtx, torch.nn.utils)
+    except Exception:  # noqa: BLE001 - an unusual torch: the steps still work
+        pass
     optimizer_module._stepscope_iteration_ranges = True
     return True
 

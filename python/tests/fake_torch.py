@@ -116,6 +116,14 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
     pass
 '''
 
+_NN_UTILS = '''
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """Clips the gradient norm."""
+    from torch.cuda import nvtx
+    nvtx.events.append(("clip", foreach))
+    return 1.0
+'''
+
 _MEMORY = '''
 import fake_torch_data
 history = None
@@ -138,9 +146,12 @@ def write_fake_torch(root):
     os.makedirs(os.path.join(root, "torch", "cuda"), exist_ok=True)
     os.makedirs(os.path.join(root, "torch", "utils", "data"), exist_ok=True)
     os.makedirs(os.path.join(root, "torch", "optim"), exist_ok=True)
+    os.makedirs(os.path.join(root, "torch", "nn", "utils"), exist_ok=True)
     files = {
         "torch/__init__.py": ("from . import _C\nfrom . import cuda\nfrom .utils.data import dataloader\n"
-                              "from . import optim\n"),
+                              "from . import optim\nfrom . import nn\nimport torch.nn.utils\n"),
+        "torch/nn/__init__.py": "",
+        "torch/nn/utils/__init__.py": _NN_UTILS,
         "torch/optim/__init__.py": "from . import optimizer\nfrom .optimizer import Optimizer, AdamW\n",
         "torch/optim/optimizer.py": _OPTIMIZER,
         "torch/cuda/nvtx.py": _NVTX,

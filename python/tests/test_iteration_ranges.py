@@ -28,6 +28,21 @@ class IterationRangesTest(HookTest):
             step + [("end", 2), ("start", "iteration 3", 6)] +
             step + [("end", 6), ("start", "iteration 4", 10)]))
 
+    def test_clipping_runs_in_a_range_naming_its_foreach(self):
+        code = ("import torch\n"
+                "torch.optim.AdamW().step()\n"
+                "f = torch.nn.utils.clip_grad_norm_\n"
+                "print(f([], 1.0, foreach=False), f([], 1.0, 2.0, False, True), f([], 1.0), f.__name__)\n"
+                "print([e for e in torch.cuda.nvtx.events if e[0] in ('push', 'pop', 'clip')][2:])\n")
+        p = run_python(code, {"STEPSCOPE_ITERATION_RANGES": "1"}, self.path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        first, events = p.stdout.strip().splitlines()
+        self.assertEqual(first, "1.0 1.0 1.0 clip_grad_norm_")
+        self.assertEqual(eval(events), [
+            ("push", "clip_grad_norm_(foreach=False)"), ("clip", False), ("pop",),
+            ("push", "clip_grad_norm_(foreach=True)"), ("clip", True), ("pop",),
+            ("push", "clip_grad_norm_(foreach=None)"), ("clip", None), ("pop",)])
+
     def test_a_new_optimizer_takes_over_when_the_first_is_gone(self):
         code = ("import gc, torch\n"
                 "a = torch.optim.Optimizer()\n"

@@ -116,6 +116,9 @@ struct AnalyzeOptions {
   // The workload's own step time without the tracer (--untraced-step-ms; 0: not
   // given): the replay's host time is scaled to it before pricing (WhatIfEngine).
   int64_t untraced_step_ns = 0;
+  // --keep-tracer-time: price on the host time as recorded, the tracer's own
+  // time in it (api.tracer_ns) included; by default the replay removes it.
+  bool keep_tracer_time = false;
   double batch_factor = 4.0;                  // the larger batch the host_bound finding prices
   bool price = true;                          // false: the rules' own cost models (no replay)
   std::shared_ptr<const OomModel> oom_model;  // --model ...: the planner prices the oom fixes
@@ -164,6 +167,11 @@ struct Analysis {
   int64_t untraced_step_ns = 0;
   double host_scale = 1.0;
   int64_t scaled_step_ns = 0;
+  // Overhead compensation (without untraced_step_ns): the tracer's own host
+  // time the replay removed, per step (median), and the replay's median step
+  // without it: the estimated untraced step the findings are priced against.
+  int64_t tracer_ns_per_step = 0;
+  int64_t estimated_untraced_step_ns = 0;
   std::string critical_path;  // one line, e.g. "host thread 608 (main) 71% ..."
   bool host_bound = false;
   std::string whatif_error;  // why the replay was not done

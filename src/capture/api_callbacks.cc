@@ -9,6 +9,7 @@
 
 #include "capture/pageable_copy.h"
 #include "capture/python_callstack.h"
+#include "capture/self_time.h"
 #include "capture/session.h"
 
 namespace stepscope {
@@ -310,6 +311,7 @@ void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   r.return_code =
       info->functionReturnValue ? *static_cast<const int32_t*>(info->functionReturnValue) : 0;
   r.tid = ThreadId();
+  r.tracer_ns = TakeSelfTime();
   if (s.config().diag_off.api_put) return;
   s.PutApi(r);
   MaybePutPythonStack(s, domain, cbid, info, r);

@@ -17,6 +17,7 @@
 #include "capture/api_callbacks.h"
 #include "capture/cupti_records.h"
 #include "capture/cupti_setup.h"
+#include "capture/self_time.h"
 #include "capture/session.h"
 #include "common/log.h"
 
@@ -178,6 +179,7 @@ void DiagDetachCupti();
 // API callbacks (and the cudaProfilerStart/Stop capture range).
 void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                          const void* data) {
+  SelfTimer self_time;  // the tracer's own time on the program's thread
   try {
     OnCallbackImpl(domain, cbid, data);
   } catch (...) {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "capture/nvtx_injection.h"
+#include "capture/self_time.h"
 #include "capture/session.h"
 #include "common/strings.h"
 
@@ -200,8 +201,10 @@ ThreadStacks& Stacks() {
 
 // Every handler runs behind this barrier: an exception (bad_alloc) never
 // reaches the program; the session turns itself off with one warning.
+// Its time is the tracer's own (capture/self_time.h).
 template <typename F>
 auto Guard(F&& f) noexcept -> decltype(f()) {
+  SelfTimer self_time;
   try {
     return f();
   } catch (...) {

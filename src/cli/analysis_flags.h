@@ -111,6 +111,10 @@ inline void AddUntracedFlag(ArgParser* p) {
           "the workload's own step time measured without the tracer: the replay's host time "
           "is scaled to it before pricing, so savings are in untraced ms (a traced host runs "
           "slower, its GPU does not)");
+  p->Switch("--keep-tracer-time",
+            "price on the host time as traced: by default the replay removes the tracer's own "
+            "time recorded with each CUDA call (its callbacks, Python stacks, NVTX handlers), "
+            "so savings are estimated for the untraced program");
 }
 
 inline Status ParsePricingFlags(const ArgParser& p, AnalyzeOptions* opt) {
@@ -132,6 +136,7 @@ inline Status ParseUntracedFlag(const ArgParser& p, AnalyzeOptions* opt) {
     }
     opt->untraced_step_ns = static_cast<int64_t>(ms * 1e6);
   }
+  opt->keep_tracer_time = p.Has("--keep-tracer-time");
   return OkStatus();
 }
 

@@ -95,6 +95,12 @@ std::string Text(const TraceModel& m, const Analysis& a, double min_pct) {
            FormatFixed(a.host_scale, 3) + ": replayed " + FormatDuration(a.scaled_step_ns) +
            "; savings below are priced at that host speed\n";
     }
+    if (a.estimated_untraced_step_ns > 0) {
+      s += "untraced (estimated): the tracer's own host time, " +
+           FormatDuration(a.tracer_ns_per_step) + " per step, removed: replayed " +
+           FormatDuration(a.estimated_untraced_step_ns) +
+           "; savings below are priced at that host speed (--keep-tracer-time: as traced)\n";
+    }
   }
   if (!a.critical_path.empty()) s += "critical path: " + a.critical_path + "\n";
   if (!a.whatif_error.empty()) s += "what-if: not priced (" + a.whatif_error + ")\n";
@@ -194,14 +200,17 @@ void AnalysisTables(const Analysis& a, AnalyzeOut* o) {
                       {"untraced_step_ns", "Untraced Step (ns)", true},
                       {"host_scale", "Host Scale", true},
                       {"host_bound", "Host Bound", false},
-                      {"critical_path", "Critical Path", false}});
+                      {"critical_path", "Critical Path", false},
+                      {"tracer_ns_per_step", "Tracer Time Per Step (ns)", true},
+                      {"estimated_untraced_step_ns", "Estimated Untraced Step (ns)", true}});
   const IdleSummary& i = a.idle;
   o->summary.AddRow({Cell(a.complete_steps), Cell(a.steps.stats.median, 1),
                      Cell(static_cast<int64_t>(a.device)), Cell(a.analyzed_ns), Cell(i.busy_ns),
                      Cell(i.idle_ns), Cell(i.by_cause[0]), Cell(i.by_cause[1]), Cell(i.by_cause[2]),
                      Cell(i.by_cause[3]), Cell(a.measured_step_ns), Cell(a.simulated_step_ns),
                      Cell(a.untraced_step_ns), Cell(a.host_scale, 3), a.host_bound ? "yes" : "no",
-                     a.critical_path});
+                     a.critical_path, Cell(a.tracer_ns_per_step),
+                     Cell(a.estimated_untraced_step_ns)});
   o->findings = Table({{"rule", "Rule", false},
                        {"cost_ns", "Cost (ns)", true},
                        {"cost_pct", "Cost (%)", true},

@@ -73,6 +73,10 @@ std::string Text(const ArgParser& p, const TraceModel& m, const Analysis& a,
     s += "untraced: step " + Ms(untraced_step_ns) + " ms given, host time x" +
          FormatFixed(e.host_scale(), 3) + ": replayed " + Ms(si) +
          " ms; the answers below are priced at that host speed\n";
+  } else if (e.tracer_ns_per_step() > 0) {
+    s += "untraced (estimated): the tracer's own host time, " + Ms(e.tracer_ns_per_step()) +
+         " ms per step, removed: replayed " + Ms(si) +
+         " ms; the answers below are priced at that host speed (--keep-tracer-time: as traced)\n";
   }
   if (!a.critical_path.empty()) s += "critical path: " + a.critical_path + "\n";
   if (p.Has("--steps")) {
@@ -136,7 +140,8 @@ int RunWhatif(int argc, char** argv) {
                        InvalidInput(m.path() + ": no steps with GPU work to replay; see 'stepscope "
                                                "steps' (--step-range REGEX names the steps)"));
   }
-  auto engine = whatif::WhatIfEngine::Build(m, a.steps, a.device, opt.untraced_step_ns);
+  auto engine = whatif::WhatIfEngine::Build(m, a.steps, a.device, opt.untraced_step_ns,
+                                            opt.keep_tracer_time);
   if (!engine.ok()) return ReportError("whatif", engine.status());
   const whatif::WhatIfEngine& e = *engine;
 
@@ -148,7 +153,7 @@ int RunWhatif(int argc, char** argv) {
            {"saving_ns", "Saving (ns)", true},
            {"speedup", "Speedup", true},
            {"note", "Note", false}});
-  const bool scaled = opt.untraced_step_ns > 0;
+  const bool scaled = opt.untraced_step_ns > 0 || e.tracer_ns_per_step() > 0;
   t.AddRow({scaled ? "(at the untraced host speed)" : "(as traced)", Cell(e.measured().median),
             Cell(e.base().median), Cell(e.base().median), Cell(int64_t{0}), Cell(1.0, 3),
             a.critical_path});

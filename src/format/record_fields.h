@@ -177,7 +177,11 @@ struct RecordFormat<ApiRecord> {
       Col("domain", &ApiRecord::domain, "enum_api_domain.id: 0 runtime, 1 driver"),
       Col("cbid", &ApiRecord::cbid, "CUPTI callback id within the domain"),
       Col("name_id", &ApiRecord::name, "function name (strings.id), e.g. cudaLaunchKernel"),
-      Col("return_code", &ApiRecord::return_code, "cudaError_t / CUresult returned"));
+      Col("return_code", &ApiRecord::return_code, "cudaError_t / CUresult returned"),
+      Col("tracer_ns", &ApiRecord::tracer_ns,
+          "the tracer's own handler time on this thread since its previous API call "
+          "(API callbacks, Python stacks, NVTX), ns; the replay removes it from the host "
+          "time (schema 1.7; NULL or 0: not measured)"));
 };
 
 template <>

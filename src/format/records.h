@@ -18,7 +18,7 @@
 
 namespace stepscope {
 
-inline constexpr uint32_t kRecordFormatVersion = 1;
+inline constexpr uint32_t kRecordFormatVersion = 2;
 
 using StringId = uint32_t;
 inline constexpr StringId kNoString = 0;
@@ -164,6 +164,9 @@ struct ApiRecord {
   int32_t return_code;   // cudaError_t / CUresult
   ApiDomain domain;
   uint8_t reserved[3];
+  // The tracer's own handler time on this thread since its previous API
+  // record (capture/self_time.h), ns; 0: not measured.
+  uint32_t tracer_ns;
 };
 
 // A host-side synchronization (the host thread waited in [start, end]).
@@ -396,7 +399,7 @@ struct ApiCallsiteRecord {
 static_assert(sizeof(KernelRecord) == 88, "KernelRecord layout changed: bump kRecordFormatVersion");
 static_assert(sizeof(MemcpyRecord) == 56, "MemcpyRecord layout changed: bump kRecordFormatVersion");
 static_assert(sizeof(MemsetRecord) == 56, "MemsetRecord layout changed: bump kRecordFormatVersion");
-static_assert(sizeof(ApiRecord) == 40, "ApiRecord layout changed: bump kRecordFormatVersion");
+static_assert(sizeof(ApiRecord) == 48, "ApiRecord layout changed: bump kRecordFormatVersion");
 static_assert(sizeof(SyncRecord) == 40, "SyncRecord layout changed: bump kRecordFormatVersion");
 static_assert(sizeof(MemoryRecord) == 56, "MemoryRecord layout changed: bump kRecordFormatVersion");
 static_assert(sizeof(MemoryPoolRecord) == 48, "MemoryPoolRecord layout changed");

@@ -54,7 +54,7 @@ constexpr size_t kUnstoredBytes<MemcpyRecord> = 4;  // reserved
 template <>
 constexpr size_t kUnstoredBytes<MemsetRecord> = 2 + 4;  // reserved, padding
 template <>
-constexpr size_t kUnstoredBytes<ApiRecord> = 3;  // reserved[3]
+constexpr size_t kUnstoredBytes<ApiRecord> = 7;  // reserved[3], 4 bytes of tail padding
 template <>
 constexpr size_t kUnstoredBytes<SyncRecord> = 3;  // reserved[3]
 template <>

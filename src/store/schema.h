@@ -18,7 +18,7 @@
 namespace stepscope {
 
 inline constexpr int kSchemaVersion = 1;
-inline constexpr int kSchemaMinor = 6;
+inline constexpr int kSchemaMinor = 7;
 
 struct ColumnDef {
   const char* name;

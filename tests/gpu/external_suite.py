@@ -135,7 +135,10 @@ def findings_row(doc):
            "reported": f.get("reported"), "title": f.get("title", "")[:160]}
           for f in doc.get("findings", [])]
     return {"steps": s.get("steps"), "median_step_ms": round(s.get("median_step_ns", 0) / 1e6, 3),
-            "untraced_step_ms": round(s.get("untraced_step_ns", 0) / 1e6, 3), "findings": fs}
+            "untraced_step_ms": round(s.get("untraced_step_ns", 0) / 1e6, 3),
+            "tracer_ms_per_step": round((s.get("tracer_ns_per_step") or 0) / 1e6, 3),
+            "estimated_untraced_step_ms": round((s.get("estimated_untraced_step_ns") or 0) / 1e6, 3),
+            "findings": fs}
 
 
 def realize(me, cls, a):
@@ -182,6 +185,13 @@ def driver_one(a, name, log, text):
     row["traced_wall_s"] = round(wall, 1)
     if not traced:
         row["traced_error"] = (err or out)[-400:]
+    if name in a.trace_fix.split(","):
+        # The fix traced too: where the prediction misses, a diff of the two traces says why
+        # (bench/fix_trace_diff.py).
+        rc, out, err, wall = run_logged([a.stepscope, "profile", "-q", "-f", "-o", trace + ".fix", "--"] +
+                                        me + ["--arm", "fix", "--steps", str(a.traced_steps)], 400)
+        fixed = suite_line(out)
+        row["traced_fix_ms"] = fixed["fix_ms"][0] if fixed else None
     doc, aerr = analyze(a.stepscope, trace + ".sqlite")
     if doc:
         row.update(findings_row(doc))
@@ -287,6 +297,7 @@ def main():
     d.add_argument("--out", required=True)
     d.add_argument("--only", default="")
     d.add_argument("--traces", default="", help="folder for the traces (default: OUT/traces)")
+    d.add_argument("--trace-fix", default="", help="scenarios whose fix arm is traced too (NAME.fix.sqlite)")
     d.add_argument("--steps", type=int, default=10)
     d.add_argument("--rounds", type=int, default=10)
     d.add_argument("--traced-steps", type=int, default=15)

@@ -10,6 +10,6 @@ OUT=${OUT:?run on the device machine}
 budget=${1:-480}; only=${2:-}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt"
 python3 tests/gpu/external_suite.py driver --stepscope "$B" --out "$OUT" --traces /tmp/suite_traces \
-  --budget-s "$budget" ${only:+--only "$only"} > "$OUT/driver.log" 2>&1
+  --budget-s "$budget" ${only:+--only "$only"} ${TRACE_FIX:+--trace-fix "$TRACE_FIX"} > "$OUT/driver.log" 2>&1
 tar czf - -C /tmp suite_traces | split -b 15M - "$OUT/traces.tgz."
 ls -la "$OUT" >> "$OUT/driver.log"

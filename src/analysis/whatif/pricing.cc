@@ -129,7 +129,8 @@ std::vector<whatif::PinnedCopy> PinnedCopiesOf(const TraceModel& m, const Graph&
 
 void PriceFindings(const RuleContext& c, Analysis* a) {
   if (!c.opt.price || a->device < 0 || c.steps.steps.empty()) return;
-  auto built = WhatIfEngine::Build(c.m, c.steps, a->device, c.opt.untraced_step_ns);
+  auto built = WhatIfEngine::Build(c.m, c.steps, a->device, c.opt.untraced_step_ns,
+                                   c.opt.keep_tracer_time);
   if (!built.ok()) {
     a->whatif_error = built.status().message();
     return;
@@ -145,6 +146,9 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
     a->untraced_step_ns = c.opt.untraced_step_ns;
     a->host_scale = e.host_scale();
     a->scaled_step_ns = e.base().median;
+  } else if (e.tracer_ns_per_step() > 0) {
+    a->tracer_ns_per_step = e.tracer_ns_per_step();
+    a->estimated_untraced_step_ns = e.base().median;
   }
   const Graph& g = e.graph();
   const int ms = e.MedianStep();

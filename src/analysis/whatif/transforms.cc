@@ -394,8 +394,23 @@ int ScaleHost(Graph* g, double factor) {
   return n;
 }
 
+std::map<int32_t, int64_t> RemoveTracerTime(Graph* g, const TraceModel& m) {
+  std::map<int32_t, int64_t> removed;
+  const auto& apis = m.apis();
+  for (Edge& e : g->edges) {
+    if (e.kind != EdgeKind::kThread || e.delay <= 0) continue;
+    const Node& to = g->nodes[e.to];
+    if (to.kind != NodeKind::kCall || to.index >= apis.size()) continue;
+    const int64_t cut = std::min<int64_t>(e.delay, apis[to.index].tracer_ns);
+    if (cut <= 0) continue;
+    e.delay -= cut;
+    removed[to.step] += cut;
+  }
+  return removed;
+}
+
 StatusOr<WhatIfEngine> WhatIfEngine::Build(const TraceModel& m, const StepSet& steps, int device,
-                                           int64_t untraced_step_ns) {
+                                           int64_t untraced_step_ns, bool keep_tracer_time) {
   WhatIfEngine e;
   e.steps_ = &steps;
   e.device_ = device;
@@ -429,6 +444,19 @@ StatusOr<WhatIfEngine> WhatIfEngine::Build(const TraceModel& m, const StepSet& s
     ScaleHost(&e.g_, e.host_scale_);
     e.base_replay_ = Replay(e.g_);
     e.base_ = StepDurations(e.g_, e.base_replay_, steps, device, e.first_, e.last_);
+  } else if (!keep_tracer_time) {
+    const std::map<int32_t, int64_t> removed = RemoveTracerTime(&e.g_, m);
+    std::vector<int64_t> per_step;
+    for (int k = std::max(e.first_, 0); k <= std::min<int>(e.last_, steps.steps.size() - 1); ++k) {
+      if (!steps.steps[k].steady()) continue;
+      auto it = removed.find(k);
+      per_step.push_back(it == removed.end() ? 0 : it->second);
+    }
+    e.tracer_ns_per_step_ = per_step.empty() ? 0 : MedianNs(per_step);
+    if (!removed.empty()) {
+      e.base_replay_ = Replay(e.g_);
+      e.base_ = StepDurations(e.g_, e.base_replay_, steps, device, e.first_, e.last_);
+    }
   }
   return e;
 }

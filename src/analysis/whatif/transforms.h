@@ -135,6 +135,12 @@ int ScaleBatch(Graph* g, const std::vector<int32_t>& step_indices, double n,
 // (thread and cross-thread edges). Launch latencies, GPU ops and the GPU's
 // gaps stay. Returns the nodes and edges changed.
 int ScaleHost(Graph* g, double factor);
+// Overhead compensation: the tracer's own handler time recorded with each API
+// call (api.tracer_ns: its callbacks, Python stacks and NVTX handlers on that
+// thread since the thread's previous call, capture/self_time.h) is taken out
+// of the host gap before the call (the thread edge's delay, never below 0).
+// Returns the time removed per step index (Node::step of the call).
+std::map<int32_t, int64_t> RemoveTracerTime(Graph* g, const TraceModel& m);
 
 // Result of a what-if: the simulated median step before and after.
 struct Prediction {
@@ -161,8 +167,14 @@ class WhatIfEngine {
   // so a fix that moves the bound from the host to the GPU (a larger batch) is
   // priced right only at the untraced host speed. base() is then the scaled
   // replay; traced_base_median() the unscaled one (the replay's fidelity).
+  //
+  // Without untraced_step_ns, the tracer's own time recorded in the trace is
+  // removed from the host time (RemoveTracerTime) unless keep_tracer_time:
+  // base() is then the estimated untraced replay, traced_base_median() the
+  // replay of the trace as recorded, tracer_ns_per_step() what was removed.
   static StatusOr<WhatIfEngine> Build(const TraceModel& m, const StepSet& steps, int device,
-                                      int64_t untraced_step_ns = 0);
+                                      int64_t untraced_step_ns = 0,
+                                      bool keep_tracer_time = false);
   const Graph& graph() const { return g_; }
   const StepSet& steps() const { return *steps_; }
   const StepTimes& base() const { return base_; }
@@ -172,6 +184,8 @@ class WhatIfEngine {
   // The host-time factor Build applied (1: none) and the unscaled replay's median step.
   double host_scale() const { return host_scale_; }
   int64_t traced_base_median() const { return traced_base_median_; }
+  // The median over the replayed steady steps of the tracer time removed (0: none).
+  int64_t tracer_ns_per_step() const { return tracer_ns_per_step_; }
   // The steady step whose simulated duration is the median.
   int MedianStep() const;
   Prediction Price(const std::function<int(Graph*)>& transform) const;
@@ -184,6 +198,7 @@ class WhatIfEngine {
   int device_ = -1;
   double host_scale_ = 1.0;
   int64_t traced_base_median_ = 0;
+  int64_t tracer_ns_per_step_ = 0;
   ReplayResult base_replay_;
   StepTimes base_;
   StepTimes measured_;

@@ -538,6 +538,38 @@ TEST(WhatIfTransforms, PinnedBlockingUpload) {
   EXPECT_GT(Step3(q, f.steps), fixed + 50 * kUs);
 }
 
+TEST(WhatIfEngine, RemovesTheTracersOwnTime) {
+  // SyncTrace's step with 100 us of the tracer's own time recorded with each
+  // step's first launch (api.tracer_ns): it is taken out of the 380 us of CPU
+  // time before that launch, so the host-bound step replays 100 us shorter.
+  auto m = SyncTrace(8);
+  TraceModel::Records r;
+  r.strings = {"",       "gemm",   "cudaLaunchKernel", "cudaStreamSynchronize",
+               "step 0", "step 1", "step 2",           "step 3",
+               "step 4", "step 5", "step 6",           "step 7"};
+  r.apis = m->apis();
+  r.kernels = m->kernels();
+  r.nvtx = m->nvtx();
+  for (size_t i = 0; i < r.apis.size(); i += 3) r.apis[i].tracer_ns = 100 * kUs;
+  Fixture f = Build(TraceModel::FromRecords(std::move(r)));
+  auto e = WhatIfEngine::Build(*f.m, f.steps, 0);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->traced_base_median(), 1000 * kUs);
+  EXPECT_EQ(e->tracer_ns_per_step(), 100 * kUs);
+  EXPECT_EQ(e->base().median, 900 * kUs);
+  EXPECT_DOUBLE_EQ(e->host_scale(), 1.0);
+  // --keep-tracer-time: as traced.
+  auto kept = WhatIfEngine::Build(*f.m, f.steps, 0, 0, true);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->tracer_ns_per_step(), 0);
+  EXPECT_EQ(kept->base().median, 1000 * kUs);
+  // More recorded than the gap holds: the gap goes to 0, never below.
+  Graph g = f.g;
+  for (Edge& x : g.edges) x.delay = x.kind == EdgeKind::kThread ? std::min<int64_t>(x.delay, 50 * kUs) : x.delay;
+  for (const auto& [step, ns] : RemoveTracerTime(&g, *f.m)) EXPECT_LE(ns, 50 * kUs) << step;
+  for (const Edge& x : g.edges) EXPECT_GE(x.delay, 0);
+}
+
 TEST(WhatIfEngine, UntracedHostSpeed) {
   // SyncTrace's step: the sync returns 9 us after kernel B (630), 380 us of CPU
   // time to the next step's first launch, 10 us of launch latency, 601 us of
