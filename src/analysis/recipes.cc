@@ -50,9 +50,9 @@ const RecipeInfo* FindRecipe(const std::string& name) {
   return nullptr;
 }
 
-std::vector<Column> StatColumns() {
+std::vector<Column> StatColumns(const char* count_title) {
   return {{"time_pct", "Time (%)", true},   {"total_ns", "Total Time (ns)", true},
-          {"instances", "Instances", true}, {"avg_ns", "Avg (ns)", true},
+          {"instances", count_title, true}, {"avg_ns", "Avg (ns)", true},
           {"med_ns", "Med (ns)", true},     {"min_ns", "Min (ns)", true},
           {"max_ns", "Max (ns)", true},     {"stddev_ns", "StdDev (ns)", true}};
 }
@@ -74,7 +74,8 @@ struct Grouper {
     durations[key].push_back(d);
   }
   template <typename LabelFn>
-  Table Emit(const std::string& label_name, const std::string& label_title, LabelFn label) {
+  Table Emit(const std::string& label_name, const std::string& label_title, LabelFn label,
+             const char* count_title = "Instances") {
     struct Row {
       DurationStats s;
       std::string label;
@@ -89,7 +90,7 @@ struct Grouper {
     std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
       return a.s.total != b.s.total ? a.s.total > b.s.total : a.label < b.label;
     });
-    std::vector<Column> cols = StatColumns();
+    std::vector<Column> cols = StatColumns(count_title);
     cols.push_back({label_name, label_title, false});
     Table t(cols);
     for (const Row& r : rows) {
@@ -118,7 +119,8 @@ StatusOr<Table> CudaApiSum(const TraceModel& m, const RecipeOptions& o) {
     if (!o.scope.InTime(a.start_ns)) continue;
     g.Add(a.name, std::max<int64_t>(0, a.end_ns - a.start_ns));
   }
-  return g.Emit("name", "Name", [&](size_t k) { return m.String(static_cast<StringId>(k)); });
+  return g.Emit(
+      "name", "Name", [&](size_t k) { return m.String(static_cast<StringId>(k)); }, "Num Calls");
 }
 
 namespace {
@@ -141,7 +143,7 @@ StatusOr<Table> CudaGpuMemTimeSum(const TraceModel& m, const RecipeOptions& o) {
                            : static_cast<size_t>(m.memcpys()[op.index].copy_kind) % kMemsetKey;
     g.Add(key, op.end_ns - op.start_ns);
   }
-  return g.Emit("operation", "Operation", MemOpLabel);
+  return g.Emit("operation", "Operation", MemOpLabel, "Count");
 }
 
 StatusOr<Table> CudaGpuMemSizeSum(const TraceModel& m, const RecipeOptions& o) {

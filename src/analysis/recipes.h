@@ -59,7 +59,11 @@ StatusOr<Table> ThreadStates(const TraceModel& m, const RecipeOptions& o);  // r
 
 // Shared by the recipes: the nsys-style statistic columns
 // (time_pct, total_ns, instances, avg_ns, med_ns, min_ns, max_ns, stddev_ns).
-std::vector<Column> StatColumns();
+// The titles are the column names of nsys's report of the same kind (what
+// `stats --nsys-names` writes as CSV headers); `count_title` is the count's:
+// "Instances" (kernels, NVTX ranges), "Num Calls" (API and OS-runtime calls),
+// "Count" (memory operations).
+std::vector<Column> StatColumns(const char* count_title = "Instances");
 std::vector<Cell> StatCells(const DurationStats& s, int64_t grand_total);
 
 }  // namespace stepscope

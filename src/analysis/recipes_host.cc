@@ -36,7 +36,7 @@ StatusOr<Table> OsrtSum(const TraceModel& m, const RecipeOptions& o) {
   std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
     return a.s.total != b.s.total ? a.s.total > b.s.total : m.String(a.name) < m.String(b.name);
   });
-  std::vector<Column> cols = StatColumns();
+  std::vector<Column> cols = StatColumns("Num Calls");
   cols.push_back({"name", "Name", false});
   cols.push_back({"state", "State", false});
   Table t(cols);

@@ -20,6 +20,9 @@ int RunStats(int argc, char** argv) {
          "cuda_gpu_kern_pace: kernel name (default: the top kernel); nvtx_pace: "
          "range name (default: the steps)");
   p.Flag("--buckets", "N", "gpu_time_util: number of time buckets", "20");
+  p.Switch("--nsys-names",
+           "CSV headers / JSON keys as 'nsys stats' names them ('Total Time (ns)', not "
+           "total_ns): scripts written for nsys's CSV read ours (docs/recipes.md)");
   AddScopeFlags(&p);
   AddStepFlags(&p);
   AddOutputFlags(&p);
@@ -30,6 +33,7 @@ int RunStats(int argc, char** argv) {
       "  stepscope stats -r nvtx_gpu_proj_sum --nvtx forward --format csv run.sqlite\n"
       "  stepscope stats -r cuda_gpu_kern_pace --name nvjet run.sqlite\n"
       "  stepscope stats --format csv -o stats/ rank*.sqlite   # stats/<recipe>.csv\n"
+      "  stepscope stats --format csv --nsys-names -r cuda_gpu_kern_sum run.sqlite\n"
       "  stepscope stats --format json -o stats.json rank*.sqlite");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
   if (p.Has("--list")) {
@@ -76,6 +80,9 @@ int RunStats(int argc, char** argv) {
       if (r.in_default_set) recipes.push_back(&r);
     }
   }
+  const bool nsys_names = p.Has("--nsys-names");
+  if (st.ok() && nsys_names && output.format == OutputFormat::kText)
+    st = InvalidInput("--nsys-names names CSV/JSON columns; add --format csv or --format json");
   if (st.ok() && p.positionals().empty())
     st = InvalidInput("no trace given; usage: stepscope stats [options] TRACE...");
   if (!st.ok()) return ReportError("stats", st);
@@ -105,6 +112,7 @@ int RunStats(int argc, char** argv) {
     NamedTable nt{recipes[k]->name, recipes[k]->summary, Table(), ""};
     for (const std::vector<Table>& tables : *per_trace) AppendRows(&nt.table, tables[k]);
     if (nt.table.columns().empty() && !per_trace->empty()) nt.table = (*per_trace)[0][k];
+    if (nsys_names) nt.table.UseTitlesAsNames();
     out.push_back(std::move(nt));
   }
   return EmitTables("stats", p, out, output);

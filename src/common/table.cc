@@ -87,6 +87,12 @@ void Table::PrependColumn(Column c, const Cell& value) {
   for (auto& row : rows_) row.insert(row.begin(), value);
 }
 
+void Table::UseTitlesAsNames() {
+  for (Column& c : columns_) {
+    if (!c.title.empty()) c.name = c.title;
+  }
+}
+
 std::string Table::Render(OutputFormat format, TimeUnit unit) const {
   switch (format) {
     case OutputFormat::kCsv:

@@ -73,6 +73,9 @@ class Table {
   void AddRow(std::vector<Cell> row) { rows_.push_back(std::move(row)); }
   // Inserts a leading column with the same value in every row (e.g. rank/file).
   void PrependColumn(Column c, const Cell& value);
+  // CSV headers and JSON keys become the columns' titles (`stats --nsys-names`).
+  // Only for CSV/JSON: the text view reads the unit from a name ending in "_ns".
+  void UseTitlesAsNames();
 
   const std::vector<Column>& columns() const { return columns_; }
   const std::vector<std::vector<Cell>>& rows() const { return rows_; }

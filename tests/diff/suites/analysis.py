@@ -22,6 +22,10 @@ TESTS = [
     DiffTest(name="stats_list", cmd=["stats", "--list"], out=out("stats_list.txt")),
     DiffTest(name="stats_kern_sum_csv", cmd=["stats", "-r", "cuda_gpu_kern_sum", "--format", "csv", "{trace}"],
              trace=fx("recipes"), out=out("stats_kern_sum.csv")),
+    # nsys's column names (--nsys-names, issue 37): what `nsys stats --format csv` heads its columns with.
+    DiffTest(name="stats_nsys_names_csv", cmd=["stats", "-r", "cuda_gpu_kern_sum,cuda_api_sum,cuda_gpu_mem_time_sum,"
+                                               "cuda_gpu_mem_size_sum,nvtx_sum", "--format", "csv", "--nsys-names",
+                                               "{trace}"], trace=fx("recipes"), out=out("stats_nsys_names.csv")),
     DiffTest(name="stats_two_recipes_json", cmd=["stats", "-r", "cuda_gpu_mem_time_sum,nvtx_sum", "--format", "json",
                                                  "{trace}"], trace=fx("recipes"), out=out("stats_two.json")),
     DiffTest(name="stats_time_range", cmd=["stats", "-r", "cuda_gpu_kern_sum", "--time-range", "0:20us", "{trace}"],
