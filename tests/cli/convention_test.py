@@ -5,7 +5,7 @@ The commands are read from `stepscope --help`; a command missing from CASES
 below fails the test, so a new command must say how it is exercised. For each:
 
 - `--help` exits 0, has an "Examples:" section, and no line is wider than 100
-  columns with COLUMNS=100;
+  columns with COLUMNS=100; `stepscope help CMD` prints the same;
 - an unknown flag, and a missing input file, are exit 2 with one line on stderr;
 - `-o` naming an existing file without `-f` is exit 2 and leaves the file
   untouched; with `-f` the file is replaced;
@@ -153,6 +153,21 @@ class ConventionTest(unittest.TestCase):
                 self.assertIsNone(re.search(r"\(default:? ([^)]*)\) \(default:? \1\)", text.replace("\n", " ")), cmd)
                 for short in ("-q, --quiet", "-v, --verbose", "-h, --help"):
                     self.assertIn(short, text, cmd)
+
+    def test_help_command_is_the_commands_help(self):
+        # `stepscope help CMD` (nsys's and git's habit) prints CMD's help, not the list
+        # of commands (issue 37); an unknown CMD is exit 2 with one line.
+        for cmd in commands():
+            with self.subTest(cmd=cmd):
+                want = run([cmd, "--help"])
+                got = run(["help", cmd])
+                self.assertEqual(got.returncode, 0, got.stderr.decode())
+                self.assertEqual(got.stdout.decode(), want.stdout.decode(), cmd)
+                self.assertTrue(got.stdout.decode().startswith("usage: stepscope " + cmd), cmd)
+        self.one_line_error(run(["help", "no-such-command"]), "help no-such-command")
+        top = run(["help"])
+        self.assertEqual(top.returncode, 0)
+        self.assertIn("commands:", top.stdout.decode())
 
     def test_unknown_flag_is_exit_2(self):
         for cmd in commands():
