@@ -172,7 +172,7 @@ struct Analysis {
   // without it: the estimated untraced step the findings are priced against.
   int64_t tracer_ns_per_step = 0;
   int64_t estimated_untraced_step_ns = 0;
-  std::string critical_path;  // one line, e.g. "host thread 608 (main) 71% ..."
+  std::string critical_path;  // one line, e.g. "host thread 608 (python3, main) 71% ..."
   bool host_bound = false;
   std::string whatif_error;  // why the replay was not done
   // Per steady step, when the trace has a host model (empty otherwise).

@@ -161,6 +161,8 @@ class TraceModel {
   // The process's main thread (tid = meta.pid) when it made CUDA calls or
   // NVTX ranges; else the thread with the most push/pop ranges; 0 if none.
   uint32_t main_tid() const { return main_tid_; }
+  // meta.pid: the process's id, which is its main thread's id; 0 when unknown.
+  uint32_t pid() const { return r_.pid; }
   const std::vector<uint32_t>& nvtx_parent() const { return nvtx_parent_; }
   // api index of the call with this correlation id, or kNone.
   uint32_t ApiByCorrelation(uint32_t correlation) const;

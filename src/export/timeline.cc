@@ -183,8 +183,11 @@ class Walker {
     for (std::string& part : Split(cmd, ' ')) {
       if (!part.empty()) proc.cmdline.push_back(part);
     }
-    std::string exe = proc.cmdline.empty() ? "process" : proc.cmdline[0];
+    // The program as the trace names it: its command line's first word (captures), the
+    // process name an importer kept (meta.process_name), else "process".
+    std::string exe = proc.cmdline.empty() ? reader_.Meta("process_name") : proc.cmdline[0];
     if (size_t slash = exe.rfind('/'); slash != std::string::npos) exe = exe.substr(slash + 1);
+    if (exe.empty()) exe = "process";
     proc.name = exe + " (pid " + std::to_string(pid_) + ")";
     proc.chrome_pid = pid_;
     process_uuid_ = NewTrack(proc);

@@ -584,6 +584,10 @@ void KinetoImporter::MapMetadata(const Fields& f) {
       if (tid < 0 && tid >= INT32_MIN) tid = static_cast<uint32_t>(static_cast<int32_t>(tid));
       thread_names_[{pid, tid}] = std::string(n->text);
     }
+  } else if (f.Name() == "process_name" && args != nullptr) {
+    const JsonNode* n = doc_->Find(*args, "name");
+    if (n && n->type == JsonType::kString && TrailingInt(f.pid, &pid))
+      process_names_[pid] = std::string(n->text);
   } else if (f.Name() == "process_labels" && args != nullptr) {
     const JsonNode* l = doc_->Find(*args, "labels");
     if (l && l->type == JsonType::kString && l->text == "CPU" && TrailingInt(f.pid, &pid) &&
@@ -710,6 +714,8 @@ Status KinetoImporter::Finish() {
     w_->SetMeta("end_ns", std::to_string(max_ns_));
   }
   if (cpu_pid_ >= 0) w_->SetMeta("pid", std::to_string(cpu_pid_));
+  if (auto it = process_names_.find(cpu_pid_); it != process_names_.end() && !it->second.empty())
+    w_->SetMeta("process_name", it->second);
   return w_->status();
 }
 

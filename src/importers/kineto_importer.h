@@ -105,6 +105,7 @@ class KinetoImporter : public ChromeTraceTokenizer::Sink {
   std::vector<uint64_t> flow_starts_, flow_ends_;
   std::vector<uint32_t> gpu_correlations_;
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names_;  // (pid, tid) -> name
+  std::map<int64_t, std::string> process_names_;                     // pid -> process_name metadata
   std::set<uint32_t> cpu_tids_;
   std::map<std::string, size_t> unknown_cats_;
   std::map<std::string, std::string> unknown_raw_;  // stat name -> the category as written

@@ -591,6 +591,16 @@ Status NsysImporter::Meta() {
   }
   pids_.erase(0);
   if (!pids_.empty()) w_->SetMeta("pid", std::to_string(*pids_.begin()));
+  // The process's name as nsys recorded it (PROCESSES.name: "python3"), for labels.
+  if (!pids_.empty() && tables_.count("PROCESSES")) {
+    ASSIGN_OR_RETURN(Statement st, Select("PROCESSES", {"pid", "name"}));
+    while (st.Step()) {
+      if (st.Int(0) != *pids_.begin() || st.Text(1).empty()) continue;
+      w_->SetMeta("process_name", std::string(st.Text(1)));
+      break;
+    }
+    if (!st.ok()) return TableError("PROCESSES", st.status());
+  }
   stats_->Set(stats_->Add("nsys_processes",
                           "distinct process ids in the export (a stepscope trace is one process; "
                           "more than 1 means several were merged, meta.pid is the lowest)"),

@@ -239,6 +239,9 @@ std::vector<MetaKeyDef> BuildMetaKeys() {
       {"ppid", "parent process id"},
       {"host", "host name"},
       {"command_line", "the traced process's command line, arguments separated by spaces"},
+      {"process_name",
+       "imported traces: the process's name as the source names it (torch.profiler's "
+       "process_name, nsys's PROCESSES.name), for labels"},
       {"trace_categories", "categories captured (cuda,nvtx,memory)"},
       {"rank", "RANK of the process when set (torchrun, SLURM_PROCID, OMPI_COMM_WORLD_RANK)"},
       {"local_rank", "LOCAL_RANK when set"},

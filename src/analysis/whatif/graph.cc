@@ -35,8 +35,27 @@ const char* EdgeKindName(EdgeKind k) {
   return "?";
 }
 
-std::string Lane::Name(uint32_t main_tid) const {
-  if (host) return "host thread " + std::to_string(id) + (id == main_tid ? " (main)" : "");
+namespace {
+// A thread's name as the trace gives it, without the "thread TID (NAME)" wrapper of
+// torch.profiler's traces; "" for a name that only repeats the id ("thread TID").
+std::string ShortThreadName(uint32_t tid, const std::string& name) {
+  const std::string id = "thread " + std::to_string(tid);
+  const std::string wrap = id + " (";
+  if (name.size() > wrap.size() + 1 && name.compare(0, wrap.size(), wrap) == 0 &&
+      name.back() == ')') {
+    return name.substr(wrap.size(), name.size() - wrap.size() - 1);
+  }
+  return name == id ? "" : name;
+}
+}  // namespace
+
+std::string Lane::Name(const Graph& g) const {
+  if (host) {
+    auto it = g.thread_names.find(id);
+    std::string label = it == g.thread_names.end() ? "" : ShortThreadName(id, it->second);
+    if (g.pid != 0 && id == g.pid) label += label.empty() ? "main" : ", main";
+    return "host thread " + std::to_string(id) + (label.empty() ? "" : " (" + label + ")");
+  }
   if (id == kSideStreamId) return "the side stream (device " + std::to_string(device) + ")";
   return "GPU stream " + std::to_string(id) + " (device " + std::to_string(device) + ")";
 }
@@ -125,6 +144,7 @@ class GraphBuilder {
 
   StatusOr<Graph> Build() {
     g.main_tid = m.main_tid();
+    g.pid = m.pid();
     g.call_node.assign(m.apis().size(), kNone);
     g.op_node.assign(m.gpu_ops().size(), kNone);
     ClassifyBlocking();
@@ -190,7 +210,10 @@ class GraphBuilder {
       const ApiRecord& a = apis[i];
       if (a.start_ns < opt.window_start || a.start_ns > opt.window_end) continue;
       auto [it, fresh] = thread_lane.try_emplace(a.tid, static_cast<uint32_t>(g.lanes.size()));
-      if (fresh) g.lanes.push_back({true, a.tid, 0});
+      if (fresh) {
+        g.lanes.push_back({true, a.tid, 0});
+        if (!m.ThreadName(a.tid).empty()) g.thread_names[a.tid] = m.ThreadName(a.tid);
+      }
       if (launches[i]) launching_thread[a.tid] = true;
       Node n;
       n.kind = NodeKind::kCall;

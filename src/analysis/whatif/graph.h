@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/steps.h"
@@ -88,11 +89,16 @@ struct Edge {
   bool to_end() const { return kind == EdgeKind::kBlock; }
 };
 
+struct Graph;
+
 struct Lane {
   bool host = true;
   uint32_t id = 0;  // thread id or stream id
   uint32_t device = 0;
-  std::string Name(uint32_t main_tid) const;  // "host thread 608 (main)", "GPU stream 7"
+  // "host thread 730 (pt_autograd_0)", "host thread 608 (python3, main)" (the trace's
+  // thread name; "main" only for the process's main thread, tid = pid), "GPU stream 7
+  // (device 0)".
+  std::string Name(const Graph& g) const;
 };
 
 struct Graph {
@@ -102,6 +108,9 @@ struct Graph {
   std::vector<uint32_t> call_node;  // apis() index -> node, kNone
   std::vector<uint32_t> op_node;    // gpu_ops() index -> node, kNone
   uint32_t main_tid = 0;
+  uint32_t pid = 0;  // the process's main thread (TraceModel::pid()); 0: unknown
+  // The host lanes' thread names, as the trace names them.
+  std::unordered_map<uint32_t, std::string> thread_names;
   int64_t launch_latency = 0;  // the typical values the builder used
   int64_t queue_gap = 0;
   int64_t sync_return = 0;

@@ -22,7 +22,7 @@ using whatif::WhatIfEngine;
 
 std::string Ms(int64_t ns) { return FormatFixed(ns / 1e6, 1); }
 
-// "step 12 (3.4 ms) is bound by host thread 608 (main) 71% (CPU between calls
+// "step 12 (3.4 ms) is bound by host thread 608 (python3, main) 71% (CPU between calls
 // 1.2, ...); ...": the three lanes that hold most of the path, three parts each.
 std::string CriticalPathText(const Graph& g, const whatif::CriticalPath& path, int64_t number) {
   std::string s = "step " + std::to_string(number) + " (" + Ms(path.duration) + " ms) is bound by ";
@@ -30,7 +30,7 @@ std::string CriticalPathText(const Graph& g, const whatif::CriticalPath& path, i
   for (const auto& p : path.parts) by_lane[p.lane].push_back(&p);
   for (size_t k = 0; k < path.lanes.size() && k < 3; ++k) {
     const auto& [lane, ns] = path.lanes[k];
-    s += std::string(k ? "; " : "") + g.lanes[lane].Name(g.main_tid) + " " +
+    s += std::string(k ? "; " : "") + g.lanes[lane].Name(g) + " " +
          FormatFixed(100.0 * ns / path.duration, 0) + "% (";
     const auto& parts = by_lane[lane];
     for (size_t j = 0; j < parts.size() && j < 3; ++j) {

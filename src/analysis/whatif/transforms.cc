@@ -496,7 +496,7 @@ Prediction WhatIfEngine::Price(const std::function<int(Graph*)>& transform) cons
     const CriticalPath path = TraceCriticalPath(g, r, t, LowerMedian(&v).second);
     if (!path.lanes.empty() && path.duration > 0) {
       p.bound_after =
-          g.lanes[path.lanes[0].first].Name(g.main_tid) + " " +
+          g.lanes[path.lanes[0].first].Name(g) + " " +
           std::to_string(static_cast<int>(100.0 * path.lanes[0].second / path.duration + 0.5)) +
           "%";
     }

@@ -8,6 +8,18 @@ TESTS = [
              trace="export/small.sql", out="export/small_chrome.json",
              post=["python3", "-c", "import json,sys; d=json.load(open('out.json')); "
                    "print(json.dumps(d, indent=0, sort_keys=True))"]),
+    # Labels from the trace (issue 37): an imported torch.profiler trace's process is named as the trace
+    # names it (python3, not "process"), its threads keep their names; meta.process_name holds it.
+    DiffTest(name="export_imported_names",
+             cmd=["import", "-q", "{trace}", "-o", "{tmp}/k.sqlite"], trace="import/kineto_names.json",
+             out="export/imported_names.txt",
+             post=["sh", "-c", "{stepscope} export -q --timeline-format chrome {tmp}/k.sqlite -o {tmp}/k.json && "
+                   "python3 -c \"import json, sqlite3; d = json.load(open('k.json')); "
+                   "ev = d['traceEvents'] if isinstance(d, dict) else d; "
+                   "print(sorted({(e['name'], e['pid'], e.get('tid', 0), e['args']['name']) for e in ev "
+                   "if e.get('ph') == 'M' and e['name'] in ('process_name', 'thread_name') and e['pid'] == 681})); "
+                   "print(sqlite3.connect('k.sqlite').execute('SELECT value FROM meta WHERE key = ?', "
+                   "('process_name',)).fetchall())\""]),
     DiffTest(name="export_perfetto_summary",
              cmd=["export", "{trace}", "-o", "{tmp}/out.pftrace"],
              trace="report/training_steps.sql", out="export/training_perfetto.err", stderr=True),
