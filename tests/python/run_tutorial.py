@@ -3,7 +3,7 @@
 
   1. python3 -m venv --system-site-packages (Debian's python3-pandas is seen through it);
   2. pip install --no-build-isolation --no-index of a copy of the package's files
-     (pyproject.toml, python/stepscope, docs/python.md, LICENSE): offline, and nothing is
+     (pyproject.toml, python/stepscope, its build backend python/pep517, docs/python.md, LICENSE): offline, and nothing is
      written into the source tree;
   3. the ```python blocks of docs/tutorial.md, concatenated, run by the venv's python from
      the repository root (as a user would), with STEPSCOPE_BIN set; the package must come
@@ -67,9 +67,9 @@ def main():
         os.makedirs(os.path.join(pkg, "docs"))
         for rel in ("pyproject.toml", "LICENSE", os.path.join("docs", "python.md")):
             shutil.copy(os.path.join(SRC, rel), os.path.join(pkg, rel))
-        shutil.copytree(os.path.join(SRC, "python", "stepscope"),
-                        os.path.join(pkg, "python", "stepscope"),
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        for sub in ("stepscope", "pep517"):  # the package and its build backend (pyproject.toml)
+            shutil.copytree(os.path.join(SRC, "python", sub), os.path.join(pkg, "python", sub),
+                            ignore=shutil.ignore_patterns("__pycache__"))
         venv = os.path.join(work, "venv")
         shutil.rmtree(venv, ignore_errors=True)
         subprocess.run([py, "-m", "venv", "--system-site-packages", venv], check=True)
