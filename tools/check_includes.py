@@ -2,53 +2,155 @@
 """Checks who may include what under src/ (Perfetto-style include rules).
 
 The pipeline capture -> format -> store -> analysis -> front-ends only points
-one way. Most important: the injected tracer (capture/) must never depend on
-analysis, import, export or front-end code, so it stays small and safe to load
-into someone else's training job.
+one way. Most important: the injected tracer (capture/, built into
+libstepscope_inject.so) depends on nothing but capture/, format/ and common/:
+no SQLite, no store, no analysis, import, export or front-end code, so it
+stays small and safe to load into someone else's training job. What turns
+CUPTI's records into store rows runs in the collector process (collector/).
+
+Three checks, each a violation line and a non-zero exit:
+  1. every `#include "stage/..."` of a file under src/STAGE/ names a stage in
+     ALLOWED[STAGE] (tests too: a test may include more only where
+     TEST_EXCEPTIONS names it, and never a capture/ test);
+  2. the rules themselves point one way: a stage may include only itself and
+     stages before it in ORDER, so no layer includes a later one and the
+     stages form no cycle;
+  3. no cycle of includes between files (a.h -> b.h -> a.h).
 """
 import os
 import re
 import sys
 
+# The stages in pipeline order: each may include only stages before it.
+ORDER = [
+    "common",
+    "format",
+    "plan",
+    "capture",
+    "store",
+    "collector",
+    "importers",
+    "analysis",
+    "ranks",
+    "export",
+    "report",
+    "roofline",
+    "cli",
+]
+
 ALLOWED = {
     "common": {"common"},
     "format": {"common", "format"},
-    "store": {"common", "format", "store"},
-    "capture": {"common", "format", "store", "capture"},
-    "collector": {"common", "format", "store", "capture", "collector"},
     "plan": {"common", "plan"},
-    "analysis": {"common", "format", "store", "analysis", "plan"},
+    # The injected tracer: only what it needs inside the traced program.
+    "capture": {"common", "format", "capture"},
+    "store": {"common", "format", "store"},
+    "collector": {"common", "format", "store", "capture", "collector"},
     "importers": {"common", "format", "store", "importers"},
+    "analysis": {"common", "format", "store", "analysis", "plan"},
+    "ranks": {"common", "format", "store", "ranks"},
     "export": {"common", "format", "store", "analysis", "export"},
     "report": {"common", "format", "store", "analysis", "export", "report"},
     "roofline": {"common", "format", "store", "analysis", "roofline"},
-    "ranks": {"common", "format", "store", "ranks"},
     "cli": None,  # the front-end may include anything
 }
 
+# Tests that build their fixtures with a sibling stage (path under src/ ->
+# the extra stages it may include). Never a capture/ file.
+TEST_EXCEPTIONS = {
+    "report/report_test.cc": {"roofline"},  # a stored roofline profile in the report
+}
 
-def main():
-    root = sys.argv[1]
+SOURCE_SUFFIXES = (".h", ".cc", ".cu", ".cuh")
+INCLUDE = re.compile(r'^\s*#\s*include\s+"(([a-z_]+)/[^"]+)"')
+
+
+def check_rules():
+    """The rules point one way (check 2)."""
     bad = []
-    inc = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')
+    if set(ORDER) != set(ALLOWED):
+        bad.append("tools/check_includes.py: ORDER and ALLOWED name different stages")
+    for stage, allowed in ALLOWED.items():
+        if allowed is None or stage not in ORDER:
+            continue
+        for dep in sorted(allowed - {stage}):
+            if dep not in ORDER or ORDER.index(dep) > ORDER.index(stage):
+                bad.append(f"tools/check_includes.py: {stage}/ may include {dep}/, a later stage")
+    for path, extra in TEST_EXCEPTIONS.items():
+        if path.startswith("capture/"):
+            bad.append(f"tools/check_includes.py: {path}: capture/ takes no exceptions")
+    return bad
+
+
+def scan(root):
+    """(file, line, included path) for every project include under src/."""
     for stage in sorted(os.listdir(root)):
         d = os.path.join(root, stage)
         if not os.path.isdir(d):
             continue
-        if stage not in ALLOWED:
-            bad.append(f"{stage}/: unknown stage, add it to tools/check_includes.py")
-            continue
-        allowed = ALLOWED[stage]
-        for dirpath, _, files in os.walk(d):
-            for fn in files:
-                if not fn.endswith((".h", ".cc")):
+        for dirpath, dirs, files in os.walk(d):
+            dirs.sort()
+            for fn in sorted(files):
+                if not fn.endswith(SOURCE_SUFFIXES):
                     continue
                 path = os.path.join(dirpath, fn)
+                rel = os.path.relpath(path, root)
                 with open(path, errors="replace") as f:
                     for n, line in enumerate(f, 1):
-                        m = inc.match(line)
-                        if m and allowed is not None and m.group(1) not in allowed and not fn.endswith("_test.cc"):
-                            bad.append(f"{os.path.relpath(path, root)}:{n}: {stage}/ may not include {m.group(1)}/")
+                        m = INCLUDE.match(line)
+                        if m:
+                            yield stage, rel, n, m.group(1), m.group(2)
+
+
+def find_cycle(edges):
+    """One include cycle between files, as a list of paths, or None (check 3)."""
+    WHITE, GREY, BLACK = 0, 1, 2
+    color = {}
+    for start in sorted(edges):
+        if color.get(start, WHITE) != WHITE:
+            continue
+        stack = [(start, iter(sorted(edges.get(start, ()))))]
+        path = [start]
+        color[start] = GREY
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                color[node] = BLACK
+                stack.pop()
+                path.pop()
+                continue
+            c = color.get(nxt, WHITE)
+            if c == GREY:
+                return path[path.index(nxt):] + [nxt]
+            if c == WHITE:
+                color[nxt] = GREY
+                stack.append((nxt, iter(sorted(edges.get(nxt, ())))))
+                path.append(nxt)
+    return None
+
+
+def main():
+    root = sys.argv[1]
+    bad = check_rules()
+    edges = {}
+    for stage in sorted(os.listdir(root)):
+        if os.path.isdir(os.path.join(root, stage)) and stage not in ALLOWED:
+            bad.append(f"{stage}/: unknown stage, add it to tools/check_includes.py")
+    for stage, rel, n, target, dep in scan(root):
+        if stage not in ALLOWED:
+            continue
+        if os.path.exists(os.path.join(root, target)):
+            edges.setdefault(rel, set()).add(target)
+        allowed = ALLOWED[stage]
+        if allowed is None or dep in allowed:
+            continue
+        if rel.endswith("_test.cc") and dep in TEST_EXCEPTIONS.get(rel, set()):
+            continue
+        bad.append(f"{rel}:{n}: {stage}/ may not include {dep}/")
+    cycle = find_cycle(edges)
+    if cycle:
+        bad.append("include cycle: " + " -> ".join(cycle))
     for b in bad:
         print(b)
     print(f"include rules: {len(bad)} violation(s)")

@@ -1,7 +1,7 @@
 // The CUPTI activity record versions this build decodes, chosen in exactly
 // one place. Everything else names records through these aliases
 // (cupti::Kernel, never CUpti_ActivityKernel10): the decoder
-// (cupti_decoder.cc), the tracer's string copying (session.cc) and the tests
+// (collector/cupti_decoder.cc), the tracer's string copying (session.cc) and the tests
 // that build synthetic buffers.
 //
 // CUPTI writes each kind in the newest struct version of the library that

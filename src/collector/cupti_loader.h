@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "capture/cupti_decoder.h"
+#include "collector/cupti_decoder.h"
 #include "common/status.h"
 
 namespace stepscope {

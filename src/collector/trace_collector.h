@@ -22,9 +22,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "capture/cupti_decoder.h"
 #include "capture/handshake.h"
 #include "capture/shm_ring.h"
+#include "collector/cupti_decoder.h"
 #include "collector/host_rows.h"
 #include "collector/host_sampler.h"
 #include "common/status.h"

@@ -9,7 +9,7 @@
 //  * Strings are interned: a StringId indexes the trace's `strings` table.
 //    Id 0 is the empty string / "unknown".
 //  * Enumerations are stepscope's own (not CUPTI's numbering), so that imported
-//    traces use the same values; src/capture/cupti_decoder.cc maps CUPTI's.
+//    traces use the same values; src/collector/cupti_decoder.cc maps CUPTI's.
 //  * The layout is versioned by kRecordFormatVersion and pinned by the
 //    static_asserts at the bottom: changing a record is a format change.
 #pragma once

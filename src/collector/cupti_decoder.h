@@ -5,8 +5,10 @@
 // are selected in cupti_records.h and read through typed views here. Everything
 // downstream sees only format/records.h.
 //
-// The decoder runs in the collector process (src/collector/), never in the
-// traced program. It is also what the CI tests drive with synthetic
+// The decoder runs in the collector process (this folder), never in the
+// traced program: the injected tracer (src/capture/) may not include store/
+// (tools/check_includes.py), so what turns CUPTI records into store rows lives
+// here. It is also what the CI tests drive with synthetic
 // activity buffers (records built in memory as the CUPTI structs), so the
 // decoding that runs on the GPU machine is the decoding CI checks.
 #pragma once

@@ -1,4 +1,4 @@
-#include "capture/cupti_decoder.h"
+#include "collector/cupti_decoder.h"
 
 #include <cstdio>
 #include <cstring>

@@ -1,7 +1,7 @@
 // CUPTI decoding without a GPU: activity records are built in memory exactly
 // as CUPTI lays them out (the CUDA 13 structs of cupti_records.h) and fed
-// through the same ActivityDecoder the tracer runs, into a real trace.
-#include "capture/cupti_decoder.h"
+// through the same ActivityDecoder the collector runs, into a real trace.
+#include "collector/cupti_decoder.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
