@@ -8,14 +8,18 @@ no SQLite, no store, no analysis, import, export or front-end code, so it
 stays small and safe to load into someone else's training job. What turns
 CUPTI's records into store rows runs in the collector process (collector/).
 
-Three checks, each a violation line and a non-zero exit:
+Four checks, each a violation line and a non-zero exit:
   1. every `#include "stage/..."` of a file under src/STAGE/ names a stage in
      ALLOWED[STAGE] (tests too: a test may include more only where
      TEST_EXCEPTIONS names it, and never a capture/ test);
   2. the rules themselves point one way: a stage may include only itself and
      stages before it in ORDER, so no layer includes a later one and the
      stages form no cycle;
-  3. no cycle of includes between files (a.h -> b.h -> a.h).
+  3. no cycle of includes between files (a.h -> b.h -> a.h);
+  4. the libraries injected into the traced program (INJECTED) reach, through
+     every header they include directly or not, only the stages listed:
+     roofline/inject/ may use roofline/'s plain headers (ceilings, the
+     profile file format) but none that pulls in store/ or analysis/.
 """
 import os
 import re
@@ -53,6 +57,13 @@ ALLOWED = {
     "report": {"common", "format", "store", "analysis", "export", "report"},
     "roofline": {"common", "format", "store", "analysis", "roofline"},
     "cli": None,  # the front-end may include anything
+}
+
+# The sources of the libraries loaded into someone else's program (folder under
+# src/ -> the stages their whole include closure may touch). Tests excepted.
+INJECTED = {
+    "capture": {"common", "format", "capture"},  # libstepscope_inject.so, libstepscope_hostmem.so
+    "roofline/inject": {"common", "format", "roofline"},  # libstepscope_roofline_inject.so
 }
 
 # Tests that build their fixtures with a sibling stage (path under src/ ->
@@ -130,6 +141,28 @@ def find_cycle(edges):
     return None
 
 
+def check_injected(edges):
+    """Each injected folder's include closure stays within its stages (check 4)."""
+    bad = []
+    for folder, stages in INJECTED.items():
+        starts = sorted(f for f in edges if f.startswith(folder + "/") and not f.endswith("_test.cc"))
+        via = {f: None for f in starts}  # file -> the file that included it
+        queue = list(starts)
+        while queue:
+            f = queue.pop(0)
+            for g in sorted(edges.get(f, ())):
+                if g in via:
+                    continue
+                via[g] = f
+                queue.append(g)
+                if g.split("/", 1)[0] not in stages:
+                    chain = [g]
+                    while via[chain[-1]] is not None:
+                        chain.append(via[chain[-1]])
+                    bad.append(f"{folder}/ (injected) reaches {g}: " + " -> ".join(reversed(chain)))
+    return bad
+
+
 def main():
     root = sys.argv[1]
     bad = check_rules()
@@ -148,6 +181,7 @@ def main():
         if rel.endswith("_test.cc") and dep in TEST_EXCEPTIONS.get(rel, set()):
             continue
         bad.append(f"{rel}:{n}: {stage}/ may not include {dep}/")
+    bad += check_injected(edges)
     cycle = find_cycle(edges)
     if cycle:
         bad.append("include cycle: " + " -> ".join(cycle))

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "roofline/selection.h"
+#include "roofline/kernel_target.h"
 
 namespace stepscope {
 

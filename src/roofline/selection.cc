@@ -176,10 +176,6 @@ StatusOr<Selection> SelectKernels(const TraceReader& trace, const SelectionOptio
   return sel;
 }
 
-std::string Dim3Text(const int32_t d[3]) {
-  return "(" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) + ")";
-}
-
 Table SelectionTable(const Selection& s) {
   Table t({{"rank", "#", true},
            {"gpu_time_us", "GPU time us", true},

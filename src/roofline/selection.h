@@ -20,6 +20,7 @@
 
 #include "common/status.h"
 #include "common/table.h"
+#include "roofline/kernel_target.h"
 #include "store/trace_reader.h"
 
 namespace stepscope {
@@ -28,16 +29,6 @@ struct StepRange {
   int64_t number = -1;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-};
-
-struct KernelTarget {
-  int rank = 0;         // 1 = most GPU time in the step
-  std::string name;     // demangled
-  std::string mangled;  // "" when the trace has none
-  int32_t grid[3] = {0, 0, 0};
-  int32_t block[3] = {0, 0, 0};
-  int64_t step_gpu_ns = 0;  // summed GPU time of its launches in the step
-  int64_t step_launches = 0;
 };
 
 struct SelectionOptions {
@@ -64,8 +55,5 @@ StatusOr<Selection> SelectKernels(const TraceReader& trace, const SelectionOptio
 
 // The selection as a table (rank, time, share, launches, grid, block, name).
 Table SelectionTable(const Selection& s);
-
-// "(x,y,z)" of a grid or block.
-std::string Dim3Text(const int32_t d[3]);
 
 }  // namespace stepscope
