@@ -16,5 +16,14 @@ find build-gpu -type f \( -name '*.so*' -o -perm -u+x \) -exec file {} + | grep 
 # The protobuf runtime the binary links, wherever this machine keeps it.
 proto=$(ldd build-gpu/bin/stepscope | awk '/libprotobuf-lite/ {print $3}')
 [ -n "$proto" ] && cp -L "$proto" build-gpu/lib/
+# Injection libraries that do (almost) nothing, for tests/gpu/tracer_arms_batch.sh (issue 33).
+cupti=$(ldd build-gpu/lib/libstepscope_inject.so | awk '/libcupti/ {print $3}')
+cc -shared -fPIC -O2 -o build-gpu/lib/libempty_injection.so tests/gpu/empty_injection.c
+if [ -n "$cupti" ]; then
+  cc -shared -fPIC -O2 -DLINK_CUPTI -o build-gpu/lib/libempty_injection_cupti.so \
+    tests/gpu/empty_injection.c "$cupti"
+  cc -shared -fPIC -O2 -DLINK_CUPTI -DCALL_CUPTI -o build-gpu/lib/libempty_injection_cupti_call.so \
+    tests/gpu/empty_injection.c "$cupti"
+fi
 du -sh build-gpu
 echo "staged: carry build-gpu; on the GPU machine: export LD_LIBRARY_PATH=\$PWD/build-gpu/lib"
