@@ -140,8 +140,8 @@ int RunWhatif(int argc, char** argv) {
                        InvalidInput(m.path() + ": no steps with GPU work to replay; see 'stepscope "
                                                "steps' (--step-range REGEX names the steps)"));
   }
-  auto engine = whatif::WhatIfEngine::Build(m, a.steps, a.device, opt.untraced_step_ns,
-                                            opt.keep_tracer_time);
+  auto engine =
+      whatif::WhatIfEngine::Build(m, a.steps, a.device, opt.untraced_step_ns, opt.keep_tracer_time);
   if (!engine.ok()) return ReportError("whatif", engine.status());
   const whatif::WhatIfEngine& e = *engine;
 

@@ -149,8 +149,8 @@ void DetectKind(const RuleContext& c, const RangeKind& k, std::vector<Finding>* 
     const NvtxRecord& r = m.nvtx()[s.nvtx];
     f.host_spans.push_back({r.tid, r.start_ns, r.end_ns});
     f.ops.insert(f.ops.end(), s.ops.begin(), s.ops.end());
-    f.examples.push_back({c.steps.steps[s.step].number, r.start_ns, r.end_ns, label,
-                          r.end_ns - r.start_ns});
+    f.examples.push_back(
+        {c.steps.steps[s.step].number, r.start_ns, r.end_ns, label, r.end_ns - r.start_ns});
   }
   std::stable_sort(
       f.examples.begin(), f.examples.end(),
@@ -187,14 +187,15 @@ Fix Fused(const PricingContext& p, Finding* f) {
       std::llround(static_cast<double>(f->ops.size()) / std::max<int64_t>(f->count, 1)));
   const int64_t host_ns = per_step * kFusedHostNsPerLaunch;
   const double share = adam ? kFusedAdamGpuShare : 1.0;
-  return {[=](whatif::Graph* x) {
-            int n = whatif::CudaGraph(x, spans, host_ns, INT64_MAX);
-            if (share < 1.0) n += whatif::ScaleOps(x, nodes, share);
-            return n;
-          },
-          std::string(clip ? "multi-tensor clipping: each call" : "the fused optimizer: each step") +
-              " one launch of " + FormatDuration(host_ns) +
-              " host time" + (adam ? ", its kernels at 1/3 of their GPU time" : "")};
+  return {
+      [=](whatif::Graph* x) {
+        int n = whatif::CudaGraph(x, spans, host_ns, INT64_MAX);
+        if (share < 1.0) n += whatif::ScaleOps(x, nodes, share);
+        return n;
+      },
+      std::string(clip ? "multi-tensor clipping: each call" : "the fused optimizer: each step") +
+          " one launch of " + FormatDuration(host_ns) + " host time" +
+          (adam ? ", its kernels at 1/3 of their GPU time" : "")};
 }
 
 }  // namespace

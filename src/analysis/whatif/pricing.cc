@@ -129,8 +129,8 @@ std::vector<whatif::PinnedCopy> PinnedCopiesOf(const TraceModel& m, const Graph&
 
 void PriceFindings(const RuleContext& c, Analysis* a) {
   if (!c.opt.price || a->device < 0 || c.steps.steps.empty()) return;
-  auto built = WhatIfEngine::Build(c.m, c.steps, a->device, c.opt.untraced_step_ns,
-                                   c.opt.keep_tracer_time);
+  auto built =
+      WhatIfEngine::Build(c.m, c.steps, a->device, c.opt.untraced_step_ns, c.opt.keep_tracer_time);
   if (!built.ok()) {
     a->whatif_error = built.status().message();
     return;

@@ -173,8 +173,7 @@ class WhatIfEngine {
   // base() is then the estimated untraced replay, traced_base_median() the
   // replay of the trace as recorded, tracer_ns_per_step() what was removed.
   static StatusOr<WhatIfEngine> Build(const TraceModel& m, const StepSet& steps, int device,
-                                      int64_t untraced_step_ns = 0,
-                                      bool keep_tracer_time = false);
+                                      int64_t untraced_step_ns = 0, bool keep_tracer_time = false);
   const Graph& graph() const { return g_; }
   const StepSet& steps() const { return *steps_; }
   const StepTimes& base() const { return base_; }

@@ -565,7 +565,8 @@ TEST(WhatIfEngine, RemovesTheTracersOwnTime) {
   EXPECT_EQ(kept->base().median, 1000 * kUs);
   // More recorded than the gap holds: the gap goes to 0, never below.
   Graph g = f.g;
-  for (Edge& x : g.edges) x.delay = x.kind == EdgeKind::kThread ? std::min<int64_t>(x.delay, 50 * kUs) : x.delay;
+  for (Edge& x : g.edges)
+    x.delay = x.kind == EdgeKind::kThread ? std::min<int64_t>(x.delay, 50 * kUs) : x.delay;
   for (const auto& [step, ns] : RemoveTracerTime(&g, *f.m)) EXPECT_LE(ns, 50 * kUs) << step;
   for (const Edge& x : g.edges) EXPECT_GE(x.delay, 0);
 }
