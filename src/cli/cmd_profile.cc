@@ -35,6 +35,7 @@
 #include "cli/traced_run.h"
 #ifdef STEPSCOPE_HAVE_COLLECTOR
 #include "collector/collector_server.h"
+#include "collector/journal_guard.h"
 #include "collector/run_summary.h"
 #endif
 #include "common/file_util.h"
@@ -61,6 +62,17 @@ int64_t NowRealtimeNs() {
 }
 
 }  // namespace
+
+int RunGuard(int argc, char** argv) {
+  (void)argc;
+  (void)argv;
+#ifdef STEPSCOPE_HAVE_COLLECTOR
+  // Started by the launcher (journal_guard::Start) with the pipe on stdin.
+  return journal_guard::RunKeeper(0);
+#else
+  return 1;
+#endif
+}
 
 int RunCollect(int argc, char** argv) {
 #ifdef STEPSCOPE_HAVE_COLLECTOR
@@ -600,6 +612,11 @@ int RunProfile(int argc, char** argv) {
 #ifdef STEPSCOPE_HAVE_COLLECTOR
     setenv(kEnvCollector, collector->name().c_str(), 1);
     setenv(kEnvCollectorToken, collector_token.c_str(), 1);
+    // A kill -9 of this process cannot leave a trace that needs its -journal
+    // (collector/journal_guard.h); without it traces are written as before.
+    char exe[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) journal_guard::Start(std::string(exe, static_cast<size_t>(n)));
     collector->StartThread();
 #endif
   }
@@ -628,6 +645,7 @@ int RunProfile(int argc, char** argv) {
     // that outlive the command get 3 s, then are finalized as they are.
     std::vector<CollectedTrace> results = collector->Finish(3000);
     collector.reset();
+    journal_guard::Stop();
     if (!p.Has("--quiet")) PrintRunSummary(results, stderr);
     if (s.stats) PrintStats(results);
   }

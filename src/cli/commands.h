@@ -14,6 +14,7 @@ struct CommandInfo {
 int RunSchema(int argc, char** argv);
 int RunProfile(int argc, char** argv);
 int RunCollect(int argc, char** argv);  // hidden: `stepscope _collect`
+int RunGuard(int argc, char** argv);    // hidden: `stepscope _guard` (the journal keeper)
 int RunImport(int argc, char** argv);
 int RunMemory(int argc, char** argv);
 int RunBench(int argc, char** argv);

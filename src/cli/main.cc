@@ -101,6 +101,8 @@ int main(int argc, char** argv) {
   }
   // Not listed: the collector a tracer starts for itself (docs/capture.md).
   if (!std::strcmp(argv[1], "_collect")) return RunCollect(argc - 2, argv + 2);
+  // Not listed: the launcher's journal keeper (collector/journal_guard.h).
+  if (!std::strcmp(argv[1], "_guard")) return RunGuard(argc - 2, argv + 2);
   std::fprintf(stderr,
                "stepscope: error: unknown command '%s'; run 'stepscope --help' for the list\n",
                argv[1]);

@@ -15,6 +15,7 @@
 #include "capture/clock.h"
 #include "capture/output_path.h"
 #include "collector/cupti_loader.h"
+#include "collector/journal_guard.h"
 #include "common/log.h"
 #include "common/strings.h"
 
@@ -76,7 +77,9 @@ StatusOr<std::unique_ptr<TraceCollector>> TraceCollector::Start(const HelloField
   c->pid_ = static_cast<int>(GetInt(hello, "pid", c->shm_->pid));
   c->start_ticks_ = Get(hello, "start_time_ticks");
   c->zeroed_buffers_ = Get(hello, "zeroed_buffers", "1") != "0";
-  c->commit_interval_ns_ = std::max<int64_t>(GetInt(hello, "commit_ms", 250), 10) * 1'000'000;
+  // Every 80 ms at most, whatever the tracer's flush interval: with the flood
+  // skip in DrainRing, a kill of the job loses at most 0.25 s (docs/capture.md).
+  c->commit_interval_ns_ = std::clamp<int64_t>(GetInt(hello, "commit_ms", 250), 10, 80) * 1'000'000;
   c->wall_offset_ns_ = GetInt(hello, "wall_clock_offset_ns", 0);
 
   std::string pattern = Get(hello, "pattern", "stepscope_%p");
@@ -106,6 +109,7 @@ StatusOr<std::unique_ptr<TraceCollector>> TraceCollector::Start(const HelloField
     return writer.status();
   }
   c->writer_ = std::move(*writer);
+  journal_guard::Opened(c->path_);  // kept whole if the launcher is killed
   TraceWriter& w = *c->writer_;
   w.SetMeta("source", "capture");
   for (const char* key :
@@ -216,6 +220,10 @@ void TraceCollector::OnRecord(shm::Kind kind, const uint8_t* p, uint32_t n) {
       r.name = writer_->Intern(std::string_view(text + o.domain_len, o.name_len));
       tids_.insert(o.tid);
       max_ns_ = std::max(max_ns_, o.start_ns);
+      if (Stale(o.start_ns)) {
+        ++nvtx_skipped_;  // stale under a flood: dropped, as if the ring had been full
+        break;
+      }
       if (r.kind == NvtxKind::kMark) {
         writer_->AddNvtx(r);
         ++nvtx_written_;
@@ -231,6 +239,11 @@ void TraceCollector::OnRecord(shm::Kind kind, const uint8_t* p, uint32_t n) {
       auto it = open_.find(c.id);
       if (it == open_.end()) {
         ++nvtx_unmatched_;  // its open was dropped (ring full)
+        return;
+      }
+      if (Stale(c.end_ns)) {
+        open_.erase(it);  // the whole range is dropped, counted with its open
+        ++nvtx_skipped_;
         return;
       }
       NvtxRecord r = it->second;
@@ -296,16 +309,39 @@ void TraceCollector::OnRecord(shm::Kind kind, const uint8_t* p, uint32_t n) {
   }
 }
 
+bool TraceCollector::Stale(int64_t ns) const {
+  // Only times on this clock within the last hour: a record whose time is far
+  // off (a tracer with another clock, a test's made-up times) is never judged.
+  constexpr int64_t kHourNs = 3'600'000'000'000;
+  return skip_before_ns_ != 0 && ns < skip_before_ns_ && ns > skip_before_ns_ - kHourNs;
+}
+
 void TraceCollector::DrainRing() {
   bool corrupt = false;
   // In slices, committing between them when a commit is due: under a flood
   // that keeps the ring full, a drain can take seconds, and the trace must
   // still lose no more than a commit interval when the job is killed.
-  for (int i = 0; i < 64; ++i) {
+  //
+  // A flood (a program pushing NVTX ranges as fast as it can) keeps the ring
+  // full and the collector behind by the whole ring (32 MB: about 2 s of
+  // writing): the rows it committed would be that old when the job is killed.
+  // While the ring is over half full, NVTX records older than kMaxAgeNs are
+  // skipped (cheap: no row) and counted as dropped, as records the tracer
+  // could not put in the full ring are: the trace keeps what is recent.
+  // (When the ring is not under pressure nothing is skipped, however late.)
+  constexpr int64_t kMaxAgeNs = 25'000'000;
+  // Slices of 256 KB (~6,000 NVTX records, ~20 ms of writing): a commit is
+  // never more than one slice late.
+  for (int i = 0; i < 256; ++i) {
+    const uint64_t backlog =
+        shm_->write.load(std::memory_order_acquire) - shm_->read.load(std::memory_order_relaxed);
+    skip_before_ns_ =
+        !finished_ && backlog > geometry_.ring_bytes / 2 ? NowTraceNs() - kMaxAgeNs : 0;
     size_t n = shm::Consume(
         shm_, geometry_,
         [this](shm::Kind k, const uint8_t* p, uint32_t len) { OnRecord(k, p, len); },
-        uint64_t{1} << 20, &corrupt);
+        uint64_t{256} << 10, &corrupt);
+    skip_before_ns_ = 0;
     if (n == 0 || corrupt) break;
     if (!finished_ && MonotonicNs() - last_commit_mono_ >= commit_interval_ns_) Commit();
   }
@@ -396,7 +432,8 @@ void TraceCollector::Finish() {
   const DecoderCounters& c = decoder_->counters();
   uint64_t dropped_total = 0;
   for (int k = static_cast<int>(shm::Kind::kApi); k < static_cast<int>(shm::Kind::kCount); ++k) {
-    const uint64_t d = shm_->drops[k].load();
+    const uint64_t d =
+        shm_->drops[k].load() + (k == static_cast<int>(shm::Kind::kNvtxOpen) ? nvtx_skipped_ : 0);
     dropped_total += d;
     const std::string name = shm::KindName(static_cast<shm::Kind>(k));
     w.SetStat("dropped_" + name, static_cast<int64_t>(d),
@@ -497,6 +534,7 @@ void TraceCollector::Finish() {
   result_.kept = work > 0 || !st.ok();
   if (!result_.kept) ::unlink(path_.c_str());
   writer_.reset();
+  journal_guard::Closed(path_);
   if (lock_fd_ >= 0) ::close(lock_fd_);
   lock_fd_ = -1;
 }

@@ -98,6 +98,12 @@ class TraceCollector {
   uint64_t host_dropped_ = 0;
   uint64_t nvtx_written_ = 0, nvtx_unmatched_ = 0, host_allocs_ = 0, lost_buffers_ = 0,
            um_totals_ = 0;
+  // Under a flood (the ring over half full), NVTX records older than this
+  // trace-clock time are skipped and counted as dropped: the collector writes
+  // what is recent, so a kill loses at most a commit interval (DrainRing).
+  int64_t skip_before_ns_ = 0;
+  bool Stale(int64_t ns) const;
+  uint64_t nvtx_skipped_ = 0;
   int64_t max_ns_ = 0;
   CollectedTrace result_;
   std::unique_ptr<HostSampler> sampler_;
