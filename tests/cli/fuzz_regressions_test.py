@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Defects the fuzz campaign found (scripts/fuzz_campaign.py, issue 36), each rebuilt from a
+bundled fixture with the SQL that reproduces it: every one must end with exit 2 and one line.
+
+usage: fuzz_regressions_test.py BUILD_DIR
+"""
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else os.environ.get("STEPSCOPE_BUILD_DIR", "build")
+STEPSCOPE = os.path.join(BUILD, "bin", "stepscope")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SAMPLE = os.path.join(ROOT, "tests", "fixtures", "sample", "sample.sqlite")
+NSYS = os.path.join(ROOT, "tests", "fixtures", "public", "nsys", "fuser_h100_report1.sqlite")
+
+
+class FuzzRegressionsTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="stepscope-fuzzreg-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def mutant(self, src, sql, name):
+        path = os.path.join(self.tmp, name)
+        shutil.copyfile(src, path)
+        db = sqlite3.connect(path)
+        db.executescript(sql)
+        db.commit()
+        db.close()
+        return path
+
+    def one_line_exit_2(self, args):
+        p = subprocess.run([STEPSCOPE] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        err = [l for l in p.stderr.decode("utf-8", "replace").splitlines() if l.strip()]
+        errors = [l for l in err if "error:" in l]
+        self.assertEqual(p.returncode, 2, err)
+        self.assertEqual(len(errors), 1, err)
+        self.assertTrue(all(l.startswith("stepscope") for l in err), err)
+
+    def test_whatif_on_kernels_with_text_times_is_exit_2(self):
+        # Was exit 1 ("internal"): the replay's graph has a cycle when start_ns is text.
+        t = self.mutant(SAMPLE, "UPDATE kernels SET start_ns = '';", "text_times.sqlite")
+        self.one_line_exit_2(["whatif", "--remove-sync", "all", "--prefetch", "--pin", t])
+
+
+if __name__ == "__main__":
+    unittest.main()
