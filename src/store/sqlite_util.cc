@@ -32,6 +32,13 @@ StatusOr<Statement> Prepare(sqlite3* db, std::string_view sql) {
   if (rc != SQLITE_OK) {
     Status st = SqliteError(db, sqlite3_extended_errcode(db), "");
     if (st.code() == StatusCode::kInvalidInput) return st;
+    // A table or column the statement names is missing: the file read is not what it
+    // claims to be (a damaged nsys export or trace; the fuzz campaign, issue 36). Exit 2.
+    const std::string msg = sqlite3_errmsg(db);
+    if (msg.rfind("no such table", 0) == 0 || msg.rfind("no such column", 0) == 0) {
+      return InvalidInput("the file lacks what is read (" + msg +
+                          "): damaged or not this kind of file");
+    }
     return Internal(std::string("sqlite prepare failed: ") + sqlite3_errmsg(db) +
                     " in: " + std::string(sql.substr(0, 120)));
   }

@@ -48,6 +48,11 @@ class FuzzRegressionsTest(unittest.TestCase):
         t = self.mutant(SAMPLE, "UPDATE kernels SET start_ns = '';", "text_times.sqlite")
         self.one_line_exit_2(["whatif", "--remove-sync", "all", "--prefetch", "--pin", t])
 
+    def test_import_of_an_nsys_export_missing_a_column_is_exit_2(self):
+        # Was exit 1 ("sqlite prepare failed: no such column: id").
+        n = self.mutant(NSYS, "ALTER TABLE StringIds RENAME COLUMN id TO id_gone;", "no_id.sqlite")
+        self.one_line_exit_2(["import", n, "-o", os.path.join(self.tmp, "out.sqlite")])
+
 
 if __name__ == "__main__":
     unittest.main()
