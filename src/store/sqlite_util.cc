@@ -35,7 +35,9 @@ StatusOr<Statement> Prepare(sqlite3* db, std::string_view sql) {
     // A table or column the statement names is missing: the file read is not what it
     // claims to be (a damaged nsys export or trace; the fuzz campaign, issue 36). Exit 2.
     const std::string msg = sqlite3_errmsg(db);
-    if (msg.rfind("no such table", 0) == 0 || msg.rfind("no such column", 0) == 0) {
+    // "unsupported file format": a header byte (the schema format) says another SQLite.
+    if (msg.rfind("no such table", 0) == 0 || msg.rfind("no such column", 0) == 0 ||
+        msg.rfind("unsupported file format", 0) == 0) {
       return InvalidInput("the file lacks what is read (" + msg +
                           "): damaged or not this kind of file");
     }

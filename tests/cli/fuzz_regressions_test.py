@@ -53,6 +53,18 @@ class FuzzRegressionsTest(unittest.TestCase):
         n = self.mutant(NSYS, "ALTER TABLE StringIds RENAME COLUMN id TO id_gone;", "no_id.sqlite")
         self.one_line_exit_2(["import", n, "-o", os.path.join(self.tmp, "out.sqlite")])
 
+    def test_a_trace_with_an_unknown_schema_format_byte_is_exit_2(self):
+        # Byte 47 (the schema format number) flipped to 9: "sqlite prepare failed:
+        # unsupported file format", exit 1, from stats, analyze, whatif, steps.
+        t = os.path.join(self.tmp, "format9.sqlite")
+        shutil.copyfile(SAMPLE, t)
+        with open(t, "r+b") as f:
+            f.seek(47)
+            f.write(b"\x09")
+        for cmd in ("stats", "analyze", "whatif", "steps", "memory", "summarize"):
+            with self.subTest(cmd=cmd):
+                self.one_line_exit_2([cmd, t] + (["-o", "-"] if cmd == "summarize" else []))
+
 
 if __name__ == "__main__":
     unittest.main()
