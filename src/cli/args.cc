@@ -373,7 +373,18 @@ std::string ArgParser::Help() const {
 }
 
 int ReportError(const std::string& command, const Status& status) {
-  std::fprintf(stderr, "stepscope %s: error: %s\n", command.c_str(), status.message().c_str());
+  // One line, always: a message can quote the input (SQLite's "malformed database
+  // schema" quotes the damaged CREATE statement, newlines and all: fuzz campaign,
+  // issue 36). Line breaks and tabs become spaces, runs of them one.
+  std::string msg;
+  msg.reserve(status.message().size());
+  for (char ch : status.message()) {
+    const bool space = ch == '\n' || ch == '\r' || ch == '\t' || ch == ' ';
+    if (space && !msg.empty() && msg.back() == ' ') continue;
+    msg += space ? ' ' : ch;
+  }
+  while (!msg.empty() && msg.back() == ' ') msg.pop_back();
+  std::fprintf(stderr, "stepscope %s: error: %s\n", command.c_str(), msg.c_str());
   return status.code() == StatusCode::kInvalidInput ? 2 : 1;
 }
 

@@ -65,6 +65,15 @@ class FuzzRegressionsTest(unittest.TestCase):
             with self.subTest(cmd=cmd):
                 self.one_line_exit_2([cmd, t] + (["-o", "-"] if cmd == "summarize" else []))
 
+    def test_a_damaged_schema_statement_is_said_on_one_line(self):
+        # SQLite's "malformed database schema (T) - unrecognized token: ..." quotes the CREATE
+        # statement, newlines and all: import printed three lines.
+        n = self.mutant(NSYS, "PRAGMA writable_schema=ON; UPDATE sqlite_master SET sql = "
+                              "'CREATE TABLE ENUM_PMU_UNIT_TYPE(' || char(10) || '  `name TEXT,' || "
+                              "char(10) || '  id INTEGER)' WHERE name = 'ENUM_PMU_UNIT_TYPE';",
+                        "schema.sqlite")
+        self.one_line_exit_2(["import", n, "-o", os.path.join(self.tmp, "out.sqlite")])
+
 
 if __name__ == "__main__":
     unittest.main()
