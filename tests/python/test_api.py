@@ -260,6 +260,38 @@ class SampleTrace(unittest.TestCase):
         self.assertEqual(int(self.t.sql("SELECT COUNT(*) AS n FROM steps_v")["n"][0]), 8)
 
 
+class LongNames(unittest.TestCase):
+    """Memory independent of name length x count (issue 36, the fuzz campaign): the sample
+    trace with its most frequent kernel name (1,176 kernels), an API name and an NVTX name
+    made 1 MB long. kernels() joined the name in SQL: SQLite sorted 1 MB per row and pandas
+    held a copy per row (a 1 MB name on 5,647 kernels: 72 s, 2.3 GB)."""
+
+    def test_kernels_api_nvtx_share_long_names(self):
+        import resource
+        tmp = tempfile.mkdtemp(prefix="stepscope-longnames-")
+        path = os.path.join(tmp, "long.sqlite")
+        with open(SAMPLE, "rb") as f, open(path, "wb") as g:
+            g.write(f.read())
+        db = sqlite3.connect(path)
+        for table in ("kernels", "api", "nvtx"):
+            db.execute("UPDATE strings SET value = printf('%.*c', 1000000, 'x') WHERE id = "
+                       f"(SELECT name_id FROM {table} GROUP BY name_id ORDER BY COUNT(*) DESC LIMIT 1)")
+        db.commit()
+        db.close()
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        with stepscope.open(path) as t:
+            k, a, n = t.kernels(), t.api(), t.nvtx()
+        grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+        self.assertEqual((len(k), len(a), len(n)), (6159, 7475, 64))
+        self.assertEqual(int((k["name"].str.len() == 1000000).sum()), 1176)
+        self.assertEqual(len({id(v) for v in k["name"] if len(v) == 1000000}), 1)
+        self.assertLess(grown_mb, 200)
+        # The same columns, in the same order, as the SQL join gave.
+        self.assertEqual(list(k.columns)[-2:], ["duration_ns", "name"])
+        self.assertEqual(list(a.columns)[-3:], ["duration_ns", "name", "thread"])
+        self.assertEqual(list(n.columns)[-4:], ["name", "domain", "kind_name", "duration_ns"])
+
+
 class FixtureTraces(unittest.TestCase):
     """The views against the C++ analysis on every fixture and on imported traces."""
 
