@@ -3,6 +3,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "common/strings.h"
+#include "export/chrome_json_writer.h"
 #include "export/exporter.h"
 
 namespace stepscope {
@@ -79,6 +80,12 @@ int RunExport(int argc, char** argv) {
                  FormatCount(stats.slices).c_str(), FormatCount(stats.gpu_slices).c_str(),
                  FormatCount(stats.cpu_slices).c_str(), host.c_str(),
                  FormatCount(stats.flows).c_str(), FormatCount(stats.counter_points).c_str());
+    if (stats.names_truncated > 0) {
+      CliNote("export", FormatCount(stats.names_truncated) + " names longer than " +
+                            std::to_string(ChromeJsonWriter::kMaxNameBytes / 1024) +
+                            " KiB were cut (Chrome JSON repeats each name per event; "
+                            "--timeline-format perfetto keeps them whole)");
+    }
   }
   return 0;
 }

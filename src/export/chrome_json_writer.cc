@@ -81,12 +81,23 @@ void ChromeJsonWriter::AddTrack(const TrackInfo& t) {
   Flush();
 }
 
+void ChromeJsonWriter::AppendName(std::string_view name) {
+  if (name.size() <= kMaxNameBytes) {
+    AppendJsonString(&buf_, JsonEscaping::kCompact, name);
+    return;
+  }
+  size_t cut = kMaxNameBytes;
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+  ++names_truncated_;
+  AppendJsonString(&buf_, JsonEscaping::kCompact, std::string(name.substr(0, cut)) + "...");
+}
+
 void ChromeJsonWriter::BeginSlice(const SliceEvent& e) {
   StartEvent();
   buf_.append("\"ph\":\"X\",\"cat\":");
   AppendJsonString(&buf_, JsonEscaping::kCompact, e.category);
   buf_.append(",\"name\":");
-  AppendJsonString(&buf_, JsonEscaping::kCompact, e.name);
+  AppendName(e.name);
   AppendWhere(e.track);
   AppendTs("ts", e.start_ns);
   AppendMicros("dur", e.end_ns - e.start_ns);
@@ -134,7 +145,7 @@ void ChromeJsonWriter::Instant(uint64_t track, int64_t ts_ns, std::string_view n
   buf_.append("\"ph\":\"i\",\"s\":\"t\",\"cat\":");
   AppendJsonString(&buf_, JsonEscaping::kCompact, category);
   buf_.append(",\"name\":");
-  AppendJsonString(&buf_, JsonEscaping::kCompact, name);
+  AppendName(name);
   AppendWhere(track);
   AppendTs("ts", ts_ns);
   buf_.push_back('}');

@@ -25,13 +25,17 @@ Status ExportTrace(const TraceReader& reader, ExportFormat format, const Timelin
   OutputFile out(out_path);
   RETURN_IF_ERROR(out.Open());
   std::unique_ptr<TimelineSink> sink;
+  ChromeJsonWriter* chrome = nullptr;
   if (format == ExportFormat::kPerfetto) {
     sink = std::make_unique<PerfettoWriter>(&out);
   } else {
-    sink = std::make_unique<ChromeJsonWriter>(&out, reader.Meta("source", "unknown"));
+    auto w = std::make_unique<ChromeJsonWriter>(&out, reader.Meta("source", "unknown"));
+    chrome = w.get();
+    sink = std::move(w);
   }
   RETURN_IF_ERROR(WalkTimeline(reader, options, sink.get(), stats).WithContext(reader.path()));
   RETURN_IF_ERROR(sink->Finish());
+  if (chrome && stats) stats->names_truncated = chrome->names_truncated();
   if (bytes_written) *bytes_written = out.bytes_written();
   return out.Close();
 }

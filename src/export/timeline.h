@@ -108,6 +108,8 @@ struct TimelineStats {
   int64_t slices = 0, gpu_slices = 0, cpu_slices = 0, instants = 0;
   int64_t flows = 0, counter_points = 0;
   int64_t host_tracks = 0, host_slices = 0;  // host model (also counted in slices)
+  // Chrome JSON only: names cut at ChromeJsonWriter::kMaxNameBytes (Perfetto keeps them).
+  int64_t names_truncated = 0;
   int64_t time_origin_ns =
       0;  // smallest timestamp of the trace (Chrome JSON times are relative to it)
 };
