@@ -220,6 +220,7 @@ void TraceCollector::OnRecord(shm::Kind kind, const uint8_t* p, uint32_t n) {
       r.name = writer_->Intern(std::string_view(text + o.domain_len, o.name_len));
       tids_.insert(o.tid);
       max_ns_ = std::max(max_ns_, o.start_ns);
+      JudgeAge(o.start_ns);
       if (Stale(o.start_ns)) {
         ++nvtx_skipped_;  // stale under a flood: dropped, as if the ring had been full
         break;
@@ -241,6 +242,7 @@ void TraceCollector::OnRecord(shm::Kind kind, const uint8_t* p, uint32_t n) {
         ++nvtx_unmatched_;  // its open was dropped (ring full)
         return;
       }
+      JudgeAge(c.end_ns);
       if (Stale(c.end_ns)) {
         open_.erase(it);  // the whole range is dropped, counted with its open
         ++nvtx_skipped_;
@@ -309,6 +311,14 @@ void TraceCollector::OnRecord(shm::Kind kind, const uint8_t* p, uint32_t n) {
   }
 }
 
+void TraceCollector::JudgeAge(int64_t ns) {
+  if (!judge_age_) return;
+  judge_age_ = false;
+  const int64_t now = NowTraceNs();
+  constexpr int64_t kBehindNs = 100'000'000, kHourNs = 3'600'000'000'000;
+  if (ns < now - kBehindNs && ns > now - kHourNs) skip_before_ns_ = now - 25'000'000;
+}
+
 bool TraceCollector::Stale(int64_t ns) const {
   // Only times on this clock within the last hour: a record whose time is far
   // off (a tracer with another clock, a test's made-up times) is never judged.
@@ -330,17 +340,25 @@ void TraceCollector::DrainRing() {
   // could not put in the full ring are: the trace keeps what is recent.
   // (When the ring is not under pressure nothing is skipped, however late.)
   constexpr int64_t kMaxAgeNs = 25'000'000;
-  // Slices of 256 KB (~6,000 NVTX records, ~20 ms of writing): a commit is
-  // never more than one slice late.
-  for (int i = 0; i < 256; ++i) {
+  // Slices of 64 KB (~1,500 NVTX records, ~5 ms of writing; ~50 ms on cores
+  // shared with other busy processes): a commit is never more than one slice late.
+  //
+  // On cores shared with other busy processes the collector writes 10x slower,
+  // and a backlog well under half the ring is seconds of writing: so a slice
+  // whose backlog is over 1 MB also looks at its first NVTX record, and skips
+  // when that is over 0.1 s old (OnRecord). A normal program's backlog is a
+  // few kB: nothing of it is skipped, even after a stall.
+  for (int i = 0; i < 1024; ++i) {
     const uint64_t backlog =
         shm_->write.load(std::memory_order_acquire) - shm_->read.load(std::memory_order_relaxed);
     skip_before_ns_ =
         !finished_ && backlog > geometry_.ring_bytes / 2 ? NowTraceNs() - kMaxAgeNs : 0;
+    judge_age_ = !finished_ && skip_before_ns_ == 0 && backlog > (uint64_t{1} << 20);
     size_t n = shm::Consume(
         shm_, geometry_,
         [this](shm::Kind k, const uint8_t* p, uint32_t len) { OnRecord(k, p, len); },
-        uint64_t{256} << 10, &corrupt);
+        uint64_t{64} << 10, &corrupt);
+    judge_age_ = false;
     skip_before_ns_ = 0;
     if (n == 0 || corrupt) break;
     if (!finished_ && MonotonicNs() - last_commit_mono_ >= commit_interval_ns_) Commit();

@@ -104,6 +104,8 @@ class TraceCollector {
   int64_t skip_before_ns_ = 0;
   bool Stale(int64_t ns) const;
   uint64_t nvtx_skipped_ = 0;
+  bool judge_age_ = false;  // the slice's first NVTX record decides (DrainRing)
+  void JudgeAge(int64_t ns);
   int64_t max_ns_ = 0;
   CollectedTrace result_;
   std::unique_ptr<HostSampler> sampler_;
