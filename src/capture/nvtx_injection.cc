@@ -204,7 +204,7 @@ ThreadStacks& Stacks() {
 // Its time is the tracer's own (capture/self_time.h).
 template <typename F>
 auto Guard(F&& f) noexcept -> decltype(f()) {
-  SelfTimer self_time;
+  SelfTimer self_time(Session::Get().recording());
   try {
     return f();
   } catch (...) {

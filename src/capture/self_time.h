@@ -18,11 +18,14 @@ namespace stepscope {
 // Nanoseconds of handler time on this thread not yet attached to a record.
 inline thread_local int64_t t_self_time_ns = 0;
 
-// Times one handler call: its whole duration is added when it returns.
+// Times one handler call: its whole duration is added when it returns. Off
+// (no clock read) where nothing is recorded: an untraced program pays nothing.
 class SelfTimer {
  public:
-  SelfTimer() : start_(MonotonicNs()) {}
-  ~SelfTimer() { t_self_time_ns += MonotonicNs() - start_; }
+  explicit SelfTimer(bool on = true) : start_(on ? MonotonicNs() : 0) {}
+  ~SelfTimer() {
+    if (start_ != 0) t_self_time_ns += MonotonicNs() - start_;
+  }
   SelfTimer(const SelfTimer&) = delete;
   SelfTimer& operator=(const SelfTimer&) = delete;
 
