@@ -60,8 +60,11 @@ demo: build
 format:
 	git ls-files '*.cc' '*.h' | xargs clang-format -i
 
+# Lint: clang-format, and every file under bench/results cited by a document (docs/*.md,
+# README.md, bench/README.md, tests/**/README.md, source comments).
 format-check:
 	@git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror && echo "format-check: ok"
+	@python3 tools/check_bench_results.py && echo "check_bench_results: ok"
 
 docs: build
 	$(BUILD)/bin/stepscope schema --markdown > docs/schema.md
