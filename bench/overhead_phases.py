@@ -40,45 +40,10 @@ import subprocess
 import sys
 import time
 
-
-def split_phases(ends):
-    """Step-end times with None at each phase change -> the phases' step-end lists, the
-    warm-up before the first change dropped (also used by tests/gpu/train_gpt_ab.py)."""
-    phases, cur = [], []
-    for t in ends:
-        if t is None:
-            phases.append(cur)
-            cur = []
-        else:
-            cur.append(t)
-    return phases[1:]
-
-
-def ab_savings(ends, pairs, skip):
-    """Alternating problem/fix phases (split_phases of `ends`; even = problem, odd = fix) -> a
-    dict with runs_ms {problem, fix} (ms/step per phase, its first `skip` steps dropped), their
-    medians, realized_saving_ms (difference of the medians) and paired_saving_ms (median of each
-    problem phase minus the mean of its fix neighbours); {"error": ...} without a complete pair.
-    Used by tests/gpu/train_gpt_ab.py and tests/gpu/hf_lora_train.py --phases."""
-    times = {"problem": [], "fix": []}
-    per = []
-    for i, ts in enumerate(split_phases(ends)[: 2 * pairs]):
-        ts = ts[skip:]
-        if len(ts) < 3:
-            continue
-        ms = (ts[-1] - ts[0]) * 1e3 / (len(ts) - 1)
-        per.append((i % 2 == 1, ms))
-        times["fix" if i % 2 else "problem"].append(round(ms, 3))
-    paired = []
-    for j, (is_fix, ms) in enumerate(per):
-        nb = [m for f, m in per[max(0, j - 1): j + 2] if f]
-        if not is_fix and nb:
-            paired.append(ms - statistics.mean(nb))
-    if not times["problem"] or not times["fix"]:
-        return {"error": "no complete phase pair"}
-    mp, mf = statistics.median(times["problem"]), statistics.median(times["fix"])
-    return {"runs_ms": times, "problem_median_ms": mp, "fix_median_ms": mf, "realized_saving_ms": mp - mf,
-            "paired_saving_ms": round(statistics.median(paired), 3) if paired else None}
+# The phase arithmetic is shared with tests/gpu/train_gpt_ab.py and hf_lora_train.py: it lives in
+# tests/gpu/gpukit.py (bench/ imports from tests/gpu, never the other way).
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "gpu"))
+from gpukit import split_phases  # noqa: E402
 
 
 def run_wrapped(a, rest):

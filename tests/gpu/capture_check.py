@@ -19,32 +19,12 @@ import json
 import os
 import random
 import signal
-import sqlite3
 import statistics
 import subprocess
 import sys
 import time
 
-RESULTS = []
-
-
-def report(name, ok, detail):
-    RESULTS.append((name, ok, detail))
-    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
-
-
-def run(cmd, timeout=600, env=None, cwd=None):
-    t0 = time.time()
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, env=env, cwd=cwd)
-    return p, time.time() - t0
-
-
-def q(path, sql):
-    db = sqlite3.connect(path)
-    try:
-        return db.execute(sql).fetchall()
-    finally:
-        db.close()
+from gpukit import RESULTS, q, report, run_timed
 
 
 def step_ranges(path):
@@ -62,7 +42,7 @@ def check_completeness(a, out):
     # run past the host range: use the start of the next step as the boundary).
     trace = os.path.join(out, "complete.sqlite")
     steps = 8
-    p, _ = run([a.stepscope, "profile", "-f", "-o", trace, "--", sys.executable, a.workload, "--preset", "small",
+    p, _ = run_timed([a.stepscope, "profile", "-f", "-o", trace, "--", sys.executable, a.workload, "--preset", "small",
                 "--steps", str(steps), "--warmup", "3", "--json"])
     if p.returncode != 0:
         return report("completeness", False, p.stderr.decode()[-2000:])
@@ -72,7 +52,7 @@ def check_completeness(a, out):
     ours = [kernels_in(trace, bounds[i], bounds[i + 1]) for i in range(len(timed))]
     # torch.profiler over the same timed steps, separate run.
     tp_json = os.path.join(out, "torch_profile.json")
-    p2, _ = run([sys.executable, a.workload, "--preset", "small", "--steps", str(steps), "--warmup", "3",
+    p2, _ = run_timed([sys.executable, a.workload, "--preset", "small", "--steps", str(steps), "--warmup", "3",
                  "--json", "--torch-profiler", tp_json])
     if p2.returncode != 0:
         return report("completeness", False, p2.stderr.decode()[-2000:])
@@ -122,10 +102,10 @@ def check_completeness(a, out):
 
 
 def check_throughput(a, out):
-    p, wall = run([a.tiny, "1000000"])
+    p, wall = run_timed([a.tiny, "1000000"])
     bare = json.loads(p.stdout) if p.returncode == 0 else None
     trace = os.path.join(out, "tiny.sqlite")
-    p2, wall2 = run([a.stepscope, "profile", "-f", "-o", trace, "--", a.tiny, "1000000"])
+    p2, wall2 = run_timed([a.stepscope, "profile", "-f", "-o", trace, "--", a.tiny, "1000000"])
     if p.returncode or p2.returncode:
         return report("throughput", False, (p.stderr + p2.stderr).decode()[-2000:])
     traced = json.loads(p2.stdout)
@@ -182,7 +162,7 @@ def check_durability(a, out, kills=10):
 def check_subscriber(a, out):
     trace = os.path.join(out, "twoprofilers.sqlite")
     tp = os.path.join(out, "twoprofilers.json")
-    p, _ = run([a.stepscope, "profile", "-f", "-o", trace, "--", sys.executable, a.workload, "--preset", "tiny",
+    p, _ = run_timed([a.stepscope, "profile", "-f", "-o", trace, "--", sys.executable, a.workload, "--preset", "tiny",
                 "--steps", "5", "--warmup", "2", "--torch-profiler", tp])
     err = p.stderr.decode()
     report("subscriber", p.returncode == 0, f"exit {p.returncode}; stderr tail: {err[-600:]!r}")
@@ -199,7 +179,7 @@ def record_fixtures(a, out):
     }
     for name, extra in scenarios.items():
         trace = os.path.join(out, f"scenario_{name}.sqlite")
-        p, wall = run([a.stepscope, "profile", "-q", "-f", "-o", trace, "--", sys.executable, a.workload,
+        p, wall = run_timed([a.stepscope, "profile", "-q", "-f", "-o", trace, "--", sys.executable, a.workload,
                        "--preset", "small", "--steps", "6", "--warmup", "2", "--json"] + extra)
         line = p.stdout.decode().strip().splitlines()[-1] if p.stdout else ""
         print(f"  scenario {name}: rc={p.returncode} {line} size={os.path.getsize(trace) if os.path.exists(trace) else 0}",

@@ -31,24 +31,11 @@ import sqlite3
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
-RESULTS = []
+from gpukit import RESULTS, q, report
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def report(name, ok, detail):
-    RESULTS.append({"part": name, "ok": bool(ok), "detail": detail})
-    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
-
-
-def q(path, sql):
-    db = sqlite3.connect(path)
-    try:
-        return db.execute(sql).fetchall()
-    finally:
-        db.close()
 
 
 def alone(path, out, tag):
@@ -267,11 +254,11 @@ def main():
         except Exception as e:  # noqa: BLE001
             report(name, False, f"crashed: {e!r}")
     with open(os.path.join(a.out, "summary.json"), "w") as f:
-        json.dump(RESULTS, f, indent=1)
+        json.dump([{"part": n, "ok": bool(ok), "detail": d} for n, ok, d in RESULTS], f, indent=1)
     print(f"\n== capture safety: {time.time() - t0:.0f} s ==")
-    for r in RESULTS:
-        print(f"{'PASS' if r['ok'] else 'FAIL':4}  {r['part']:15} {r['detail'][:150]}")
-    return 0 if all(r["ok"] for r in RESULTS) else 1
+    for n, ok, d in RESULTS:
+        print(f"{'PASS' if ok else 'FAIL':4}  {n:15} {d[:150]}")
+    return 0 if all(ok for _, ok, _ in RESULTS) else 1
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ realized by doing the fix for real.
   external_suite.py smoke [--only a,b]
       every scenario, one step of each arm, in one process (seconds): run it first.
   external_suite.py reanalyze --stepscope BIN --results suite.jsonl --traces DIR --out NEW.jsonl
-      today's predictions on the traces of an earlier run, with its realized savings (no GPU).
+      BIN's predictions on the traces of an earlier run, with that run's realized savings (no GPU).
   external_suite.py table FILE.jsonl [FILE.jsonl ...]
       the table: realized vs predicted per scenario, the top finding, pass/fail against the
       acceptance (top finding = the expected cause; |error| <= 15%, or <= 1 ms where the realized
@@ -34,7 +34,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, HERE)  # scenarios.py and gpukit.py, also when run by bench/overhead_phases.py (runpy)
+from gpukit import JsonLines  # noqa: E402
 
 # Accepted rule names for the cause each scenario has (a cause may be named by more than one rule
 # while rules are renamed; the first is the one the docs use).
@@ -200,8 +201,7 @@ def driver_one(a, name, log, text):
         text.flush()
     else:
         row["analyze_error"] = aerr
-    log.write(json.dumps(row) + "\n")
-    log.flush()
+    log.write(row)
     return row
 
 
@@ -209,7 +209,7 @@ def cmd_driver(a):
     import scenarios
     os.makedirs(a.traces or os.path.join(a.out, "traces"), exist_ok=True)
     names = a.only.split(",") if a.only else list(scenarios.SCENARIOS)
-    log = open(os.path.join(a.out, "suite.jsonl"), "a")
+    log = JsonLines(os.path.join(a.out, "suite.jsonl"))
     text = open(os.path.join(a.out, "analyze.txt"), "a")
     t0 = time.monotonic()
     # A warm-up process: the first CUDA/transformers start on a fresh machine is slow.
@@ -217,7 +217,7 @@ def cmd_driver(a):
                 "--steps", "3", "--warmup", "1"], 300)
     for name in names:
         if time.monotonic() - t0 > a.budget_s:
-            log.write(json.dumps({"scenario": name, "skipped": "budget"}) + "\n")
+            log.write({"scenario": name, "skipped": "budget"})
             continue
         row = driver_one(a, name, log, text)
         print(json.dumps({k: row.get(k) for k in ("scenario", "realized_ms", "traced_ms",
@@ -225,8 +225,9 @@ def cmd_driver(a):
 
 
 def cmd_reanalyze(a):
-    """The predictions of today's build on traces an earlier driver run recorded, with that run's
-    realized savings: a pricing change measured without the GPU (the capture stays the old one)."""
+    """Predictions of the build given by --stepscope on traces an earlier driver run recorded,
+    with that run's realized savings: a pricing change measured without the GPU (the capture
+    stays the old one)."""
     out = open(a.out, "w")
     for line in open(a.results):
         row = json.loads(line)

@@ -31,7 +31,6 @@ the next, so data loading is inside them) are emitted by a callback unless --no-
 """
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -174,8 +173,7 @@ def run_phases(model, compare, pairs, phase, skip, warmup, reentrant=False):
     """Problem and fix phases inside one Trainer run (see --phases): JSON-ready dict."""
     from transformers import Trainer, TrainerCallback
 
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-    from overhead_phases import ab_savings  # noqa: E402 - bench/ is not a package
+    from gpukit import ab_savings
 
     total = warmup + 2 * phase * pairs + 1
     state = {"fix": False, "steps": 0, "fix_batches": 0}

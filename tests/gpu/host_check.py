@@ -24,23 +24,16 @@ import argparse
 import collections
 import json
 import os
-import sqlite3
 import statistics
 import subprocess
 import sys
 import time
 import traceback
 
+from gpukit import q
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-
-
-def q(path, sql, args=()):
-    db = sqlite3.connect(path)
-    try:
-        return db.execute(sql, args).fetchall()
-    finally:
-        db.close()
 
 
 class Check:

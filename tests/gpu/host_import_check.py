@@ -20,37 +20,21 @@ minute on an H100, nsys part included):
                 (thread names, scheduling intervals). The export is kept under --out for the corpus.
 """
 import argparse
+import functools
 import json
 import os
 import shutil
-import sqlite3
-import subprocess
 import sys
 import time
 import traceback
 
+from gpukit import RESULTS, q, report, run_timed
+
+run = functools.partial(run_timed, timeout=300, text=True)  # -> (process, seconds)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-RESULTS = []
 ITEM_LINE = None  # set by loop(): the line of loss.item()
-
-
-def report(name, ok, detail):
-    RESULTS.append((name, ok, detail))
-    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
-
-
-def run(cmd, timeout=300):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, text=True)
-    return p
-
-
-def q(path, sql):
-    db = sqlite3.connect(path)
-    try:
-        return db.execute(sql).fetchall()
-    finally:
-        db.close()
 
 
 def loop(steps, prof=None):
@@ -85,7 +69,7 @@ def part_kineto(args):
     db = os.path.join(args.out, "kineto_stack.sqlite")
     if os.path.exists(db):
         os.remove(db)
-    p = run([args.stepscope, "import", out, "-o", db])
+    p, _ = run([args.stepscope, "import", out, "-o", db])
     open(os.path.join(args.out, "kineto_import.log"), "w").write(p.stdout + p.stderr)
     report("kineto_import", p.returncode == 0, f"rc {p.returncode}")
     n = q(db, "SELECT count(*) FROM api_callsite")[0][0]
@@ -112,11 +96,11 @@ def part_kineto(args):
     report("kineto_sync_line", any(l[1] == "loop" and l[2] == 0 for l in mine),
            f"loss.item() at line {ITEM_LINE} in loop(); Python frames of the syncs in this file: "
            f"{sorted(mine)[:6]}")
-    p = run([args.stepscope, "stats", "-r", "python_hotspots", db])
+    p, _ = run([args.stepscope, "stats", "-r", "python_hotspots", db])
     open(os.path.join(args.out, "kineto_python_hotspots.txt"), "w").write(p.stdout + p.stderr)
     report("kineto_python_hotspots", p.returncode == 0 and "python_function spans" in p.stdout,
            "source python_function spans" if "python_function spans" in p.stdout else p.stdout[-200:])
-    p = run([args.stepscope, "analyze", "--all", "--format", "json", db])
+    p, _ = run([args.stepscope, "analyze", "--all", "--format", "json", db])
     a = json.loads(p.stdout) if p.returncode == 0 else {}
     json.dump(a, open(os.path.join(args.out, "kineto_analyze.json"), "w"), indent=1)
     syncs = [f for f in a.get("findings", []) if f["rule"] in ("host_sync", "sync_memcpy")]
@@ -142,13 +126,13 @@ def part_nsys(args):
     for ext in (".nsys-rep", ".sqlite"):
         if os.path.exists(rep + ext):
             os.remove(rep + ext)
-    p = run([nsys, "profile", "--trace=cuda,osrt", "--sample=process-tree", "--cpuctxsw=process-tree",
-             "--backtrace=dwarf", "-o", rep, sys.executable, os.path.abspath(__file__), "--loop-only"], timeout=240)
+    p, _ = run([nsys, "profile", "--trace=cuda,osrt", "--sample=process-tree", "--cpuctxsw=process-tree",
+                "--backtrace=dwarf", "-o", rep, sys.executable, os.path.abspath(__file__), "--loop-only"], timeout=240)
     open(os.path.join(args.out, "nsys_profile.log"), "w").write(p.stdout + p.stderr)
     if p.returncode != 0 or not os.path.exists(rep + ".nsys-rep"):
         report("nsys_profile", False, f"rc {p.returncode}: {p.stderr[-300:]}")
         return
-    p = run([nsys, "export", "--type", "sqlite", "-o", rep + ".sqlite", rep + ".nsys-rep"], timeout=240)
+    p, _ = run([nsys, "export", "--type", "sqlite", "-o", rep + ".sqlite", rep + ".nsys-rep"], timeout=240)
     if p.returncode != 0:
         report("nsys_export", False, p.stderr[-300:])
         return
@@ -164,7 +148,7 @@ def part_nsys(args):
     db = os.path.join(args.out, "host_loop.stepscope.sqlite")
     if os.path.exists(db):
         os.remove(db)
-    p = run([args.stepscope, "import", raw, "-o", db])
+    p, _ = run([args.stepscope, "import", raw, "-o", db])
     open(os.path.join(args.out, "nsys_import.log"), "w").write(p.stdout + p.stderr)
     report("nsys_import", p.returncode == 0, f"rc {p.returncode}")
     got = {t: q(db, f"SELECT count(*) FROM {t}")[0][0] for t in ("thread_sched", "osrt", "samples", "threads",
@@ -172,12 +156,12 @@ def part_nsys(args):
     for src, dst in (("SCHED_EVENTS", "thread_sched"), ("OSRT_API", "osrt"), ("COMPOSITE_EVENTS", "samples")):
         if counts.get(src, 0) > 0:
             report(f"nsys_{dst}", got[dst] > 0, f"{src} {counts[src]} rows -> {dst} {got[dst]}")
-    p = run([sys.executable, os.path.join(REPO, "tests", "corpus", "run_corpus.py"), "--stepscope", args.stepscope,
-             raw])
+    p, _ = run([sys.executable, os.path.join(REPO, "tests", "corpus", "run_corpus.py"), "--stepscope", args.stepscope,
+                raw])
     open(os.path.join(args.out, "nsys_corpus.log"), "w").write(p.stdout + p.stderr)
     report("nsys_reference", p.returncode == 0, p.stdout.strip().splitlines()[-1] if p.stdout.strip() else p.stderr)
     for r in ("thread_states", "osrt_sum", "python_hotspots"):
-        p = run([args.stepscope, "stats", "-r", r, db])
+        p, _ = run([args.stepscope, "stats", "-r", r, db])
         open(os.path.join(args.out, f"nsys_{r}.txt"), "w").write(p.stdout + p.stderr)
         report(f"nsys_stats_{r}", p.returncode == 0, f"{len(p.stdout.splitlines())} lines")
 

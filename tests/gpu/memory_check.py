@@ -19,13 +19,9 @@ import statistics
 import subprocess
 import sys
 
+from gpukit import RESULTS, report
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-RESULTS = []
-
-
-def report(name, ok, detail):
-    RESULTS.append((name, ok))
-    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
 
 
 def run(cmd, **kw):
@@ -157,7 +153,7 @@ def main():
             check_overhead(a)
         except Exception as e:
             report("overhead", False, f"{type(e).__name__}: {e}")
-    failed = [n for n, ok in RESULTS if not ok]
+    failed = [n for n, ok, _ in RESULTS if not ok]
     print(f"{len(RESULTS) - len(failed)} passed, {len(failed)} failed")
     return 1 if failed else 0
 

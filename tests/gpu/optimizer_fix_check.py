@@ -19,18 +19,13 @@ import subprocess
 import sys
 import time
 
+from gpukit import JsonLines, ms_per_step
+
 LOOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unmarked_loop.py")
 
 
 def loop(optim, steps):
     return [sys.executable, LOOP, "--model", "gpt2", "--optim", optim, "--steps", str(steps)]
-
-
-def ms_per_step(text):
-    for tok in text.split():
-        if tok.startswith("ms_per_step="):
-            return float(tok.split("=", 1)[1])
-    return None
 
 
 def predicted_ms(binary, trace):
@@ -56,7 +51,7 @@ def main():
     ap.add_argument("--budget-s", type=float, default=480)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    log = open(os.path.join(a.out, "optimizer_fix.jsonl"), "a")
+    log = JsonLines(os.path.join(a.out, "optimizer_fix.jsonl"))
     t0 = time.monotonic()
     subprocess.run(loop("forloop", 10), stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # warm-up
     got = {"problem": [], "fix": [], "predicted": []}
@@ -75,15 +70,14 @@ def main():
                     got["predicted"].append(row["predicted_ms"])
             elif row["ms_per_step"] is not None:
                 got[arm].append(row["ms_per_step"])
-            log.write(json.dumps(row) + "\n")
-            log.flush()
+            log.write(row)
     if got["problem"] and got["fix"] and got["predicted"]:
         realized = statistics.median(got["problem"]) - statistics.median(got["fix"])
         predicted = statistics.median(got["predicted"])
         summary = {"realized_ms": round(realized, 3), "predicted_ms": round(predicted, 3),
                    "error_pct": round(100 * (predicted - realized) / realized, 1) if realized else None,
                    "n": {k: len(v) for k, v in got.items()}}
-        log.write(json.dumps({"summary": summary}) + "\n")
+        log.write({"summary": summary})
         print(json.dumps(summary), flush=True)
 
 

@@ -28,13 +28,11 @@ problem phase against the mean of its fix neighbours) — the shape bench/calibr
 import argparse
 import gc
 import json
-import os
 import runpy
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-from overhead_phases import ab_savings  # noqa: E402 - bench/ is not a package
+from gpukit import ab_savings
 
 
 def main():

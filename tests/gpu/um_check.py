@@ -23,6 +23,7 @@ usage: python3 tests/gpu/um_check.py --stepscope build/bin/stepscope --out /tmp/
 Keep --mib far below the GPU's free memory (oversubscribing managed memory can hang a GPU).
 """
 import argparse
+import functools
 import json
 import os
 import re
@@ -31,24 +32,13 @@ import sqlite3
 import statistics
 import subprocess
 import sys
-import time
+
+from gpukit import RESULTS, report, run_timed
+
+run = functools.partial(run_timed, timeout=300)  # -> (process, seconds)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RESULTS = []
 MIB = 1 << 20
-
-
-def report(name, ok, detail):
-    RESULTS.append((name, ok, detail))
-    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
-
-
-def run(cmd, env=None, timeout=300):
-    e = dict(os.environ)
-    e.update(env or {})
-    t0 = time.time()
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, env=e)
-    return p, time.time() - t0
 
 
 def parse_duration(s):

@@ -18,6 +18,8 @@ import subprocess
 import sys
 import time
 
+from gpukit import JsonLines, ms_per_step
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 LOOP = os.path.join(HERE, "unmarked_loop.py")
 
@@ -30,13 +32,6 @@ def run(cmd, timeout, env=None):
         return p.returncode, p.stdout, p.stderr, time.monotonic() - t0
     except subprocess.TimeoutExpired:
         return 124, "", "timeout", time.monotonic() - t0
-
-
-def ms_per_step(out):
-    for tok in out.split():
-        if tok.startswith("ms_per_step="):
-            return float(tok.split("=", 1)[1])
-    return None
 
 
 def tables(text):
@@ -118,7 +113,7 @@ def main():
     work = "/tmp/unmarked"
     os.makedirs(work, exist_ok=True)
     t0 = time.monotonic()
-    results = open(os.path.join(a.out, "unmarked_steps.jsonl"), "a")
+    results = JsonLines(os.path.join(a.out, "unmarked_steps.jsonl"))
     for cfg in a.configs.split(","):
         if time.monotonic() - t0 > a.budget_s:
             break
@@ -145,8 +140,7 @@ def main():
             r["agree"] = agree(r)
             if a.keep_traces:
                 subprocess.run("gzip -c %s > %s.sqlite.gz" % (trace, os.path.join(a.out, name)), shell=True)
-        results.write(json.dumps(r) + "\n")
-        results.flush()
+        results.write(r)
         print(json.dumps(r), flush=True)
 
 

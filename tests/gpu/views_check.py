@@ -25,13 +25,9 @@ import subprocess
 import sys
 import time
 
+from gpukit import RESULTS, report
+
 SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-RESULTS = []
-
-
-def report(name, ok, detail):
-    RESULTS.append((name, ok, detail))
-    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
 
 
 def cli_json(binary, *args):

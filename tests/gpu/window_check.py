@@ -6,17 +6,10 @@ usage: window_check.py --stepscope BIN --workload train_gpt.py --out DIR
 """
 import argparse
 import os
-import sqlite3
 import subprocess
 import sys
 
-
-def q(path, sql):
-    db = sqlite3.connect(path)
-    try:
-        return db.execute(sql).fetchall()
-    finally:
-        db.close()
+from gpukit import q
 
 
 def main():

@@ -26,9 +26,8 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from gpukit import split_phases  # noqa: E402
 from hf_lora_train import Tokens, build_model, run, trainer_with_loaders, training_args  # noqa: E402
-from overhead_phases import split_phases  # noqa: E402 - bench/ is not a package
 
 
 def main():
