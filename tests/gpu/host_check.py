@@ -30,7 +30,7 @@ import sys
 import time
 import traceback
 
-from gpukit import q
+from gpukit import find_workload, q
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -231,13 +231,7 @@ def main():
     ap.add_argument("--pairs", type=int, default=4)
     ap.add_argument("--steps", type=int, default=100)
     a = ap.parse_args()
-    if not a.workload:
-        for p in (os.path.join(ROOT, "..", "shared", "workloads", "train_gpt.py"),
-                  os.path.join(ROOT, "shared", "workloads", "train_gpt.py")):
-            if os.path.exists(p):
-                a.workload = p
-                break
-    a.workload = os.path.abspath(a.workload)
+    a.workload = os.path.abspath(find_workload(a.workload))
     a.stepscope = os.path.abspath(a.stepscope)
     os.makedirs(a.out, exist_ok=True)
     c = Check(a)

@@ -22,8 +22,9 @@ import subprocess
 import sys
 import time
 
+from gpukit import find_workload
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 
 LLAMA = {"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 8, "num_attention_heads": 16,
          "num_key_value_heads": 16, "intermediate_size": 2816, "vocab_size": 32000,
@@ -277,7 +278,7 @@ def parent(a):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="plan_calibration_out")
-    p.add_argument("--workload", default=os.path.join(os.path.dirname(ROOT), "shared", "workloads", "train_gpt.py"))
+    p.add_argument("--workload", default="", help="train_gpt.py (default: gpukit.find_workload)")
     p.add_argument("--only", help="comma-separated configuration names")
     p.add_argument("--list", action="store_true", help="print the configurations as JSON and exit")
     p.add_argument("--timeout", type=int, default=120, help="seconds per configuration")
@@ -286,15 +287,10 @@ def main():
     if a.list:
         print(json.dumps(CONFIGS, indent=1))
         return 0
+    a.workload = find_workload(a.workload)
     if a.child:
         child(json.loads(a.child), a.workload)
         return 0
-    if not os.path.exists(a.workload):
-        for alt in (os.path.join(ROOT, "shared", "workloads", "train_gpt.py"),
-                    "/work/shared/workloads/train_gpt.py"):
-            if os.path.exists(alt):
-                a.workload = alt
-                break
     parent(a)
     return 0
 

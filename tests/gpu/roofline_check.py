@@ -29,6 +29,8 @@ import subprocess
 import sys
 import time
 
+from gpukit import find_workload
+
 T0 = time.time()
 OUT = os.environ.get("OUT", "/tmp/out")
 DIST = os.environ.get("STEPSCOPE_DIST", "build-gpu")
@@ -38,15 +40,6 @@ PY = os.environ.get("PYTHON", sys.executable or "python3")
 DEADLINE = float(os.environ.get("CHECK_DEADLINE_S", "270"))
 CEIL = os.path.join(OUT, "ceilings.json")
 verdicts = []
-
-
-def find_train_gpt():
-    cands = [os.environ.get("TRAIN_GPT", ""), "shared/workloads/train_gpt.py",
-             "../shared/workloads/train_gpt.py", "/work/shared/workloads/train_gpt.py"]
-    for c in cands:
-        if c and os.path.exists(c):
-            return os.path.abspath(c)
-    return None
 
 
 def find_ncu():
@@ -364,7 +357,7 @@ def main():
         return 1
     check_bench()
     check_selftest()
-    tg = find_train_gpt()
+    tg = os.path.abspath(find_workload()) if find_workload() else None
     if not tg:
         verdict("train_gpt", False, "train_gpt.py not found (set TRAIN_GPT)")
     else:
