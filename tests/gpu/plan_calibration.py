@@ -24,7 +24,6 @@ import time
 
 from gpukit import find_workload
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 LLAMA = {"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 8, "num_attention_heads": 16,
          "num_key_value_heads": 16, "intermediate_size": 2816, "vocab_size": 32000,
