@@ -5,7 +5,9 @@
 # then the checkpoint and hf_lora_ckpt calibration scenarios with their problem traces
 # (tests/gpu/session_batch.sh). Everything lands in $OUT/batch2.tgz (+ traces.tgz).
 # usage: bash tests/gpu/ckpt_batch.sh KIND
-W=build-gpu/train_gpt.py; R=/tmp/res2; mkdir -p $R; t0=$(date +%s)
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+batch_init --workload
+R=/tmp/res2; mkdir -p $R; t0=$T0
 python3 bench/checkpoint_hook_cost.py --workload $W --rounds 10 --json $R/ck_tg_fwd.json > $R/ck_tg_fwd.txt 2>&1
 python3 bench/checkpoint_hook_cost.py --workload $W --rounds 10 --backward --json $R/ck_tg_bwd.json > $R/ck_tg_bwd.txt 2>&1
 python3 bench/checkpoint_hook_cost.py --workload $W --model llama --rounds 8 --backward --json $R/ck_llama_bwd.json > $R/ck_llama_bwd.txt 2>&1

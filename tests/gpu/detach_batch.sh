@@ -8,11 +8,13 @@
 #   sanity: tiny, 6 phases, the trace must read back (stepscope summarize)
 # Results under $OUT/det.  usage: [DETACH_N=200] [DETACH_PRESETS="small tiny"] [DETACH_CYCLE="none;FLOOR-SET"]
 #   [DETACH_SANITY=0] bash tests/gpu/detach_batch.sh
-B=build-gpu/bin/stepscope; W=build-gpu/train_gpt.py; R=$OUT/det; mkdir -p $R
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+batch_init --workload
+R=$OUT/det; mkdir -p $R
 N=${DETACH_N:-200}
 FLOOR="api,overhead,memory,um,nvtx,sampling"
 CYCLE=${DETACH_CYCLE:-"none;$FLOOR"}
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $R/gpu.txt
+batch_gpu $R/gpu.txt
 P="--phase 8 --skip 2 --no-bare --detach --profile-args="
 if [ "${DETACH_SANITY:-1}" = 1 ]; then
   timeout 300 python3 bench/overhead_phases.py --stepscope $B --workload $W --out $R --tag _sanity --presets tiny \

@@ -1,10 +1,13 @@
+#!/bin/bash
 # What native stack samples cost the traced program (docs/PERFORMANCE.md,
 # "Native samples"): `stepscope profile` of train_gpt.py, interleaved runs
 # with --native-hz 0 and NATIVE_HZ (default 500, profile's default) (A B A B ...), ms/step of each run
 # from the workload's own timing, and the collector's unwinding work
 # (stats host_sampler_cpu_ns, native_samples) per run.
 # usage: [PAIRS=3] [NATIVE_HZ=500] [PRESET=small] [STEPS=60] bash tests/gpu/native_overhead.sh OUTDIR
-B=build-gpu/bin/stepscope; W=build-gpu/train_gpt.py; R=${1:-$OUT/native_overhead}; mkdir -p $R
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+batch_init --workload
+R=${1:-$OUT/native_overhead}; mkdir -p $R
 for i in $(seq 1 ${PAIRS:-3}); do
   for hz in 0 ${NATIVE_HZ:-500}; do
     o=$R/p${i}_hz$hz

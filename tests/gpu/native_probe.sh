@@ -1,8 +1,11 @@
+#!/bin/bash
 # One device call: where a checkpointed training step's host time goes, by
 # native stacks (tests/gpu/native_probe.cc), and whether the PyTorch
 # libraries hold the symbols the `recompute` rule looks for.
 # usage: bash tests/gpu/native_probe.sh   (results under $OUT/probe)
-R=$OUT/probe; mkdir -p $R; P=build-gpu/bin/native_probe; W=build-gpu/train_gpt.py
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+batch_init --workload
+R=$OUT/probe; mkdir -p $R; P=build-gpu/bin/native_probe
 TL=$(python3 -c 'import torch,os;print(os.path.dirname(torch.__file__))')/lib
 { for f in libtorch_python.so libtorch_cpu.so; do echo "== $f"; readelf -S -W $TL/$f | grep -E "symtab|eh_frame|debug" ;
   nm -D --defined-only $TL/$f | c++filt | grep -E "SavedVariable|SavedTensor" | head -40; done; } > $R/symbols.txt 2>&1

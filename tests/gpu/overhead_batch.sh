@@ -1,3 +1,4 @@
+#!/bin/bash
 # One device call: the capture overhead on `small` and `tiny`, in one process per
 # preset (bench/overhead_phases.py), with short phases and many rounds (8-step
 # phases, the first 2 dropped; 100 rounds per set): the resolution the step-level
@@ -7,7 +8,9 @@
 #   small: --sample-hz 1000: full / without sampling
 #   tiny:  full / floor
 # Results under $OUT/ovh (ph_*.json, logs).  usage: bash tests/gpu/overhead_batch.sh
-B=build-gpu/bin/stepscope; W=build-gpu/train_gpt.py; R=$OUT/ovh; mkdir -p $R
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+batch_init --workload
+R=$OUT/ovh; mkdir -p $R
 FLOOR="api,overhead,memory,um,nvtx,sampling"
 P="--phase 8 --skip 2 --no-bare"
 python3 bench/overhead_phases.py --stepscope $B --workload $W --out $R --tag _parts --presets small $P \

@@ -2,18 +2,20 @@
 # Where the tracer's cost goes on the external scenarios (issues 32 and 33), in-process phases:
 # ON phases cycle through the full tracer and the tracer with one part off, OFF phases detached
 # (no CUPTI), so ON/OFF is the cost over bare in the same process. From the repository root, with
-# build-gpu carried:   bash tests/gpu/overhead_parts_batch.sh "moe_nonzero vit_item ..." [PHASES]
+# build-gpu carried:   bash tests/gpu/overhead_parts_batch.sh "moe_nonzero vit_item ..." [PHASES] [PHASE_LEN]
 # $OUT/parts.txt gets each scenario's lines as it finishes; $OUT/parts_NAME.json its figures.
+# A scenario is not started past BATCH_DEADLINE_S (570 s); one running then is stopped.
 set -u
-export LD_LIBRARY_PATH=$PWD/build-gpu/lib NCCL_NVLS_ENABLE=0
-B=$PWD/build-gpu/bin/stepscope
-OUT=${OUT:?run on the device machine}
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+batch_init
 FLOOR="api,overhead,memory,um,nvtx,sampling"
 for s in $1; do
-  python3 bench/overhead_phases.py --stepscope "$B" --workload tests/gpu/external_suite.py \
+  batch_expired && { echo "$s: not started, past the call's deadline" >> "$OUT/parts.txt"; continue; }
+  timeout "$(batch_left)" python3 bench/overhead_phases.py --stepscope "$B" --workload tests/gpu/external_suite.py \
     --workload-args "run $s --arm problem --warmup 3" --presets "$s" --no-bare --detach \
     --out /tmp/parts/$s --phase "${3:-10}" --phases "${2:-21}" --warmup 8 --profile-args="" \
     --cycle "none;api;stacks;sampling;memory;overhead;$FLOOR" >> "$OUT/parts.txt" 2>&1
   cp /tmp/parts/$s/phases.json "$OUT/parts_$s.json" 2>/dev/null
   grep -h "stderr" -A3 /tmp/parts/$s/*traced.log | tail -4 >> "$OUT/parts.txt"
 done
+batch_check_out

@@ -1,3 +1,4 @@
+#!/bin/bash
 # One device call: the unified-memory checks (plain, computing kernel, with
 # fault-free runs; NO_UM=1 skips them), the what-if calibration of the given
 # scenarios (PAIRS interleaved pairs, default 4; AB_PAIRS in-process phase pairs of the *_ab
@@ -13,9 +14,11 @@
 # torch.profiler with_stack; logs and predictions packed into $OUT/batch.tgz,
 # with TRACES=1 the calibration traces into $OUT/traces.tgz.
 # usage: [NO_UM=1] [PHASES=1] ... session_batch.sh KIND BUDGET_S SCENARIOS
-B=build-gpu/bin/stepscope; W=build-gpu/train_gpt.py; K=$1; BUD=$2; SC=$3; R=/tmp/res
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+batch_init --workload
+K=$1; BUD=$2; SC=$3; R=/tmp/res
 rm -rf $R; mkdir -p $R/cal/$K $R/um0 $R/umw $R/umwr
-t0=$(date +%s)
+t0=$T0
 if [ -n "$FETCH" ]; then
 python3 bench/worker_fetch.py --rounds 4 --json $R/worker_fetch.json > $R/worker_fetch.txt 2>&1
 echo "fetch done $(( $(date +%s) - t0 )) s" >> $R/times.txt
@@ -35,7 +38,7 @@ fi
 # (realized.json keeps the scenarios that finished and the pairs and traces of the one it
 # stopped: calibration.py records them on SIGTERM), so that the logs and traces are still
 # packed inside the device tool's 600 s per call.
-left() { local l=$(( ${DEADLINE_S:-470} - ($(date +%s) - t0) )); echo $(( l > 1 ? l : 1 )); }  # timeout 0 would mean none
+left() { batch_left "${DEADLINE_S:-470}"; }
 if [ -n "$SC" ]; then
 timeout $(left) python3 bench/calibration.py --stepscope $B --workload $W --out /tmp/cal/$K --pairs ${PAIRS:-4} --scenarios $SC --budget-s $BUD --traces ${TRACES_N:-1} --ab-pairs ${AB_PAIRS:-24} ${TRACE_FIX:+--trace-fix} > $R/cal/log.txt 2>&1
 if [ -n "$SCENARIOS12" ] && [ $(left) -gt 60 ]; then

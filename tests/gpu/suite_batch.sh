@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # One device call of the external suite (issue 32), from the repository root with build-gpu carried:
-#   bash tests/gpu/suite_batch.sh [BUDGET_S] [ONLY]
+#   bash tests/gpu/suite_batch.sh [BUDGET_S] [ONLY]      (TRACE_FIX=a,b: trace those fix arms too)
 # suite.jsonl, analyze.txt and the driver's log land in $OUT as each scenario finishes; the traces
-# (outside $OUT, then packed as traces.tgz.aa, .ab, ... of 15 MiB) come back last.
+# (outside $OUT, then packed as traces.tgz.aa, .ab, ... of 15 MiB) come back last. The driver is
+# stopped at BATCH_DEADLINE_S (570 s) so that the packing still runs inside the call.
 set -u
-export LD_LIBRARY_PATH=$PWD/build-gpu/lib NCCL_NVLS_ENABLE=0
-B=$PWD/build-gpu/bin/stepscope
-OUT=${OUT:?run on the device machine}
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+batch_init
 budget=${1:-480}; only=${2:-}
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt"
-python3 tests/gpu/external_suite.py driver --stepscope "$B" --out "$OUT" --traces /tmp/suite_traces \
+batch_gpu "$OUT/gpu.txt"
+timeout "$(batch_left)" python3 tests/gpu/external_suite.py driver --stepscope "$B" --out "$OUT" --traces /tmp/suite_traces \
   --budget-s "$budget" ${only:+--only "$only"} ${TRACE_FIX:+--trace-fix "$TRACE_FIX"} > "$OUT/driver.log" 2>&1
-tar czf - -C /tmp suite_traces | split -b 15M - "$OUT/traces.tgz."
+batch_pack traces /tmp/suite_traces
 ls -la "$OUT" >> "$OUT/driver.log"
+batch_check_out

@@ -5,12 +5,11 @@
 # Arms: bare; profile presets (none, none_all_off, cuda_only, cuda_stacks, no_host, default);
 # env-only: nvtx_env, cuda_env (our tracer, no collector), empty_env, cupti_linked_env,
 # cupti_called_env (tests/gpu/empty_injection.c, built by stage.sh).
-# One JSON line per run in $OUT/arms.jsonl as soon as it ends.
+# One JSON line per run in $OUT/arms.jsonl as soon as it ends; no run is started past
+# BATCH_DEADLINE_S (570 s), and one running then is stopped (its line says "run": null).
 set -u
-export LD_LIBRARY_PATH=$PWD/build-gpu/lib NCCL_NVLS_ENABLE=0
-B=$PWD/build-gpu/bin/stepscope
-LIB=$PWD/build-gpu/lib/libstepscope_inject.so
-OUT=${OUT:?run on the device machine}
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+batch_init
 OFF="--sample-hz 0 --native-hz 0 --loader-ranges off --iteration-ranges off"
 declare -A ARM=(
   [none]="-t none"
@@ -23,6 +22,7 @@ declare -A ARM=(
 for r in $(seq 1 "${2:-3}"); do
   for s in $1; do
     for a in ${ARMS:-bare none cuda_only cuda_stacks no_host default}; do
+      batch_expired && break 3
       cmd=(python3 tests/gpu/external_suite.py run "$s" --arm problem --steps 15)
       case $a in
         bare) ;;
@@ -33,7 +33,7 @@ for r in $(seq 1 "${2:-3}"); do
         cupti_called_env) cmd=(env CUDA_INJECTION64_PATH=$PWD/build-gpu/lib/libempty_injection_cupti_call.so "${cmd[@]}") ;;
         *) cmd=("$B" profile -q -f -o /tmp/arms_${s}_${a} ${ARM[$a]} -- "${cmd[@]}") ;;
       esac
-      line=$("${cmd[@]}" 2>/tmp/arms_err | grep '^SUITE' | tail -1)
+      line=$(timeout "$(batch_left)" "${cmd[@]}" 2>/tmp/arms_err | grep '^SUITE' | tail -1)
       run=null
       [ -n "$line" ] && run=${line#SUITE }
       echo "{\"round\": $r, \"scenario\": \"$s\", \"arm\": \"$a\", \"run\": $run}" >> "$OUT/arms.jsonl"
@@ -41,3 +41,4 @@ for r in $(seq 1 "${2:-3}"); do
     done
   done
 done
+batch_check_out

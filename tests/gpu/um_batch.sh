@@ -8,12 +8,14 @@
 #      program without managed memory with UM on/off (5 interleaved rounds)
 # usage: [UM_MODES="D D2 A"] bash tests/gpu/um_batch.sh   (BIN=build-gpu/bin/stepscope; results under $OUT/um)
 set -u
-B=${BIN:-build-gpu/bin/stepscope}
-R=${OUT:-/tmp/out}/um
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+batch_init --out-default /tmp/out
+B=${BIN:-$B}
+R=$OUT/um
 mkdir -p $R
 U=/tmp/um_touch
 nvcc -O2 -o $U tests/gpu/um_touch.cu 2>$R/nvcc.txt || /usr/local/cuda/bin/nvcc -O2 -o $U tests/gpu/um_touch.cu 2>>$R/nvcc.txt
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $R/gpu.txt
+batch_gpu $R/gpu.txt
 run() {  # NAME ARGS...
   local n=$1; shift
   mkdir -p $R/$n
@@ -32,5 +34,5 @@ for m in ${UM_MODES:-D A M W C}; do
   esac
 done
 # Two archives (the device tool fetches a limited number of files): the logs, and the traces.
-(cd ${OUT:-/tmp/out} && tar czf um_traces.tgz um/*/um_fault.sqlite 2>/dev/null
+(cd $OUT && tar czf um_traces.tgz um/*/um_fault.sqlite 2>/dev/null
  find um -name '*.sqlite' -delete && tar czf um.tgz um && rm -rf um)
