@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # B, W, LIB, T0 are for the scripts that source this
 # The frame of one device call, sourced by every tests/gpu/*_batch.sh (and the other scripts
 # that are one call: native_*.sh). The device tool runs one command on a lent GPU machine, at
 # most 600 s; what the command leaves under $OUT comes back: at most 8 files, 16 MiB each,
