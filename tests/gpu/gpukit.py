@@ -7,8 +7,8 @@ the script's folder first on sys.path. Standard library only, so the checks that
 here (no GPU, no torch) import it too.
 
   REPO, STAGED              the repository root; build-gpu/, what tests/gpu/stage.sh installs
-  staged_stepscope()        build-gpu/bin/stepscope when staged, else build/bin/stepscope
-  staged_env(env)           LD_LIBRARY_PATH with build-gpu/lib first, NCCL_NVLS_ENABLE=0
+  staged_stepscope()        build-gpu/bin/stepscope when staged, else build/bin/stepscope (the
+                            default --stepscope of the checks that have one)
   find_workload(path)       the reference workload train_gpt.py (see its docstring)
   q(path, sql, args)        rows of one query on a trace (SQLite), the connection closed
   report(name, ok, detail)  one PASS/FAIL line, kept in RESULTS as (name, ok, detail)
@@ -34,17 +34,6 @@ def staged_stepscope():
     else the build folder's."""
     staged = os.path.join(STAGED, "bin", "stepscope")
     return staged if os.path.exists(staged) else os.path.join(REPO, "build", "bin", "stepscope")
-
-
-def staged_env(env=None):
-    """A copy of env (default os.environ) for running the staged install: build-gpu/lib first
-    on LD_LIBRARY_PATH (the protobuf runtime stage.sh copies there), NVLink multicast off for
-    NCCL (the lent multi-GPU machines do not support it)."""
-    e = dict(os.environ if env is None else env)
-    lib = os.path.join(STAGED, "lib")
-    e["LD_LIBRARY_PATH"] = lib + (":" + e["LD_LIBRARY_PATH"] if e.get("LD_LIBRARY_PATH") else "")
-    e.setdefault("NCCL_NVLS_ENABLE", "0")
-    return e
 
 
 def find_workload(path=""):

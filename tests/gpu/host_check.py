@@ -30,7 +30,7 @@ import sys
 import time
 import traceback
 
-from gpukit import find_workload, q
+from gpukit import find_workload, q, staged_stepscope
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -224,7 +224,7 @@ def part_hf(c):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--stepscope", default=os.path.join(ROOT, "build", "bin", "stepscope"))
+    ap.add_argument("--stepscope", default=staged_stepscope())
     ap.add_argument("--workload", default="")
     ap.add_argument("--out", required=True)
     ap.add_argument("--only", default="cost,sync,data,hf")

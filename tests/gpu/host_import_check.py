@@ -28,7 +28,7 @@ import sys
 import time
 import traceback
 
-from gpukit import RESULTS, q, report, run_timed
+from gpukit import RESULTS, q, report, run_timed, staged_stepscope
 
 run = functools.partial(run_timed, timeout=300, text=True)  # -> (process, seconds)
 
@@ -171,7 +171,7 @@ def main():
         loop(20)
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--stepscope", default=os.path.join(REPO, "build", "bin", "stepscope"))
+    ap.add_argument("--stepscope", default=staged_stepscope())
     ap.add_argument("--out", required=True)
     ap.add_argument("--only", default="")
     args = ap.parse_args()

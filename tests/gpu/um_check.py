@@ -33,7 +33,7 @@ import statistics
 import subprocess
 import sys
 
-from gpukit import RESULTS, report, run_timed
+from gpukit import RESULTS, report, run_timed, staged_stepscope
 
 run = functools.partial(run_timed, timeout=300)  # -> (process, seconds)
 
@@ -112,7 +112,7 @@ def check_trace(a, path, label):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--stepscope", default=os.path.join(HERE, "..", "..", "build", "bin", "stepscope"))
+    ap.add_argument("--stepscope", default=staged_stepscope())
     ap.add_argument("--out", required=True)
     ap.add_argument("--mib", type=int, default=256)
     ap.add_argument("--rounds", type=int, default=3)
