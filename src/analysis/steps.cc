@@ -8,6 +8,7 @@
 #include "common/bounded_regex.h"
 #include "common/kernel_sequence.h"
 #include "common/step_names.h"
+#include "common/step_windows.h"
 
 namespace stepscope {
 namespace {
@@ -234,16 +235,18 @@ StatusOr<StepSet> DetectSteps(const TraceModel& m, const StepOptions& options) {
     }
     ++s.gpu_ops;
   }
-  // Windows.
+  // Windows and warm-up: common/step_windows.h, the one definition.
+  std::vector<StepExtent> extents;
+  extents.reserve(set.steps.size());
+  for (const Step& s : set.steps) {
+    extents.push_back({s.range_start_ns, s.range_end_ns, s.gpu_ops > 0, s.gpu_first_ns,
+                       s.gpu_last_ns, s.complete});
+  }
+  const std::vector<StepWindow> windows = StepWindows(extents);
   for (size_t k = 0; k < set.steps.size(); ++k) {
-    Step& s = set.steps[k];
-    if (k == 0) {
-      s.start_ns = s.gpu_ops ? std::min(s.range_start_ns, s.gpu_first_ns) : s.range_start_ns;
-    } else {
-      s.start_ns = set.steps[k - 1].end_ns;
-    }
-    const int64_t end = s.gpu_ops ? s.gpu_last_ns : s.range_end_ns;
-    s.end_ns = std::max(s.start_ns, end);
+    set.steps[k].start_ns = windows[k].start_ns;
+    set.steps[k].end_ns = windows[k].end_ns;
+    set.steps[k].warmup = windows[k].warmup;
   }
   // Breakdown and top kernels per window.
   const FlatTimeline& timeline = m.Timeline(options.device);
@@ -277,24 +280,7 @@ StatusOr<StepSet> DetectSteps(const TraceModel& m, const StepOptions& options) {
     if (all.size() > 5) all.resize(5);
     s.top_kernels = std::move(all);
   }
-  // A window of zero length (the step's GPU work ended before the previous
-  // step's did) is no steady-state sample: not steady, not in the median.
-  std::vector<int64_t> durations;
-  for (const Step& s : set.steps) {
-    if (s.complete && s.duration() > 0) durations.push_back(s.duration());
-  }
-  const double median = Summarize(&durations).median;
-  size_t steady = durations.size();
-  for (Step& s : set.steps) {
-    if (!s.complete || s.duration() <= 0) continue;
-    if (steady <= 1 || s.duration() * 4 <= median * 5) break;  // > 1.25x the median
-    s.warmup = true;
-    --steady;
-  }
-  durations.clear();
-  for (const Step& s : set.steps) {
-    if (s.steady()) durations.push_back(s.duration());
-  }
+  std::vector<int64_t> durations = SteadyDurations(windows);
   set.stats = Summarize(&durations);
   return set;
 }

@@ -22,19 +22,12 @@
 // The step number comes from the name (else the first digit run, else the
 // ordinal).
 //
-// Each step's *window* on the GPU timeline runs from the end of the previous
-// step's GPU work to the end of its own GPU work (the work launched while the
-// step's range was open, from any thread); the first step starts at its range
-// start or first GPU op, whichever is earlier. Windows tile the timeline, so
-// time the GPU spent waiting for a step's data counts in that step, and the
-// median window equals the loop's steady-state period even when the host runs
-// ahead of the GPU. A step without GPU work uses its host range.
+// Each step's *window* on the GPU timeline, warm-up steps and what counts in
+// the statistics: common/step_windows.h (the one definition, shared with
+// `ranks`).
 // The breakdown inside a window follows HTA's temporal breakdown (see
 // timeline.h). A range left open by a cut-off trace is an incomplete step:
-// listed, but left out of the statistics. Warm-up steps are the leading steps
-// longer than 1.25x the median complete step (the first iterations pay for
-// CUDA context and library initialization, allocator growth and autotuning);
-// they are listed and left out of the statistics, the rules and `diff`.
+// listed, but left out of the statistics.
 #pragma once
 
 #include <cstdint>

@@ -162,23 +162,43 @@ void IndexSteps(RanksAnalysis* a) {
   }
 }
 
+// The windows of each rank's steps (common/step_windows.h).
+void StepWindowsOf(RanksAnalysis* a) {
+  a->windows.clear();
+  for (const RankSummary& s : a->summaries) {
+    std::vector<StepExtent> ext;
+    ext.reserve(s.steps.size());
+    for (const StepSummary& st : s.steps) {
+      const bool gpu = st.gpu_end_ns > 0 || st.gpu_start_ns > 0;
+      ext.push_back({st.start_ns, st.end_ns, gpu, st.gpu_start_ns, st.gpu_end_ns, true});
+    }
+    a->windows.push_back(StepWindows(ext));
+  }
+}
+
+// The median of `field` over rank r's steady steps.
 template <typename F>
-double MedianStep(const RankSummary& s, F field) {
+double MedianStep(const RanksAnalysis& a, size_t r, F field) {
   std::vector<double> v;
-  for (const StepSummary& st : s.steps) v.push_back(static_cast<double>(field(st)));
+  const RankSummary& s = a.summaries[r];
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    if (a.windows[r][i].steady()) v.push_back(static_cast<double>(field(s.steps[i])));
+  }
   return Median(std::move(v));
 }
 
 void RankStats(RanksAnalysis* a) {
+  StepWindowsOf(a);
   for (size_t r = 0; r < a->ranks.size(); ++r) {
     const RankSummary& s = a->summaries[r];
     RankResult& out = a->ranks[r];
-    out.steps = static_cast<int64_t>(s.steps.size());
-    out.step_ns = MedianStep(s, [](const StepSummary& st) { return st.host_ns(); });
-    out.gpu_ns = MedianStep(s, [](const StepSummary& st) { return st.gpu_ns(); });
-    out.compute_ns = MedianStep(s, [](const StepSummary& st) { return st.compute_ns; });
-    out.comm_ns = MedianStep(s, [](const StepSummary& st) { return st.comm_ns; });
-    out.late_ns = MedianStep(s, [](const StepSummary& st) { return st.launch_late_ns; });
+    const std::vector<int64_t> steady = SteadyDurations(a->windows[r]);
+    out.steps = static_cast<int64_t>(steady.size());
+    out.step_ns = Median(steady);
+    out.gpu_ns = MedianStep(*a, r, [](const StepSummary& st) { return st.gpu_ns(); });
+    out.compute_ns = MedianStep(*a, r, [](const StepSummary& st) { return st.compute_ns; });
+    out.comm_ns = MedianStep(*a, r, [](const StepSummary& st) { return st.comm_ns; });
+    out.late_ns = MedianStep(*a, r, [](const StepSummary& st) { return st.launch_late_ns; });
     int64_t comm = 0, overlap = 0;
     for (const StepSummary& st : s.steps) comm += st.comm_ns, overlap += st.overlap_ns;
     out.overlap = comm > 0 ? static_cast<double>(overlap) / static_cast<double>(comm) : kNaN;

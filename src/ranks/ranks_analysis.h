@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/step_windows.h"
 #include "ranks/rank_summary.h"
 #include "ranks/scores.h"
 
@@ -59,8 +60,8 @@ struct RankResult {
   std::string trace;
   int64_t offset_ns = 0;  // clock offset applied (meta, plus the collective correction)
   int64_t skew_ns = 0;    // residual skew estimated from collective end times, after alignment
-  int64_t steps = 0;
-  double step_ns = kNaN;  // host step range
+  int64_t steps = 0;      // steady steps
+  double step_ns = kNaN;  // the step window (common/step_windows.h), steady steps
   double gpu_ns = kNaN;   // GPU span of the step
   double compute_ns = kNaN;
   double comm_ns = kNaN;
@@ -160,6 +161,10 @@ struct RanksAnalysis {
   std::vector<RankResult> ranks;  // by rank
   // Per rank, per entry of `steps`: index into that rank's summary steps, or -1.
   std::vector<std::vector<int>> step_index;
+  // Per rank, parallel to its summary steps: the step's window and whether it
+  // is warm-up (common/step_windows.h, the definition `steps` uses). The
+  // per-rank statistics count steady steps only.
+  std::vector<std::vector<StepWindow>> windows;
   std::vector<std::vector<int64_t>> waited;  // [rank][step]: exposed ns waited for later ranks
   std::vector<std::vector<int64_t>> caused;  // [rank][step]: exposed ns the others waited for it
   std::vector<std::string> sections;         // scored section names

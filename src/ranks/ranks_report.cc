@@ -79,6 +79,13 @@ const StepSummary* StepOf(const RanksAnalysis& a, size_t r, size_t p) {
   return i < 0 ? nullptr : &a.summaries[r].steps[static_cast<size_t>(i)];
 }
 
+// Rank r's time for step p: its window (common/step_windows.h), as `steps`
+// prints it; -1 where the rank has no such step.
+int64_t StepNs(const RanksAnalysis& a, size_t r, size_t p) {
+  int i = a.step_index[r][p];
+  return i < 0 ? -1 : a.windows[r][static_cast<size_t>(i)].duration();
+}
+
 }  // namespace
 
 Table StepsTable(const RanksAnalysis& a, bool wide) {
@@ -94,9 +101,9 @@ Table StepsTable(const RanksAnalysis& a, bool wide) {
       std::vector<Cell> row{Cell(a.steps[p])};
       int64_t worst = -1, worst_rank = -1;
       for (size_t r = 0; r < a.ranks.size(); ++r) {
-        const StepSummary* st = StepOf(a, r, p);
-        row.push_back(st ? Ms(static_cast<double>(st->host_ns())) : Cell("-"));
-        if (st && st->host_ns() > worst) worst = st->host_ns(), worst_rank = a.ranks[r].rank;
+        const int64_t ns = StepNs(a, r, p);
+        row.push_back(ns >= 0 ? Ms(static_cast<double>(ns)) : Cell("-"));
+        if (ns > worst) worst = ns, worst_rank = a.ranks[r].rank;
       }
       row.push_back(worst_rank >= 0 ? Cell(worst_rank) : Cell("-"));
       t.AddRow(std::move(row));
@@ -115,10 +122,10 @@ Table StepsTable(const RanksAnalysis& a, bool wide) {
       std::vector<double> v;
       int64_t worst = -1, worst_rank = -1;
       for (size_t r = 0; r < a.ranks.size(); ++r) {
-        const StepSummary* st = StepOf(a, r, p);
-        if (!st) continue;
-        v.push_back(static_cast<double>(st->host_ns()));
-        if (st->host_ns() > worst) worst = st->host_ns(), worst_rank = a.ranks[r].rank;
+        const int64_t ns = StepNs(a, r, p);
+        if (ns < 0) continue;
+        v.push_back(static_cast<double>(ns));
+        if (ns > worst) worst = ns, worst_rank = a.ranks[r].rank;
       }
       t.AddRow({Cell(a.steps[p]), Cell(static_cast<int64_t>(v.size())),
                 Ms(*std::min_element(v.begin(), v.end())), Ms(Median(v)),
@@ -140,7 +147,7 @@ Table StepsTable(const RanksAnalysis& a, bool wide) {
     for (size_t r = 0; r < a.ranks.size(); ++r) {
       const StepSummary* st = StepOf(a, r, p);
       if (!st) continue;
-      t.AddRow({Cell(a.steps[p]), Cell(a.ranks[r].rank), Ms(static_cast<double>(st->host_ns())),
+      t.AddRow({Cell(a.steps[p]), Cell(a.ranks[r].rank), Ms(static_cast<double>(StepNs(a, r, p))),
                 Ms(static_cast<double>(st->gpu_ns())), Ms(static_cast<double>(st->compute_ns)),
                 Ms(static_cast<double>(st->comm_ns)), Ms(static_cast<double>(st->overlap_ns)),
                 Ms(static_cast<double>(st->launch_late_ns)),

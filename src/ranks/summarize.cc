@@ -301,6 +301,18 @@ void StepUnions(const Input& in, const std::vector<int>& kernel_step,
       step.overlap_ns += IntersectionLength(lists.second, lists.first);
     }
   }
+  // The GPU span covers the step's copies and memsets too, as `steps`' does
+  // (the step window ends where the step's GPU work ends).
+  auto widen = [&](uint32_t correlation, int64_t start, int64_t end) {
+    const int st = StepAt(*s, WhenOf(in, *s, correlation, start));
+    if (st < 0) return;
+    StepSummary& step = s->steps[static_cast<size_t>(st)];
+    const bool none = step.gpu_start_ns == 0 && step.gpu_end_ns == 0;
+    if (none || start < step.gpu_start_ns) step.gpu_start_ns = start;
+    if (none || end > step.gpu_end_ns) step.gpu_end_ns = std::max(start, end);
+  };
+  for (const MemcpyRecord& m : in.memcpys) widen(m.correlation, m.start_ns, m.end_ns);
+  for (const MemsetRecord& m : in.memsets) widen(m.correlation, m.start_ns, m.end_ns);
 }
 
 // Host launch lateness on the critical stream (kernels, copies, memsets).

@@ -355,7 +355,7 @@ void Price(const RanksAnalysis& a, size_t r, const std::vector<size_t>& ps, Stra
     for (size_t o = 0; o < a.ranks.size(); ++o) {
       const int idx = a.step_index[o][p];
       if (o == r || idx < 0) continue;
-      step.push_back(static_cast<double>(a.summaries[o].steps[static_cast<size_t>(idx)].host_ns()));
+      step.push_back(static_cast<double>(a.windows[o][static_cast<size_t>(idx)].duration()));
       wait.push_back(static_cast<double>(a.waited[o][p]));
     }
     if (step.empty()) continue;

@@ -283,6 +283,7 @@ Status Memory(const TraceReader& reader, const TraceModel& m, const ReportOption
 // found in its windows (every cause kept), split among the steady steps they
 // overlap, so the steady steps' sums are analyze's idle-by-cause totals; the
 // warm-up and open steps get the gaps of their own windows, found the same way.
+// The rest of a window's idle time on that device is "other", as in analyze.
 void StepIdleCauses(const TraceModel& m, const Analysis& a, GapOptions gaps, ReportData* d) {
   gaps.keep_kernel_wait = true;
   const uint32_t dev = static_cast<uint32_t>(a.device);
@@ -311,6 +312,13 @@ void StepIdleCauses(const TraceModel& m, const Analysis& a, GapOptions gaps, Rep
       const int64_t ov = std::min(it->end_ns, hi) - std::max(it->start_ns, lo);
       if (ov > 0) r.idle_by_cause_ns[static_cast<int>(it->cause)] += ov;
     }
+    // Idle with no GPU op after it in the window is "other", as in analyze's
+    // header (analysis/rules/analyze.cc): the four causes add up to the idle.
+    int64_t classified = 0;
+    for (int64_t c : r.idle_by_cause_ns) classified += c;
+    const int64_t idle = std::max<int64_t>(0, hi - lo) - tl.Busy(lo, hi);
+    if (idle > classified)
+      r.idle_by_cause_ns[static_cast<int>(GapCause::kOther)] += idle - classified;
   }
 }
 

@@ -29,24 +29,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.normpath(os.path.join(HERE, "..", ".."))
 
 
-def _reexec_with_pandas():
-    """Runs this file under a Python that has pandas (Debian's python3-pandas belongs to
-    /usr/bin/python3, which may not be the python3 first on PATH); exit 77 when none has."""
-    try:
-        import pandas  # noqa: F401
-        return
-    except ImportError:
-        pass
-    for cand in ("/usr/bin/python3",):
-        if os.path.realpath(cand) != os.path.realpath(sys.executable) and os.path.exists(cand):
-            ok = subprocess.run([cand, "-c", "import pandas"], capture_output=True).returncode == 0
-            if ok:
-                os.execv(cand, [cand, *sys.argv])
-    print("SKIP: no Python with pandas (apt-get install python3-pandas; scripts/bootstrap.sh)")
-    sys.exit(77)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from with_pandas import reexec_with_pandas  # noqa: E402
 
-
-_reexec_with_pandas()
+reexec_with_pandas()
 sys.path.insert(0, os.path.join(SRC, "python"))
 
 import stepscope  # noqa: E402

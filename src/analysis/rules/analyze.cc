@@ -157,7 +157,14 @@ StatusOr<Analysis> Analyze(const TraceModel& m, const AnalyzeOptions& opt) {
     a.idle.analyzed_ns = a.analyzed_ns;
     for (const Interval& w : windows) a.idle.busy_ns += tl.Busy(w.start, w.end);
     a.idle.idle_ns = a.analyzed_ns - a.idle.busy_ns;
-    for (int k = 0; k < 4; ++k) a.idle.by_cause[k] = totals.by_cause[k];
+    int64_t classified = 0;
+    for (int k = 0; k < 4; ++k) classified += a.idle.by_cause[k] = totals.by_cause[k];
+    // Idle time with no GPU op after it inside its window (a window's tail
+    // before the next step's work): no launch to blame, so "other". The four
+    // causes then add up to the idle time the header prints.
+    if (a.idle.idle_ns > classified) {
+      a.idle.by_cause[static_cast<int>(GapCause::kOther)] += a.idle.idle_ns - classified;
+    }
     a.idle.gaps = totals.count;
   }
   FindRoundTrips(&c);
