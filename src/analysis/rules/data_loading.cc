@@ -1,7 +1,6 @@
 // data_loading: the GPU idles waiting for the next batch (host-wait gaps at a
 // step's first GPU op, between steps, or in a data-loading NVTX range).
 // Fix: the loading overlapped with the previous step (DataLoader workers).
-#include <algorithm>
 #include <map>
 #include <set>
 
@@ -48,7 +47,8 @@ void Detect(const RuleContext& c, std::vector<Finding>* out) {
   const std::map<uint32_t, std::vector<Interval>> loader = LoaderRanges(c.m);
   GapGroup data;
   int64_t host_between = 0, host_in_data = 0, data_wait_ns = 0;
-  std::set<uint32_t> loader_tids;  // threads of the loading waits that have DataLoader ranges
+  int64_t by_cause[4] = {0, 0, 0, 0};  // the gaps' idle time by cause (gaps.h), as the header
+  std::set<uint32_t> loader_tids;      // threads of the loading waits that have DataLoader ranges
   for (size_t i : mine) {
     const GpuGap& g = c.gaps[i];
     const OwnedGap& o = c.owners.gaps[i];
@@ -58,6 +58,7 @@ void Detect(const RuleContext& c, std::vector<Finding>* out) {
       host_in_data += g.length();
     }
     data.Add(c, g, o.host_range);
+    by_cause[static_cast<int>(g.cause)] += g.length();
     const int64_t w0 = g.start_ns, w1 = std::max(g.launch_ns, g.start_ns);
     data_wait_ns += w1 - w0;
     if (loader.count(o.tid)) {
@@ -75,7 +76,20 @@ void Detect(const RuleContext& c, std::vector<Finding>* out) {
                                : "the host was in a data-loading NVTX range";
   f.where = "before the first launch of " + c.StepsText(data.steps) + " (device " +
             std::to_string(c.device) + "); " + host;
-  f.detail = std::to_string(f.count) + " host-wait gaps: " + FormatDuration(data_first) +
+  // The gaps named by the cause the header counts them under (host-wait, or
+  // sync-wait when the host blocked on the GPU first).
+  std::string causes;
+  int kinds = 0, only = 0;
+  for (int k = 0; k < 4; ++k) {
+    if (by_cause[k] == 0) continue;
+    causes += std::string(kinds++ ? ", " : "") + GapCauseName(static_cast<GapCause>(k)) + " " +
+              FormatDuration(by_cause[k]);
+    only = k;
+  }
+  const std::string what =
+      kinds == 1 ? std::string(" ") + GapCauseName(static_cast<GapCause>(only)) + " gaps: "
+                 : " gaps (" + causes + "): ";
+  f.detail = std::to_string(f.count) + what + FormatDuration(data_first) +
              " before the steps' first GPU work";
   if (!loader_tids.empty()) {
     // Every next() of those threads in the steps: what a prefetch hides. In a Hugging
