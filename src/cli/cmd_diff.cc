@@ -1,4 +1,5 @@
 // stepscope diff: before vs after.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -9,6 +10,18 @@
 #include "cli/commands.h"
 
 namespace stepscope {
+namespace {
+
+// True when `f` (a finding of BEFORE) is gone from AFTER's findings: none of
+// the same rule and title, or one whose cost per step is below half of f's.
+bool FixedIn(const Finding& f, const std::vector<Finding>& after) {
+  for (const Finding& g : after) {
+    if (g.rule == f.rule && g.title == f.title) return 2 * g.cost_per_step_ns < f.cost_per_step_ns;
+  }
+  return true;
+}
+
+}  // namespace
 
 int RunDiff(int argc, char** argv) {
   ArgParser p("diff", "[options] BEFORE AFTER",
@@ -66,31 +79,67 @@ int RunDiff(int argc, char** argv) {
   auto d = DiffTraces(**before, **after, opt);
   if (!d.ok()) return ReportError("diff", d.status());
   // What BEFORE's analysis predicted (each finding's step if fixed, by
-  // replay: docs/whatif.md) next to what AFTER measured.
+  // replay: docs/whatif.md) next to what AFTER measured. The two are the same
+  // quantity only for a finding AFTER no longer has (fixed: gone, or its cost
+  // per step below half of BEFORE's); the error is given for those only.
   Table predicted({{"rule", "Finding (before)", false},
                    {"before_ns", "Before, Measured (ns)", true},
                    {"predicted_ns", "Predicted If Fixed (ns)", true},
                    {"after_ns", "After, Measured (ns)", true},
                    {"error_pct", "Prediction Error (%)", true},
-                   {"title", "What", false}});
+                   {"title", "What", false},
+                   {"fixed", "Fixed In After", false}});  // added later: last
   aopt.steps = opt.steps;
   aopt.device = spec.device;
+  AnalyzeOptions after_opt = aopt;
+  after_opt.all = true;  // a finding below its threshold in AFTER is still there
   ApplyCeilings(p, **before, &aopt);
+  ApplyCeilings(p, **after, &after_opt);
   auto analysis = Analyze(**before, aopt);
+  auto after_analysis = Analyze(**after, after_opt);
+  std::string predicted_note;
   if (analysis.ok() && d->basis == "median step") {
+    std::vector<const Finding*> priced;
+    std::vector<bool> fixed;
     for (const Finding& f : analysis->findings) {
       if (f.step_before_ns <= 0 || !f.reported) continue;
-      const double err =
-          d->after_ns > 0 ? 100.0 * (f.step_after_ns - d->after_ns) / d->after_ns : 0;
-      predicted.AddRow(
-          {f.rule, Cell(static_cast<int64_t>(std::llround(d->before_ns))), Cell(f.step_after_ns),
-           Cell(static_cast<int64_t>(std::llround(d->after_ns))), Cell(err, 1), f.title});
+      priced.push_back(&f);
+      fixed.push_back(after_analysis.ok() && FixedIn(f, after_analysis->findings));
+    }
+    // One fixed finding: AFTER measured its fix alone, the same quantity as
+    // the prediction. Several: AFTER measured their fixes together; the error
+    // is given for the largest predicted saving among them (the fix AFTER's
+    // change must at least contain), the others are marked.
+    const auto n_fixed = std::count(fixed.begin(), fixed.end(), true);
+    const Finding* largest = nullptr;
+    for (size_t i = 0; i < priced.size(); ++i) {
+      if (fixed[i] && (!largest || priced[i]->step_after_ns < largest->step_after_ns))
+        largest = priced[i];
+    }
+    for (size_t i = 0; i < priced.size(); ++i) {
+      const Finding& f = *priced[i];
+      const bool compared = &f == largest;
+      const Cell err = compared && d->after_ns > 0
+                           ? Cell(100.0 * (f.step_after_ns - d->after_ns) / d->after_ns, 1)
+                           : Cell("");
+      const std::string how = !fixed[i]      ? "no"
+                              : n_fixed == 1 ? "yes"
+                              : compared     ? "yes, largest of " + std::to_string(n_fixed)
+                                             : "yes, with the largest";
+      predicted.AddRow({f.rule, Cell(static_cast<int64_t>(std::llround(d->before_ns))),
+                        Cell(f.step_after_ns),
+                        Cell(static_cast<int64_t>(std::llround(d->after_ns))), err, f.title, how});
+    }
+    if (n_fixed > 1) {
+      predicted_note = "AFTER fixed " + std::to_string(n_fixed) +
+                       " findings at once; each prediction is for its fix alone: the error is "
+                       "given for the largest predicted saving only";
     }
   }
   std::vector<NamedTable> out = {
       {"diff_summary", "Before vs after", d->summary, ""},
       {"diff_predicted", "Before's findings: predicted step if fixed vs after, measured", predicted,
-       ""},
+       predicted_note},
       {"diff_kernels", "Kernels: GPU time per step, largest change first", d->kernels, ""},
       {"diff_nvtx", "NVTX ranges: average duration, largest change first", d->nvtx, ""},
       {"diff_top5", "Top-5 kernels after", d->top5, ""}};
