@@ -150,20 +150,31 @@ StatusOr<TraceDiff> DiffTraces(const TraceModel& before, const TraceModel& after
   d.before_ns = b.step_ns;
   d.after_ns = a.step_ns;
   d.speedup = a.step_ns > 0 ? b.step_ns / a.step_ns : 0.0;
+  // One row per quantity, each in its own unit (the `unit` column); the last
+  // two columns hold one unit each: the difference in the row's unit and the
+  // relative change in %. Times in DiffOptions::unit (ns in CSV/JSON).
   d.summary = Table({{"metric", "Metric", false},
+                     {"unit", "Unit", false},
                      {"before", "Before", true},
                      {"after", "After", true},
-                     {"change", "Change", true}});
-  auto ratio = [](double x, double y) { return x > 0 ? Cell(y / x, 3) : Cell(""); };
-  d.summary.AddRow({"step_ns (" + d.basis + ")", Cell(b.step_ns, 1), Cell(a.step_ns, 1),
-                    ratio(b.step_ns, a.step_ns)});
-  d.summary.AddRow({"speedup (before/after)", Cell(""), Cell(""), Cell(d.speedup, 3)});
-  d.summary.AddRow({"steady_steps", Cell(b.complete), Cell(a.complete), Cell("")});
-  d.summary.AddRow(
-      {"gpu_busy_pct", Cell(b.busy_pct, 1), Cell(a.busy_pct, 1), Cell(a.busy_pct - b.busy_pct, 1)});
-  d.summary.AddRow({"kernel_ns_per_step", Cell(b.kernel_total / b.steps, 1),
-                    Cell(a.kernel_total / a.steps, 1),
-                    ratio(b.kernel_total / b.steps, a.kernel_total / a.steps)});
+                     {"delta", "Delta", true},
+                     {"change_pct", "Change (%)", true}});
+  const double per_unit = o.unit == TimeUnit::kS    ? 1e9
+                          : o.unit == TimeUnit::kMs ? 1e6
+                          : o.unit == TimeUnit::kUs ? 1e3
+                                                    : 1.0;
+  const int digits = o.unit == TimeUnit::kNs ? 1 : 3;
+  auto row = [&](const std::string& metric, const std::string& unit, double x, double y,
+                 int places) {
+    d.summary.AddRow({metric, unit, Cell(x, places), Cell(y, places), Cell(y - x, places),
+                      x != 0 ? Cell(100.0 * (y / x - 1.0), 1) : Cell("")});
+  };
+  const std::string tu = TimeUnitName(o.unit);
+  row("step time (" + d.basis + ")", tu, b.step_ns / per_unit, a.step_ns / per_unit, digits);
+  row("steady steps", "steps", static_cast<double>(b.complete), static_cast<double>(a.complete), 0);
+  row("GPU busy", "%", b.busy_pct, a.busy_pct, 1);
+  row("kernel time per step", tu, b.kernel_total / b.steps / per_unit,
+      a.kernel_total / a.steps / per_unit, digits);
   d.kernels = ChangeTable(b.kernels, b.steps, a.kernels, a.steps, o, false, "name");
   d.nvtx = ChangeTable(b.ranges, b.steps, a.ranges, a.steps, o, true, "range");
   // The new top-5.

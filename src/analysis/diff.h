@@ -21,8 +21,9 @@ namespace stepscope {
 
 struct DiffOptions {
   StepOptions steps;
-  int limit = 20;         // rows per change table; 0: all
-  double same_pct = 5.0;  // |change| below this is "same"
+  int limit = 20;                 // rows per change table; 0: all
+  double same_pct = 5.0;          // |change| below this is "same"
+  TimeUnit unit = TimeUnit::kNs;  // of the summary's time rows (--timeunit in text)
 };
 
 struct TraceDiff {
@@ -30,7 +31,7 @@ struct TraceDiff {
   double before_ns = 0;
   double after_ns = 0;
   double speedup = 0;  // before / after (> 1: after is faster); 0 when unknown
-  Table summary;       // metric, before, after, change
+  Table summary;       // metric, unit, before, after, delta, change_pct
   Table kernels;       // per kernel name
   Table nvtx;          // per NVTX range name
   Table top5;          // the after trace's top-5 kernels and their rank before

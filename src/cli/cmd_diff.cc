@@ -70,6 +70,7 @@ int RunDiff(int argc, char** argv) {
   }
   if (!st.ok()) return ReportError("diff", st);
   opt.limit = static_cast<int>(limit);
+  if (output.format == OutputFormat::kText) opt.unit = output.unit;  // CSV/JSON: ns
   opt.steps.range_regex = spec.step_regex;
   opt.steps.device = spec.device;
   auto before = LoadTrace(p.positionals()[0]);

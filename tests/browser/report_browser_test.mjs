@@ -384,7 +384,8 @@ async function docShot(page, selector, name) {
   const html = path.join(outDir, 'compare.html');
   run(args.stepscope, ['report', '--quiet', '-f', before, after, '-o', html]);
   const diff = JSON.parse(run(args.stepscope, ['diff', '--format', 'json', before, after]).stdout);
-  const speedup = diff.diff_summary.filter((x) => /^speedup/.test(x.metric))[0].change;
+  const stepRow = diff.diff_summary.filter((x) => /^step time/.test(x.metric))[0];
+  const speedup = stepRow.before / stepRow.after;
   const shot = path.join(outDir, 'compare.png');
   const seen = await openReport(html, shot, async (page) => {
     await docShot(page, '#compare-section', 'report_compare');
