@@ -204,12 +204,17 @@ int RunRanks(int argc, char** argv) {
     out = HeaderText(a);
     for (const std::string& r : reports) {
       if (r == "verdict") {
-        out += "\n" + VerdictText(a);
+        // Where the scores table is, as printed (it is skipped when empty).
+        const auto at = [&](const char* n) { return std::find(reports.begin(), reports.end(), n); };
+        const std::string where = at("scores") == reports.end()  ? ""
+                                  : at("scores") < at("verdict") ? "above"
+                                                                 : "below";
+        out += "\n" + VerdictText(a, where);
         continue;
       }
       if (r == "scores" && a.score_flags.empty()) continue;
       static const std::pair<const char*, const char*> kTitles[] = {
-          {"steps", "Step times (host step range, ms)"},
+          {"steps", "Step times (step window, ms)"},
           {"ranks", "Per rank (medians per step, ms)"},
           {"sections", "NVTX sections (median ms; NVRx relative and individual scores)"},
           {"collectives",

@@ -326,6 +326,14 @@ namespace {
 // another rank: a rank that waits inside a collective runs its NCCL kernels
 // longer, and kernel time is what the scores compare. Say so, so that the
 // per-rank table, the threshold list and the verdict do not silently disagree.
+
+// Two scores, with as many decimals as it takes to tell them apart (at most 4).
+std::string ScorePair(double lower, double mine) {
+  int places = 2;
+  while (places < 4 && FormatFixed(lower, places) == FormatFixed(mine, places)) ++places;
+  return FormatFixed(lower, places) + " vs " + FormatFixed(mine, places);
+}
+
 std::string ScoresDisagreeText(const RanksAnalysis& a, const Straggler& s) {
   if (s.by_scores) return "";
   const RankResult& me = a.ranks[static_cast<size_t>(s.rank_index)];
@@ -346,8 +354,7 @@ std::string ScoresDisagreeText(const RanksAnalysis& a, const Straggler& s) {
   std::string who = worst >= 0 ? "rank " + std::to_string(a.ranks[worst].rank) +
                                      " has a lower "
                                      "relative GPU score (" +
-                                     FormatFixed(a.ranks[worst].gpu_rel, 2) + " vs " +
-                                     FormatFixed(me.gpu_rel, 2) + ")"
+                                     ScorePair(a.ranks[worst].gpu_rel, me.gpu_rel) + ")"
                                : "";
   if (!flagged.empty()) {
     who += (who.empty() ? "" : " and ") + std::string("the score threshold list flags rank") +
@@ -444,7 +451,7 @@ std::string PartsText(const Straggler& s) {
 }
 }  // namespace
 
-std::string VerdictText(const RanksAnalysis& a) {
+std::string VerdictText(const RanksAnalysis& a, const std::string& scores_where) {
   std::string out;
   if (a.stragglers.empty()) {
     if (!a.collectives.empty()) {
@@ -459,8 +466,12 @@ std::string VerdictText(const RanksAnalysis& a) {
           "stayed below " +
           FormatFixed(a.options.threshold, 2);
     }
-    out += a.score_flags.empty() ? ".\n"
-                                 : "; some NVRx scores are below the threshold (listed below).\n";
+    out += a.score_flags.empty()
+               ? ".\n"
+               : "; some NVRx scores are below the threshold (" +
+                     (scores_where.empty() ? std::string("--report scores lists them")
+                                           : "listed " + scores_where) +
+                     ").\n";
     return out;
   }
   for (const Straggler& s : a.stragglers) {

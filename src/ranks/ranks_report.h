@@ -26,6 +26,8 @@ Table ScoreFlagsTable(const RanksAnalysis& a);
 // The lines above the tables: ranks, hosts, steps, missing ranks, notes.
 std::string HeaderText(const RanksAnalysis& a);
 // The verdict in sentences.
-std::string VerdictText(const RanksAnalysis& a);
+// `scores_where`: where the scores table is printed relative to the verdict
+// ("above", "below"; empty: not printed).
+std::string VerdictText(const RanksAnalysis& a, const std::string& scores_where);
 
 }  // namespace stepscope
