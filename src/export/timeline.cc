@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 
+#include "common/step_names.h"
 #include "common/strings.h"
 #include "export/counters.h"
 #include "format/records.h"
@@ -92,6 +93,7 @@ class Walker {
     for (auto& [tid, set] : threads_) CloseAll(&set);
     for (auto& [key, set] : streams_) CloseAll(&set);
     for (auto& [key, set] : host_) CloseAll(&set);
+    for (auto& [stream, set] : annotations_) CloseAll(&set);
     return Counters();
   }
 
@@ -193,8 +195,18 @@ class Walker {
     process_uuid_ = NewTrack(proc);
 
     ASSIGN_OR_RETURN(auto names, reader_.ThreadNames());
-    ASSIGN_OR_RETURN(Statement tids, reader_.Query("SELECT tid FROM api UNION SELECT tid FROM nvtx "
-                                                   "UNION SELECT tid FROM threads ORDER BY 1"));
+    // Kineto's GPU-side annotations are NVTX rows whose tid is their stream
+    // (importers/kineto_importer.h): they go on a track of that stream, never
+    // on a host thread "thread 7".
+    ASSIGN_OR_RETURN(Statement gpu_side, reader_.Query("SELECT id FROM strings WHERE value = '" +
+                                                       std::string(kGpuSideDomain) + "'"));
+    if (gpu_side.Step()) gpu_side_domain_ = gpu_side.Int(0);
+    RETURN_IF_ERROR(gpu_side.status());
+    ASSIGN_OR_RETURN(
+        Statement tids,
+        reader_.Query("SELECT tid FROM api UNION SELECT tid FROM nvtx WHERE domain_id IS NOT " +
+                      std::to_string(gpu_side_domain_) +
+                      " UNION SELECT tid FROM threads ORDER BY 1"));
     while (tids.Step()) {
       uint32_t tid = static_cast<uint32_t>(tids.Int(0));
       TrackInfo t;
@@ -247,6 +259,30 @@ class Walker {
     uint64_t uuid = NewTrack(d);
     device_tracks_[device] = uuid;
     return uuid;
+  }
+
+  // The track of stream `stream`'s GPU-side annotations, under the device
+  // that runs the stream (the first such device; GPU 0 when no op ran on it).
+  LaneSet& AnnotationSet(uint32_t stream) {
+    auto it = annotations_.find(stream);
+    if (it != annotations_.end()) return it->second;
+    uint32_t device = 0;
+    for (const auto& [key, set] : streams_) {
+      if (key.second == stream) {
+        device = key.first;
+        break;
+      }
+    }
+    TrackInfo t;
+    t.kind = TrackKind::kGpuStream;
+    t.parent_uuid = DeviceTrack(device);
+    t.name = "Stream " + std::to_string(stream) + " GPU annotations";
+    t.chrome_pid = kGpuChromePidBase + device;
+    t.chrome_tid = kLaneChromeTidBase + next_lane_tid_++;
+    LaneSet& set = annotations_[stream];
+    set.base = t;
+    set.lanes.push_back({NewTrack(t), {}});
+    return set;
   }
 
   // Emits the ends of the lane's open slices that end at or before `ts`.
@@ -325,7 +361,9 @@ class Walker {
     std::vector<uint64_t> flows;
     return Merge(&cursors, [&](int which, const Statement& r) {
       int64_t start = r.Int(0), end = std::max(r.Int(0), r.Int(1));
-      LaneSet& set = threads_[static_cast<uint32_t>(r.Int(2))];
+      const bool gpu_side = which == 0 && gpu_side_domain_ > 0 && r.Int(5) == gpu_side_domain_;
+      LaneSet& set = gpu_side ? AnnotationSet(static_cast<uint32_t>(r.Int(2)))
+                              : threads_[static_cast<uint32_t>(r.Int(2))];
       SliceArg args[2];
       SliceEvent e;
       e.start_ns = start;
@@ -621,6 +659,8 @@ class Walker {
   std::map<uint32_t, uint64_t> device_tracks_;
   std::map<uint32_t, std::string> device_names_;
   std::map<std::pair<uint32_t, int>, LaneSet> host_;  // (tid, track kind): HostSet()
+  std::map<uint32_t, LaneSet> annotations_;           // by stream: AnnotationSet()
+  int64_t gpu_side_domain_ = -1;                      // strings id of kGpuSideDomain
   std::vector<FrameRecord> frames_;
   std::vector<CallsiteRecord> callsites_;
   std::unique_ptr<CallsiteChains> chains_;  // over callsites_

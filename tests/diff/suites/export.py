@@ -20,6 +20,20 @@ TESTS = [
                    "if e.get('ph') == 'M' and e['name'] in ('process_name', 'thread_name') and e['pid'] == 681})); "
                    "print(sqlite3.connect('k.sqlite').execute('SELECT value FROM meta WHERE key = ?', "
                    "('process_name',)).fetchall())\""]),
+    # GPU user annotations (issue 37): Kineto's gpu_user_annotation ranges (stored as NVTX rows whose
+    # tid is the stream) land on a track of that stream under its GPU, named so, never on a host
+    # "thread 7". Prints every track name and where each NVTX slice landed.
+    DiffTest(name="export_gpu_annotations",
+             cmd=["import", "-q", "{trace}", "-o", "{tmp}/k.sqlite"], trace="import/kineto_small.json",
+             out="export/gpu_annotations.txt",
+             post=["sh", "-c", "{stepscope} export -q --timeline-format chrome {tmp}/k.sqlite -o {tmp}/k.json && "
+                   "python3 -c \"import json; d = json.load(open('k.json')); "
+                   "ev = d['traceEvents'] if isinstance(d, dict) else d; "
+                   "names = {(e['pid'], e.get('tid', 0)): e['args']['name'] for e in ev "
+                   "if e.get('ph') == 'M' and e['name'] == 'thread_name'}; "
+                   "print(sorted(names.items())); "
+                   "print(sorted({(e['name'], names.get((e['pid'], e['tid']), '?')) for e in ev "
+                   "if e.get('cat') == 'nvtx' and e.get('ph') == 'X'}))\""]),
     DiffTest(name="export_perfetto_summary",
              cmd=["export", "{trace}", "-o", "{tmp}/out.pftrace"],
              trace="report/training_steps.sql", out="export/training_perfetto.err", stderr=True),
