@@ -8,6 +8,10 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <string_view>
+#include <variant>
+#include <vector>
 
 #include "common/json_writer.h"
 #include "export/chrome_json_writer.h"
@@ -169,7 +173,7 @@ void WriteKernelRows(Json& j, const std::vector<KernelRow>& rows) {
 }
 
 void WriteTimeline(Json& j, const StepTimeline& t) {
-  j.Key("timeline").Begin('{').Key("step").Int(t.step);
+  j.Key("timeline").Begin('{').Key("step").Int(t.step).Key("window").Str(t.window);
   j.Key("start_ns").Int(t.start_ns).Key("end_ns").Int(t.end_ns);
   j.Key("gpu_start_ns").Int(t.gpu_start_ns).Key("gpu_end_ns").Int(t.gpu_end_ns);
   j.Key("dropped").Int(t.dropped).Key("lanes").Begin('[');
@@ -177,10 +181,12 @@ void WriteTimeline(Json& j, const StepTimeline& t) {
     j.Begin('{').Key("name").Str(l.name).Key("kind").Str(l.kind).End('}');
   j.End(']').Key("names").Begin('[');
   for (const std::string& n : t.names) j.Str(n);
-  // Events as flat arrays: [lane, start, end, name, depth, cat] (thousands of them).
+  // Events as flat arrays: [lane, start, end, name, depth, cat] (thousands of
+  // them); a finding's also carries its rule.
   j.End(']').Key("events").Begin('[');
   for (const StepTimeline::Event& e : t.events) {
     j.Begin('[').Int(e.lane).Int(e.start_ns).Int(e.end_ns).Int(e.name).Int(e.depth).Str(e.cat);
+    if (!e.rule.empty()) j.Str(e.rule);
     j.End(']');
   }
   j.End(']').End('}');
@@ -200,6 +206,8 @@ void WriteCompare(Json& j, const ReportData& d) {
   for (const ReportCompare::TextTable& t : c.tables) {
     j.Begin('{').Key("name").Str(t.name).Key("columns").Begin('[');
     for (const std::string& col : t.columns) j.Str(col);
+    j.End(']').Key("titles").Begin('[');
+    for (const std::string& col : t.titles) j.Str(col);
     j.End(']').Key("rows").Begin('[');
     for (const auto& row : t.rows) {
       j.Begin('[');
@@ -407,21 +415,199 @@ static std::string HtmlText(std::string_view s) {
   return out;
 }
 
-// A recipe's table as static HTML (the host section needs no script).
-static std::string HtmlTable(const Table& t) {
-  std::string h = "<table class=\"static\"><thead><tr>";
-  for (const Column& c : t.columns())
-    h += "<th>" + HtmlText(c.title.empty() ? c.name : c.title) + "</th>";
-  h += "</tr></thead><tbody>\n";
-  for (const auto& row : t.rows()) {
+// 1234567 -> "1.23 ms": the page's time format (report.js fmtNs).
+static std::string FmtNs(double ns) {
+  const double a = std::fabs(ns);
+  char b[32];
+  if (a < 1e3) {
+    std::snprintf(b, sizeof(b), "%.0f ns", ns);
+  } else if (a < 1e6) {
+    std::snprintf(b, sizeof(b), "%.2f us", ns / 1e3);
+  } else if (a < 1e9) {
+    std::snprintf(b, sizeof(b), "%.2f ms", ns / 1e6);
+  } else {
+    std::snprintf(b, sizeof(b), "%.2f s", ns / 1e9);
+  }
+  return b;
+}
+
+static bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// A cell as the page shows it: times (columns named *_ns) with their unit.
+static std::string CellText(const Column& c, const Cell& v) {
+  if (EndsWith(c.name, "_ns")) {
+    if (const auto* i = std::get_if<int64_t>(&v.value)) return FmtNs(static_cast<double>(*i));
+    if (const auto* d = std::get_if<double>(&v.value)) return FmtNs(*d);
+  }
+  return v.Text();
+}
+
+// A column title without its "(ns)": the cells carry their unit.
+static std::string ColumnTitle(const Column& c) {
+  std::string t = c.title.empty() ? c.name : c.title;
+  if (size_t p = t.find(" (ns)"); p != std::string::npos) t.erase(p, 5);
+  return t;
+}
+
+static std::string HtmlRows(const Table& t, size_t from, size_t to) {
+  std::string h;
+  for (size_t r = from; r < to && r < t.rows().size(); ++r) {
+    const auto& row = t.rows()[r];
     h += "<tr>";
     for (size_t i = 0; i < row.size() && i < t.columns().size(); ++i) {
       h += std::string(t.columns()[i].right_align ? "<td class=\"num\">" : "<td>") +
-           HtmlText(row[i].Text()) + "</td>";
+           HtmlText(CellText(t.columns()[i], row[i])) + "</td>";
     }
     h += "</tr>\n";
   }
-  return h + "</tbody></table>";
+  return h;
+}
+
+static std::string HtmlHead(const Table& t, const char* cls) {
+  std::string h = std::string("<table class=\"static ") + cls + "\"><thead><tr>";
+  for (const Column& c : t.columns()) h += "<th>" + HtmlText(ColumnTitle(c)) + "</th>";
+  return h + "</tr></thead><tbody>\n";
+}
+
+// Rows past the first `shown` of a static table, behind a summary line: the
+// page stays short, print and screenshots open them (report.js).
+static std::string Collapsed(const std::string& summary, const std::string& table) {
+  return "<details class=\"more\"><summary>" + HtmlText(summary) + "</summary>" + table +
+         "</details>";
+}
+
+// A recipe's table as static HTML (the host section needs no script): times
+// with their unit, the rows past `shown` collapsed.
+static std::string HtmlTable(const Table& t, size_t shown = 15) {
+  std::string h = HtmlHead(t, "") + HtmlRows(t, 0, shown) + "</tbody></table>";
+  if (t.rows().size() > shown) {
+    h += Collapsed(std::to_string(t.rows().size() - shown) + " more rows",
+                   HtmlHead(t, "") + HtmlRows(t, shown, t.rows().size()) + "</tbody></table>");
+  }
+  return h;
+}
+
+// The profiler's own threads, hidden from the host table: stepscope's
+// tracer ("stepscope-*"), CUPTI's workers, Nsight Systems' ("[NSys]",
+// "[NSys Comms]", its "#1TaskRunner" / "*2CommsProcesso" helpers) and
+// Kineto's ("kineto*", torch.profiler's "pt_profiler*").
+bool IsProfilerThreadName(std::string_view name) {
+  auto starts = [&](std::string_view p) { return name.substr(0, p.size()) == p; };
+  if (starts("stepscope-") || starts("CUPTI") || starts("[NSys") || starts("kineto") ||
+      starts("pt_profiler") || starts("libkineto"))
+    return true;
+  // Nsight Systems' helper threads: '#' or '*', a digit, a name.
+  return name.size() > 2 && (name[0] == '#' || name[0] == '*') &&
+         std::isdigit(static_cast<unsigned char>(name[1])) != 0;
+}
+
+namespace {
+
+// One host thread of `stats -r thread_states` (one row per state there).
+struct HostThread {
+  int64_t tid = 0;
+  std::string name, source, top_wait;
+  int64_t total_ns = 0, running_ns = 0, top_wait_ns = 0;
+  std::vector<std::pair<std::string, double>> states;  // state, share %, largest first
+};
+
+std::string ThreadRows(const std::vector<HostThread>& threads, size_t from, size_t to) {
+  std::string h;
+  for (size_t i = from; i < to && i < threads.size(); ++i) {
+    const HostThread& t = threads[i];
+    std::string states;
+    for (const auto& [state, share] : t.states) {
+      char b[64];
+      std::snprintf(b, sizeof(b), "%s%s %.1f%%", states.empty() ? "" : " \xc2\xb7 ", state.c_str(),
+                    share);
+      states += b;
+    }
+    h += "<tr><td class=\"num\">" + std::to_string(t.tid) + "</td><td>" + HtmlText(t.name) +
+         "</td><td>" + HtmlText(t.source) + "</td><td class=\"num\">" +
+         HtmlText(FmtNs(static_cast<double>(t.total_ns))) + "</td><td class=\"num\">" +
+         HtmlText(FmtNs(static_cast<double>(t.running_ns))) + "</td><td class=\"states\">" +
+         HtmlText(states) + "</td><td>" + HtmlText(t.top_wait) + "</td></tr>\n";
+  }
+  return h;
+}
+
+std::string ThreadTable(const std::vector<HostThread>& threads, size_t from, size_t to) {
+  return "<table class=\"static threads\"><thead><tr><th>TID</th><th>thread</th><th>source</th>"
+         "<th>time</th><th>running</th><th>states (share of its time)</th><th>top wait</th>"
+         "</tr></thead><tbody>\n" +
+         ThreadRows(threads, from, to) + "</tbody></table>";
+}
+
+}  // namespace
+
+// `stats -r thread_states` as one row per thread (its states in one cell),
+// busiest first (running time), times with their unit; the first
+// kHostThreadsShown threads shown, the rest and the profiler's own threads
+// behind a count. A table without the recipe's columns: as it is.
+std::string HostThreadsHtml(const Table& t) {
+  constexpr size_t kHostThreadsShown = 12;
+  int col[7];
+  const char* names[7] = {"tid", "thread", "source", "state", "time_ns", "share_pct", "top_wait"};
+  for (int k = 0; k < 7; ++k) {
+    col[k] = -1;
+    for (size_t i = 0; i < t.columns().size(); ++i)
+      if (t.columns()[i].name == names[k]) col[k] = static_cast<int>(i);
+    if (col[k] < 0) return HtmlTable(t);
+  }
+  auto num = [](const Cell& c) -> double {
+    if (const auto* i = std::get_if<int64_t>(&c.value)) return static_cast<double>(*i);
+    if (const auto* d = std::get_if<double>(&c.value)) return *d;
+    return 0;
+  };
+  std::vector<HostThread> threads;
+  std::map<int64_t, size_t> at;
+  for (const auto& row : t.rows()) {
+    if (row.size() < t.columns().size()) continue;
+    const int64_t tid = static_cast<int64_t>(num(row[col[0]]));
+    auto [it, added] = at.emplace(tid, threads.size());
+    if (added) {
+      threads.push_back({});
+      threads.back().tid = tid;
+      threads.back().name = row[col[1]].Text();
+      threads.back().source = row[col[2]].Text();
+    }
+    HostThread& h = threads[it->second];
+    const std::string state = row[col[3]].Text();
+    const int64_t ns = static_cast<int64_t>(num(row[col[4]]));
+    h.total_ns += ns;
+    if (state == "running") h.running_ns += ns;
+    h.states.push_back({state, num(row[col[5]])});
+    const std::string wait = row[col[6]].Text();
+    if (state != "running" && !wait.empty() && ns > h.top_wait_ns) {
+      h.top_wait_ns = ns;
+      h.top_wait = wait;
+    }
+  }
+  std::vector<HostThread> shown, profiler;
+  for (HostThread& h : threads) (IsProfilerThreadName(h.name) ? profiler : shown).push_back(h);
+  std::stable_sort(shown.begin(), shown.end(), [](const HostThread& a, const HostThread& b) {
+    return a.running_ns > b.running_ns;
+  });
+  std::string html = ThreadTable(shown, 0, kHostThreadsShown);
+  if (shown.size() > kHostThreadsShown) {
+    const size_t rest = shown.size() - kHostThreadsShown;
+    html += Collapsed(
+        std::to_string(rest) + " more thread" + (rest == 1 ? "" : "s") + " (less time running)",
+        ThreadTable(shown, kHostThreadsShown, shown.size()));
+  }
+  if (!profiler.empty()) {
+    std::map<std::string, int> kinds;
+    for (const HostThread& h : profiler) ++kinds[h.name];
+    std::string which;
+    for (const auto& [name, n] : kinds)
+      which += (which.empty() ? "" : ", ") + name + (n > 1 ? " \xc3\x97" + std::to_string(n) : "");
+    html += Collapsed(std::to_string(profiler.size()) + " profiler thread" +
+                          (profiler.size() == 1 ? "" : "s") + " hidden: " + which,
+                      ThreadTable(profiler, 0, profiler.size()));
+  }
+  return html;
 }
 
 StatusOr<std::string> RenderHtmlReport(const ReportData& data) {
@@ -492,8 +678,9 @@ StatusOr<std::string> RenderHtmlReport(const ReportData& data) {
   if (data.has_host) {
     html +=
         "<section id=\"host-section\"><h2>Host threads</h2><p class=\"note\">time of each thread "
-        "in each state (<code>stepscope stats -r thread_states</code>)</p>" +
-        HtmlTable(data.thread_states) +
+        "in each state (<code>stepscope stats -r thread_states</code>, one row per thread, the "
+        "most running first)</p>" +
+        HostThreadsHtml(data.thread_states) +
         "<p class=\"note\">Python lines by self time (<code>stats -r python_hotspots</code>, "
         "first 10)</p>" +
         HtmlTable(data.python_hotspots) + "</section>\n";

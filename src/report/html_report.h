@@ -11,8 +11,10 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
+#include "common/table.h"
 #include "report/report_data.h"
 
 namespace stepscope {
@@ -28,5 +30,15 @@ Status WriteHtmlReport(const ReportData& data, const std::string& path);
 
 // Whether the charting library was embedded at build time.
 bool ReportHasChartLibrary();
+
+// The host section's thread table (static HTML): `stats -r thread_states` as
+// one row per thread, busiest first, times with their unit, the first 12
+// shown and the rest collapsed, the profiler's own threads hidden behind a
+// count (IsProfilerThreadName).
+std::string HostThreadsHtml(const Table& thread_states);
+
+// A thread of the profiler itself: stepscope's tracer ("stepscope-*"),
+// CUPTI's workers, Nsight Systems' ("[NSys]", "#1TaskRunner", ...), Kineto's.
+bool IsProfilerThreadName(std::string_view name);
 
 }  // namespace stepscope

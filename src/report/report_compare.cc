@@ -11,7 +11,10 @@ namespace {
 ReportCompare::TextTable Text(const std::string& name, const Table& t) {
   ReportCompare::TextTable out;
   out.name = name;
-  for (const auto& c : t.columns()) out.columns.push_back(c.name);
+  for (const auto& c : t.columns()) {
+    out.columns.push_back(c.name);
+    out.titles.push_back(c.title.empty() ? c.name : c.title);
+  }
   for (const auto& row : t.rows()) {
     std::vector<std::string> cells;
     for (const Cell& c : row) cells.push_back(c.Text());

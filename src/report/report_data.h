@@ -160,22 +160,32 @@ struct MemoryPeak {
   std::vector<Group> live;  // what held the memory at the peak, largest first
 };
 
-// The median steady step as a timeline: its GPU work per stream, the NVTX
-// ranges and CUDA API calls of the threads that launched it, as recorded.
+// The median steady step as a timeline (without steps, the GPU span of the
+// trace): its GPU work per stream, the NVTX ranges and CUDA API calls of the
+// threads that launched it, as recorded.
 struct StepTimeline {
-  int64_t step = -1;                 // -1: no step (no section content)
+  int64_t step = -1;  // -1: no step
+  // "step": the median step; "gpu_span": no steps, the GPU span of the trace
+  // (every GPU op); "": nothing to show (no GPU op).
+  std::string window;
   int64_t start_ns = 0, end_ns = 0;  // shown window: host range and GPU window together
   int64_t gpu_start_ns = 0, gpu_end_ns = 0;
   struct Lane {
-    std::string name;  // "GPU 0 stream 7", "thread 1234 NVTX", "thread 1234 CUDA API"
-    std::string kind;  // "gpu", "nvtx", "api"
+    // "findings" (first, when any falls in the step), "GPU 0 stream 7",
+    // "GPU 0 stream 7 annotations" (Kineto's gpu_user_annotation ranges: NVTX
+    // rows whose tid is the stream), "thread 1234 NVTX", "thread 1234 CUDA API"
+    std::string name;
+    std::string kind;  // "finding", "gpu", "gpu_annotation", "nvtx", "api"
   };
   struct Event {
     int32_t lane = 0;
     int64_t start_ns = 0, end_ns = 0;
     int32_t name = 0;   // index into names
     int32_t depth = 0;  // NVTX nesting depth
-    std::string cat;    // "compute", "communication", "memory", "nvtx", "api", "sync"
+    // "compute", "communication", "memory", "gpu_annotation", "nvtx", "api",
+    // "sync", "finding"
+    std::string cat;
+    std::string rule;  // "finding" events: the finding's rule
   };
   std::vector<Lane> lanes;
   std::vector<std::string> names;
@@ -192,7 +202,8 @@ struct ReportCompare {
   double before_ns = 0, after_ns = 0, speedup = 0;
   struct TextTable {
     std::string name;
-    std::vector<std::string> columns;
+    std::vector<std::string> columns;  // the CLI's column names (snake_case keys)
+    std::vector<std::string> titles;   // and titles, as `diff` prints them
     std::vector<std::vector<std::string>> rows;
   };
   std::vector<TextTable> tables;  // summary, kernels, nvtx, top5

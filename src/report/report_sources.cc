@@ -348,6 +348,7 @@ Status Findings(const TraceModel& m, const ReportOptions& o, ReportData* d) {
     d->findings.push_back(std::move(r));
   }
   if (a.device >= 0) StepIdleCauses(m, a, ao.gaps, d);
+  AddFindingMarks(m, a.findings, &d->timeline);
   if (d->findings.empty()) {
     d->findings_note = a.device < 0
                            ? "No GPU activity in this trace: the rules have nothing to look at."
@@ -374,9 +375,9 @@ StatusOr<ReportData> CollectReportData(const TraceReader& reader, const TraceMod
   RETURN_IF_ERROR(TopKernels(model, options, &d));
   RETURN_IF_ERROR(Utilization(model, options, &d));
   RETURN_IF_ERROR(Memory(reader, model, options, &d));
+  RETURN_IF_ERROR(CollectStepTimeline(model, options, &d));  // before Findings: it marks them
   RETURN_IF_ERROR(Findings(model, options, &d));
   RETURN_IF_ERROR(Stats(reader, &d));
-  RETURN_IF_ERROR(CollectStepTimeline(model, options, &d));
   RETURN_IF_ERROR(CollectHost(model, &d));
   Status roofline = CollectRoofline(reader, &d);
   if (!roofline.ok()) return roofline.WithContext("the roofline table");

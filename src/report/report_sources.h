@@ -12,6 +12,9 @@
 
 #include <string>
 
+#include <vector>
+
+#include "analysis/rules.h"
 #include "analysis/trace_model.h"
 #include "common/status.h"
 #include "report/report_data.h"
@@ -35,9 +38,17 @@ StatusOr<ReportData> CollectReportData(const TraceReader& reader, const TraceMod
 // The median steady step (the steady step whose duration is nearest the
 // median; without steady steps the longest complete step) as lanes of
 // recorded events: GPU ops per stream, the NVTX ranges and CUDA API calls of
-// the launching threads (report_timeline.cc). Leaves data->timeline.step at
-// -1 when the trace has no steps. Steps as chosen by options.step_regex.
+// the launching threads (report_timeline.cc). Without steps (step stays -1),
+// the GPU span of the trace; without GPU ops, nothing (window ""). Steps as
+// chosen by options.step_regex.
 Status CollectStepTimeline(const TraceModel& model, const ReportOptions& options, ReportData* data);
+
+// The findings' own intervals in the timeline's step (host spans, blocking
+// calls and GPU ops of each reported finding: data-loading waits, syncs,
+// collective waits, ...), one row per rule, on a first lane "findings"
+// (report_timeline.cc). Nothing when no finding falls in the step.
+void AddFindingMarks(const TraceModel& model, const std::vector<Finding>& findings,
+                     StepTimeline* timeline);
 
 // The host section (report_host.cc): thread_states and the top of
 // python_hotspots; leaves data->has_host false for a trace without a host model.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -300,6 +301,115 @@ TEST_F(ReportTest, HostSectionOnlyWithAHostModel) {
   EXPECT_NE(section.find("&lt;script&gt;alert(1)&lt;/script&gt;&amp;"), std::string::npos);
   EXPECT_EQ(section.find("<script"), std::string::npos);
   EXPECT_NE(section.find("<td>train.py:152 train_step</td>"), std::string::npos);
+}
+
+// The host table (issue 37): one row per thread, busiest first, times with
+// their unit, 12 threads shown and the rest behind a count, the profiler's
+// own threads hidden behind another.
+TEST(ReportHostTable, OneRowPerThreadProfilerThreadsHidden) {
+  Table t({{"tid", "TID", true},
+           {"thread", "Thread", false},
+           {"source", "Source", false},
+           {"state", "State", false},
+           {"time_ns", "Time (ns)", true},
+           {"share_pct", "Share (%)", true},
+           {"top_wait", "Top Wait", false}});
+  auto row = [&](int64_t tid, const char* name, const char* state, int64_t ns, double share,
+                 const char* wait) {
+    t.AddRow({Cell(tid), name, "sched", state, Cell(ns), Cell(share, 1), wait});
+  };
+  row(1, "python3", "running", 700'000'000, 70.0, "");
+  row(1, "python3", "blocked_lock", 300'000'000, 30.0, "futex");
+  row(2, "[NSys]", "off_cpu", 1'000'000'000, 100.0, "");
+  row(3, "CUPTI worker thread", "off_cpu", 1'000'000'000, 100.0, "");
+  row(4, "stepscope-tm", "blocked_io", 1'000'000'000, 100.0, "poll");
+  row(5, "#1TaskRunner", "off_cpu", 1'000'000'000, 100.0, "");
+  for (int64_t tid = 10; tid < 30; ++tid)
+    row(tid, "pt_thread_pool", "running", tid * 1000, 100.0, "");
+  const std::string h = HostThreadsHtml(t);
+  // 21 application threads: python3 first (most running), 12 shown, 9 behind a count.
+  const size_t first = h.find("<tbody>");
+  ASSERT_NE(first, std::string::npos);
+  const std::string shown = h.substr(first, h.find("</tbody>") - first);
+  size_t rows = 0;
+  for (size_t p = shown.find("<tr>"); p != std::string::npos; p = shown.find("<tr>", p + 1)) ++rows;
+  EXPECT_EQ(rows, 12u);
+  EXPECT_LT(shown.find("python3"), shown.find("pt_thread_pool"));
+  EXPECT_NE(shown.find("<td class=\"num\">1.00 s</td><td class=\"num\">700.00 ms</td>"),
+            std::string::npos);
+  EXPECT_NE(shown.find("running 70.0% \xc2\xb7 blocked_lock 30.0%"), std::string::npos);
+  EXPECT_NE(shown.find("<td>futex</td>"), std::string::npos);
+  EXPECT_EQ(shown.find("NSys"), std::string::npos);
+  EXPECT_NE(h.find("<summary>9 more threads (less time running)</summary>"), std::string::npos);
+  EXPECT_NE(h.find("<summary>4 profiler threads hidden: #1TaskRunner, CUPTI worker thread, "
+                   "[NSys], stepscope-tm</summary>"),
+            std::string::npos);
+  EXPECT_EQ(h.find("(ns)"), std::string::npos);
+}
+
+TEST(ReportHostTable, ProfilerThreadNames) {
+  for (const char* name : {"stepscope-tm", "[NSys]", "[NSys Comms]", "#1TaskRunner",
+                           "*2CommsProcesso", "CUPTI worker thread"})
+    EXPECT_TRUE(IsProfilerThreadName(name)) << name;
+  for (const char* name : {"python3", "pt_autograd_0", "cuda-EvtHandlr", "cuda0000340000e",
+                           "pt_data_pin", "#", "test_matmul"})
+    EXPECT_FALSE(IsProfilerThreadName(name)) << name;
+}
+
+// A finding's intervals in the timeline's window go on a first lane, one row
+// per rule, merged where they touch; the other lanes move down one.
+TEST_F(ReportTest, FindingMarksOnTheTimeline) {
+  StepTimeline t = data_.timeline;
+  ASSERT_FALSE(t.window.empty());
+  ASSERT_FALSE(t.lanes.empty());
+  const int64_t o = model_->origin_ns();
+  // Only the marks of these findings: the fixture's own were added already.
+  t.lanes.erase(std::remove_if(t.lanes.begin(), t.lanes.end(),
+                               [](const StepTimeline::Lane& l) { return l.kind == "finding"; }),
+                t.lanes.end());
+  const bool had_marks = data_.timeline.lanes.size() != t.lanes.size();
+  if (had_marks) {
+    t.events.erase(std::remove_if(t.events.begin(), t.events.end(),
+                                  [](const StepTimeline::Event& e) { return e.cat == "finding"; }),
+                   t.events.end());
+    for (StepTimeline::Event& e : t.events) --e.lane;
+  }
+  const StepTimeline before = t;
+  Finding loading, sync;
+  loading.rule = "data_loading";
+  loading.host_spans = {{100, t.start_ns + o + 10, t.start_ns + o + 20},
+                        {100, t.start_ns + o + 20, t.start_ns + o + 30},  // touches: merged
+                        {100, t.end_ns + o + 100, t.end_ns + o + 200}};   // outside: left out
+  sync.rule = "host_sync";
+  sync.host_spans = {{100, t.start_ns + o + 40, t.start_ns + o + 50}};
+  AddFindingMarks(*model_, {loading, sync}, &t);
+  ASSERT_EQ(t.lanes.size(), before.lanes.size() + 1);
+  EXPECT_EQ(t.lanes[0].kind, "finding");
+  std::vector<StepTimeline::Event> marks;
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    if (t.events[i].cat == "finding") {
+      marks.push_back(t.events[i]);
+    } else {
+      EXPECT_EQ(t.events[i].lane, before.events[i].lane + 1);
+    }
+  }
+  ASSERT_EQ(marks.size(), 2u);
+  EXPECT_EQ(marks[0].lane, 0);
+  EXPECT_EQ(marks[0].rule, "data_loading");
+  EXPECT_EQ(t.names[marks[0].name], "data loading");
+  EXPECT_EQ(marks[0].start_ns, t.start_ns + 10);
+  EXPECT_EQ(marks[0].end_ns, t.start_ns + 30);
+  EXPECT_EQ(marks[0].depth, 0);
+  EXPECT_EQ(marks[1].rule, "host_sync");
+  EXPECT_EQ(t.names[marks[1].name], "sync");
+  EXPECT_EQ(marks[1].depth, 1);
+  // Nothing in the window: no lane.
+  StepTimeline none = before;
+  Finding far;
+  far.rule = "host_wait";
+  far.host_spans = {{100, t.end_ns + o + 100, t.end_ns + o + 200}};
+  AddFindingMarks(*model_, {far}, &none);
+  EXPECT_EQ(none.lanes.size(), before.lanes.size());
 }
 
 // The shared fixture plus tests/diff/fixtures/report/roofline.sql: three

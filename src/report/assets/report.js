@@ -79,7 +79,18 @@
     item('command', s.command_line);
     item('host', s.host);
     if (s.rank !== '') item('rank', s.rank + (s.world_size ? ' of ' + s.world_size : ''));
-    item('GPUs', s.devices.join(', ') || 'none recorded');
+    // "0: NVIDIA H100 (79.11 GiB)" x 8 -> "8 x NVIDIA H100 (79.11 GiB) (0-7)".
+    var kinds = [];
+    s.devices.forEach(function (d) {
+      var m = /^(\d+): (.*)$/.exec(d) || [d, '', d];
+      var k = kinds.filter(function (x) { return x.name === m[2]; })[0];
+      if (!k) { k = { name: m[2], ids: [] }; kinds.push(k); }
+      k.ids.push(m[1]);
+    });
+    item('GPUs', kinds.map(function (k) {
+      return k.ids.length > 1 ? k.ids.length + ' \u00d7 ' + k.name + ' (' + k.ids[0] + '\u2013' + k.ids[k.ids.length - 1] + ')'
+                              : (k.ids[0] !== '' ? k.ids[0] + ': ' : '') + k.name;
+    }).join(', ') || 'none recorded');
     item('duration', fmtNs(s.duration_ns));
     item('kernels', fmtCount(s.kernels) + ' (' + fmtNs(s.kernel_time_ns) + ')');
     item('memcpy / memset', fmtCount(s.memcpys) + ' / ' + fmtCount(s.memsets));
@@ -89,12 +100,44 @@
       var ss = data.step_summary;
       item('steps', data.steps.length + (ss.steady ? ', median ' + fmtNs(ss.median_ns) : ''));
     }
-    item('findings', data.findings.length);
+    var ng = report.findingGroups.length;
+    item('findings', ng + (ng < data.findings.length ? ' (' + data.findings.length + ' by stepscope analyze, grouped by rule and fix)' : ''));
   }
 
   function pct(a, b) { return b > 0 ? (100 * a / b).toFixed(1) + '%' : '0%'; }
 
+  // A grouped finding's places: the costliest rows, the rest behind "N more".
+  var PLACES_SHOWN = 3;
+  function placesTable(f) {
+    var box = el('div', null, 'places');
+    function rows(list) {
+      return list.map(function (x, i) {
+        return [[f.places[f.members.indexOf(x)], 'place'],
+                [x.cost_per_step_ns > 0 ? fmtNs(x.cost_per_step_ns) : '', 'num'], [fmtNs(x.cost_ns), 'num'],
+                [x.cost_pct.toFixed(1) + '%', 'num'], [x.detail, 'pdetail', x.where]];
+      });
+    }
+    var heads = ['place', 'per step', 'in all', '% of the step', 'what'];
+    // Without steps there is no per-step cost: no empty column.
+    var perStep = f.members.some(function (x) { return x.cost_per_step_ns > 0; });
+    var cut = function (r) { return perStep ? r : r.slice(0, 1).concat(r.slice(2)); };
+    heads = cut(heads);
+    var rows0 = rows;
+    rows = function (list) { return rows0(list).map(cut); };
+    box.appendChild(stepscopeViews.table(ctx, heads, rows(f.members.slice(0, PLACES_SHOWN)), 'places'));
+    var rest = f.members.slice(PLACES_SHOWN);
+    if (rest.length) {
+      var more = el('details', null, 'more');
+      more.appendChild(el('summary', rest.length + ' more place' + (rest.length === 1 ? '' : 's') + ': ' +
+        rest.map(function (x) { return f.places[f.members.indexOf(x)]; }).join(', ')));
+      more.appendChild(stepscopeViews.table(ctx, heads, rows(rest), 'places'));
+      box.appendChild(more);
+    }
+    return box;
+  }
+
   // The findings of `stepscope analyze`, ranked by cost; every string as text.
+  // Findings of one rule with the same fix are one item (groupFindings).
   function findings() {
     var a = data.analyzed;
     var note = document.getElementById('findings-note');
@@ -112,9 +155,10 @@
       return;
     }
     var list = el('ol', null, 'findings');
-    data.findings.forEach(function (f) {
+    report.findingGroups.forEach(function (f) {
       var li = el('li', null, 'finding');
       li.dataset.rule = f.rule;
+      li.dataset.members = String(f.members.length);
       var head = el('div', null, 'fhead');
       head.appendChild(el('span', f.rule, 'rule'));
       head.appendChild(el('b', f.title, 'ftitle'));
@@ -125,35 +169,63 @@
       var track = el('span', null, 'costtrack');
       track.appendChild(bar);
       cost.appendChild(track);
+      var n = f.members.length;
       cost.appendChild(el('span', (f.cost_per_step_ns > 0 ? fmtNs(f.cost_per_step_ns) + ' per step, ' : '') +
-        fmtNs(f.cost_ns) + ' in all (' + f.cost_pct.toFixed(1) + '% of the step: what the fix saves, by replay)'));
-      li.appendChild(cost);
+        fmtNs(f.cost_ns) + ' in all (' + f.cost_pct.toFixed(1) + '% of the step: what the fix saves, by replay' +
+        (n > 1 ? (f.shared ? '; one fix for the ' + n + ' places, priced once' : '; the sum of the ' + n + ' places, each priced alone') : '') + ')'));
       // The what-if replay's step time with this fix applied.
       if (f.predicted_step_ns >= 0) {
         var ss = data.step_summary;
-        li.appendChild(el('div', 'predicted step time once fixed: ' + fmtNs(f.predicted_step_ns) +
+        cost.appendChild(el('span', 'predicted step time once fixed: ' + fmtNs(f.predicted_step_ns) +
           (ss.median_ns > 0 ? ' (now ' + fmtNs(ss.median_ns) + ')' : ''), 'predicted'));
       }
+      li.appendChild(cost);
+      li.appendChild(el('div', f.fix, 'fix'));
+      // Where and the evidence: one line, opened below while the findings
+      // still fit the first screen (fitFindings).
+      var more = el('details', null, 'fdetail');
+      var placeNames = f.places ? f.places.slice(0, 3).join(', ') + (n > 3 ? ', +' + (n - 3) + ' more' : '') : '';
+      var sum = el('summary');
+      sum.appendChild(el('span', [f.where ? 'where: ' + f.where : '', f.places ? n + ' places: ' + placeNames : '',
+                                  f.detail ? 'what: ' + f.detail : ''].filter(Boolean).join(' \u00b7 '), 'oneline'));
+      sum.appendChild(el('span', f.places ? 'where, the ' + n + ' places' : 'where and what', 'openlabel'));
+      more.appendChild(sum);
       var dl = el('dl');
       function row(k, v, cls) {
         if (!v) return;
         dl.appendChild(el('dt', k));
-        dl.appendChild(el('dd', v, cls));
+        dl.appendChild(typeof v === 'string' ? el('dd', v, cls) : v);
       }
       row('where', f.where);
       row('what', f.detail);
-      row('fix', f.fix, 'fix');
-      if (f.examples.length) {
+      if (f.places) {
+        var dd = el('dd');
+        dd.appendChild(placesTable(f));
+        row(n + ' places', dd);
+      }
+      if (!f.places && f.examples.length) {
         row('e.g.', f.examples.map(function (e) {
           return (e.step >= 0 ? 'step ' + e.step + ' ' : '') + 'at ' + fmtNs(e.start_ns) +
             (e.end_ns > e.start_ns ? ' (' + fmtNs(e.end_ns - e.start_ns) + ')' : '') +
             (e.nvtx ? ' in ' + e.nvtx : '');
         }).join('; '));
       }
-      li.appendChild(dl);
+      more.appendChild(dl);
+      li.appendChild(more);
       list.appendChild(li);
     });
     box.appendChild(list);
+  }
+  // Opens the findings' details top-down while the whole list still ends
+  // within the first screen: every finding stays visible without scrolling.
+  function fitFindings() {
+    var section = document.getElementById('findings-section');
+    var fits = function () { return section.getBoundingClientRect().bottom + window.scrollY <= window.innerHeight; };
+    var all = Array.from(document.querySelectorAll('#findings details.fdetail'));
+    for (var i = 0; i < all.length; i++) {
+      all[i].open = true;
+      if (!fits()) { all[i].open = false; break; }
+    }
   }
 
 
@@ -513,23 +585,40 @@
     document.getElementById('roofline-table').appendChild(t);
   }
 
+  // The capture and import counters: the ones that say something went
+  // missing (dropped, malformed, skipped, ...) shown, the rest behind a count.
+  var WARN = /drop|malformed|bad|lost|skip|unknown|error|overflow|truncat|unmapped|starv/i;
   function stats() {
     var section = document.getElementById('stats-section');
     if (!data.stats.length) { section.hidden = true; return; }
-    var t = el('table');
-    var head = el('tr');
-    ['counter', 'value', 'meaning'].forEach(function (h) { head.appendChild(el('th', h)); });
-    t.appendChild(head);
-    data.stats.forEach(function (r) {
-      var tr = el('tr');
-      tr.appendChild(el('td', r.name));
-      tr.appendChild(el('td', fmtCount(r.value), 'num'));
-      tr.appendChild(el('td', r.doc));
-      t.appendChild(tr);
-    });
-    document.getElementById('stats').appendChild(t);
+    function statTable(rows) {
+      var t = el('table');
+      var head = el('tr');
+      ['counter', 'value', 'meaning'].forEach(function (h) { head.appendChild(el('th', h)); });
+      t.appendChild(head);
+      rows.forEach(function (r) {
+        var tr = el('tr');
+        tr.appendChild(el('td', r.name));
+        tr.appendChild(el('td', fmtCount(r.value), 'num'));
+        tr.appendChild(el('td', r.doc));
+        t.appendChild(tr);
+      });
+      return t;
+    }
+    var warn = data.stats.filter(function (r) { return r.value > 0 && WARN.test(r.name); });
+    var rest = data.stats.filter(function (r) { return warn.indexOf(r) < 0; });
+    var box = document.getElementById('stats');
+    if (warn.length) box.appendChild(statTable(warn));
+    if (rest.length) {
+      var more = el('details', null, 'more');
+      more.appendChild(el('summary', (warn.length ? rest.length + ' other counters' : rest.length + ' counters, none reporting a loss') +
+        ' (what was read and written)'));
+      more.appendChild(statTable(rest));
+      box.appendChild(more);
+    }
   }
 
+  report.findingGroups = stepscopeViews.groupFindings(data.findings);
   var ctx = { data: data, report: report, el: el, fmtNs: fmtNs, fmtBytes: fmtBytes, fmtCount: fmtCount, tip: tip,
               chart: chart, pct: pct, ms: ms, COLORS: COLORS, STEP_SERIES: STEP_SERIES, stepParts: stepParts };
   summary();
@@ -544,8 +633,16 @@
   memory();
   roofline();
   stats();
+  fitFindings();
   window.addEventListener('resize', function () {
     Object.keys(report.charts).forEach(function (id) { if (report.charts[id].chart) report.charts[id].chart.resize(); });
   });
+  // Print shows everything: collapsed parts open, then close again.
+  var opened = [];
+  window.addEventListener('beforeprint', function () {
+    opened = Array.from(document.querySelectorAll('details:not([open])'));
+    opened.forEach(function (d) { d.open = true; });
+  });
+  window.addEventListener('afterprint', function () { opened.forEach(function (d) { d.open = false; }); opened = []; });
   document.body.dataset.ready = '1';
 })();

@@ -78,6 +78,78 @@ var stepscopeViews = (function () {
     return t;
   }
 
+  // Findings of one rule with the same fix (host_wait per aten op,
+  // launch_bound per range) shown as one: the report groups what `analyze`
+  // lists apart, it changes no finding. The group's title is the members'
+  // common words with the part that differs replaced by "N places"; its
+  // places are a table. Its cost is the sum of the members' costs, each
+  // priced alone by replay (their waits are disjoint), except when every
+  // member carries the same cost and predicted step: then they are one fix
+  // priced once (launch_bound's stretches), and the sum would count it N times.
+  function groupFindings(list) {
+    var groups = [], byKey = {};
+    list.forEach(function (f, i) {
+      var key = f.rule + '\u0000' + f.fix;
+      if (!byKey[key]) { byKey[key] = { key: key, members: [] }; groups.push(byKey[key]); }
+      byKey[key].members.push(f);
+    });
+    var out = groups.map(function (g) {
+      var m = g.members;
+      if (m.length === 1) return Object.assign({ members: m, places: null, shared: false }, m[0]);
+      var shared = m.every(function (x) { return x.cost_ns === m[0].cost_ns && x.predicted_step_ns === m[0].predicted_step_ns; });
+      var sum = function (k) { return m.reduce(function (n, x) { return n + x[k]; }, 0); };
+      var split = splitTitles(m.map(function (x) { return x.title; }));
+      var sameWhere = m.every(function (x) { return x.where === m[0].where; });
+      return {
+        rule: m[0].rule, fix: m[0].fix, members: m, shared: shared,
+        title: split ? split.prefix + m.length + ' places' + split.suffix : m[0].title + ' (and ' + (m.length - 1) + ' more like it)',
+        places: m.map(function (x, i) { return split ? split.parts[i] : x.title; }),
+        where: sameWhere ? m[0].where : '',
+        detail: '',
+        cost_ns: shared ? m[0].cost_ns : sum('cost_ns'),
+        cost_per_step_ns: shared ? m[0].cost_per_step_ns : sum('cost_per_step_ns'),
+        cost_pct: shared ? m[0].cost_pct : sum('cost_pct'),
+        count: sum('count'),
+        predicted_step_ns: shared ? m[0].predicted_step_ns : -1,
+        examples: m[0].examples
+      };
+    });
+    // In analyze's order (by cost, causes before their symptoms): a group
+    // stands where its first, costliest member stood.
+    return out;
+  }
+
+  // The words the titles share before and after the part that differs:
+  // "GPU idle waiting for the host in `aten::mm`" -> prefix "GPU idle waiting
+  // for the host in ", parts ["`aten::mm`", ...], suffix "". Null when they
+  // share nothing.
+  function splitTitles(titles) {
+    var a = titles[0];
+    var p = a.length, s = a.length;
+    titles.forEach(function (t) {
+      var i = 0;
+      while (i < p && i < t.length && t[i] === a[i]) i++;
+      p = i;
+      var j = 0;
+      while (j < s && j < t.length && t[t.length - 1 - j] === a[a.length - 1 - j]) j++;
+      s = j;
+    });
+    // Whole words: back to the last space of the prefix, on to the first of the suffix.
+    var prefix = a.slice(0, p);
+    prefix = prefix.slice(0, prefix.lastIndexOf(' ') + 1);
+    var suffix = a.slice(a.length - s);
+    var sp = suffix.indexOf(' ');
+    suffix = sp >= 0 ? suffix.slice(sp) : '';
+    if (!prefix && !suffix) return null;
+    var parts = titles.map(function (t) { return t.slice(prefix.length, t.length - suffix.length); });
+    // Punctuation every part ends with belongs to the suffix ("`aten::mm`:").
+    while (parts.every(function (x) { return x.length > 1 && /[:;,.]/.test(x[x.length - 1]) && x[x.length - 1] === parts[0][parts[0].length - 1]; })) {
+      suffix = parts[0][parts[0].length - 1] + suffix;
+      parts = parts.map(function (x) { return x.slice(0, -1); });
+    }
+    return { prefix: prefix, suffix: suffix, parts: parts.map(function (x) { return x.replace(/^`(.*)`$/, '$1'); }) };
+  }
+
   // The step at index i of data.steps: its split and top kernels.
   function stepDetail(ctx, i) {
     var box = document.getElementById('step-detail');
@@ -165,7 +237,12 @@ var stepscopeViews = (function () {
 
   var LANE_H = 26;
   var CAT_COLOR = { compute: '#2f6fdf', communication: '#9b59b6', memory: '#e6a23c', nvtx: '#26a269',
-                    api: '#8a93a6', sync: '#e05d5d' };
+                    api: '#8a93a6', sync: '#e05d5d', gpu_annotation: '#3d9970', finding: '#c01c28' };
+  // The findings lane (report_timeline.cc): each finding's own intervals in
+  // this step, colored by what they are.
+  var FINDING_COLOR = { data_loading: '#c01c28', host_sync: '#e69100', sync_memcpy: '#e69100',
+                        data_dependent_sync: '#e69100', pageable_memcpy: '#e69100', collective_wait: '#7b3fa0',
+                        host_wait: '#e07070', launch_bound: '#8a6d3b', host_bound: '#8a93a6' };
 
   // The median step as lanes of recorded events (report_timeline.cc): GPU
   // streams, then per launching thread its NVTX ranges (nested by depth)
@@ -174,22 +251,29 @@ var stepscopeViews = (function () {
     var tl = ctx.data.timeline;
     var box = document.getElementById('chart-timeline');
     var note = document.getElementById('timeline-note');
-    if (tl.step < 0 || !tl.events.length) {
-      ctx.chart('chart-timeline', 0, 'No step to show: no steps were found in this trace.', {});
+    if (!tl.events.length) {
+      ctx.chart('chart-timeline', 0, 'No step to show: no steps and no GPU work were found in this trace.', {});
       return;
     }
-    note.textContent = 'Step ' + tl.step + ' (the steady step nearest the median), ' + ctx.fmtNs(tl.end_ns - tl.start_ns) +
-      ' from its first host call to its last GPU op; the shaded band is its window on the GPU. ' + tl.events.length +
+    var whole = tl.step < 0;  // no steps: the GPU span of the trace
+    if (whole) document.querySelector('#timeline-section h2').textContent = 'Timeline of the GPU work (no steps found)';
+    var marks = tl.lanes.some(function (l) { return l.kind === 'finding'; });
+    note.textContent = (whole ? 'No steps were found: the trace from its first GPU op to its last, ' +
+      ctx.fmtNs(tl.end_ns - tl.start_ns) + '. '
+      : 'Step ' + tl.step + ' (the steady step nearest the median), ' + ctx.fmtNs(tl.end_ns - tl.start_ns) +
+      ' from its first host call to its last GPU op; the shaded band is its window on the GPU. ') +
+      (marks ? 'Top lane: where stepscope analyze\u2019s findings fall in this ' + (whole ? 'window' : 'step') + ' (data loading, syncs, collective ' +
+               'waits, host waits; hover for the rule). ' : '') + tl.events.length +
       ' events' + (tl.dropped ? ' (' + tl.dropped + ' shortest left out)' : '') + ' as recorded: GPU ops per stream ' +
-      '(blue compute, purple NCCL, orange memcpy/memset), NVTX ranges (green) and CUDA API calls (grey; red: ' +
-      'blocking) of the threads that launched them. Scroll to zoom, drag to pan, hover for names.';
+      '(blue compute, purple NCCL, orange memcpy/memset), GPU-side annotations of a stream (teal), NVTX ranges (green) ' +
+      'and CUDA API calls (grey; red: blocking) of the threads that launched them. Scroll to zoom, drag to pan, hover for names.';
     var depth = {};
     tl.events.forEach(function (e) { depth[e[0]] = Math.max(depth[e[0]] || 0, e[4]); });
     box.style.height = (tl.lanes.length * LANE_H + 110) + 'px';
     var cats = Object.keys(CAT_COLOR);
     var t0 = tl.start_ns;
     var rows = tl.events.map(function (e) {
-      return [e[0], ctx.ms(e[1] - t0), ctx.ms(e[2] - t0), e[3], e[4], cats.indexOf(e[5])];
+      return [e[0], ctx.ms(e[1] - t0), ctx.ms(e[2] - t0), e[3], e[4], cats.indexOf(e[5]), e[6] || ''];
     });
     function render(params, api) {
       var lane = api.value(0);
@@ -201,22 +285,31 @@ var stepscopeViews = (function () {
       var rect = echarts.graphic.clipRectByRect(
         { x: a[0], y: y, width: Math.max(1, b[0] - a[0]), height: Math.max(2, h - 1) },
         { x: params.coordSys.x, y: params.coordSys.y, width: params.coordSys.width, height: params.coordSys.height });
-      return rect && { type: 'rect', shape: rect, style: { fill: CAT_COLOR[cats[api.value(5)]] || '#999' } };
+      if (!rect) return null;
+      var cat = cats[api.value(5)];
+      var rule = rows[params.dataIndex][6];
+      var fill = cat === 'finding' ? FINDING_COLOR[rule] || CAT_COLOR.finding : CAT_COLOR[cat] || '#999';
+      if (cat !== 'finding' || rect.width < 60) return { type: 'rect', shape: rect, style: { fill: fill } };
+      // A finding wide enough for its name carries it.
+      return { type: 'group', children: [
+        { type: 'rect', shape: rect, style: { fill: fill } },
+        { type: 'text', style: { text: tl.names[rows[params.dataIndex][3]], x: rect.x + 3, y: rect.y + rect.height / 2,
+                                 verticalAlign: 'middle', fill: '#fff', fontSize: 11, width: rect.width - 6, overflow: 'truncate' } }] };
     }
     ctx.chart('chart-timeline', rows.length, '', {
       grid: { left: 190, right: 20, top: 10, bottom: 70 },
       tooltip: { trigger: 'item', formatter: function (p) {
         var r = rows[p.dataIndex];
-        return ctx.tip([tl.names[r[3]], tl.lanes[r[0]].name, 'at ' + ctx.fmtNs(tl.events[p.dataIndex][1]) +
+        return ctx.tip([tl.names[r[3]], tl.lanes[r[0]].name + (r[6] ? ' (' + r[6] + ')' : ''), 'at ' + ctx.fmtNs(tl.events[p.dataIndex][1]) +
           ' for ' + ctx.fmtNs(tl.events[p.dataIndex][2] - tl.events[p.dataIndex][1])]);
       } },
-      xAxis: { type: 'value', name: 'ms since the step\u2019s first host call', nameLocation: 'middle', nameGap: 26,
+      xAxis: { type: 'value', name: whole ? 'ms since the first GPU op' : 'ms since the step\u2019s first host call', nameLocation: 'middle', nameGap: 26,
                min: 0, max: ctx.ms(tl.end_ns - t0), axisLabel: { formatter: function (v) { return String(Number(v.toPrecision(4))); } } },
       yAxis: { type: 'category', inverse: true, data: tl.lanes.map(function (l) { return l.name; }),
                axisLabel: { width: 180, overflow: 'truncate' } },
       dataZoom: [{ type: 'inside', filterMode: 'weakFilter' },
                  { type: 'slider', filterMode: 'weakFilter', height: 18, bottom: 6 }],
-      series: [{ type: 'custom', renderItem: render, encode: { x: [1, 2], y: 0 }, data: rows,
+      series: [{ type: 'custom', renderItem: render, encode: { x: [1, 2], y: 0 }, data: rows, progressive: 0, progressiveThreshold: 1e9,
                  markArea: { silent: true, itemStyle: { color: 'rgba(47,111,223,0.06)' },
                              data: [[{ xAxis: ctx.ms(tl.gpu_start_ns - t0) }, { xAxis: ctx.ms(tl.gpu_end_ns - t0) }]] } }]
     });
@@ -234,29 +327,85 @@ var stepscopeViews = (function () {
     head.appendChild(ctx.el('span', c.speedup > 0 ? c.speedup.toFixed(2) + '\u00d7' : '?', 'big'));
     head.appendChild(ctx.el('span', c.basis + ': ' + ctx.fmtNs(c.before_ns) + ' before, ' + ctx.fmtNs(c.after_ns) + ' after'));
     box.appendChild(head);
-    var titles = { summary: 'Summary', kernels: 'Kernels that changed (per step)', nvtx: 'NVTX ranges that changed (per step)',
-                   top5: 'Top 5 kernels after, and their rank before' };
+    var titles = { summary: 'Summary', kernels: 'Kernels that changed (GPU time per step)',
+                   nvtx: 'NVTX ranges that changed (average duration)', top5: 'Top 5 kernels after, and their rank before' };
     c.tables.forEach(function (t) {
       if (!t.rows.length) return;
       box.appendChild(ctx.el('h3', titles[t.name] || t.name));
-      var nameCol = t.columns.indexOf('name');
-      box.appendChild(table(ctx, t.columns, t.rows.slice(0, 15).map(function (r) {
-        return r.map(function (cell, i) { return i === nameCol ? [shortName(cell), 'kname', cell] : [cell, /^[-+0-9.]/.test(cell) ? 'num' : '']; });
-      }), 'compare t-' + t.name));
+      var cols = t.columns;
+      var statusCol = cols.indexOf('status');
+      var changed = t.rows.filter(function (r) { return statusCol < 0 || r[statusCol] !== 'same'; });
+      var same = statusCol < 0 ? [] : t.rows.filter(function (r) { return r[statusCol] === 'same'; });
+      var heads = cols.map(function (n, i) { return compareHead(t.name, n, (t.titles || [])[i]); });
+      // Changed rows first (up to 15); the unchanged ones behind a count.
+      if (changed.length) {
+        box.appendChild(table(ctx, heads, changed.slice(0, 15).map(function (r) { return compareRow(ctx, t, r); }),
+                              'compare t-' + t.name));
+      }
+      var rest = same.concat(changed.slice(15));
+      if (rest.length) {
+        var more = ctx.el('details', null, 'more');
+        more.appendChild(ctx.el('summary', (changed.length > 15 ? (changed.length - 15) + ' more changed and ' : '') +
+          same.length + ' unchanged (\u2018same\u2019: within the diff\u2019s threshold)'));
+        more.appendChild(table(ctx, heads, rest.map(function (r) { return compareRow(ctx, t, r); }), 'compare t-' + t.name));
+        box.appendChild(more);
+      }
     });
-    var rules = {};
-    c.before_findings.forEach(function (f) { rules[f.rule] = { before: f }; });
-    ctx.data.findings.forEach(function (f) { (rules[f.rule] = rules[f.rule] || {}).after = f; });
-    var names = Object.keys(rules);
+    var before = groupFindings(c.before_findings), after = groupFindings(ctx.data.findings);
+    var rules = {}, names = [];
+    function add(list, side) {
+      list.forEach(function (f) {
+        var k = f.rule + '\u0000' + f.fix;
+        if (!rules[k]) { rules[k] = {}; names.push(k); }
+        rules[k][side] = f;
+      });
+    }
+    add(before, 'before');
+    add(after, 'after');
     if (!names.length) return;
     box.appendChild(ctx.el('h3', 'Findings before and after (cost per step)'));
-    function cost(f) { return f ? (f.cost_per_step_ns > 0 ? ctx.fmtNs(f.cost_per_step_ns) : ctx.fmtNs(f.cost_ns)) + ' (' + f.cost_pct.toFixed(1) + '%)' : 'gone'; }
+    function cost(f) { return (f.cost_per_step_ns > 0 ? ctx.fmtNs(f.cost_per_step_ns) : ctx.fmtNs(f.cost_ns)) + ' (' + f.cost_pct.toFixed(1) + '%)'; }
     box.appendChild(table(ctx, ['rule', 'before', 'after', 'title (after, else before)'], names.map(function (n) {
       var r = rules[n];
-      return [n, [r.before ? cost(r.before) : 'not found', 'num'], [r.after ? cost(r.after) : 'gone', 'num'],
+      return [(r.after || r.before).rule, [r.before ? cost(r.before) : 'not found', 'num'], [r.after ? cost(r.after) : 'gone', 'num'],
               (r.after || r.before).title];
     }), 'compare findings'));
   }
 
-  return { shortName: shortName, stepDetail: stepDetail, kernelTable: kernelTable, timeline: timeline, compare: compare };
+  // Human column headers of stepscope diff's tables (the CLI's titles carry
+  // "(ns)": the page shows times with their unit instead).
+  var HEADS = { status: 'status', delta_ns: 'change', change_pct: 'change (%)', name: 'kernel', range: 'NVTX range',
+                before_per_step_ns: 'before, per step', after_per_step_ns: 'after, per step',
+                before_avg_ns: 'before, average', after_avg_ns: 'after, average', rank: 'rank',
+                rank_before: 'rank before', share_pct: 'of kernel time (%)', metric: 'metric', before: 'before',
+                after: 'after', change: 'change' };
+  function compareHead(table, name, title) {
+    if (name === 'before_count_per_step') return table === 'nvtx' ? 'calls per step before' : 'launches per step before';
+    if (name === 'after_count_per_step') return table === 'nvtx' ? 'calls per step after' : 'launches per step after';
+    if (HEADS[name]) return HEADS[name];
+    return (title || name).replace(/\s*\(ns\)/, '').replace(/_/g, ' ');
+  }
+  var METRICS = [[/^step_ns(.*)$/, 'step time$1', true], [/^kernel_ns_per_step$/, 'kernel time per step', true],
+                 [/^gpu_busy_pct$/, 'GPU busy (%)', false], [/^steady_steps$/, 'steady steps', false]];
+  // One row of a diff table: times (columns named *_ns, and the summary's
+  // time metrics) with their unit, the kernel's short name, numbers right.
+  function compareRow(ctx, t, r) {
+    var cols = t.columns;
+    var timeRow = false, label = null;
+    if (t.name === 'summary') {
+      METRICS.forEach(function (m) { if (m[0].test(r[0])) { label = r[0].replace(m[0], m[1]); timeRow = m[2]; } });
+    }
+    return r.map(function (cell, i) {
+      var n = cols[i];
+      if (n === 'name') return [shortName(cell), 'kname', cell];
+      if (i === 0 && label !== null) return label;
+      var num = cell !== '' && !isNaN(Number(cell));
+      var isTime = num && (/_ns$/.test(n) || (timeRow && (n === 'before' || n === 'after')));
+      if (isTime) return [(n === 'delta_ns' && Number(cell) > 0 ? '+' : '') + ctx.fmtNs(Number(cell)), 'num'];
+      if (n === 'change' && timeRow && num) return ['\u00d7' + cell, 'num'];
+      return [cell, /^[-+0-9.]/.test(cell) ? 'num' : ''];
+    });
+  }
+
+  return { shortName: shortName, groupFindings: groupFindings, table: table, stepDetail: stepDetail, kernelTable: kernelTable, timeline: timeline, compare: compare };
 })();
