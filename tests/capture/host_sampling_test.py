@@ -28,6 +28,7 @@ usage: host_sampling_test.py BUILD_DIR
 import ast
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -73,6 +74,7 @@ def python_supported():
 class HostSamplingTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="stepscope-host-")
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
 
     def trace(self):
         files = [f for f in os.listdir(self.tmp) if f.endswith(".sqlite")]

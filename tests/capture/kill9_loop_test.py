@@ -20,12 +20,13 @@ import argparse
 import os
 import random
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+
+from proc_groups import kill_groups
 
 
 def rows(path, sql):
@@ -64,12 +65,7 @@ def one_run(args, tmp, i, delay):
     # group of its own; the journal keeper is in a session of its own and survives.
     groups = groups_of_session(proc.pid) - {proc.pid}
     killed_at = time.time()
-    os.killpg(proc.pid, signal.SIGKILL)
-    for g in groups:
-        try:
-            os.killpg(g, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    kill_groups(proc.pid, groups)
     proc.wait(timeout=20)
     path = os.path.join(tmp, out + ".sqlite")
     # The journal keeper rolls a hot journal back within milliseconds of the kill.

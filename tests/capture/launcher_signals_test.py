@@ -13,6 +13,7 @@ import os
 import pty
 import resource
 import select
+import shutil
 import signal
 import struct
 import subprocess
@@ -77,6 +78,7 @@ def have_pty():
 class LauncherSignalsTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="stepscope-signals-")
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
 
     def count_after(self, argv, send):
         r = Run(argv, self.tmp)

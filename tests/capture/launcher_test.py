@@ -15,6 +15,8 @@ import tempfile
 import time
 import unittest
 
+from proc_groups import kill_groups
+
 BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else os.environ.get("STEPSCOPE_BUILD_DIR", "build")
 STEPSCOPE = os.path.join(BUILD, "bin", "stepscope")
 APP = os.path.join(BUILD, "tests", "nvtx_app")
@@ -29,8 +31,9 @@ def profile(args, cwd, env=None, **kw):
 
 
 def copy_alone(path):
-    """The .sqlite file alone (no -wal, -journal) in a fresh directory."""
-    d = tempfile.mkdtemp(prefix="stepscope-alone-")
+    """The .sqlite file alone (no -wal, -journal) in a fresh directory beside it (removed with
+    the test's directory)."""
+    d = tempfile.mkdtemp(prefix="stepscope-alone-", dir=os.path.dirname(path))
     dst = os.path.join(d, os.path.basename(path))
     shutil.copyfile(path, dst)
     return dst
@@ -52,6 +55,7 @@ NVTX_SQL = ("SELECT s.value, n.depth, n.tid, n.end_tid, n.kind, COALESCE(d.value
 class LauncherTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="stepscope-launcher-")
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
 
     def traces(self):
         return sorted(f for f in os.listdir(self.tmp) if f.endswith(".sqlite"))
@@ -328,7 +332,7 @@ class LauncherTest(unittest.TestCase):
         while len(ends) < 120:
             line = proc.stdout.readline().split()
             ends.append(float(line[2]))
-        os.killpg(proc.pid, signal.SIGKILL)
+        kill_groups(proc.pid)
         killed_at = time.time()
         proc.wait(timeout=20)
         proc.stdout.close()
@@ -355,12 +359,7 @@ class LauncherTest(unittest.TestCase):
             # The launcher runs the program in a process group of its own: kill both groups.
             with open("/proc/%d/task/%d/children" % (proc.pid, proc.pid)) as f:
                 children = [int(c) for c in f.read().split()]
-            os.killpg(proc.pid, signal.SIGKILL)
-            for c in children:
-                try:
-                    os.killpg(c, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            kill_groups(proc.pid, children)
             proc.wait(timeout=20)
             path = os.path.join(self.tmp, out + ".sqlite")
             self.assertEqual(rows(path, "PRAGMA integrity_check"), [("ok",)])

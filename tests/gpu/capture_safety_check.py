@@ -149,13 +149,10 @@ def part_both(a, out):
             # launcher were not there): kill both groups, as a scheduler killing the job does.
             prog = [int(k) for k in subprocess.run(["pgrep", "-P", str(proc.pid)],
                                                    stdout=subprocess.PIPE).stdout.split()]
+            sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "capture"))
+            from proc_groups import kill_groups  # noqa: E402 (tests/capture/proc_groups.py)
             kill_ns = time.time_ns()
-            os.killpg(proc.pid, signal.SIGKILL)
-            for k in prog:
-                try:
-                    os.killpg(k, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            kill_groups(proc.pid, prog)
             proc.wait(timeout=60)
             time.sleep(0.5)  # DataLoader workers die with the group
             ok, d = check_trace_after_kill(trace, out, f"both{i}", kill_ns, 0.5)
