@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "capture/contract.h"
+#include "common/env_contract.h"
 #include "common/strings.h"
 
 namespace stepscope {
@@ -16,53 +16,26 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
   };
   std::string v;
   if (!(v = env(kEnvOutput)).empty()) c.output_pattern = v;
-  if (!(v = env(kEnvTrace)).empty()) {
-    c.cuda = c.nvtx = c.memory = false;
-    for (const std::string& cat : Split(v, ',')) {
-      std::string t = Trim(cat);
-      if (t == "cuda") {
-        c.cuda = true;
-      } else if (t == "nvtx") {
-        c.nvtx = true;
-      } else if (t == "memory") {
-        c.memory = true;
-      } else if (t == "host") {
-        // Host sampling is the collector's (STEPSCOPE_SAMPLE_HZ); nothing here.
-      } else if (t == "host-mem") {
-        c.host_mem = true;
-      } else if (t == "um") {
-        c.um = c.um_at_start = true;
-      } else if (t == "um-migrations") {
-        c.um_migrations = true;
-      } else if (t == "um-gpu-faults") {
-        c.um_gpu_faults = true;
-      } else if (t == "um-cpu-faults") {
-        c.um_cpu_faults = true;
-      } else if (!t.empty() && warning) {
-        *warning += "unknown trace category '" + t + "' ignored; ";
-      }
-    }
-  }
+  if (!(v = env(kEnvTrace)).empty()) c.SetTraceCategories(v, warning);
   int64_t n = 0;
   if (ParseInt64(env(kEnvDelayNs), &n) && n > 0) c.delay_ns = n;
   if (ParseInt64(env(kEnvDurationNs), &n) && n > 0) c.duration_ns = n;
   if (ParseInt64(env(kEnvOverwriteBeforeNs), &n) && n > 0) c.overwrite_before_ns = n;
-  if (ParseInt64(env("STEPSCOPE_BUFFER_MB"), &n) && n >= 8)
+  if (ParseInt64(env(kEnvBufferMb), &n) && n >= 8)
     c.max_buffer_memory = static_cast<size_t>(n) << 20;
-  if (ParseInt64(env("STEPSCOPE_COMMIT_MS"), &n) && n >= 10) c.commit_interval_ns = n * 1'000'000;
-  if (ParseInt64(env("STEPSCOPE_RING_MB"), &n) && n >= 1 && n <= 4096)
+  if (ParseInt64(env(kEnvCommitMs), &n) && n >= 10) c.commit_interval_ns = n * 1'000'000;
+  if (ParseInt64(env(kEnvRingMb), &n) && n >= 1 && n <= 4096)
     c.ring_bytes = static_cast<size_t>(n) << 20;
   c.collector = env(kEnvCollector);
   c.collector_token = env(kEnvCollectorToken);
-  if (env("STEPSCOPE_UM") == "off")
-    c.um = c.um_migrations = c.um_gpu_faults = c.um_cpu_faults = false;
-  if (env("STEPSCOPE_UM") == "driver") c.um_migrations = c.um_gpu_faults = c.um_cpu_faults = false;
-  if (env("STEPSCOPE_UM_DRIVER") == "off") c.um_driver_totals = false;
-  if (env("STEPSCOPE_CUPTI_ZEROED") == "0") c.zeroed_buffers = false;
-  if (ParseInt64(env("STEPSCOPE_DEVICE_BUFFER_MB"), &n) && n >= 1 && n <= 4096)
+  if (env(kEnvUm) == "off") c.um = c.um_migrations = c.um_gpu_faults = c.um_cpu_faults = false;
+  if (env(kEnvUm) == "driver") c.um_migrations = c.um_gpu_faults = c.um_cpu_faults = false;
+  if (env(kEnvUmDriver) == "off") c.um_driver_totals = false;
+  if (env(kEnvCuptiZeroed) == "0") c.zeroed_buffers = false;
+  if (ParseInt64(env(kEnvDeviceBufferMb), &n) && n >= 1 && n <= 4096)
     c.device_buffer_bytes = static_cast<size_t>(n) << 20;
-  if (env("STEPSCOPE_API_MODE") == "activity") c.api_via_callbacks = false;
-  if (env("STEPSCOPE_RUNTIME_LAUNCHES") == "1") c.runtime_launches = true;
+  if (env(kEnvApiMode) == "activity") c.api_via_callbacks = false;
+  if (env(kEnvRuntimeLaunches) == "1") c.runtime_launches = true;
   if (ParseInt64(env(kEnvSampleHz), &n) && n >= 0 && n <= 10000) {
     c.sample_hz = static_cast<int>(n);
   }
@@ -72,12 +45,12 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
   } else if (StartsWith(v, "launches=") && ParseInt64(v.substr(9), &n) && n >= 1) {
     c.python_stack_launch_every = static_cast<int>(std::min<int64_t>(n, 1 << 30));
   } else if (!v.empty() && v != "on" && warning) {
-    *warning += "STEPSCOPE_PYTHON_STACKS='" + v + "' ignored (on, off, launches=N); ";
+    *warning += std::string(kEnvPythonStacks) + "='" + v + "' ignored (on, off, launches=N); ";
   }
-  if (env("STEPSCOPE_SYNC_MODE") == "cupti") c.sync_from_api = false;
-  for (const std::string& part : Split(env("STEPSCOPE_DIAG_OFF"), ',')) c.SetDiagPart(part);
-  if (!(v = env("STEPSCOPE_DIAG_CYCLE")).empty()) c.diag_cycle = Split(v, ';');
-  c.diag_detach = env("STEPSCOPE_DIAG_DETACH") == "1";
+  if (env(kEnvSyncMode) == "cupti") c.sync_from_api = false;
+  for (const std::string& part : Split(env(kEnvDiagOff), ',')) c.SetDiagPart(part);
+  if (!(v = env(kEnvDiagCycle)).empty()) c.diag_cycle = Split(v, ';');
+  c.diag_detach = env(kEnvDiagDetach) == "1";
   v = env(kEnvCaptureRange);
   if (v == "cudaProfilerApi") {
     c.range = Range::kCudaProfilerApi;
@@ -88,6 +61,79 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
     *warning += "unknown capture range '" + v + "' ignored; ";
   }
   return c;
+}
+
+namespace {
+
+// STEPSCOPE_TRACE_CATEGORIES with the fields they set.
+struct CategoryField {
+  std::string_view name;
+  bool CaptureConfig::*field;
+  bool recorded_by_tracer;
+};
+#define STEPSCOPE_CATEGORY_FIELD(name, field, in_meta) {name, &CaptureConfig::field, in_meta},
+constexpr CategoryField kCategoryFields[] = {STEPSCOPE_TRACE_CATEGORIES(STEPSCOPE_CATEGORY_FIELD)};
+#undef STEPSCOPE_CATEGORY_FIELD
+
+}  // namespace
+
+void CaptureConfig::SetTraceCategories(std::string_view list, std::string* warning) {
+  for (const CategoryField& f : kCategoryFields) this->*f.field = false;
+  // Unified memory comes with cuda whatever the categories; `um` only moves
+  // its start (um_at_start).
+  um = true;
+  for (const std::string& cat : Split(std::string(list), ',')) {
+    const std::string t = Trim(cat);
+    bool known = false;
+    for (const CategoryField& f : kCategoryFields) {
+      if (t == f.name) known = this->*f.field = true;
+    }
+    if (!known && !t.empty() && warning) {
+      *warning += "unknown trace category '" + t + "' ignored; ";
+    }
+  }
+}
+
+std::string CaptureConfig::TraceCategories(bool recorded_by_tracer_only) const {
+  std::string out;
+  for (const CategoryField& f : kCategoryFields) {
+    if (!(this->*f.field) || (recorded_by_tracer_only && !f.recorded_by_tracer)) continue;
+    if (!out.empty()) out += ',';
+    out += f.name;
+  }
+  return out;
+}
+
+std::string CaptureConfig::PythonStacksText() const {
+  if (!python_stacks) return "off";
+  if (python_stack_launch_every > 0) return "launches=" + std::to_string(python_stack_launch_every);
+  return "on";
+}
+
+std::string CaptureConfig::RangeText() const {
+  switch (range) {
+    case Range::kCudaProfilerApi:
+      return "cudaProfilerApi";
+    case Range::kNvtx:
+      return "nvtx:" + range_nvtx_name;
+    case Range::kNone:
+      break;
+  }
+  return "";
+}
+
+std::vector<std::pair<std::string, std::string>> CaptureConfig::ToEnv() const {
+  auto positive = [](int64_t v) { return v > 0 ? std::to_string(v) : std::string(); };
+  return {{kEnvOutput, output_pattern},
+          {kEnvTrace, TraceCategories()},
+          {kEnvSampleHz, std::to_string(sample_hz)},
+          {kEnvPythonStacks, PythonStacksText()},
+          {kEnvDelayNs, positive(delay_ns)},
+          {kEnvDurationNs, positive(duration_ns)},
+          {kEnvCaptureRange, RangeText()},
+          {kEnvOverwriteBeforeNs, positive(overwrite_before_ns)},
+          {kEnvCollector, collector},
+          {kEnvCollectorToken, collector_token}};
 }
 
 bool CaptureConfig::SetDiagPart(std::string_view part) {

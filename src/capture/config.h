@@ -1,5 +1,7 @@
 // CaptureConfig: what the injected tracer does, read from the environment
-// that `stepscope profile` sets up (the tracer has no other input).
+// that `stepscope profile` sets up (the tracer has no other input). The
+// variables are named in common/env_contract.h; ToEnv() is the launcher's
+// side (what it writes), FromEnv() the tracer's (what it reads).
 //
 //   STEPSCOPE_OUTPUT          output pattern (see output_path.h); default stepscope_%p
 //   STEPSCOPE_TRACE           categories: cuda,nvtx,memory (default), host-mem, um,
@@ -43,6 +45,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace stepscope {
@@ -54,6 +57,7 @@ struct CaptureConfig {
   bool cuda = true;
   bool nvtx = true;
   bool memory = true;
+  bool host = false;      // host: the collector samples the threads (STEPSCOPE_SAMPLE_HZ)
   bool host_mem = false;  // host-mem: malloc/mmap above a threshold (LD_PRELOAD interposer)
   // Unified memory (CUPTI UNIFIED_MEMORY_COUNTER, docs/um.md): migrations,
   // thrashing, throttling and remote maps come with `cuda`; GPU fault groups
@@ -132,6 +136,25 @@ struct CaptureConfig {
   // Parses the environment. Unknown categories or ranges are reported in
   // `warning` (the tracer prints it once) and ignored.
   static CaptureConfig FromEnv(std::string* warning);
+
+  // The launcher's settings as the environment FromEnv reads: the output
+  // pattern, the categories, host sampling, Python stacks, the recording
+  // window, --force-overwrite and the collector, one (name, value) each in
+  // the order of STEPSCOPE_CONTRACT_VARS; "" where a setting is off (the
+  // variable is cleared: the launcher decides the whole contract).
+  std::vector<std::pair<std::string, std::string>> ToEnv() const;
+
+  // The categories (STEPSCOPE_TRACE_CATEGORIES) as the comma list of
+  // STEPSCOPE_TRACE, in that order: all of them, or only those the tracer
+  // records itself (the trace's meta.trace_categories).
+  std::string TraceCategories(bool recorded_by_tracer_only = false) const;
+  // Sets the categories of a comma list (STEPSCOPE_TRACE); unknown names are
+  // added to `warning` (when given) and ignored.
+  void SetTraceCategories(std::string_view list, std::string* warning);
+  // STEPSCOPE_PYTHON_STACKS: on | off | launches=N.
+  std::string PythonStacksText() const;
+  // STEPSCOPE_CAPTURE_RANGE: cudaProfilerApi | nvtx:NAME | "".
+  std::string RangeText() const;
 };
 
 }  // namespace stepscope

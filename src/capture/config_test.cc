@@ -86,5 +86,47 @@ TEST(CaptureConfig, DiagCycleWindows) {
   EXPECT_TRUE(c.python_stacks);
 }
 
+// The launcher's side (ToEnv) and the tracer's (FromEnv) of one contract: what
+// is written is what is read back.
+TEST(CaptureConfig, ToEnvRoundTrip) {
+  CaptureConfig c;
+  c.output_pattern = "/t/run_%q{RANK}";
+  c.SetTraceCategories("nvtx,host,um,cuda,um-cpu-faults,bogus", nullptr);
+  c.sample_hz = 500;
+  c.python_stack_launch_every = 7;
+  c.delay_ns = 20'000'000'000;
+  c.range = CaptureConfig::Range::kNvtx;
+  c.range_nvtx_name = "step 10";
+  c.overwrite_before_ns = 123;
+  c.collector = "@sock";
+  c.collector_token = "tok";
+  const auto env = c.ToEnv();
+  for (const auto& [name, value] : env) {
+    if (value.empty()) {
+      ::unsetenv(name.c_str());
+    } else {
+      ::setenv(name.c_str(), value.c_str(), 1);
+    }
+  }
+  const CaptureConfig d = CaptureConfig::FromEnv(nullptr);
+  for (const auto& [name, value] : env) ::unsetenv(name.c_str());
+  EXPECT_EQ(c.TraceCategories(), "cuda,nvtx,host,um,um-cpu-faults");
+  EXPECT_EQ(d.TraceCategories(), c.TraceCategories());
+  EXPECT_EQ(d.TraceCategories(/*recorded_by_tracer_only=*/true), "cuda,nvtx");
+  EXPECT_TRUE(d.um && d.um_at_start && d.um_cpu_faults && !d.memory && !d.host_mem);
+  EXPECT_EQ(d.output_pattern, c.output_pattern);
+  EXPECT_EQ(d.sample_hz, 500);
+  EXPECT_EQ(d.PythonStacksText(), "launches=7");
+  EXPECT_EQ(d.delay_ns, c.delay_ns);
+  EXPECT_EQ(d.duration_ns, 0);
+  EXPECT_EQ(d.RangeText(), "nvtx:step 10");
+  EXPECT_EQ(d.overwrite_before_ns, 123);
+  EXPECT_EQ(d.collector, "@sock");
+  EXPECT_EQ(d.collector_token, "tok");
+  // The defaults: STEPSCOPE_TRACE unset reads as cuda,nvtx,memory.
+  EXPECT_EQ(CaptureConfig().TraceCategories(), "cuda,nvtx,memory");
+  EXPECT_EQ(CaptureConfig().PythonStacksText(), "on");
+}
+
 }  // namespace
 }  // namespace stepscope

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <vector>
 
+#include "common/strings.h"
+
 namespace stepscope {
 namespace {
 
@@ -62,6 +64,86 @@ HelloFields DecodeHello(const std::string& text) {
     pos = nl + 1;
   }
   return f;
+}
+
+namespace {
+
+bool ReadInt(const HelloFields& f, const char* key, int64_t* out) {
+  auto it = f.find(key);
+  int64_t v = 0;
+  if (it == f.end() || !ParseInt64(it->second, &v)) return false;
+  *out = v;
+  return true;
+}
+
+}  // namespace
+
+HelloFields HelloMessage::ToFields() const {
+  HelloFields f;
+  f["pid"] = std::to_string(pid);
+  f["ppid"] = std::to_string(ppid);
+  f["host"] = host;
+  f["cwd"] = cwd;
+  f["pattern"] = pattern;
+  if (file_mode > 0) f["file_mode"] = std::to_string(file_mode);
+  f["overwrite_before_ns"] = std::to_string(overwrite_before_ns);
+  f["command_line"] = command_line;
+  f["clock"] = clock;
+  f["wall_clock_offset_ns"] = std::to_string(wall_clock_offset_ns);
+  f["start_ns"] = std::to_string(start_ns);
+  f["tool_version"] = tool_version;
+  f["trace_categories"] = trace_categories;
+  f["sample_hz"] = std::to_string(sample_hz);
+  if (!python_stacks.empty()) f["python_stacks"] = python_stacks;
+  f["commit_ms"] = std::to_string(commit_ms);
+  f["sync_from_api"] = sync_from_api ? "1" : "0";
+  f["zeroed_buffers"] = zeroed_buffers ? "1" : "0";
+  f["start_time_ticks"] = start_time_ticks;
+  if (host_mem_threshold_bytes) {
+    f["host_mem_threshold_bytes"] = std::to_string(*host_mem_threshold_bytes);
+  }
+  if (!token.empty()) f["token"] = token;
+  if (!inject_lib.empty()) f["inject_lib"] = inject_lib;
+  for (const auto& [k, v] : meta) f["meta." + k] = v;
+  for (const auto& [k, v] : env) f["env." + k] = v;
+  return f;
+}
+
+HelloMessage HelloMessage::FromFields(const HelloFields& f) {
+  HelloMessage h;
+  auto text = [&f](const char* key, std::string* out) {
+    if (auto it = f.find(key); it != f.end()) *out = it->second;
+  };
+  int64_t n = 0;
+  if (ReadInt(f, "pid", &n)) h.pid = static_cast<int>(n);
+  if (ReadInt(f, "ppid", &n)) h.ppid = static_cast<int>(n);
+  text("host", &h.host);
+  text("cwd", &h.cwd);
+  text("pattern", &h.pattern);
+  if (ReadInt(f, "file_mode", &n) && n > 0 && n <= 0777) h.file_mode = static_cast<int>(n);
+  ReadInt(f, "overwrite_before_ns", &h.overwrite_before_ns);
+  text("command_line", &h.command_line);
+  text("clock", &h.clock);
+  ReadInt(f, "wall_clock_offset_ns", &h.wall_clock_offset_ns);
+  ReadInt(f, "start_ns", &h.start_ns);
+  text("tool_version", &h.tool_version);
+  text("trace_categories", &h.trace_categories);
+  ReadInt(f, "sample_hz", &h.sample_hz);
+  text("python_stacks", &h.python_stacks);
+  ReadInt(f, "commit_ms", &h.commit_ms);
+  if (auto it = f.find("sync_from_api"); it != f.end()) h.sync_from_api = it->second != "0";
+  if (auto it = f.find("zeroed_buffers"); it != f.end()) h.zeroed_buffers = it->second != "0";
+  text("start_time_ticks", &h.start_time_ticks);
+  if (ReadInt(f, "host_mem_threshold_bytes", &n) && n >= 0) {
+    h.host_mem_threshold_bytes = static_cast<uint64_t>(n);
+  }
+  text("token", &h.token);
+  text("inject_lib", &h.inject_lib);
+  for (const auto& [k, v] : f) {
+    if (k.rfind("meta.", 0) == 0) h.meta[k.substr(5)] = v;
+    if (k.rfind("env.", 0) == 0) h.env[k.substr(4)] = v;
+  }
+  return h;
 }
 
 Status SendHello(int sock, int fd, const std::string& text, int timeout_ms, std::string* answer,

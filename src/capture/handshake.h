@@ -1,8 +1,8 @@
 // The tracer <-> collector handshake over a Unix stream socket.
 //
 // The tracer sends one message: its shared-memory region (the memfd, as
-// SCM_RIGHTS) and a text of `key=value` lines (pid, output pattern, cwd,
-// meta values, ...). The collector claims the trace file and answers one line:
+// SCM_RIGHTS) and a text of `key=value` lines (HelloMessage: pid, output
+// pattern, cwd, meta values, ...). The collector claims the trace file and answers one line:
 // "ok PATH" or "error MESSAGE". Then the tracer closes both its fds: from
 // then on it holds only the mapping, so the program may close or reuse any
 // fd number without touching the trace.
@@ -24,16 +24,56 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
 
 namespace stepscope {
 
+// The wire format: `key=value` lines (a newline or NUL in a value becomes a
+// space), read back into a map.
 using HelloFields = std::map<std::string, std::string>;
 
 std::string EncodeHello(const HelloFields& f);
 HelloFields DecodeHello(const std::string& text);
+
+// The hello, typed: built by the tracer (capture/session.cc) and by the
+// launcher for a program it samples (cli/cmd_profile.cc), read by the
+// collector. On the wire each field is the `key=value` line of its name
+// (ToFields / FromFields, the one place that spells them); a key missing
+// leaves the field at its default, an unknown key is ignored.
+struct HelloMessage {
+  int pid = 0;  // the traced process; the collector puts the peer's (from the kernel)
+  int ppid = 0;
+  std::string host = "unknown";
+  std::string cwd = ".";
+  std::string pattern = "stepscope_%p";  // the output pattern (the launcher's wins)
+  int file_mode = 0;                     // trace file permissions; 0: kTraceFileMode
+  int64_t overwrite_before_ns = 0;       // --force-overwrite: replace files older than this
+  std::string command_line;
+  std::string clock = "CLOCK_REALTIME";  // CLOCK_REALTIME | CUPTI
+  int64_t wall_clock_offset_ns = 0;
+  int64_t start_ns = 0;
+  std::string tool_version;
+  std::string trace_categories;  // what the tracer records (CaptureConfig::TraceCategories)
+  int64_t sample_hz = 0;         // host samples per second; 0: none
+  std::string python_stacks;     // on | off | launches=N; "": not the tracer's hello
+  int64_t commit_ms = 250;
+  bool sync_from_api = true;
+  bool zeroed_buffers = true;
+  std::string start_time_ticks;  // /proc/PID/stat field 22 (the collector's, from the peer)
+  std::optional<uint64_t> host_mem_threshold_bytes;
+  std::string token;       // the session token; checked, then dropped, by the collector
+  std::string inject_lib;  // the collector's: CUPTI is loaded through this library
+  std::map<std::string, std::string> meta;  // meta.KEY: the trace's meta (rank, world_size, ...)
+  std::map<std::string, std::string> env;   // env.VAR: values of the pattern's %q{VAR}
+
+  HelloFields ToFields() const;
+  static HelloMessage FromFields(const HelloFields& f);
+  std::string Encode() const { return EncodeHello(ToFields()); }
+  static HelloMessage Decode(const std::string& text) { return FromFields(DecodeHello(text)); }
+};
 
 // Sends `text` and `fd` in one message; waits up to `timeout_ms` for the
 // one-line answer, returned in *answer. A collector that samples the process

@@ -13,21 +13,67 @@
 
 namespace stepscope {
 
-StatusOr<std::string> ExpandOutputPattern(const std::string& pattern, const PatternContext& ctx,
-                                          int sequence) {
-  std::string out;
+Status ParseOutputPattern(const std::string& pattern,
+                          const std::function<void(char kind, const std::string& text)>& visit) {
+  std::string literal;
+  auto flush = [&] {
+    if (!literal.empty()) visit('l', literal);
+    literal.clear();
+  };
   for (size_t i = 0; i < pattern.size(); ++i) {
     char c = pattern[i];
     if (c != '%') {
-      out.push_back(c);
+      literal.push_back(c);
       continue;
     }
-    if (i + 1 >= pattern.size()) return InvalidInput("output pattern ends with a lone '%'");
+    if (i + 1 >= pattern.size()) {
+      flush();
+      return InvalidInput("output pattern ends with a lone '%'");
+    }
     char t = pattern[++i];
+    if (t == '%') {
+      literal.push_back('%');
+      continue;
+    }
+    flush();
     switch (t) {
-      case '%':
-        out.push_back('%');
+      case 'p':
+      case 'h':
+      case 'n':
+        visit(t, "");
         break;
+      case 'q': {
+        if (i + 1 >= pattern.size() || pattern[i + 1] != '{') {
+          return InvalidInput("output pattern: %q must be followed by {VARIABLE}");
+        }
+        size_t close = pattern.find('}', i + 2);
+        if (close == std::string::npos) return InvalidInput("output pattern: unterminated %q{");
+        visit('q', pattern.substr(i + 2, close - i - 2));
+        i = close;
+        break;
+      }
+      default:
+        return InvalidInput(std::string("output pattern: unknown token %") + t +
+                            " (use %p, %h, %q{VAR}, %n or %%)");
+    }
+  }
+  flush();
+  return OkStatus();
+}
+
+std::vector<std::string> PatternVariables(const std::string& pattern) {
+  std::vector<std::string> vars;
+  (void)ParseOutputPattern(pattern, [&](char kind, const std::string& text) {
+    if (kind == 'q') vars.push_back(text);
+  });
+  return vars;
+}
+
+StatusOr<std::string> ExpandOutputPattern(const std::string& pattern, const PatternContext& ctx,
+                                          int sequence) {
+  std::string out;
+  RETURN_IF_ERROR(ParseOutputPattern(pattern, [&](char kind, const std::string& text) {
+    switch (kind) {
       case 'p':
         out += std::to_string(ctx.pid);
         break;
@@ -38,22 +84,14 @@ StatusOr<std::string> ExpandOutputPattern(const std::string& pattern, const Patt
         if (sequence > 0) out += std::to_string(sequence);
         break;
       case 'q': {
-        if (i + 1 >= pattern.size() || pattern[i + 1] != '{') {
-          return InvalidInput("output pattern: %q must be followed by {VARIABLE}");
-        }
-        size_t close = pattern.find('}', i + 2);
-        if (close == std::string::npos) return InvalidInput("output pattern: unterminated %q{");
-        std::string var = pattern.substr(i + 2, close - i - 2);
-        const char* v = ctx.getenv ? ctx.getenv(var) : nullptr;
+        const char* v = ctx.getenv ? ctx.getenv(text) : nullptr;
         out += v ? v : "";
-        i = close;
         break;
       }
       default:
-        return InvalidInput(std::string("output pattern: unknown token %") + t +
-                            " (use %p, %h, %q{VAR}, %n or %%)");
+        out += text;
     }
-  }
+  }));
   if (out.empty()) return InvalidInput("output pattern expands to an empty name");
   if (!EndsWith(out, ".sqlite")) out += ".sqlite";
   return out;
@@ -83,14 +121,11 @@ Status CheckTracePathLength(const std::string& path) {
 }
 
 bool PatternIsPerProcess(const std::string& pattern) {
-  for (size_t i = 0; i + 1 < pattern.size(); ++i) {
-    if (pattern[i] == '%') {
-      char t = pattern[i + 1];
-      if (t == 'p' || t == 'q' || t == 'n') return true;
-      ++i;
-    }
-  }
-  return false;
+  bool per_process = false;
+  (void)ParseOutputPattern(pattern, [&](char kind, const std::string&) {
+    per_process |= kind == 'p' || kind == 'q' || kind == 'n';
+  });
+  return per_process;
 }
 
 namespace {
@@ -136,7 +171,8 @@ int TryCreate(const std::string& path, int64_t overwrite_older_than_ns, int mode
 
 StatusOr<std::string> CreateTraceFile(const std::string& pattern, const PatternContext& ctx,
                                       int64_t overwrite_older_than_ns, int mode) {
-  const bool has_seq = pattern.find("%n") != std::string::npos;
+  bool has_seq = false;
+  (void)ParseOutputPattern(pattern, [&](char kind, const std::string&) { has_seq |= kind == 'n'; });
   for (int n = 1; n < 100000; ++n) {
     std::string path;
     if (has_seq) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -24,6 +25,17 @@ struct PatternContext {
   std::string host;
   std::function<const char*(const std::string&)> getenv;  // nullptr-safe lookup
 };
+
+// The one parser of the pattern: calls `visit` with each piece in order,
+// kind 'l' for literal text (a %% as "%") and 'p', 'h', 'n' or 'q' for a
+// token (the variable's name as text for %q{VAR}). Returns kInvalidInput for
+// a malformed pattern, after visiting the pieces before the fault.
+Status ParseOutputPattern(const std::string& pattern,
+                          const std::function<void(char kind, const std::string& text)>& visit);
+
+// The names of the %q{VAR} variables of the pattern, in order: the
+// environment a traced process sends the collector for its trace's name.
+std::vector<std::string> PatternVariables(const std::string& pattern);
 
 // Expands every token except %n, which becomes `sequence` (or is removed when
 // sequence == 0). Returns kInvalidInput for a malformed pattern.

@@ -28,7 +28,11 @@
 #include "capture/cupti_records.h"
 #include "capture/handshake.h"
 #include "capture/host_mem/host_mem.h"
+#include "capture/output_path.h"
+#include "common/env_contract.h"
 #include "common/log.h"
+#include "common/proc_stat.h"
+#include "common/spawn_attr.h"
 #include "common/strings.h"
 #include "common/version.h"
 
@@ -79,7 +83,7 @@ std::string OwnLibraryPath() {
 // Returns our end of a connected socket pair.
 StatusOr<int> StartOwnCollector(const std::string& lib) {
   std::string bin;
-  if (const char* b = std::getenv("STEPSCOPE_BIN"); b && *b) {
+  if (const char* b = std::getenv(kEnvBin); b && *b) {
     bin = b;
   } else {
     std::string dir = lib.substr(0, lib.rfind('/'));
@@ -101,17 +105,7 @@ StatusOr<int> StartOwnCollector(const std::string& lib) {
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_adddup2(&fa, child_end, 3);
   posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-#ifdef POSIX_SPAWN_SETSID
-  flags |= POSIX_SPAWN_SETSID;
-#endif
-  posix_spawnattr_setflags(&attr, flags);
+  InitHelperSpawnAttr(&attr);
   std::vector<std::string> env_store;
   for (char** e = environ; e && *e; ++e) {
     std::string kv = *e;
@@ -140,17 +134,6 @@ StatusOr<int> StartOwnCollector(const std::string& lib) {
   while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
   return sv[0];
-}
-
-// Variable names used by %q{VAR} in the output pattern.
-std::vector<std::string> PatternVars(const std::string& pattern) {
-  std::vector<std::string> out;
-  for (size_t i = pattern.find("%q{"); i != std::string::npos; i = pattern.find("%q{", i + 3)) {
-    size_t end = pattern.find('}', i);
-    if (end == std::string::npos) break;
-    out.push_back(pattern.substr(i + 3, end - i - 3));
-  }
-  return out;
 }
 
 }  // namespace
@@ -276,43 +259,31 @@ bool Session::Start() {
 }
 
 bool Session::Handshake(int memfd) {
-  HelloFields f;
-  f["pid"] = std::to_string(getpid());
-  f["ppid"] = std::to_string(getppid());
-  f["host"] = HostName();
-  f["cwd"] = Cwd();
-  f["pattern"] = config_.output_pattern;
-  f["overwrite_before_ns"] = std::to_string(config_.overwrite_before_ns);
-  f["command_line"] = CommandLine().substr(0, 16384);  // the hello is at most 64 KiB
-  f["clock"] = clock_offset_ns_ == 0 ? "CLOCK_REALTIME" : "CUPTI";
-  f["wall_clock_offset_ns"] = std::to_string(-clock_offset_ns_);
-  f["start_ns"] = std::to_string(start_ns_);
-  f["tool_version"] = kVersion;
-  f["sync_from_api"] = config_.sync_from_api ? "1" : "0";
-  f["zeroed_buffers"] = config_.zeroed_buffers ? "1" : "0";
-  f["commit_ms"] = std::to_string(config_.commit_interval_ns / 1'000'000);
-  f["start_time_ticks"] = [] {
-    std::string stat = ReadProcFile("/proc/self/stat");
-    size_t p = stat.rfind(')');
-    std::vector<std::string> parts = Split(p == std::string::npos ? "" : stat.substr(p + 2), ' ');
-    return parts.size() > 19 ? parts[19] : std::string();
-  }();
-  std::string cats;
-  if (config_.cuda) cats += "cuda,";
-  if (config_.nvtx) cats += "nvtx,";
-  if (config_.memory) cats += "memory,";
-  if (config_.host_mem) cats += "host-mem,";
-  if (!cats.empty()) cats.pop_back();
-  f["trace_categories"] = cats;
-  f["sample_hz"] = std::to_string(config_.sample_hz);
-  f["python_stacks"] = !config_.python_stacks ? "off"
-                       : config_.python_stack_launch_every > 0
-                           ? "launches=" + std::to_string(config_.python_stack_launch_every)
-                           : "on";
+  HelloMessage h;
+  h.pid = getpid();
+  h.ppid = getppid();
+  h.host = HostName();
+  h.cwd = Cwd();
+  h.pattern = config_.output_pattern;
+  h.overwrite_before_ns = config_.overwrite_before_ns;
+  h.command_line = CommandLine().substr(0, 16384);  // the hello is at most 64 KiB
+  h.clock = clock_offset_ns_ == 0 ? "CLOCK_REALTIME" : "CUPTI";
+  h.wall_clock_offset_ns = -clock_offset_ns_;
+  h.start_ns = start_ns_;
+  h.tool_version = kVersion;
+  h.sync_from_api = config_.sync_from_api;
+  h.zeroed_buffers = config_.zeroed_buffers;
+  h.commit_ms = config_.commit_interval_ns / 1'000'000;
+  ProcStat stat;
+  (void)ReadProcStat(getpid(), &stat);
+  h.start_time_ticks = stat.start_time_ticks;
+  h.trace_categories = config_.TraceCategories(/*recorded_by_tracer_only=*/true);
+  h.sample_hz = config_.sample_hz;
+  h.python_stacks = config_.PythonStacksText();
   if (config_.host_mem) {
     if (auto threshold =
             reinterpret_cast<uint64_t (*)()>(dlsym(RTLD_DEFAULT, "stepscope_hostmem_threshold"))) {
-      f["host_mem_threshold_bytes"] = std::to_string(threshold());
+      h.host_mem_threshold_bytes = threshold();
     }
   }
   struct {
@@ -326,25 +297,25 @@ bool Session::Handshake(int memfd) {
     for (const char* var : r.vars) {
       const char* v = var ? std::getenv(var) : nullptr;
       if (v && *v) {
-        f[std::string("meta.") + r.key] = v;
+        h.meta[r.key] = v;
         break;
       }
     }
   }
-  for (const std::string& var : PatternVars(config_.output_pattern)) {
-    if (const char* v = std::getenv(var.c_str())) f["env." + var] = std::string(v).substr(0, 1024);
+  for (const std::string& var : PatternVariables(config_.output_pattern)) {
+    if (const char* v = std::getenv(var.c_str())) h.env[var] = std::string(v).substr(0, 1024);
   }
   const std::string lib = OwnLibraryPath();
 
   StatusOr<int> sock = IoError("");
   if (!config_.collector.empty()) {
-    f["token"] = config_.collector_token;
+    h.token = config_.collector_token;
     // Unreachable (e.g. a rank on another node inherited the launcher's
     // socket name through srun): collect for ourselves instead.
     sock = ConnectCollector(config_.collector);
     if (!sock.ok()) {
       LogVerbose("%s; starting a collector for this process", sock.status().message().c_str());
-      f.erase("token");
+      h.token.clear();
       sock = StartOwnCollector(lib);
     } else if (auto peer = PeerCredentials(*sock); !peer.ok() || !TrustedUid(peer->uid)) {
       // Our memory goes only to a collector of our own user (or root).
@@ -361,7 +332,7 @@ bool Session::Handshake(int memfd) {
   }
   std::string answer;
   int collector_pid = 0;
-  Status st = SendHello(*sock, memfd, EncodeHello(f), 20000, &answer, &collector_pid);
+  Status st = SendHello(*sock, memfd, h.Encode(), 20000, &answer, &collector_pid);
   ::close(*sock);
   if (!st.ok()) {
     Disable(st.message());
@@ -379,7 +350,7 @@ bool Session::Handshake(int memfd) {
   }
   // Where this process's trace is, for code in the process that writes files
   // beside it (stepscope.torch reads it with getenv at run time).
-  setenv("STEPSCOPE_TRACE_FILE", answer.substr(3).c_str(), 1);
+  setenv(kEnvTraceFile, answer.substr(3).c_str(), 1);
   return true;
 }
 

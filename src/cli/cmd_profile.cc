@@ -9,7 +9,6 @@
 // to it and gets its own trace file, which the launcher finalizes after that
 // process is gone and then summarizes. `stepscope _collect` is the same
 // collector for one process that was started without the launcher.
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -28,7 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "capture/contract.h"
+#include "capture/config.h"
+#include "capture/output_path.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/launcher.h"
@@ -38,7 +38,9 @@
 #include "collector/journal_guard.h"
 #include "collector/run_summary.h"
 #endif
+#include "common/env_contract.h"
 #include "common/file_util.h"
+#include "common/proc_stat.h"
 #include "common/strings.h"
 #include "common/version.h"
 
@@ -111,29 +113,22 @@ int RunCollect(int argc, char** argv) {
 namespace {
 
 // The settings of one `stepscope profile` run, read once from its flags
-// (long options and nsys's spellings alike) and handed to the tracer as the
-// STEPSCOPE_* environment capture/config.h reads.
+// (long options and nsys's spellings alike). What the tracer is told is a
+// CaptureConfig (handed over by TracedRun as CaptureConfig::ToEnv()); the
+// rest is the launcher's and the collector's.
 struct ProfileSettings {
-  std::string pattern;
-  std::vector<std::string> categories;  // ours (nsys names mapped)
-  int64_t sample_hz = 0;
+  CaptureConfig tracer;  // -o, --trace (nsys names mapped), rates, stacks, the window
   int64_t native_hz = 0;
-  std::string py_stacks;
   bool loader_ranges = true;
   bool iteration_ranges = true;
   bool pytorch_memory = false;
-  int64_t delay_ns = 0;
-  int64_t duration_ns = 0;
-  std::string range;         // cudaProfilerApi | nvtx:NAME | ""
   int64_t window_steps = 0;  // --steps N: record N training iterations...
   int64_t warmup_steps = 0;  // ...after this many (--warmup-steps)
   long file_mode = 0600;
   bool force = false;
   bool stats = false;  // --stats: print `stepscope stats` of each trace after the run
 
-  bool Traces(std::string_view cat) const {
-    return std::find(categories.begin(), categories.end(), cat) != categories.end();
-  }
+  const std::string& pattern() const { return tracer.output_pattern; }
 };
 
 // nsys -t values whose work `cuda` already records (kernels, copies, API calls).
@@ -249,55 +244,61 @@ void DeclareProfileFlags(ArgParser* p) {
 
 // --trace (ours or nsys's names) as our categories.
 Status ReadCategories(const std::string& list, ProfileSettings* s) {
+  std::string ours;
   for (const std::string& cat : Split(list, ',')) {
     if (IsTraceCategory(cat)) {
-      s->categories.push_back(cat);
+      ours += cat + ",";
     } else if (cat == "osrt") {
-      s->categories.push_back("host");
+      ours += "host,";
     } else if (OneOf(cat, kNsysLibraryCategories) || cat == "none") {
       continue;  // their kernels and copies are cuda's records
     } else {
-      return InvalidInput("unknown --trace category '" + cat +
-                          "' (use cuda, nvtx, memory, host, host-mem, um, um-migrations, "
-                          "um-gpu-faults, um-cpu-faults; or nsys's osrt, cublas, cudnn, nccl, "
-                          "none)");
+      std::string names;
+      for (std::string_view c : kTraceCategories)
+        names += (names.empty() ? "" : ", ") + std::string(c);
+      return InvalidInput("unknown --trace category '" + cat + "' (use " + names +
+                          "; or nsys's osrt, cublas, cudnn, nccl, none)");
     }
   }
+  s->tracer.SetTraceCategories(ours, nullptr);
   return OkStatus();
 }
 
 Status ReadRates(const ArgParser& p, ProfileSettings* s) {
-  if (!ParseInt64(p.Get("--sample-hz"), &s->sample_hz) || s->sample_hz < 0 ||
-      s->sample_hz > 10000) {
+  int64_t sample_hz = 0;
+  if (!ParseInt64(p.Get("--sample-hz"), &sample_hz) || sample_hz < 0 || sample_hz > 10000) {
     return InvalidInput("--sample-hz: not a rate from 0 to 10000: " + p.Get("--sample-hz"));
   }
+  s->tracer.sample_hz = static_cast<int>(sample_hz);
   const std::string sample = p.Get("--sample");
   if (sample == "none") {
-    s->sample_hz = 0;
+    s->tracer.sample_hz = 0;
   } else if (!sample.empty() && sample != "cpu" && sample != "process-tree") {
     return InvalidInput(
         "--sample: use none, cpu or process-tree (this process and its "
         "children), not '" +
         sample + "'");
   }
-  if (!s->Traces("host")) s->sample_hz = 0;
+  if (!s->tracer.host) s->tracer.sample_hz = 0;
   if (!ParseInt64(p.Get("--native-hz"), &s->native_hz) || s->native_hz < 0 ||
       s->native_hz > 10000) {
     return InvalidInput("--native-hz: not a rate from 0 to 10000: " + p.Get("--native-hz"));
   }
-  if (s->sample_hz == 0) s->native_hz = 0;  // native samples ride on the host sampler
+  if (s->tracer.sample_hz == 0) s->native_hz = 0;  // native samples ride on the host sampler
   return OkStatus();
 }
 
 Status ReadHooks(const ArgParser& p, ProfileSettings* s) {
-  s->py_stacks = p.Get("--python-stacks");
+  const std::string py_stacks = p.Get("--python-stacks");
   int64_t launch_every = 0;
-  if (s->py_stacks != "on" && s->py_stacks != "off" &&
-      !(StartsWith(s->py_stacks, "launches=") &&
-        ParseInt64(s->py_stacks.substr(9), &launch_every) && launch_every > 0)) {
-    return InvalidInput("--python-stacks: use on, off or launches=N (N >= 1), not '" +
-                        s->py_stacks + "'");
+  if (py_stacks != "on" && py_stacks != "off" &&
+      !(StartsWith(py_stacks, "launches=") && ParseInt64(py_stacks.substr(9), &launch_every) &&
+        launch_every > 0)) {
+    return InvalidInput("--python-stacks: use on, off or launches=N (N >= 1), not '" + py_stacks +
+                        "'");
   }
+  s->tracer.python_stacks = py_stacks != "off";
+  s->tracer.python_stack_launch_every = static_cast<int>(std::min<int64_t>(launch_every, 1 << 30));
   for (const auto& [flag, out] :
        {std::pair<const char*, bool*>{"--loader-ranges", &s->loader_ranges},
         {"--iteration-ranges", &s->iteration_ranges}}) {
@@ -322,23 +323,23 @@ Status ReadStepWindow(const ArgParser& p, ProfileSettings* s) {
     return InvalidInput("--warmup-steps: not a number of iterations (1 or more): " +
                         p.Get("--warmup-steps"));
   }
-  if (!s->range.empty()) {
+  if (s->tracer.range != CaptureConfig::Range::kNone) {
     return InvalidInput("--steps and --capture-range both choose the recording window; use one");
   }
   if (!s->iteration_ranges) {
     return InvalidInput("--steps needs the iteration hook: drop --iteration-ranges off");
   }
-  s->range = "cudaProfilerApi";
+  s->tracer.range = CaptureConfig::Range::kCudaProfilerApi;
   return OkStatus();
 }
 
 // --delay, --duration, --capture-range (with nsys's -c nvtx -p NAME).
 Status ReadWindow(const ArgParser& p, ProfileSettings* s) {
-  if (p.Has("--delay") && !ParseDurationNs(p.Get("--delay"), &s->delay_ns)) {
+  if (p.Has("--delay") && !ParseDurationNs(p.Get("--delay"), &s->tracer.delay_ns)) {
     return InvalidInput("--delay: not a duration: " + p.Get("--delay"));
   }
-  if (p.Has("--duration") &&
-      (!ParseDurationNs(p.Get("--duration"), &s->duration_ns) || s->duration_ns == 0)) {
+  if (p.Has("--duration") && (!ParseDurationNs(p.Get("--duration"), &s->tracer.duration_ns) ||
+                              s->tracer.duration_ns == 0)) {
     return InvalidInput("--duration: not a positive duration: " + p.Get("--duration"));
   }
   std::string range = p.Get("--capture-range");
@@ -363,14 +364,20 @@ Status ReadWindow(const ArgParser& p, ProfileSettings* s) {
         "--nvtx-capture NAME, not '" +
         range + "'");
   }
-  s->range = range;
+  if (range == "cudaProfilerApi") {
+    s->tracer.range = CaptureConfig::Range::kCudaProfilerApi;
+  } else if (!range.empty()) {
+    s->tracer.range = CaptureConfig::Range::kNvtx;
+    s->tracer.range_nvtx_name = range.substr(5);
+  }
   return ReadStepWindow(p, s);
 }
 
 Status ReadOutput(const ArgParser& p, ProfileSettings* s) {
-  s->pattern = p.Get("--output");
-  if (EndsWith(s->pattern, "/")) s->pattern += "stepscope_%p";
-  if (Status st = CheckOutputPattern(s->pattern); !st.ok()) return st;
+  std::string& pattern = s->tracer.output_pattern;
+  pattern = p.Get("--output");
+  if (EndsWith(pattern, "/")) pattern += "stepscope_%p";
+  if (Status st = CheckOutputPattern(pattern); !st.ok()) return st;
   const std::string mode_text = p.Get("--file-mode");
   char* mode_end = nullptr;
   s->file_mode = std::strtol(mode_text.c_str(), &mode_end, 8);
@@ -404,18 +411,14 @@ StatusOr<ProfileSettings> ReadProfileSettings(const ArgParser& p) {
 // A fixed name (no per-process token) that already exists: refuse up front
 // rather than write next to it under another name.
 Status CheckFixedOutput(const ProfileSettings& s) {
-  const std::string& pattern = s.pattern;
-  if (pattern.find('%') != std::string::npos && pattern.find("%h") == std::string::npos) {
-    return OkStatus();
-  }
-  std::string fixed = pattern;
-  if (size_t h = fixed.find("%h"); h != std::string::npos) {
-    char host[256] = {0};
-    gethostname(host, sizeof(host) - 1);
-    fixed.replace(h, 2, host);
-  }
-  if (fixed.find('%') != std::string::npos) return OkStatus();
-  if (!EndsWith(fixed, ".sqlite")) fixed += ".sqlite";
+  if (PatternIsPerProcess(s.pattern())) return OkStatus();
+  PatternContext ctx;
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  ctx.host = host;
+  auto expanded = ExpandOutputPattern(s.pattern(), ctx, 0);
+  if (!expanded.ok()) return OkStatus();
+  const std::string& fixed = *expanded;
   if (FileExists(fixed) && !s.force) {
     return InvalidInput(fixed + " exists; pass --force-overwrite or choose another -o");
   }
@@ -423,128 +426,108 @@ Status CheckFixedOutput(const ProfileSettings& s) {
   return CheckNotBeingWritten(fixed);
 }
 
-// Whether the tracer library loads (missing CUPTI shows up here; nothing is
-// initialized); else one warning and the program runs untraced.
-bool TracerLoads(const std::string& lib) {
-  if (lib.empty()) {
-    std::fprintf(stderr,
-                 "stepscope: warning: libstepscope_inject.so not found next to the stepscope "
-                 "binary; the program runs untraced\n");
-    return false;
+#ifdef STEPSCOPE_HAVE_COLLECTOR
+// The traced program inherits this process's environment: set here before
+// the spawn; "" unsets.
+void SetEnvironment(const std::vector<std::pair<std::string, std::string>>& env) {
+  for (const auto& [name, value] : env) {
+    if (value.empty()) {
+      unsetenv(name.c_str());
+    } else {
+      setenv(name.c_str(), value.c_str(), 1);
+    }
   }
-  void* h = dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL);
-  if (!h) {
-    std::fprintf(stderr, "stepscope: warning: cannot load %s (%s); the program runs untraced\n",
-                 lib.c_str(), dlerror());
-    return false;
-  }
-  dlclose(h);
-  return true;
+}
+
+// `value` first on the colon list `name` (PYTHONPATH, LD_PRELOAD).
+std::pair<std::string, std::string> Prepended(const char* name, const std::string& value) {
+  const char* old = std::getenv(name);
+  return {name, value + (old && *old ? ":" + std::string(old) : "")};
 }
 
 // The sitecustomize hook (python/stepscope_hook) for the PyTorch memory
 // recorder, the DataLoader and the iteration ranges, on PYTHONPATH; it does
 // nothing in a program that never imports torch.
-void SetPythonHookEnvironment(const ProfileSettings& s, const std::string& lib_dir) {
-  const bool loader_hook = s.loader_ranges && s.Traces("nvtx");
-  const bool iteration_hook = (s.iteration_ranges && s.Traces("nvtx")) || s.window_steps > 0;
-  if (!s.pytorch_memory && !loader_hook && !iteration_hook) return;
+std::vector<std::pair<std::string, std::string>> PythonHookEnvironment(const ProfileSettings& s,
+                                                                       const std::string& lib_dir) {
+  const bool loader_hook = s.loader_ranges && s.tracer.nvtx;
+  const bool iteration_hook = (s.iteration_ranges && s.tracer.nvtx) || s.window_steps > 0;
+  if (!s.pytorch_memory && !loader_hook && !iteration_hook) return {};
   std::string hook = FindPythonHookDir(lib_dir);
   if (hook.empty()) {
     std::fprintf(
         stderr, "stepscope: warning: python/stepscope_hook not found; %s\n",
         s.pytorch_memory ? "PyTorch memory is not recorded" : "no DataLoader or iteration ranges");
-    return;
+    return {};
   }
-  const char* old = std::getenv("PYTHONPATH");
-  std::string v = hook + (old && *old ? ":" + std::string(old) : "");
-  setenv("PYTHONPATH", v.c_str(), 1);
-  if (loader_hook) setenv(kEnvLoaderRanges, "1", 1);
-  if (iteration_hook) setenv(kEnvIterationRanges, "1", 1);
+  std::vector<std::pair<std::string, std::string>> env = {Prepended("PYTHONPATH", hook)};
+  if (loader_hook) env.emplace_back(kEnvLoaderRanges, "1");
+  if (iteration_hook) env.emplace_back(kEnvIterationRanges, "1");
   if (s.window_steps > 0) {
-    const std::string w = std::to_string(s.warmup_steps) + ":" + std::to_string(s.window_steps);
-    setenv(kEnvWindowSteps, w.c_str(), 1);
+    env.emplace_back(kEnvWindowSteps,
+                     std::to_string(s.warmup_steps) + ":" + std::to_string(s.window_steps));
   }
   if (s.pytorch_memory) {
-    setenv(kEnvPytorchMemory, "1", 1);
-    const std::string out_dir =
-        s.pattern.find('/') == std::string::npos ? "." : s.pattern.substr(0, s.pattern.rfind('/'));
-    setenv(kEnvOutputDir, out_dir.c_str(), 1);
+    const std::string& pattern = s.pattern();
+    env.emplace_back(kEnvPytorchMemory, "1");
+    env.emplace_back(kEnvOutputDir, pattern.find('/') == std::string::npos
+                                        ? "."
+                                        : pattern.substr(0, pattern.rfind('/')));
   }
+  return env;
 }
 
-// The STEPSCOPE_* environment the tracer reads (capture/config.h).
-void SetTracerEnvironment(const ProfileSettings& s, const std::string& lib, int64_t session_start) {
+// What the traced program is told: the tracer and its settings
+// (TracedRun::Environment), the host-mem interposer, the Python hook.
+void SetTracerEnvironment(const ProfileSettings& s, const TracedRun& run) {
+  const std::string& lib = run.library();
   if (const char* other = std::getenv("CUDA_INJECTION64_PATH"); other && *other && lib != other) {
     std::fprintf(
         stderr,
         "stepscope: warning: CUDA_INJECTION64_PATH was %s; replaced by stepscope's tracer\n",
         other);
   }
-  setenv("CUDA_INJECTION64_PATH", lib.c_str(), 1);
-  setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
-  setenv(kEnvOutput, s.pattern.c_str(), 1);
-  std::string trace;
-  for (const std::string& c : s.categories) trace += (trace.empty() ? "" : ",") + c;
-  setenv(kEnvTrace, trace.c_str(), 1);
-  setenv(kEnvSampleHz, std::to_string(s.sample_hz).c_str(), 1);
-  setenv(kEnvPythonStacks, s.py_stacks.c_str(), 1);
-  if (s.delay_ns) setenv(kEnvDelayNs, std::to_string(s.delay_ns).c_str(), 1);
-  if (s.duration_ns) setenv(kEnvDurationNs, std::to_string(s.duration_ns).c_str(), 1);
-  if (!s.range.empty()) setenv(kEnvCaptureRange, s.range.c_str(), 1);
-  if (s.force) setenv(kEnvOverwriteBeforeNs, std::to_string(session_start).c_str(), 1);
+  SetEnvironment(run.Environment());
   const std::string lib_dir = lib.substr(0, lib.rfind('/'));
-  if (s.Traces("host-mem")) {
+  if (s.tracer.host_mem) {
     std::string preload = lib_dir + "/libstepscope_hostmem.so";
     if (!FileExists(preload)) {
       std::fprintf(stderr, "stepscope: warning: %s not found; host memory is not traced\n",
                    preload.c_str());
     } else {
-      const char* old = std::getenv("LD_PRELOAD");
-      std::string v = preload + (old && *old ? ":" + std::string(old) : "");
-      setenv("LD_PRELOAD", v.c_str(), 1);
+      SetEnvironment({Prepended("LD_PRELOAD", preload)});
     }
   }
-  SetPythonHookEnvironment(s, lib_dir);
+  SetEnvironment(PythonHookEnvironment(s, lib_dir));
 }
 
-#ifdef STEPSCOPE_HAVE_COLLECTOR
 // The hello of the host sampler's trace for the program (the launcher sends
 // it for the program, which may never load the tracer).
-HelloFields SamplerHello(int pid, const ProfileSettings& s, const std::vector<std::string>& cmd,
-                         int64_t session_start) {
-  HelloFields h;
-  h["pid"] = std::to_string(pid);
-  h["ppid"] = std::to_string(getpid());
+HelloMessage SamplerHello(int pid, const ProfileSettings& s, const std::vector<std::string>& cmd) {
+  HelloMessage h;
+  h.pid = pid;
+  h.ppid = getpid();
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
-  h["host"] = host;
+  h.host = host;
   char cwd[4096] = {0};
-  h["cwd"] = getcwd(cwd, sizeof(cwd) - 1) ? cwd : ".";
-  h["pattern"] = s.pattern;
-  h["file_mode"] = std::to_string(s.file_mode);
-  if (s.force) h["overwrite_before_ns"] = std::to_string(session_start);
+  h.cwd = getcwd(cwd, sizeof(cwd) - 1) ? cwd : ".";
+  h.pattern = s.pattern();
+  h.file_mode = static_cast<int>(s.file_mode);
+  h.overwrite_before_ns = s.tracer.overwrite_before_ns;
   std::string line;
   for (const std::string& a : cmd) line += (line.empty() ? "" : " ") + a;
-  h["command_line"] = line.substr(0, 16384);
-  h["clock"] = "CLOCK_REALTIME";
-  h["wall_clock_offset_ns"] = "0";
-  h["start_ns"] = std::to_string(NowRealtimeNs());
-  h["tool_version"] = kVersion;
-  h["trace_categories"] = "host";
-  h["sample_hz"] = std::to_string(s.sample_hz);
-  h["commit_ms"] = "250";
-  auto stat_file = ReadFile("/proc/" + std::to_string(pid) + "/stat");
-  const std::string stat = stat_file.ok() ? *stat_file : "";
-  size_t close = stat.rfind(')');
-  std::vector<std::string> parts =
-      Split(close == std::string::npos ? "" : stat.substr(close + 2), ' ');
-  if (parts.size() > 19) h["start_time_ticks"] = parts[19];
-  for (size_t i = s.pattern.find("%q{"); i != std::string::npos; i = s.pattern.find("%q{", i + 3)) {
-    const size_t end = s.pattern.find('}', i);
-    if (end == std::string::npos) break;
-    const std::string var = s.pattern.substr(i + 3, end - i - 3);
-    if (const char* v = std::getenv(var.c_str())) h["env." + var] = v;
+  h.command_line = line.substr(0, 16384);
+  h.clock = "CLOCK_REALTIME";
+  h.wall_clock_offset_ns = 0;
+  h.start_ns = NowRealtimeNs();
+  h.tool_version = kVersion;
+  h.trace_categories = "host";
+  h.sample_hz = s.tracer.sample_hz;
+  h.commit_ms = 250;
+  if (ProcStat stat; ReadProcStat(pid, &stat)) h.start_time_ticks = stat.start_time_ticks;
+  for (const std::string& var : PatternVariables(s.pattern())) {
+    if (const char* v = std::getenv(var.c_str())) h.env[var] = v;
   }
   return h;
 }
@@ -584,52 +567,37 @@ int RunProfile(int argc, char** argv) {
   }
   auto settings = ReadProfileSettings(p);
   if (!settings.ok()) return ReportError("profile", settings.status());
-  const ProfileSettings& s = *settings;
+  ProfileSettings& s = *settings;
   if (Status st = CheckFixedOutput(s); !st.ok()) return ReportError("profile", st);
   // Read by the collector's host sampler (set before any thread starts).
   setenv(kEnvNativeHz, std::to_string(s.native_hz).c_str(), 1);
-  const int64_t session_start = NowRealtimeNs();
-  const std::string lib = TracerLibraryPath();
-  bool traced = TracerLoads(lib);
+  // -f replaces only files from before this run.
+  if (s.force) s.tracer.overwrite_before_ns = NowRealtimeNs();
 #ifdef STEPSCOPE_HAVE_COLLECTOR
-  std::unique_ptr<CollectorServer> collector;
-  std::string collector_token;
-  if (traced) {
-    auto server = ListenForRun(lib, s.pattern, static_cast<int>(s.file_mode), &collector_token);
-    if (!server.ok()) {
-      std::fprintf(stderr, "stepscope: warning: %s; the program runs untraced\n",
-                   server.status().message().c_str());
-      traced = false;
-    } else {
-      collector = std::move(*server);
-    }
-  }
-#else
-  traced = false;
-#endif
-  if (traced) {
-    SetTracerEnvironment(s, lib, session_start);
-#ifdef STEPSCOPE_HAVE_COLLECTOR
-    setenv(kEnvCollector, collector->name().c_str(), 1);
-    setenv(kEnvCollectorToken, collector_token.c_str(), 1);
+  std::unique_ptr<TracedRun> traced;
+  if (auto prepared = TracedRun::Prepare(s.tracer, static_cast<int>(s.file_mode)); prepared.ok()) {
+    traced = std::move(*prepared);
+    SetTracerEnvironment(s, *traced);
     // A kill -9 of this process cannot leave a trace that needs its -journal
     // (collector/journal_guard.h); without it traces are written as before.
     char exe[4096];
     const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     if (n > 0) journal_guard::Start(std::string(exe, static_cast<size_t>(n)));
-    collector->StartThread();
-#endif
+    traced->collector().StartThread();
+  } else {
+    std::fprintf(stderr, "stepscope: warning: %s; the program runs untraced\n",
+                 prepared.status().message().c_str());
   }
+#endif
   // Spawn, signals, wait: cli/launcher.h.
   ProgramExit exit;
   std::function<void(int)> on_started;
 #ifdef STEPSCOPE_HAVE_COLLECTOR
   // The program's threads are sampled from its start, CUDA or not: a program
   // that never loads the tracer still gets a trace of its samples.
-  if (collector && s.sample_hz > 0) {
+  if (traced && s.tracer.sample_hz > 0) {
     on_started = [&](int pid) {
-      collector->SampleChild(pid, static_cast<int>(s.sample_hz),
-                             SamplerHello(pid, s, cmd, session_start));
+      traced->collector().SampleChild(pid, s.tracer.sample_hz, SamplerHello(pid, s, cmd));
     };
   }
 #endif
@@ -640,11 +608,9 @@ int RunProfile(int argc, char** argv) {
     exit.wait_status = 127 << 8;  // as exit(127), a shell's 'cannot run'
   }
 #ifdef STEPSCOPE_HAVE_COLLECTOR
-  if (collector) {
-    // Every trace is finalized once its process is gone; traced processes
-    // that outlive the command get 3 s, then are finalized as they are.
-    std::vector<CollectedTrace> results = collector->Finish(3000);
-    collector.reset();
+  if (traced) {
+    std::vector<CollectedTrace> results = traced->Finish(3000);
+    traced.reset();
     journal_guard::Stop();
     if (!p.Has("--quiet")) PrintRunSummary(results, stderr);
     if (s.stats) PrintStats(results);

@@ -265,15 +265,14 @@ Status CheckOutputPattern(const std::string& pattern) {
   if (slash != std::string::npos && PatternIsPerProcess(pattern.substr(0, slash))) {
     // A directory per pid or sequence number cannot exist before the run
     // (nothing creates it); one per %q{VAR} may: checked by each process.
-    const std::string dir_pattern = pattern.substr(0, slash);
-    for (size_t i = 0; i + 1 < dir_pattern.size(); ++i) {
-      if (dir_pattern[i] != '%') continue;
-      if (dir_pattern[i + 1] == 'p' || dir_pattern[i + 1] == 'n') {
-        return InvalidInput("-o " + pattern +
-                            ": a directory named per process (%p, %n) does not exist before the "
-                            "run; put the token in the file name");
-      }
-      ++i;
+    bool per_pid = false;
+    (void)ParseOutputPattern(pattern.substr(0, slash), [&](char kind, const std::string&) {
+      per_pid |= kind == 'p' || kind == 'n';
+    });
+    if (per_pid) {
+      return InvalidInput("-o " + pattern +
+                          ": a directory named per process (%p, %n) does not exist before the "
+                          "run; put the token in the file name");
     }
     return OkStatus();
   }

@@ -10,29 +10,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <fstream>
 
 #include "capture/clock.h"
 #include "common/log.h"
+#include "common/proc_stat.h"
 #include "common/strings.h"
 
 namespace stepscope {
-namespace {
-
-// Field 22 of /proc/PID/stat (start time, clock ticks) and the state letter.
-bool ProcStat(int pid, std::string* start, char* state) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  size_t p = s.rfind(')');
-  if (p == std::string::npos || p + 2 >= s.size()) return false;
-  std::vector<std::string> parts = Split(s.substr(p + 2), ' ');
-  if (parts.size() < 20) return false;
-  *state = parts[0].empty() ? '?' : parts[0][0];
-  *start = parts[19];
-  return true;
-}
-
-}  // namespace
 
 StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Listen(CollectorPolicy policy) {
   if (policy.token.empty()) return InvalidInput("a listening collector needs a session token");
@@ -60,7 +44,7 @@ void CollectorServer::Refuse(int conn, const PeerCred& peer, const std::string& 
   ::close(conn);
 }
 
-bool CollectorServer::Admit(int conn, HelloFields* hello, int* memfd) {
+bool CollectorServer::Admit(int conn, HelloMessage* hello, int* memfd) {
   auto peer = PeerCredentials(conn);
   if (!peer.ok()) {
     Refuse(conn, PeerCred{}, peer.status().message());
@@ -81,29 +65,24 @@ bool CollectorServer::Admit(int conn, HelloFields* hello, int* memfd) {
     Refuse(conn, *peer, st.message());
     return false;
   }
-  *hello = DecodeHello(text);
-  auto token = hello->find("token");
+  *hello = HelloMessage::Decode(text);
   if (!policy_.token.empty() &&
-      (token == hello->end() || !TokensEqual(token->second, policy_.token))) {
+      (hello->token.empty() || !TokensEqual(hello->token, policy_.token))) {
     if (*memfd >= 0) ::close(*memfd);
     Refuse(conn, *peer, "no valid session token (it was not started by this stepscope profile)");
     return false;
   }
-  hello->erase("token");
+  hello->token.clear();
   // The fields the collector decides: the traced pid is the peer's (from the
   // kernel), CUPTI comes through the launcher's own library, the file from
   // the launcher's pattern.
-  (*hello)["pid"] = std::to_string(peer->pid);
-  std::string start;
-  char state = '?';
-  if (ProcStat(peer->pid, &start, &state) && state != 'Z') {
-    (*hello)["start_time_ticks"] = start;
-  } else {
-    hello->erase("start_time_ticks");
-  }
-  (*hello)["inject_lib"] = policy_.inject_lib;
-  if (!policy_.pattern.empty()) (*hello)["pattern"] = policy_.pattern;
-  if (policy_.file_mode > 0) (*hello)["file_mode"] = std::to_string(policy_.file_mode);
+  hello->pid = peer->pid;
+  ProcStat stat;
+  hello->start_time_ticks =
+      ReadProcStat(peer->pid, &stat) && stat.state != 'Z' ? stat.start_time_ticks : "";
+  hello->inject_lib = policy_.inject_lib;
+  if (!policy_.pattern.empty()) hello->pattern = policy_.pattern;
+  if (policy_.file_mode > 0) hello->file_mode = policy_.file_mode;
   return true;
 }
 
@@ -116,7 +95,7 @@ CollectorServer::~CollectorServer() {
 }
 
 void CollectorServer::Accept(int conn) {
-  HelloFields hello;
+  HelloMessage hello;
   int memfd = -1;
   if (!Admit(conn, &hello, &memfd)) return;
   auto trace = TraceCollector::Start(hello, memfd);
@@ -138,11 +117,8 @@ void CollectorServer::Accept(int conn) {
     }
     connected_.insert(pid);
   }
-  int64_t hz = 0;
-  auto hz_field = hello.find("sample_hz");
-  if (!sampler && hz_field != hello.end() && ParseInt64(hz_field->second, &hz) && hz > 0 &&
-      hz <= 100000) {
-    sampler = HostSampler::Start(pid, static_cast<int>(hz));
+  if (!sampler && hello.sample_hz > 0 && hello.sample_hz <= 100000) {
+    sampler = HostSampler::Start(pid, static_cast<int>(hello.sample_hz));
   }
   (*trace)->AttachSampler(std::move(sampler));
   accepted_any_ = true;
@@ -167,11 +143,10 @@ bool CollectorServer::WaitDead(const Live& l, int timeout_ms) const {
   const int pid = l.trace->pid();
   if (pid <= 0) return true;
   if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
-  std::string start;
-  char state = '?';
-  if (!ProcStat(pid, &start, &state)) return ::kill(pid, 0) != 0 && errno != EPERM;
-  if (state == 'Z' || state == 'X') return true;
-  return !l.trace->start_ticks().empty() && start != l.trace->start_ticks();
+  ProcStat stat;
+  if (!ReadProcStat(pid, &stat)) return ::kill(pid, 0) != 0 && errno != EPERM;
+  if (stat.state == 'Z' || stat.state == 'X') return true;
+  return !l.trace->start_ticks().empty() && stat.start_time_ticks != l.trace->start_ticks();
 }
 
 void CollectorServer::TraceLoop(Live* l) {
@@ -223,7 +198,7 @@ void CollectorServer::Step(int timeout_ms) {
   Reap(false);
 }
 
-void CollectorServer::SampleChild(int pid, int hz, const HelloFields& hello) {
+void CollectorServer::SampleChild(int pid, int hz, const HelloMessage& hello) {
   if (hz <= 0) return;
   std::lock_guard<std::mutex> lk(parked_mu_);
   if (connected_.count(pid)) return;  // its tracer was faster: it is sampled already

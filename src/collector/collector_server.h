@@ -55,7 +55,7 @@ class CollectorServer {
   // tracer connects at all (a program without CUDA or NVTX), to a trace of
   // their own written at Finish, if the process ran Python (`hello`: that
   // trace's fields).
-  void SampleChild(int pid, int hz, const HelloFields& hello);
+  void SampleChild(int pid, int hz, const HelloMessage& hello);
   // The program is gone: finishes every trace whose process has ended,
   // waits up to `grace_ms` for the others (then finishes them as they are),
   // stops and returns what was collected, in connection order.
@@ -77,7 +77,7 @@ class CollectorServer {
   // Checks a connection's peer and hello against policy_, receives the
   // hello and its region's fd and fills in the fields the collector decides
   // (pid, library, pattern); false: refused, logged, answered and closed.
-  bool Admit(int conn, HelloFields* hello, int* memfd);
+  bool Admit(int conn, HelloMessage* hello, int* memfd);
   void Refuse(int conn, const PeerCred& peer, const std::string& why);
   bool WaitDead(const Live& l, int timeout_ms) const;
   void TraceLoop(Live* l);
@@ -101,7 +101,7 @@ class CollectorServer {
   std::atomic<bool> exit_{false};
   struct Parked {
     std::unique_ptr<HostSampler> sampler;
-    HelloFields hello;
+    HelloMessage hello;
   };
   std::mutex parked_mu_;          // guards parked_, connected_
   std::map<int, Parked> parked_;  // pid -> sampler waiting for its tracer

@@ -102,7 +102,7 @@ class CollectorTest : public ::testing::Test {
 };
 
 TEST_F(CollectorTest, DrainsWhileTheProducerRunsAndFlagsOpenRanges) {
-  auto c = TraceCollector::Start(Hello(), memfd_);
+  auto c = TraceCollector::Start(HelloMessage::FromFields(Hello()), memfd_);
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ((*c)->path(), dir_ + "/t_5.sqlite");
   constexpr int kRanges = 20000;
@@ -170,7 +170,9 @@ TEST(CollectorSlots, DecodesReadySlotsWithTheNamesSentThroughTheRing) {
       static_cast<shm::Header*>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0));
   shm::InitHeader(h, layout, getpid());
   auto c = TraceCollector::Start(
-      {{"pid", std::to_string(getpid())}, {"cwd", dir}, {"pattern", "slots"}}, memfd);
+      HelloMessage::FromFields(
+          {{"pid", std::to_string(getpid())}, {"cwd", dir}, {"pattern", "slots"}}),
+      memfd);
   ASSERT_TRUE(c.ok()) << c.status().message();
 
   static const char kLocalName[] = "not what the tracer sent";
@@ -213,7 +215,7 @@ TEST(CollectorSlots, DecodesReadySlotsWithTheNamesSentThroughTheRing) {
 }
 
 TEST_F(CollectorTest, NothingRecordedLeavesNoFile) {
-  auto c = TraceCollector::Start(Hello(), memfd_);
+  auto c = TraceCollector::Start(HelloMessage::FromFields(Hello()), memfd_);
   ASSERT_TRUE(c.ok());
   std::string path = (*c)->path();
   (*c)->Finish();
@@ -223,7 +225,7 @@ TEST_F(CollectorTest, NothingRecordedLeavesNoFile) {
 
 TEST_F(CollectorTest, RefusesARegionOfAnotherLayout) {
   h_->version = 99;
-  auto c = TraceCollector::Start(Hello(), memfd_);
+  auto c = TraceCollector::Start(HelloMessage::FromFields(Hello()), memfd_);
   EXPECT_FALSE(c.ok());
 }
 
@@ -273,6 +275,46 @@ TEST(Handshake, HelloRoundTrips) {
   HelloFields g = DecodeHello(EncodeHello(f));
   EXPECT_EQ(g["a"], "1");
   EXPECT_EQ(g["command_line"], "python x.py with newline");
+}
+
+// The typed hello is the same `key=value` lines: each field is read back, a
+// missing key keeps its default, an unknown one is ignored.
+TEST(Handshake, TypedHelloRoundTrips) {
+  HelloMessage h;
+  h.pid = 42;
+  h.ppid = 7;
+  h.host = "node1";
+  h.pattern = "run_%q{RANK}";
+  h.overwrite_before_ns = 123;
+  h.command_line = "python train.py";
+  h.clock = "CUPTI";
+  h.wall_clock_offset_ns = -5;
+  h.start_ns = 1000;
+  h.trace_categories = "cuda,nvtx";
+  h.sample_hz = 200;
+  h.python_stacks = "launches=4";
+  h.commit_ms = 20;
+  h.sync_from_api = false;
+  h.host_mem_threshold_bytes = 4096;
+  h.token = "t";
+  h.meta["rank"] = "3";
+  h.env["RANK"] = "3";
+  const HelloFields f = DecodeHello(h.Encode());
+  EXPECT_EQ(f.at("pid"), "42");
+  EXPECT_EQ(f.at("meta.rank"), "3");
+  EXPECT_EQ(f.at("env.RANK"), "3");
+  EXPECT_EQ(f.at("sync_from_api"), "0");
+  const HelloMessage g = HelloMessage::FromFields(f);
+  EXPECT_EQ(g.ToFields(), h.ToFields());
+  EXPECT_EQ(g.host_mem_threshold_bytes, std::optional<uint64_t>(4096));
+  const HelloMessage old = HelloMessage::Decode("pid=9\ncwd=/d\nbogus=1\nmeta.world_size=2\n");
+  EXPECT_EQ(old.pid, 9);
+  EXPECT_EQ(old.cwd, "/d");
+  EXPECT_EQ(old.pattern, "stepscope_%p");
+  EXPECT_EQ(old.commit_ms, 250);
+  EXPECT_TRUE(old.zeroed_buffers && old.sync_from_api);
+  EXPECT_FALSE(old.host_mem_threshold_bytes.has_value());
+  EXPECT_EQ(old.meta.at("world_size"), "2");
 }
 
 // Security (capture/handshake.h, Trust): a hello without this run's session
@@ -335,7 +377,7 @@ TEST_F(CollectorTest, RefusesAnUnsealedRegion) {
   ASSERT_NE(p, MAP_FAILED);
   std::memcpy(p, h_, sizeof(shm::Header));
   munmap(p, size_);
-  auto c = TraceCollector::Start(Hello(), plain);
+  auto c = TraceCollector::Start(HelloMessage::FromFields(Hello()), plain);
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("sealed"), std::string::npos) << c.status().message();
 }
@@ -355,7 +397,9 @@ TEST(CollectorHeader, SurvivesAHeaderRewrittenAfterTheHandshake) {
   ASSERT_NE(static_cast<void*>(h), MAP_FAILED);
   shm::InitHeader(h, layout, getpid());
   auto c = TraceCollector::Start(
-      {{"pid", std::to_string(getpid())}, {"cwd", dir}, {"pattern", "hdr"}}, memfd);
+      HelloMessage::FromFields(
+          {{"pid", std::to_string(getpid())}, {"cwd", dir}, {"pattern", "hdr"}}),
+      memfd);
   ASSERT_TRUE(c.ok()) << c.status().message();
   for (int round = 0; round < 4; ++round) {
     h->slot_count = shm::kMaxSlots * (round + 1);

@@ -17,9 +17,9 @@
 #include <set>
 
 #include "capture/clock.h"
-#include "capture/contract.h"
 #include "capture/pystack/py_stack.h"
 #include "collector/native_stack.h"
+#include "common/env_contract.h"
 #include "common/log.h"
 
 namespace stepscope {

@@ -14,6 +14,8 @@
 #include <set>
 #include <string>
 
+#include "common/spawn_attr.h"
+
 extern char** environ;
 
 namespace stepscope::journal_guard {
@@ -49,17 +51,10 @@ bool Start(const std::string& exe) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, fds[0], 0);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
   // A session of its own: a kill of the launcher's or the program's process
   // group (a job script's `kill -9 -- -PGID`, a terminal's hangup) misses it.
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_t attr;
+  InitHelperSpawnAttr(&attr);
   std::string arg0 = exe;
   char guard[] = "_guard";
   char* argv[] = {arg0.data(), guard, nullptr};

@@ -22,16 +22,6 @@
 namespace stepscope {
 namespace {
 
-std::string Get(const HelloFields& f, const std::string& key, const std::string& def = "") {
-  auto it = f.find(key);
-  return it == f.end() ? def : it->second;
-}
-
-int64_t GetInt(const HelloFields& f, const std::string& key, int64_t def) {
-  int64_t v = 0;
-  return ParseInt64(Get(f, key), &v) ? v : def;
-}
-
 std::string ReadSmallFile(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -51,7 +41,7 @@ std::string StripVersionSuffix(const char* name) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<TraceCollector>> TraceCollector::Start(const HelloFields& hello,
+StatusOr<std::unique_ptr<TraceCollector>> TraceCollector::Start(const HelloMessage& hello,
                                                                 int memfd) {
   std::unique_ptr<TraceCollector> c(new TraceCollector());
   c->hello_ = hello;
@@ -74,29 +64,27 @@ StatusOr<std::unique_ptr<TraceCollector>> TraceCollector::Start(const HelloField
   c->mapped_ = static_cast<uint64_t>(st.st_size);
   if (!shm::ReadGeometry(region, c->mapped_, &c->geometry_))
     return InvalidInput("the tracer's shared buffer has another layout (version mismatch)");
-  c->pid_ = static_cast<int>(GetInt(hello, "pid", c->shm_->pid));
-  c->start_ticks_ = Get(hello, "start_time_ticks");
-  c->zeroed_buffers_ = Get(hello, "zeroed_buffers", "1") != "0";
+  c->pid_ = hello.pid > 0 ? hello.pid : c->shm_->pid;
+  c->start_ticks_ = hello.start_time_ticks;
+  c->zeroed_buffers_ = hello.zeroed_buffers;
   // Every 80 ms at most, whatever the tracer's flush interval: with the flood
   // skip in DrainRing, a kill of the job loses at most 0.25 s (docs/capture.md).
-  c->commit_interval_ns_ = std::clamp<int64_t>(GetInt(hello, "commit_ms", 250), 10, 80) * 1'000'000;
-  c->wall_offset_ns_ = GetInt(hello, "wall_clock_offset_ns", 0);
+  c->commit_interval_ns_ = std::clamp<int64_t>(hello.commit_ms, 10, 80) * 1'000'000;
+  c->wall_offset_ns_ = hello.wall_clock_offset_ns;
 
-  std::string pattern = Get(hello, "pattern", "stepscope_%p");
-  const std::string cwd = Get(hello, "cwd", ".");
+  std::string pattern = hello.pattern;
+  const std::string& cwd = hello.cwd;
   if (pattern.empty() || pattern[0] != '/') pattern = cwd + "/" + pattern;
   PatternContext ctx;
   ctx.pid = c->pid_;
-  ctx.host = Get(hello, "host", "unknown");
-  const HelloFields* f = &c->hello_;
-  ctx.getenv = [f](const std::string& var) -> const char* {
-    auto it = f->find("env." + var);
-    return it == f->end() ? nullptr : it->second.c_str();
+  ctx.host = hello.host;
+  const std::map<std::string, std::string>* env = &c->hello_.env;
+  ctx.getenv = [env](const std::string& var) -> const char* {
+    auto it = env->find(var);
+    return it == env->end() ? nullptr : it->second.c_str();
   };
-  int64_t mode = kTraceFileMode;
-  if (!ParseInt64(Get(hello, "file_mode"), &mode) || mode < 0 || mode > 0777) mode = kTraceFileMode;
-  ASSIGN_OR_RETURN(c->path_, CreateTraceFile(pattern, ctx, GetInt(hello, "overwrite_before_ns", 0),
-                                             static_cast<int>(mode)));
+  const int mode = hello.file_mode > 0 ? hello.file_mode : kTraceFileMode;
+  ASSIGN_OR_RETURN(c->path_, CreateTraceFile(pattern, ctx, hello.overwrite_before_ns, mode));
   c->result_.path = c->path_;
   c->result_.pid = c->pid_;
   // Held until Finish(): `profile -f` of another run sees a live trace.
@@ -112,21 +100,26 @@ StatusOr<std::unique_ptr<TraceCollector>> TraceCollector::Start(const HelloField
   journal_guard::Opened(c->path_);  // kept whole if the launcher is killed
   TraceWriter& w = *c->writer_;
   w.SetMeta("source", "capture");
-  for (const char* key :
-       {"tool_version", "clock", "wall_clock_offset_ns", "start_ns", "pid", "ppid", "host",
-        "command_line", "trace_categories", "host_mem_threshold_bytes"}) {
-    if (hello.count(key)) w.SetMeta(key, Get(hello, key));
+  w.SetMeta("tool_version", hello.tool_version);
+  w.SetMeta("clock", hello.clock);
+  w.SetMeta("wall_clock_offset_ns", std::to_string(hello.wall_clock_offset_ns));
+  w.SetMeta("start_ns", std::to_string(hello.start_ns));
+  w.SetMeta("pid", std::to_string(hello.pid));
+  w.SetMeta("ppid", std::to_string(hello.ppid));
+  w.SetMeta("host", hello.host);
+  w.SetMeta("command_line", hello.command_line);
+  w.SetMeta("trace_categories", hello.trace_categories);
+  if (hello.host_mem_threshold_bytes) {
+    w.SetMeta("host_mem_threshold_bytes", std::to_string(*hello.host_mem_threshold_bytes));
   }
-  w.SetMeta("end_ns", Get(hello, "start_ns", "0"));
-  for (const auto& [k, v] : hello) {
-    if (StartsWith(k, "meta.")) w.SetMeta(k.substr(5), v);
-  }
+  w.SetMeta("end_ns", std::to_string(hello.start_ns));
+  for (const auto& [k, v] : hello.meta) w.SetMeta(k, v);
   w.SetMeta("collector", "separate process");
   TraceCollector* self = c.get();
   c->decoder_ = std::make_unique<ActivityDecoder>(
       c->writer_.get(), [self](ApiDomain d, uint32_t cbid) -> const char* {
         static thread_local std::string buf;
-        auto fns = LoadCupti(Get(self->hello_, "inject_lib"));
+        auto fns = LoadCupti(self->hello_.inject_lib);
         if (!fns.ok() || !fns->callback_name) return nullptr;
         const char* name = nullptr;
         CUpti_CallbackDomain dom =
@@ -135,13 +128,13 @@ StatusOr<std::unique_ptr<TraceCollector>> TraceCollector::Start(const HelloField
         buf = StripVersionSuffix(name);
         return buf.c_str();
       });
-  c->decoder_->set_sync_from_api(Get(hello, "sync_from_api", "1") != "0");
+  c->decoder_->set_sync_from_api(hello.sync_from_api);
   c->decoder_->set_string_fetch([self](const char* foreign) -> const char* {
     auto it = self->foreign_strings_.find(reinterpret_cast<uintptr_t>(foreign));
     return it == self->foreign_strings_.end() ? nullptr : it->second.c_str();
   });
   c->host_ = std::make_unique<HostRows>(c->writer_.get(), c->wall_offset_ns_,
-                                        static_cast<int>(GetInt(hello, "sample_hz", 0)));
+                                        static_cast<int>(hello.sample_hz));
   c->tids_.insert(static_cast<uint32_t>(c->pid_));
   c->NameThreads();
   Status cs = w.Commit();
@@ -174,7 +167,7 @@ void TraceCollector::DrainSlots() {
     shm::Slot& slot = shm_->slots[i];
     const uint64_t valid = std::min<uint64_t>(slot.valid.load(), geometry_.slot_bytes);
     uint8_t* buf = shm::SlotBase(shm_, geometry_, i);
-    auto fns = LoadCupti(Get(hello_, "inject_lib"));
+    auto fns = LoadCupti(hello_.inject_lib);
     if (fns.ok()) {
       decoder_->DecodeBuffer(buf, valid, fns->next_record);
     } else {
@@ -482,7 +475,7 @@ void TraceCollector::Finish() {
   w.SetStat("nvtx_unmatched_ends", static_cast<int64_t>(nvtx_unmatched_),
             "NVTX range ends whose start was dropped");
   w.SetStat("events_oom", static_cast<int64_t>(c.ooms), "failed allocations recorded");
-  if (Get(hello_, "trace_categories").find("host-mem") != std::string::npos) {
+  if (hello_.trace_categories.find("host-mem") != std::string::npos) {
     w.SetStat("host_mem_dropped", static_cast<int64_t>(shm_->host_mem_dropped.load()),
               "host allocations the interposer dropped (per-thread ring full)");
   }
@@ -511,8 +504,8 @@ void TraceCollector::Finish() {
   } else if (host_->api_stacks() > 0) {
     w.SetMeta("python_stacks", "on");
   }
-  if (hello_.count("python_stacks")) {
-    w.SetMeta("python_stacks_cuda_calls", Get(hello_, "python_stacks"));
+  if (!hello_.python_stacks.empty()) {
+    w.SetMeta("python_stacks_cuda_calls", hello_.python_stacks);
   }
   w.SetStat("host_api_callsites", static_cast<int64_t>(host_->api_stacks()),
             "CUDA calls recorded with the Python stack of their thread");
@@ -548,7 +541,7 @@ void TraceCollector::Finish() {
   const uint64_t work = c.kernels + c.memcpys + c.memsets + c.api_calls + c.syncs + c.memory +
                         c.ooms + nvtx_written_ + open.size() + host_allocs_ + um_totals_ +
                         host_->api_stacks() +
-                        (Get(hello_, "trace_categories") == "host" ? host_->samples() : 0);
+                        (hello_.trace_categories == "host" ? host_->samples() : 0);
   result_.kept = work > 0 || !st.ok();
   if (!result_.kept) ::unlink(path_.c_str());
   writer_.reset();

@@ -45,7 +45,7 @@ struct CollectedTrace {
 class TraceCollector {
  public:
   // Claims the trace file for the hello's pattern and maps `memfd` (taken).
-  static StatusOr<std::unique_ptr<TraceCollector>> Start(const HelloFields& hello, int memfd);
+  static StatusOr<std::unique_ptr<TraceCollector>> Start(const HelloMessage& hello, int memfd);
   ~TraceCollector();
 
   const std::string& path() const { return path_; }
@@ -73,7 +73,7 @@ class TraceCollector {
   void Commit();
   int64_t NowTraceNs() const;
 
-  HelloFields hello_;
+  HelloMessage hello_;
   std::string path_;
   int pid_ = 0;
   std::string start_ticks_;

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <string>
 
+#include "common/env_contract.h"
+
 namespace stepscope {
 namespace {
 
@@ -56,7 +58,7 @@ void LogError(const char* fmt, ...) {
 bool VerboseEnabled() {
   if (g_level > 0) return true;
   static const bool enabled = [] {
-    const char* v = std::getenv("STEPSCOPE_VERBOSE");
+    const char* v = std::getenv(kEnvVerbose);
     return v != nullptr && v[0] != '\0' && std::strcmp(v, "0") != 0;
   }();
   return enabled;

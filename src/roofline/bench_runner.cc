@@ -7,13 +7,14 @@
 #include <ctime>
 #include <memory>
 
+#include "common/env_contract.h"
 #include "common/file_util.h"
 #include "roofline/bench_api.h"
 
 namespace stepscope {
 
 std::string BenchLibraryPath() {
-  const char* env = std::getenv("STEPSCOPE_BENCH_LIB");
+  const char* env = std::getenv(kEnvBenchLib);
   if (env && *env) return env;
   return ExecutableDir() + "/../lib/libstepscope_bench.so";
 }

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "common/bounded_regex.h"
+#include "common/env_contract.h"
 #include "common/file_util.h"
 #include "common/strings.h"
 #include "roofline/ceilings.h"
@@ -144,7 +145,7 @@ StatusOr<Selection> SelectFromTrace(const std::string& trace_path, const Selecti
 }
 
 std::string InjectLibraryPath() {
-  const char* env = std::getenv("STEPSCOPE_ROOFLINE_INJECT");
+  const char* env = std::getenv(kEnvRooflineInject);
   if (env && *env) return env;
   std::string found = FindLibraryBesideExecutable("libstepscope_roofline_inject.so");
   return found.empty() ? ExecutableDir() + "/../lib/libstepscope_roofline_inject.so" : found;
@@ -185,10 +186,10 @@ StatusOr<ProfileOutcome> ProfileKernels(const Selection& sel, const std::string&
   for (const std::string& group : groups) {
     if (before_run) before_run(group);
     const EnvVars env = {{"CUDA_INJECTION64_PATH", lib},
-                         {"STEPSCOPE_ROOFLINE_TARGETS", Absolute(targets_file.temp_path())},
-                         {"STEPSCOPE_ROOFLINE_RESULTS", Absolute(results_path)},
-                         {"STEPSCOPE_ROOFLINE_GROUP", group},
-                         {"STEPSCOPE_ROOFLINE_CACHE", opt.cache_control}};
+                         {kEnvRooflineTargets, Absolute(targets_file.temp_path())},
+                         {kEnvRooflineResults, Absolute(results_path)},
+                         {kEnvRooflineGroup, group},
+                         {kEnvRooflineCache, opt.cache_control}};
     ASSIGN_OR_RETURN(rc, run(env));
     if (rc != 0) {
       failed_run = group == "all" ? "counter run (the time-and-bytes run was skipped)"

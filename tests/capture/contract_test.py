@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The launch contract (src/capture/contract.h) against its other spellings: every STEPSCOPE_*
+"""The launch contract (src/common/env_contract.h) against its other spellings: no C++ source
+under src/ spells a STEPSCOPE_ name but that header (tests excepted), every STEPSCOPE_*
 variable `stepscope profile` sets is documented in docs/capture.md's environment table, and every
 STEPSCOPE_* name the Python side reads (python/stepscope, python/stepscope_hook) is one the
 contract sets or one documented as the user's own override (else the Python reads a variable
@@ -29,7 +30,7 @@ def read(*parts):
 
 
 def contract_names():
-    return set(re.findall(r'X\(kEnv\w+,\s*"(STEPSCOPE_[A-Z_0-9]+)"', read("src", "capture", "contract.h")))
+    return set(re.findall(r'X\(kEnv\w+,\s*"(STEPSCOPE_[A-Z_0-9]+)"', read("src", "common", "env_contract.h")))
 
 
 def python_names():
@@ -63,6 +64,23 @@ class ContractTest(unittest.TestCase):
         # No STEPSCOPE_ name spelled out in the launcher: it writes the contract's constants.
         spelled = re.findall(r'setenv\("(STEPSCOPE_[A-Z_0-9]+)"', read("src", "cli", "cmd_profile.cc"))
         self.assertEqual(spelled, [])
+
+    def test_no_source_spells_a_name_but_the_header(self):
+        # A "STEPSCOPE_..." string in a C++ source other than env_contract.h would be a second
+        # spelling of a variable (tests, which set them by hand, excepted).
+        header = os.path.join("src", "common", "env_contract.h")
+        spelled = []
+        for root, _, files in os.walk(os.path.join(SRC, "src")):
+            for fn in sorted(files):
+                if not fn.endswith((".cc", ".h", ".cu")) or fn.endswith(("_test.cc", "_fuzzer.cc")):
+                    continue
+                rel = os.path.relpath(os.path.join(root, fn), SRC)
+                if rel == header:
+                    continue
+                for n in re.findall(r'"(STEPSCOPE_[A-Z_0-9]+)"', read(rel)):
+                    spelled.append("%s: %s" % (rel, n))
+        self.assertEqual(spelled, [])
+        self.assertGreaterEqual(len(re.findall(r'V\(kEnv\w+,\s*"STEPSCOPE_', read(header))), 20)
 
 
 if __name__ == "__main__":

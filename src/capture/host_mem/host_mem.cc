@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "common/env_contract.h"
+
 namespace stepscope::hostmem {
 namespace {
 
@@ -72,7 +74,7 @@ uint64_t Threshold() {
   uint64_t t = g_threshold.load(std::memory_order_relaxed);
   if (t) return t;
   t = kDefaultThreshold;
-  if (const char* env = ::getenv("STEPSCOPE_HOST_MEM_THRESHOLD")) {  // getenv does not allocate
+  if (const char* env = ::getenv(kEnvHostMemThreshold)) {  // getenv does not allocate
     char* end = nullptr;
     unsigned long long v = ::strtoull(env, &end, 10);
     if (end != env && v > 0) t = v;

@@ -14,6 +14,7 @@
 #include <cuda.h>
 #include <cupti.h>
 
+#include "common/env_contract.h"
 #include "common/log.h"
 #include "roofline/ceilings.h"
 #include "roofline/inject/inject.h"
@@ -66,7 +67,7 @@ void DisableAfterError(const char* where) {
 void WriteResultLine(const std::string& line) {
   std::lock_guard<std::mutex> lock(g_results_mu);
   if (!g_results) {
-    const char* path = std::getenv("STEPSCOPE_ROOFLINE_RESULTS");
+    const char* path = std::getenv(kEnvRooflineResults);
     if (!path || !*path) return;
     g_results = std::fopen(path, "a");
     if (!g_results) return;

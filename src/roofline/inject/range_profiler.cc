@@ -50,6 +50,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/env_contract.h"
 #include "common/file_util.h"
 #include "common/strings.h"
 #include "roofline/inject/inject.h"
@@ -428,7 +429,7 @@ void OnExit() {
 }  // namespace
 
 bool ProfileStart(CUpti_SubscriberHandle sub) {
-  const char* path = std::getenv("STEPSCOPE_ROOFLINE_TARGETS");
+  const char* path = std::getenv(kEnvRooflineTargets);
   if (!path || !*path) {
     ReportError("profile mode needs STEPSCOPE_ROOFLINE_TARGETS (the kernels to profile)", 0);
     return false;
@@ -447,9 +448,9 @@ bool ProfileStart(CUpti_SubscriberHandle sub) {
   g->targets = std::move(*targets);
   g->seen.assign(g->targets.kernels.size(), 0);
   g->profiled.assign(g->targets.kernels.size(), 0);
-  const char* group = std::getenv("STEPSCOPE_ROOFLINE_GROUP");
+  const char* group = std::getenv(kEnvRooflineGroup);
   g->memory_only = group && std::string(group) == "memory";
-  const char* cache = std::getenv("STEPSCOPE_ROOFLINE_CACHE");
+  const char* cache = std::getenv(kEnvRooflineCache);
   g->flush_l2 = !(cache && std::string(cache) == "none");
   g->remaining = static_cast<int>(g->targets.kernels.size()) * std::max(1, g->targets.instances);
   CUptiResult r = EnableDriverLaunchCallbacks(sub);
