@@ -16,7 +16,9 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
   };
   std::string v;
   if (!(v = env(kEnvOutput)).empty()) c.output_pattern = v;
-  if (!(v = env(kEnvTrace)).empty()) c.SetTraceCategories(v, warning);
+  // Set at all, it is the list: "none" (or empty) records no category. Unset:
+  // the defaults.
+  if (const char* t = std::getenv(kEnvTrace)) c.SetTraceCategories(t, warning);
   int64_t n = 0;
   if (ParseInt64(env(kEnvDelayNs), &n) && n > 0) c.delay_ns = n;
   if (ParseInt64(env(kEnvDurationNs), &n) && n > 0) c.duration_ns = n;
@@ -88,7 +90,7 @@ void CaptureConfig::SetTraceCategories(std::string_view list, std::string* warni
     for (const CategoryField& f : kCategoryFields) {
       if (t == f.name) known = this->*f.field = true;
     }
-    if (!known && !t.empty() && warning) {
+    if (!known && !t.empty() && t != "none" && warning) {
       *warning += "unknown trace category '" + t + "' ignored; ";
     }
   }
@@ -125,7 +127,7 @@ std::string CaptureConfig::RangeText() const {
 std::vector<std::pair<std::string, std::string>> CaptureConfig::ToEnv() const {
   auto positive = [](int64_t v) { return v > 0 ? std::to_string(v) : std::string(); };
   return {{kEnvOutput, output_pattern},
-          {kEnvTrace, TraceCategories()},
+          {kEnvTrace, TraceCategories().empty() ? "none" : TraceCategories()},
           {kEnvSampleHz, std::to_string(sample_hz)},
           {kEnvPythonStacks, PythonStacksText()},
           {kEnvDelayNs, positive(delay_ns)},

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include "common/env_contract.h"
+
 namespace stepscope {
 namespace {
 
@@ -126,6 +128,29 @@ TEST(CaptureConfig, ToEnvRoundTrip) {
   // The defaults: STEPSCOPE_TRACE unset reads as cuda,nvtx,memory.
   EXPECT_EQ(CaptureConfig().TraceCategories(), "cuda,nvtx,memory");
   EXPECT_EQ(CaptureConfig().PythonStacksText(), "on");
+}
+
+// `profile -t none`: the tracer records no category. It used to read the empty
+// list it was given as "unset" and record cuda,nvtx,memory.
+TEST(CaptureConfig, TraceNoneRecordsNothing) {
+  CaptureConfig c;
+  c.SetTraceCategories("", nullptr);
+  std::string warning;
+  for (const auto& [name, value] : c.ToEnv()) {
+    if (name == std::string(kEnvTrace)) {
+      EXPECT_EQ(value, "none");
+      ::setenv(name.c_str(), value.c_str(), 1);
+    }
+  }
+  CaptureConfig d = CaptureConfig::FromEnv(&warning);
+  EXPECT_EQ(d.TraceCategories(), "");
+  EXPECT_FALSE(d.cuda || d.nvtx || d.memory);
+  EXPECT_EQ(warning, "");
+  ::setenv(kEnvTrace, "", 1);  // set but empty: none as well
+  d = CaptureConfig::FromEnv(nullptr);
+  EXPECT_EQ(d.TraceCategories(), "");
+  ::unsetenv(kEnvTrace);
+  EXPECT_EQ(CaptureConfig::FromEnv(nullptr).TraceCategories(), "cuda,nvtx,memory");
 }
 
 }  // namespace
