@@ -293,6 +293,31 @@ class Trace:
         df.attrs["undecided"] = out.get("undecided") or []
         return df
 
+    @_raises_stepscope_error
+    def mfu(self, model=None, micro_batch=None, seq_len=None, dtype=None, args=()):
+        """Model FLOPs utilization (`stepscope mfu`, docs/flops.md): one row per step with
+        step, duration_ns, status and mfu_pct (empty for warm-up and open steps). The FLOPs come
+        from the model (model: a Hugging Face config.json or a Megatron argument file, with
+        micro_batch and seq_len; dtype as `plan --dtype`, default bf16), else from the trace's
+        stored `stepscope roofline` counters. .attrs["summary"]: the `mfu` row (flop_source,
+        tflop_per_step, median_step_ns, peak_key, peak_tflops, peak_source "bench" or
+        "datasheet", achieved_tflops, mfu_pct); .attrs["classes"]: the median step's
+        kernel classes (GEMM, attention, elementwise, optimizer, communication) with their GPU
+        time and model/measured FLOP/s; .attrs["top_kernels"]: its top-5 kernels with their
+        roofline position. args: more flags, e.g. ["--lora-rank", "16", "--lora-targets",
+        "q_proj,v_proj"] or ["--ceilings", "ceilings.json"]."""
+        cmd = ["mfu", self.path]
+        for flag, value in (("--model", model), ("--micro-batch", micro_batch), ("--seq-len", seq_len),
+                            ("--dtype", dtype)):
+            if value is not None:
+                cmd += [flag, str(value)]
+        out = _cli.run_json(cmd + list(args))
+        df = _table(out, "mfu_steps")
+        df.attrs["summary"] = (out.get("mfu") or [{}])[0]
+        df.attrs["classes"] = out.get("kernel_classes") or []
+        df.attrs["top_kernels"] = out.get("top_kernels") or []
+        return df
+
 
 def _table(out, key):
     """The rows of one table of the binary's JSON output: a list of objects, either the whole

@@ -11,6 +11,7 @@
 #include "analysis/rules_oom.h"
 #include "cli/analysis_flags.h"
 #include "cli/commands.h"
+#include "cli/mfu_flags.h"
 #include "cli/plan_flags.h"
 #include "common/progress.h"
 
@@ -43,7 +44,9 @@ Table HostSplitTable(const TraceModel& m, const Analysis& a) {
   return t;
 }
 
-std::string Text(const TraceModel& m, const Analysis& a, double min_pct) {
+// mfu: the MFU line (analysis/mfu.h), only when there is an MFU (a FLOP source, a steady step, a
+// known peak).
+std::string Text(const TraceModel& m, const Analysis& a, double min_pct, const std::string& mfu) {
   std::string s = "trace " + m.path() + (m.finalized() ? "" : " (cut off: not finalized)") + "\n";
   const StepSet& st = a.steps;
   if (st.steps.empty()) {
@@ -86,6 +89,7 @@ std::string Text(const TraceModel& m, const Analysis& a, double min_pct) {
     }
     s += "\n";
   }
+  if (!mfu.empty()) s += mfu + "\n";
   for (const std::string& u : a.undecided) s += "undecided: " + u + "\n";
   if (a.simulated_step_ns > 0) {
     s += "replay: median step " + FormatDuration(a.measured_step_ns) + " measured, " +
@@ -178,7 +182,7 @@ std::string FailOnMatch(const Analysis& a, const std::vector<std::string>& rules
 // One trace's output.
 struct AnalyzeOut {
   std::string text;
-  Table summary, findings, undecided, host;
+  Table summary, findings, undecided, host, mfu;
   std::string gate;  // why --fail-on matched, or empty
 };
 
@@ -300,6 +304,8 @@ int RunAnalyze(int argc, char** argv) {
     st = ParsePlanFlags(p, &om->model, &om->options);
     opt.oom_model = std::move(om);
   }
+  MfuOptions mfu_opt;  // the MFU line: the model's FLOPs, else stored roofline counters
+  if (st.ok() && p.Has("--model")) st = ParseMfuModel(p, &mfu_opt);
   std::vector<std::string> fail_rules;
   std::vector<double> fail_pcts;
   if (st.ok() && p.Has("--fail-on")) st = ParseFailOn(p.Get("--fail-on"), &fail_rules, &fail_pcts);
@@ -322,7 +328,18 @@ int RunAnalyze(int argc, char** argv) {
         ApplyCeilings(p, m, &o_opt);
         ASSIGN_OR_RETURN(Analysis a, Analyze(m, o_opt));
         AnalyzeOut o;
-        o.text = Text(m, a, opt.min_cost_pct);
+        MfuOptions mo = mfu_opt;
+        mo.device = a.device;
+        mo.bench = o_opt.bench;
+        mo.measured = MeasuredKernelsOf(
+            m.path(), p.Has("--ceilings") ? p.Get("--ceilings") : DefaultCeilingsPath());
+        std::string mfu;
+        if (mo.has_model || !mo.measured.empty()) {
+          // Only an MFU to show: `stepscope mfu` explains a missing peak or step.
+          const MfuReport r = ComputeMfu(m, a.steps, mo);
+          if (r.has_mfu()) mfu = MfuLine(r), o.mfu = MfuSummaryTable(r);
+        }
+        o.text = Text(m, a, opt.min_cost_pct, mfu);
         AnalysisTables(a, &o);
         o.host = HostSplitTable(m, a);
         if (o.host.size() > 0) {
@@ -335,6 +352,7 @@ int RunAnalyze(int argc, char** argv) {
           AddTraceColumns(&o.findings, m, index);
           AddTraceColumns(&o.undecided, m, index);
           if (o.host.size() > 0) AddTraceColumns(&o.host, m, index);
+          if (o.mfu.size() > 0) AddTraceColumns(&o.mfu, m, index);
         }
         return o;
       });
@@ -365,11 +383,16 @@ int RunAnalyze(int argc, char** argv) {
   for (const AnalyzeOut& o : *res) any_host |= o.host.size() > 0;
   // Only traces with a host model add the table: older outputs stay as they were.
   if (any_host) out.push_back({"host", "The launching thread per step", Table(), ""});
+  // Likewise the MFU table: only when a trace has a FLOP source (docs/flops.md).
+  bool any_mfu = false;
+  for (const AnalyzeOut& o : *res) any_mfu |= o.mfu.size() > 0;
+  if (any_mfu) out.push_back({"mfu", "MFU of the median step", Table(), ""});
   for (const AnalyzeOut& o : *res) {
     AppendRows(&out[0].table, o.summary);
     AppendRows(&out[1].table, o.findings);
     AppendRows(&out[2].table, o.undecided);
     if (any_host) AppendRows(&out[3].table, o.host);
+    if (any_mfu) AppendRows(&out.back().table, o.mfu);
   }
   return gate(EmitTables("analyze", p, out, output));
 }

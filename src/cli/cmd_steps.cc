@@ -5,6 +5,7 @@
 #include "analysis/steps.h"
 #include "cli/analysis_flags.h"
 #include "cli/commands.h"
+#include "cli/mfu_flags.h"
 
 namespace stepscope {
 namespace {
@@ -29,12 +30,17 @@ int RunSteps(int argc, char** argv) {
   AddStepFlags(&p);
   p.Flag("--device", "D", "breakdown of device D only (default: all devices together)");
   AddOutputFlags(&p);
+  AddPlanFlags(&p, false);  // --model ...: an MFU column (docs/flops.md)
+  p.Flag("--ceilings", "FILE",
+         "with --model: this machine's stepscope bench results for the MFU peak (default "
+         "~/.cache/stepscope/ceilings.json; else the datasheet)");
   p.Epilog(
       "examples:\n"
       "  stepscope steps run.sqlite\n"
       "  stepscope steps --kernels --format csv run.sqlite\n"
       "  stepscope steps --timeunit ms run.sqlite\n"
       "  stepscope steps --step-range '^train_step' run.sqlite\n"
+      "  stepscope steps --model config.json --micro-batch 8 --seq-len 1024 run.sqlite  # + MFU\n"
       "  stepscope steps rank0.sqlite rank1.sqlite");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
   OutputSpec output;
@@ -44,6 +50,8 @@ int RunSteps(int argc, char** argv) {
   if (st.ok()) st = ParseScopeSpec(p, &spec);
   if (st.ok() && p.positionals().empty())
     st = InvalidInput("no trace given; usage: stepscope steps [options] TRACE...");
+  MfuOptions mfu_opt;
+  if (st.ok() && p.Has("--model")) st = ParseMfuModel(p, &mfu_opt);
   if (!st.ok()) return ReportError("steps", st);
   StepOptions so;
   so.range_regex = spec.step_regex;
@@ -57,6 +65,15 @@ int RunSteps(int argc, char** argv) {
       p.positionals(), jobs, [&](const TraceModel& m, size_t index) -> StatusOr<Out> {
         ASSIGN_OR_RETURN(StepSet set, DetectSteps(m, so));
         Out o;
+        std::vector<Cell> mfu;  // per step, with --model
+        if (mfu_opt.has_model) {
+          MfuOptions mo = mfu_opt;
+          mo.device = spec.device;
+          ApplyMfuTrace(p, m, &mo);
+          for (const MfuStep& ms : ComputeMfu(m, set, mo).steps) {
+            mfu.push_back(ms.mfu_pct > 0 ? Cell(ms.mfu_pct, 1) : Cell(""));
+          }
+        }
         o.steps = Table({{"step", "Step", true},
                          {"start_ns", "Start (ns)", true},
                          {"duration_ns", "Duration (ns)", true},
@@ -69,16 +86,27 @@ int RunSteps(int argc, char** argv) {
                          {"gpu_ops", "GPU Ops", true},
                          {"status", "Status", false},
                          {"top_kernel", "Top Kernel", false, 60}});
+        if (!mfu.empty()) o.steps.AddColumn({"mfu_pct", "MFU (%)", true});
         const double median = set.stats.median;
-        for (const Step& s : set.steps) {
+        for (size_t i = 0; i < set.steps.size(); ++i) {
+          const Step& s = set.steps[i];
           const Breakdown& b = s.breakdown;
           const int64_t d = s.duration();
-          o.steps.AddRow({Cell(s.number), Cell(s.start_ns - m.origin_ns()), Cell(d),
-                          median > 0 ? Cell(100.0 * (d - median) / median, 1) : Cell(""),
-                          Cell(Pct(b.busy, b.span), 1), Cell(Pct(b.compute, b.span), 1),
-                          Cell(Pct(b.communication, b.span), 1), Cell(Pct(b.memory, b.span), 1),
-                          Cell(Pct(b.idle, b.span), 1), Cell(s.gpu_ops), s.status(),
-                          s.top_kernels.empty() ? "" : ShortName(m.String(s.top_kernels[0].name))});
+          std::vector<Cell> row = {
+              Cell(s.number),
+              Cell(s.start_ns - m.origin_ns()),
+              Cell(d),
+              median > 0 ? Cell(100.0 * (d - median) / median, 1) : Cell(""),
+              Cell(Pct(b.busy, b.span), 1),
+              Cell(Pct(b.compute, b.span), 1),
+              Cell(Pct(b.communication, b.span), 1),
+              Cell(Pct(b.memory, b.span), 1),
+              Cell(Pct(b.idle, b.span), 1),
+              Cell(s.gpu_ops),
+              s.status(),
+              s.top_kernels.empty() ? "" : ShortName(m.String(s.top_kernels[0].name))};
+          if (i < mfu.size()) row.push_back(mfu[i]);
+          o.steps.AddRow(std::move(row));
           if (kernels) {
             if (o.kernels.columns().empty()) {
               o.kernels = Table({{"step", "Step", true},

@@ -29,5 +29,6 @@ int RunAnalyze(int argc, char** argv);
 int RunDiff(int argc, char** argv);
 int RunWhatif(int argc, char** argv);
 int RunPlan(int argc, char** argv);
+int RunMfu(int argc, char** argv);
 
 }  // namespace stepscope

@@ -20,6 +20,7 @@ const CommandInfo kCommands[] = {
     {"analyze", "expert rules: what slows the steps down and the fix, ranked by cost", RunAnalyze},
     {"diff", "compare two traces: step-time speedup, kernel and NVTX changes", RunDiff},
     {"whatif", "replay the steps with a fix applied: what it saves", RunWhatif},
+    {"mfu", "model FLOPs utilization per step; FLOP/s per kernel class", RunMfu},
     {"import", "convert a torch.profiler JSON or nsys SQLite trace into a stepscope trace",
      RunImport},
     {"memory", "device/host memory over time, peaks, live set, leaks, OOMs", RunMemory},

@@ -127,6 +127,40 @@ KernelNameInfo ClassifyKernelName(std::string_view name) {
   return info;
 }
 
+const char* KernelClassName(KernelClass c) {
+  switch (c) {
+    case KernelClass::kGemm:
+      return "gemm";
+    case KernelClass::kAttention:
+      return "attention";
+    case KernelClass::kElementwise:
+      return "elementwise";
+    case KernelClass::kOptimizer:
+      return "optimizer";
+    case KernelClass::kCommunication:
+      return "communication";
+    case KernelClass::kCount:
+      break;
+  }
+  return "elementwise";
+}
+
+KernelClass ClassifyKernelClass(std::string_view name, const KernelNameInfo& info) {
+  if (info.category == OpCategory::kCommunication) return KernelClass::kCommunication;
+  if (info.gemm != GemmPrecision::kNotGemm) return KernelClass::kGemm;
+  const std::string l = Lower(KernelBaseName(name));
+  if (Contains(l, "flash") || Contains(l, "fmha") || Contains(l, "attention") ||
+      Contains(l, "sdpa") || Contains(l, "cudnn::fusion")) {
+    return KernelClass::kAttention;
+  }
+  const std::string full = Lower(name.substr(0, 4096));
+  if (Contains(full, "adam") || Contains(full, "multi_tensor_apply") ||
+      Contains(full, "_foreach_") || Contains(full, "sgd") || Contains(full, "lamb_")) {
+    return KernelClass::kOptimizer;
+  }
+  return KernelClass::kElementwise;
+}
+
 bool IsNcclKernelName(std::string_view name) {
   return StartsWith(name, "ncclDevKernel_") || StartsWith(name, "ncclKernel_");
 }

@@ -46,6 +46,25 @@ struct KernelNameInfo {
 
 KernelNameInfo ClassifyKernelName(std::string_view name);
 
+// The kernel classes of MFU's per-class table (analysis/mfu.h, docs/flops.md),
+// from the name alone, on top of ClassifyKernelName: communication (its
+// category), GEMM (a GEMM precision), attention (FlashAttention, fmha, SDPA,
+// cuDNN's sdpa/fusion kernels), optimizer (fused/multi-tensor optimizer
+// kernels: "Adam", "multi_tensor_apply", "_foreach_"), and elementwise: every
+// other compute kernel (elementwise, reductions, norms, softmax, copies).
+// The for-loop optimizer's plain elementwise kernels are told apart by where
+// they were launched (analysis/mfu.cc: inside an optimizer.step range).
+enum class KernelClass : unsigned char {
+  kGemm = 0,
+  kAttention,
+  kElementwise,
+  kOptimizer,
+  kCommunication,
+  kCount
+};
+const char* KernelClassName(KernelClass c);
+KernelClass ClassifyKernelClass(std::string_view name, const KernelNameInfo& info);
+
 // True for NCCL collective kernels (names starting "ncclDevKernel_" or "ncclKernel_").
 bool IsNcclKernelName(std::string_view name);
 

@@ -54,6 +54,7 @@ CASES = {
     "analyze": dict(args=["{trace}"], missing="{trace}", output="tables"),
     "diff": dict(args=["{trace}", "{trace2}"], missing="{trace2}", output="tables"),
     "whatif": dict(args=["{trace}"], missing="{trace}", output="tables"),
+    "mfu": dict(args=["{trace}"], missing="{trace}", output="tables"),
     "import": dict(args=["{json}", "-o", "{out}"], missing="{json}", output="file", table_stdout=True),
     "memory": dict(args=["{trace}"], missing="{trace}", output="tables"),
     "plan": dict(args=["--model", "{config}", "--micro-batch", "2", "--seq-len", "128"], missing="{config}",

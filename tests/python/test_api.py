@@ -166,6 +166,20 @@ class SampleTrace(unittest.TestCase):
         self.assertEqual(df.attrs["summary"], cli["summary"][0])
         self.assertEqual(df.attrs["undecided"], cli["undecided"])
 
+    def test_mfu_equals_cli(self):
+        config = os.path.join(SRC, "tests", "plan", "configs", "train_gpt_small.json")
+        flags = ["--model", config, "--micro-batch", "8", "--seq-len", "512"]
+        cli = cli_json("mfu", SAMPLE, *flags)
+        df = self.t.mfu(model=config, micro_batch=8, seq_len=512)
+        self.assertEqual(records(df), cli["mfu_steps"])
+        self.assertEqual(df.attrs["summary"], cli["mfu"][0])
+        self.assertEqual(df.attrs["summary"]["flop_source"], "model")
+        self.assertGreater(df.attrs["summary"]["mfu_pct"], 0)
+        self.assertEqual(df.attrs["classes"], cli["kernel_classes"])
+        self.assertEqual(df.attrs["top_kernels"], cli["top_kernels"])
+        # Without a model and without roofline counters: no FLOP source.
+        self.assertEqual(self.t.mfu().attrs["summary"]["flop_source"], "none")
+
     def test_memory_section_equals_cli(self):
         cli = cli_json("memory", SAMPLE, "--section", "peaks", "--top", "10")
         rows = cli if isinstance(cli, list) else cli["peaks"]
