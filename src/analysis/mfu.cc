@@ -261,8 +261,13 @@ std::string MfuLine(const MfuReport& r) {
   }
   const std::string peak = Tflop(r.peak.value, 1) + " TFLOP/s " + r.peak_key + " peak (" +
                            r.peak_source + (r.peak_note.empty() ? "" : "; " + r.peak_note) + ")";
+  // Over the peak: FLOPs the step cannot have done (another model, batch or dtype; TF32 GEMMs
+  // against the fp32 peak).
+  const std::string over = r.mfu_pct > 100 ? "; over 100%: the FLOPs do not fit this run (check "
+                                             "--model, --micro-batch, --seq-len, --dtype)"
+                                           : "";
   return "MFU: " + FormatFixed(r.mfu_pct, 1) + "% = " + flops + " / median step " +
-         FormatDuration(static_cast<int64_t>(r.median_step_ns)) + " / " + peak;
+         FormatDuration(static_cast<int64_t>(r.median_step_ns)) + " / " + peak + over;
 }
 
 }  // namespace stepscope

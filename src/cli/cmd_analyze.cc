@@ -281,6 +281,7 @@ int RunAnalyze(int argc, char** argv) {
       "examples:\n"
       "  stepscope analyze run.sqlite\n"
       "  stepscope analyze --model config.json --micro-batch 8 --seq-len 2048 oom_run.sqlite\n"
+      "  stepscope analyze --model config.json --micro-batch 8 --seq-len 2048 run.sqlite  # + MFU\n"
       "  stepscope analyze --all --format json run.sqlite\n"
       "  stepscope analyze rank*.sqlite\n"
       "  stepscope analyze --fail-on host_sync,data_loading,10 run.sqlite   # a CI gate");

@@ -66,6 +66,13 @@ TESTS = [
     # steps: an MFU column with --model.
     DiffTest(name="mfu_steps_column_hf_lora", cmd=["steps"] + LLAMA_LORA + ["--timeunit", "ms", "{trace}"],
              trace=G + "h100/hf_lora_batch.sqlite.gz", out="mfu/steps_h100_hf_lora.txt"),
+    # A Megatron argument file (batch, sequence, parallel sizes and recompute from the file:
+    # GPT-3 175B, tp 8 x pp 8, 8 micro-batches, selective recompute) on a 125M model's trace: 278.0
+    # TFLOP per GPU per step cannot fit 13.28 ms, and the line says so.
+    # (278.0 = 8 x 2048 tokens x (3 x 24 h^2 l + 4 x 4 s h l + 3 x 2 h V) / 64 GPUs, V 50257.)
+    DiffTest(name="mfu_megatron_args_over_100_pct",
+             cmd=["mfu", "--model", "{fixtures}/plan/gpt3_175b.args", "--dp", "8", "{trace}"],
+             trace=G + "default.sqlite.gz", out="mfu/megatron_over_100.txt"),
     # Bad input: a model without a batch; fp8 without a measured fp8 peak.
     DiffTest(name="mfu_model_without_batch_is_exit_2",
              cmd=["mfu", "--model", CFG + "train_gpt_small.json", "{trace}"],
