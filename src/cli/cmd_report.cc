@@ -26,6 +26,7 @@ int RunReport(int argc, char** argv) {
   p.FileOutput("FILE", "the HTML file to write (required)");
   p.Flag("--top", "N", "how many kernels the top-kernels chart shows", "15");
   AddStepFlags(&p);
+  AddPricingFlags(&p);
   p.Epilog(
       "examples:\n"
       "  stepscope report trace.sqlite -o report.html && xdg-open report.html\n"
@@ -52,6 +53,14 @@ int RunReport(int argc, char** argv) {
   }
   options.top_kernels = static_cast<int>(top);
   options.step_regex = p.Get("--step-range");
+  // analyze's options for each trace: the same pricing flags and ceilings
+  // (cli/analysis_flags.h), so the report's findings are analyze's.
+  AnalyzeOptions pricing;
+  if (Status st = ParsePricingFlags(p, &pricing); !st.ok()) return ReportError("report", st);
+  options.analysis_options = [&p, pricing](const TraceModel& m, AnalyzeOptions* o) {
+    *o = pricing;
+    ApplyCeilings(p, m, o);
+  };
   if (!ReportHasChartLibrary()) {
     return ReportError("report",
                        Unavailable("this stepscope was built without the charting library "

@@ -325,6 +325,7 @@ void StepIdleCauses(const TraceModel& m, const Analysis& a, GapOptions gaps, Rep
 // `stepscope analyze` with its default options.
 Status Findings(const TraceModel& m, const ReportOptions& o, ReportData* d) {
   AnalyzeOptions ao;
+  if (o.analysis_options) o.analysis_options(m, &ao);
   ao.steps.range_regex = o.step_regex;
   ASSIGN_OR_RETURN(Analysis a, Analyze(m, ao));
   const int64_t origin = m.origin_ns();

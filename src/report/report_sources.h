@@ -10,6 +10,7 @@
 // for the same trace.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include <vector>
@@ -28,6 +29,10 @@ struct ReportOptions {
   int utilization_buckets = 500;  // gpu_time_util buckets over the GPU span
   int max_series_points = 2000;   // per memory series (downsampling keeps every peak)
   int live_at_peak_rows = 10;     // groups of the live set at each GPU's peak
+  // The analysis options of `stepscope analyze` for this trace (its ceilings:
+  // this machine's bench results or the table of GPU models), set by the
+  // front-end so that the report's findings are analyze's; none: defaults.
+  std::function<void(const TraceModel&, AnalyzeOptions*)> analysis_options;
 };
 
 // `reader` and `model` are the same trace (the model for the analysis, the

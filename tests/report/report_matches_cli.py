@@ -3,14 +3,21 @@
 report's data block must equal what `stepscope steps`, `analyze`, `stats`
 (cuda_gpu_kern_sum, gpu_time_util --buckets 500) and `memory` print.
 
-  report_matches_cli.py STEPSCOPE TRACE[.sqlite|.sqlite.gz]...
+  report_matches_cli.py STEPSCOPE [--ceilings FILE] TRACE[.sqlite|.sqlite.gz]...
+
+--ceilings: both the report and analyze price with these bench results (the
+report applies analyze's ceilings: one set of analysis options).
 """
 import gzip, os, shutil, tempfile
 import json, re, subprocess, sys
 S = sys.argv[1]
+args = sys.argv[2:]
+ceil = []
+if args[:1] == ['--ceilings']:
+    ceil, args = args[:2], args[2:]
 tmp = tempfile.mkdtemp(prefix='stepscope-report-cli-')
 traces = []
-for t in sys.argv[2:]:
+for t in args:
     if t.endswith('.gz'):
         out = os.path.join(tmp, os.path.basename(t)[:-3])
         with gzip.open(t, 'rb') as f, open(out, 'wb') as g:
@@ -26,7 +33,7 @@ def eq(what, a, b, tol=0):
     if not ok:
         bad += 1; print('  MISMATCH', what, a, b)
 for t in traces:
-    subprocess.run([S, 'report', '-q', '-f', t, '-o', html_path], check=True)
+    subprocess.run([S, 'report', '-q', '-f', *ceil, t, '-o', html_path], check=True)
     html = open(html_path).read()
     d = json.loads(re.search(r'<script type="application/json" id="stepscope-data">(.*?)</script>', html, re.S).group(1))
     steps = cli('steps', t)
@@ -42,10 +49,11 @@ for t in traces:
     ss = steps['step_summary'][0] if steps['step_summary'] else None
     if ss:
         eq('steady', d['step_summary']['steady'], ss['steady']); eq('median', d['step_summary']['median_ns'], ss['median_ns'], 0.05)
-    a = cli('analyze', t)
+    a = cli('analyze', *ceil, t)
     eq('findings', [f['rule'] for f in d['findings']], [f['rule'] for f in a['findings']])
     for f, g in zip(d['findings'], a['findings']):
         for k in ['cost_ns', 'cost_per_step_ns', 'count', 'title', 'where', 'detail', 'fix']: eq('finding ' + k, f[k], g[k])
+        eq('finding predicted step', f.get('predicted_step_ns', -1), g['step_after_ns'] if g['step_after_ns'] > 0 else -1)
     sm = a['summary'][0]
     for k in ['analyzed_ns', 'busy_ns', 'idle_ns', 'host_wait_ns', 'sync_wait_ns', 'kernel_wait_ns', 'other_idle_ns']: eq('analyzed ' + k, d['analyzed'][k], sm[k])
     # Per-step idle by cause: over the steady steps it sums to analyze's totals,

@@ -378,31 +378,28 @@ var stepscopeViews = (function () {
                 before_per_step_ns: 'before, per step', after_per_step_ns: 'after, per step',
                 before_avg_ns: 'before, average', after_avg_ns: 'after, average', rank: 'rank',
                 rank_before: 'rank before', share_pct: 'of kernel time (%)', metric: 'metric', before: 'before',
-                after: 'after', change: 'change' };
+                after: 'after', change: 'change', delta: 'change', unit: 'unit' };
   function compareHead(table, name, title) {
     if (name === 'before_count_per_step') return table === 'nvtx' ? 'calls per step before' : 'launches per step before';
     if (name === 'after_count_per_step') return table === 'nvtx' ? 'calls per step after' : 'launches per step after';
     if (HEADS[name]) return HEADS[name];
     return (title || name).replace(/\s*\(ns\)/, '').replace(/_/g, ' ');
   }
-  var METRICS = [[/^step_ns(.*)$/, 'step time$1', true], [/^kernel_ns_per_step$/, 'kernel time per step', true],
-                 [/^gpu_busy_pct$/, 'GPU busy (%)', false], [/^steady_steps$/, 'steady steps', false]];
-  // One row of a diff table: times (columns named *_ns, and the summary's
-  // time metrics) with their unit, the kernel's short name, numbers right.
+  // One row of a diff table: times (columns named *_ns, and the summary's rows
+  // whose unit is ns) with their unit, the kernel's short name, numbers right.
   function compareRow(ctx, t, r) {
     var cols = t.columns;
-    var timeRow = false, label = null;
-    if (t.name === 'summary') {
-      METRICS.forEach(function (m) { if (m[0].test(r[0])) { label = r[0].replace(m[0], m[1]); timeRow = m[2]; } });
-    }
+    var unitCol = cols.indexOf('unit');
+    var timeRow = t.name === 'summary' && unitCol >= 0 && r[unitCol] === 'ns';
     return r.map(function (cell, i) {
       var n = cols[i];
       if (n === 'name') return [shortName(cell), 'kname', cell];
-      if (i === 0 && label !== null) return label;
+      if (n === 'unit' && timeRow) return 'time';
       var num = cell !== '' && !isNaN(Number(cell));
-      var isTime = num && (/_ns$/.test(n) || (timeRow && (n === 'before' || n === 'after')));
-      if (isTime) return [(n === 'delta_ns' && Number(cell) > 0 ? '+' : '') + ctx.fmtNs(Number(cell)), 'num'];
-      if (n === 'change' && timeRow && num) return ['\u00d7' + cell, 'num'];
+      var isTime = num && (/_ns$/.test(n) || (timeRow && (n === 'before' || n === 'after' || n === 'delta')));
+      var signed = n === 'delta_ns' || n === 'delta';
+      if (isTime) return [(signed && Number(cell) > 0 ? '+' : '') + ctx.fmtNs(Number(cell)), 'num'];
+      if (signed && num && Number(cell) > 0) return ['+' + cell, 'num'];
       return [cell, /^[-+0-9.]/.test(cell) ? 'num' : ''];
     });
   }
