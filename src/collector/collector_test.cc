@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include "capture/cupti_records.h"
@@ -43,6 +44,16 @@ TEST(HostSampler, SamplesOnlyWhileTheTracerRecords) {
   EXPECT_FALSE(b.samples.empty());
   sampler->Stop();
 }
+
+// Removes a test's directory when it goes out of scope (after the collector
+// declared below it): these were left in /tmp (issue 36).
+struct RemovedAtEnd {
+  std::string dir;
+  ~RemovedAtEnd() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+};
 
 class CollectorTest : public ::testing::Test {
  protected:
@@ -162,6 +173,7 @@ TEST_F(CollectorTest, DrainsWhileTheProducerRunsAndFlagsOpenRanges) {
 TEST(CollectorSlots, DecodesReadySlotsWithTheNamesSentThroughTheRing) {
   char tmpl[] = "/tmp/stepscope-slots-XXXXXX";
   std::string dir = mkdtemp(tmpl);
+  RemovedAtEnd rm{dir};
   shm::Header layout{};
   const uint64_t size = shm::Layout(2, 1 << 16, 1 << 16, &layout);
   int memfd = shm::CreateRegionFd("slots", size);
@@ -388,6 +400,7 @@ TEST_F(CollectorTest, RefusesAnUnsealedRegion) {
 TEST(CollectorHeader, SurvivesAHeaderRewrittenAfterTheHandshake) {
   char tmpl[] = "/tmp/stepscope-header-XXXXXX";
   std::string dir = mkdtemp(tmpl);
+  RemovedAtEnd rm{dir};
   shm::Header layout{};
   const uint64_t size = shm::Layout(2, 1 << 16, 1 << 16, &layout);
   const int memfd = shm::CreateRegionFd("header", size);

@@ -4,15 +4,33 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 namespace stepscope {
 namespace {
 
+// Removes every directory TempDir made when the test binary exits (thousands
+// were left in /tmp; issue 36).
+struct MadeDirs {
+  std::vector<std::string> dirs;
+  ~MadeDirs() {
+    for (const std::string& d : dirs) {
+      std::error_code ec;
+      std::filesystem::remove_all(d, ec);
+    }
+  }
+};
+
 std::string TempDir() {
+  static MadeDirs made;
   char tmpl[] = "/tmp/stepscope-file-util-XXXXXX";
   const char* d = ::mkdtemp(tmpl);
-  return d ? d : "/tmp";
+  if (d == nullptr) return "/tmp";
+  made.dirs.push_back(d);
+  return d;
 }
 
 std::string Slurp(const std::string& path) { return ReadFile(path).ok() ? *ReadFile(path) : "?"; }

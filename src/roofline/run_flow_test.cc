@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include "common/file_util.h"
@@ -18,9 +19,23 @@
 namespace stepscope {
 namespace {
 
+// Removes every directory MakeDir made when the test binary exits (thousands of
+// flow-* directories were left in /tmp; issue 36).
+struct MadeDirs {
+  std::vector<std::string> dirs;
+  ~MadeDirs() {
+    for (const std::string& d : dirs) {
+      std::error_code ec;
+      std::filesystem::remove_all(d, ec);
+    }
+  }
+};
+
 std::string MakeDir() {
+  static MadeDirs made;
   std::string t = ::testing::TempDir() + "/flow-XXXXXX";
   EXPECT_NE(::mkdtemp(t.data()), nullptr);
+  made.dirs.push_back(t);
   return t;
 }
 

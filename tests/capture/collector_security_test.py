@@ -17,6 +17,7 @@ usage: collector_security_test.py BUILD_DIR
 """
 import glob
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -59,6 +60,7 @@ def child_token(launcher_pid):
 class CollectorSecurityTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="stepscope-security-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)  # thousands were left in /tmp
         os.chmod(self.tmp, 0o777)  # the second user could write here, were it let in
         self.marker = os.path.join(self.tmp, "marker")
         env = dict(os.environ, STEPSCOPE_TEST_MARKER=self.marker)

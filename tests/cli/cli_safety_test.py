@@ -12,6 +12,7 @@ usage: cli_safety_test.py BUILD_DIR
 """
 import os
 import resource
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -44,6 +45,7 @@ def asan_build():
 class CliSafetyTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="stepscope-cli-safety-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)  # thousands were left in /tmp
 
     def one_line_error(self, p, needle):
         err = p.stderr.decode()

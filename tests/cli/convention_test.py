@@ -108,6 +108,7 @@ class ConventionTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="stepscope-convention-")
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, True)  # thousands were left in /tmp
         t = cls.tmp
         cls.files = {
             "trace": shutil.copy(SAMPLE, os.path.join(t, "a.sqlite")),

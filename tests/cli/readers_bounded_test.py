@@ -15,6 +15,7 @@ usage: readers_bounded_test.py BUILD_DIR
 import fcntl
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -81,6 +82,7 @@ INSERT INTO samples(ts_ns, tid, state, wait_id, callsite_id, cpu_ns)
 class ReadersBoundedTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="stepscope-readers-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)  # thousands were left in /tmp
 
     def one_line_error(self, p, needle):
         err = p.stderr.decode()
