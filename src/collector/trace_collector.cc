@@ -67,9 +67,13 @@ StatusOr<std::unique_ptr<TraceCollector>> TraceCollector::Start(const HelloMessa
   c->pid_ = hello.pid > 0 ? hello.pid : c->shm_->pid;
   c->start_ticks_ = hello.start_time_ticks;
   c->zeroed_buffers_ = hello.zeroed_buffers;
-  // Every 80 ms at most, whatever the tracer's flush interval: with the flood
+  // Every 50 ms at most, whatever the tracer's flush interval: with the flood
   // skip in DrainRing, a kill of the job loses at most 0.25 s (docs/capture.md).
-  c->commit_interval_ns_ = std::clamp<int64_t>(hello.commit_ms, 10, 80) * 1'000'000;
+  // The budget on cores starved by other processes (kill9_loop beside busy
+  // loops): committed rows up to ~0.06 s stale (the skip) + up to one interval
+  // and one slice since the last commit; at 80 ms and a 0.1 s age limit the
+  // two added up to 0.11-0.26 s (issue 36).
+  c->commit_interval_ns_ = std::clamp<int64_t>(hello.commit_ms, 10, 50) * 1'000'000;
   c->wall_offset_ns_ = hello.wall_clock_offset_ns;
 
   std::string pattern = hello.pattern;
@@ -202,6 +206,15 @@ void TraceCollector::OnRecord(shm::Kind kind, const uint8_t* p, uint32_t n) {
       std::memcpy(&o, p, sizeof(o));
       if (sizeof(o) + uint64_t{o.domain_len} + o.name_len > n) return;
       const char* text = reinterpret_cast<const char*>(p + sizeof(o));
+      tids_.insert(o.tid);
+      max_ns_ = std::max(max_ns_, o.start_ns);
+      JudgeAge(o.start_ns);
+      // Before interning its names: a starved collector skipping a full ring
+      // (~800,000 records) spent 0.6 s there before its first row (issue 36).
+      if (Stale(o.start_ns)) {
+        ++nvtx_skipped_;  // stale under a flood: dropped, as if the ring had been full
+        break;
+      }
       NvtxRecord r{};
       r.start_ns = r.end_ns = o.start_ns;
       r.tid = r.end_tid = o.tid;
@@ -211,13 +224,6 @@ void TraceCollector::OnRecord(shm::Kind kind, const uint8_t* p, uint32_t n) {
       r.depth = o.depth;
       r.domain = o.domain_len ? writer_->Intern(std::string_view(text, o.domain_len)) : kNoString;
       r.name = writer_->Intern(std::string_view(text + o.domain_len, o.name_len));
-      tids_.insert(o.tid);
-      max_ns_ = std::max(max_ns_, o.start_ns);
-      JudgeAge(o.start_ns);
-      if (Stale(o.start_ns)) {
-        ++nvtx_skipped_;  // stale under a flood: dropped, as if the ring had been full
-        break;
-      }
       if (r.kind == NvtxKind::kMark) {
         writer_->AddNvtx(r);
         ++nvtx_written_;
@@ -308,7 +314,7 @@ void TraceCollector::JudgeAge(int64_t ns) {
   if (!judge_age_) return;
   judge_age_ = false;
   const int64_t now = NowTraceNs();
-  constexpr int64_t kBehindNs = 100'000'000, kHourNs = 3'600'000'000'000;
+  constexpr int64_t kBehindNs = 50'000'000, kHourNs = 3'600'000'000'000;
   if (ns < now - kBehindNs && ns > now - kHourNs) skip_before_ns_ = now - 25'000'000;
 }
 
@@ -333,15 +339,16 @@ void TraceCollector::DrainRing() {
   // could not put in the full ring are: the trace keeps what is recent.
   // (When the ring is not under pressure nothing is skipped, however late.)
   constexpr int64_t kMaxAgeNs = 25'000'000;
-  // Slices of 64 KB (~1,500 NVTX records, ~5 ms of writing; ~50 ms on cores
+  // Slices of 16 KB (~400 NVTX records, ~1 ms of writing; ~10-15 ms on cores
   // shared with other busy processes): a commit is never more than one slice late.
   //
   // On cores shared with other busy processes the collector writes 10x slower,
   // and a backlog well under half the ring is seconds of writing: so a slice
   // whose backlog is over 1 MB also looks at its first NVTX record, and skips
-  // when that is over 0.1 s old (OnRecord). A normal program's backlog is a
-  // few kB: nothing of it is skipped, even after a stall.
-  for (int i = 0; i < 1024; ++i) {
+  // when that is over 50 ms old (OnRecord; at 0.1 s, the rows committed under
+  // starvation were 0.09-0.13 s stale: half the 0.25 s; issue 36). A normal
+  // program's backlog is a few kB: nothing of it is skipped, even after a stall.
+  for (int i = 0; i < 4096; ++i) {
     const uint64_t backlog =
         shm_->write.load(std::memory_order_acquire) - shm_->read.load(std::memory_order_relaxed);
     skip_before_ns_ =
@@ -350,7 +357,7 @@ void TraceCollector::DrainRing() {
     size_t n = shm::Consume(
         shm_, geometry_,
         [this](shm::Kind k, const uint8_t* p, uint32_t len) { OnRecord(k, p, len); },
-        uint64_t{64} << 10, &corrupt);
+        uint64_t{16} << 10, &corrupt);
     judge_age_ = false;
     skip_before_ns_ = 0;
     if (n == 0 || corrupt) break;

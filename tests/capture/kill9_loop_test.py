@@ -90,6 +90,11 @@ def one_run(args, tmp, i, delay):
             newest = int(meta.get("start_ns", "0") or 0)
         res["rows"] = n
         res["lost"] = killed_at - (newest + offset) / 1e9
+        # The loss in its two parts: since the last commit (meta.end_ns is the collector's
+        # clock at each commit), and how stale the newest row was when it was committed.
+        end_ns = int(meta.get("end_ns", "0") or 0)
+        res["since_commit"] = killed_at - (end_ns + offset) / 1e9 if end_ns else float("nan")
+        res["stale"] = res["lost"] - res["since_commit"]
     except sqlite3.Error as e:
         res["integrity"] = "error: %s" % e
         res["rows"] = 0
@@ -120,8 +125,10 @@ def main():
         for i in range(args.runs):
             r = one_run(args, tmp, i, round(rng.uniform(0.3, 2.0), 3))
             results.append(r)
-            print("run %2d: kill after %.3f s: %s, %s rows, newest %.3f s before the kill%s%s" % (
+            print("run %2d: kill after %.3f s: %s, %s rows, newest %.3f s before the kill "
+                  "(last commit %.3f s before, %.3f s stale)%s%s" % (
                 r["run"], r["delay"], r.get("integrity", "-"), r["rows"], r["lost"],
+                r.get("since_commit", float("nan")), r.get("stale", float("nan")),
                 ", -journal left" if r["journal"] else "", "" if r["ok"] else "  FAILED"),
                 flush=True)
     finally:
