@@ -149,15 +149,15 @@ CREATE VIEW IF NOT EXISTS gpu_ops_v AS WITH
 ,
   ops AS (
     SELECT 'kernel' AS kind, k.id, k.start_ns, MAX(k.end_ns, k.start_ns) AS end_ns, k.device,
-           k.stream, k.correlation, s.value AS name, NULL AS bytes
-    FROM kernels k LEFT JOIN strings s ON s.id = k.name_id
+           k.stream, k.correlation, k.name_id, NULL AS name, NULL AS bytes
+    FROM kernels k
     UNION ALL
     SELECT 'memcpy', m.id, m.start_ns, MAX(m.end_ns, m.start_ns), m.device, m.stream,
-           m.correlation, '[CUDA memcpy ' || COALESCE(c.name, 'Unknown') || ']', m.bytes
+           m.correlation, NULL, '[CUDA memcpy ' || COALESCE(c.name, 'Unknown') || ']', m.bytes
     FROM memcpy m LEFT JOIN enum_copy_kind c ON c.id = m.copy_kind
     UNION ALL
     SELECT 'memset', z.id, z.start_ns, MAX(z.end_ns, z.start_ns), z.device, z.stream,
-           z.correlation, '[CUDA memset]', z.bytes FROM memset z),
+           z.correlation, NULL, '[CUDA memset]', z.bytes FROM memset z),
   main_thread AS (
     SELECT tid FROM nvtx WHERE kind = 1 GROUP BY tid ORDER BY COUNT(*) DESC, tid LIMIT 1),
   thread_span AS (
@@ -201,15 +201,19 @@ CREATE VIEW IF NOT EXISTS gpu_ops_v AS WITH
                 n.depth DESC, n.id DESC LIMIT 1)) AS nvtx_id
     FROM calls c LIMIT -1),
   launch AS (
-    SELECT c.*, s.value AS nvtx_name, r.tid AS nvtx_tid, r.depth AS nvtx_depth
-    FROM call_range c LEFT JOIN nvtx r ON r.id = c.nvtx_id
-    LEFT JOIN strings s ON s.id = r.name_id LIMIT -1)
-SELECT o.kind, o.id, o.start_ns, o.end_ns, o.end_ns - o.start_ns AS duration_ns, o.device,
-       o.stream, o.correlation, o.name, o.bytes, l.api_id, l.tid AS api_tid,
-       l.start_ns AS api_start_ns, l.nvtx_id, l.nvtx_name, l.nvtx_tid, l.nvtx_depth, l.step,
-       l.step_nvtx_id
-FROM ops o LEFT JOIN launch l ON l.correlation = o.correlation AND o.correlation <> 0
-ORDER BY o.start_ns, o.kind, o.id;
+    SELECT c.*, r.name_id AS nvtx_name_id, r.tid AS nvtx_tid, r.depth AS nvtx_depth
+    FROM call_range c LEFT JOIN nvtx r ON r.id = c.nvtx_id LIMIT -1),
+  sorted AS (
+    SELECT o.kind, o.id, o.start_ns, o.end_ns, o.device, o.stream, o.correlation, o.name_id,
+           o.name, o.bytes, l.api_id, l.tid AS api_tid, l.start_ns AS api_start_ns, l.nvtx_id,
+           l.nvtx_name_id, l.nvtx_tid, l.nvtx_depth, l.step, l.step_nvtx_id
+    FROM ops o LEFT JOIN launch l ON l.correlation = o.correlation AND o.correlation <> 0
+    ORDER BY o.start_ns, o.kind, o.id LIMIT -1)
+SELECT x.kind, x.id, x.start_ns, x.end_ns, x.end_ns - x.start_ns AS duration_ns, x.device,
+       x.stream, x.correlation, COALESCE(x.name, s.value) AS name, x.bytes, x.api_id, x.api_tid,
+       x.api_start_ns, x.nvtx_id, n.value AS nvtx_name, x.nvtx_tid, x.nvtx_depth, x.step,
+       x.step_nvtx_id
+FROM sorted x LEFT JOIN strings s ON s.id = x.name_id LEFT JOIN strings n ON n.id = x.nvtx_name_id;
 CREATE VIEW IF NOT EXISTS steps_v AS WITH
   r AS (
     SELECT n.id, n.tid, n.kind, n.depth, n.start_ns, n.end_ns, s.value AS name,
