@@ -21,7 +21,9 @@
 //                      the host was between steps or in a data-loading NVTX
 //                      range;
 //                   -> launch_bound when they fall in a stretch of kernels
-//                      shorter than the time between their launches;
+//                      shorter than the time between their launches
+//                      (per_param_optimizer when those kernels are launched
+//                      in a per-parameter optimizer's or clipping's range);
 //                   -> host_wait otherwise (grouped by the host's NVTX range).
 // offload_copies (exposed pinned host<->device copies), fp32_gemm,
 // recompute (activation checkpointing) and memory_capacity have their own
@@ -74,6 +76,10 @@ struct Finding {
   int64_t count = 0;                     // occurrences (gaps, calls, kernels)
   bool reported = true;                  // above the rule's threshold
   std::vector<FindingExample> examples;  // the costliest instances, up to 3
+  // The GPU idle gaps this finding owns (the ownership table at the top), by cause
+  // (gaps.h GapCause): over all findings they add up to the header's
+  // host-wait and sync-wait. Zeros for a rule that owns no gap.
+  int64_t gap_ns[4] = {0, 0, 0, 0};
   // Priced by what-if replay (whatif/pricing.h): the simulated median step
   // as traced and with the fix applied; 0/0 when the rule is not priced.
   int64_t step_before_ns = 0;

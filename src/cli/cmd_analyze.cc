@@ -226,11 +226,16 @@ void AnalysisTables(const Analysis& a, AnalyzeOut* o) {
                        {"title", "What", false},
                        {"where", "Where", false},
                        {"detail", "Detail", false},
-                       {"fix", "Fix", false}});
+                       {"fix", "Fix", false},
+                       // added later, last: the idle gaps the finding owns, by cause
+                       {"gap_host_wait_ns", "Host-Wait Gaps (ns)", true},
+                       {"gap_sync_wait_ns", "Sync-Wait Gaps (ns)", true}});
   for (const Finding& f : a.findings) {
     o->findings.AddRow({f.rule, Cell(f.cost_ns), Cell(f.cost_pct, 2), Cell(f.cost_per_step_ns),
                         Cell(f.count), f.reported ? "yes" : "no", Cell(f.step_before_ns),
-                        Cell(f.step_after_ns), f.title, f.where, f.detail, f.fix});
+                        Cell(f.step_after_ns), f.title, f.where, f.detail, f.fix,
+                        Cell(f.gap_ns[static_cast<int>(GapCause::kHostWait)]),
+                        Cell(f.gap_ns[static_cast<int>(GapCause::kSyncWait)])});
   }
   o->undecided = Table({{"rule", "Rule", false}, {"reason", "Why Undecided", false}});
   for (const std::string& u : a.undecided) {

@@ -8,7 +8,9 @@ user would and checks that they agree:
   * the step count (steady steps) and the median step: `steps`, `analyze`, `ranks`,
     the HTML report's data and the Python API's `steps()` print the same two numbers;
   * `analyze`'s header: host-wait + sync-wait + kernel-wait + other = idle, and
-    busy + idle = the analyzed time (one set of gaps, split once).
+    busy + idle = the analyzed time (one set of gaps, split once);
+  * the header's host-wait and sync-wait are the sums of the findings' own gaps
+    (`analyze --all`: each gap owned by one finding).
 
 usage: consistency_test.py BUILD_DIR [--only SUBSTRING] [-v]
 """
@@ -97,6 +99,20 @@ def from_analyze(binary, path):
     d = run_json(binary, ["analyze", path])
     s = d["summary"][0]
     return (int(s["steps"]), int(round(s["median_step_ns"]))), s
+
+
+def check_findings_gaps(binary, path, s):
+    """The header's host-wait and sync-wait are the findings' gaps: every such gap of the
+    analyzed windows is owned by one finding (analyze --all lists them all)."""
+    if s["device"] < 0:
+        return []
+    d = run_json(binary, ["analyze", "--all", path])
+    errs = []
+    for col, key in (("gap_host_wait_ns", "host_wait_ns"), ("gap_sync_wait_ns", "sync_wait_ns")):
+        total = sum(int(f[col]) for f in d["findings"])
+        if total != int(s[key]):
+            errs.append("%s: header %d, findings' gaps %d" % (key, s[key], total))
+    return errs
 
 
 def from_ranks(binary, path):
@@ -188,6 +204,7 @@ def main():
                     failures.append("%s: %s says %d steps, median %d ns; steps says %d, %d" %
                                     (rel, cmd, v[0], v[1], ref[0], ref[1]))
             failures += ["%s: analyze header: %s" % (rel, e) for e in check_header(summary)]
+            failures += ["%s: %s" % (rel, e) for e in check_findings_gaps(binary, path, summary)]
             if a.v:
                 print("%-70s %s" % (rel, got))
     finally:

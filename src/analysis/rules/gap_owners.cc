@@ -89,7 +89,8 @@ OwnedGap HostWaitOwner(const RuleContext& c, const GpuGap& g, const std::vector<
   if (first_of_step || o.between_steps || o.in_data) {
     o.owner = GapOwner::kDataLoading;
   } else if (g.next_op != kNone && stretch[g.next_op] >= 0) {
-    o.owner = GapOwner::kLaunchBound;
+    o.owner = PerParamOptimizerRange(m, o.launch_range) ? GapOwner::kPerParamOptimizer
+                                                        : GapOwner::kLaunchBound;
     o.stretch = stretch[g.next_op];
   } else {
     o.owner = GapOwner::kHostWait;
@@ -217,6 +218,7 @@ std::vector<size_t> RuleContext::GapsOf(GapOwner owner) const {
 
 void GapGroup::Add(const RuleContext& c, const GpuGap& g, uint32_t host_range) {
   f.cost_ns += g.length();
+  f.gap_ns[static_cast<int>(g.cause)] += g.length();
   ++f.count;
   const int s = c.StepAtWindow(g.end_ns);
   if (s >= 0) steps.push_back(s);

@@ -27,7 +27,6 @@ void Detect(const RuleContext& c, std::vector<Finding>* out) {
   std::map<std::string, std::vector<int32_t>> stretches;
   for (size_t i : c.GapsOf(GapOwner::kLaunchBound)) {
     const OwnedGap& o = c.owners.gaps[i];
-    if (PerParamOptimizerRange(c.m, o.launch_range)) continue;  // per_param_optimizer's
     const std::string key = c.RangeName(o.launch_range);
     GapGroup& grp = groups[key];
     if (grp.f.rule.empty()) {

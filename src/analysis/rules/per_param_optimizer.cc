@@ -12,6 +12,7 @@
 // the kernels' GPU time at the fused kernel's share (kFusedAdamGpuShare).
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "analysis/rules/rule.h"
 
@@ -165,6 +166,13 @@ void DetectKind(const RuleContext& c, const RangeKind& k, std::vector<Finding>* 
   f.fix = FixOf(k, cls);
   f.count = static_cast<int64_t>(ranges.size());
   f.cost_ns = host_ns;
+  // The launch-bound gaps inside these ranges are this finding's (gap_owners.cc).
+  std::set<uint32_t> mine;
+  for (const OptimizerStep& s : ranges) mine.insert(s.nvtx);
+  for (size_t i : c.GapsOf(GapOwner::kPerParamOptimizer)) {
+    if (mine.count(c.owners.gaps[i].launch_range))
+      f.gap_ns[static_cast<int>(c.gaps[i].cause)] += c.gaps[i].length();
+  }
   auto data = std::make_shared<PerParamData>();
   data->adam = !k.clip && cls.find("Adam") != std::string::npos;
   data->clip = k.clip;

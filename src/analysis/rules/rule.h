@@ -34,6 +34,9 @@ enum class GapOwner : uint8_t {
   kLaunchBound,
   kHostWait,
   kDataDependentSync,
+  // Launch-bound gaps inside a per-parameter optimizer's (or clipping's) range:
+  // that finding's (its fix removes them), not launch_bound's.
+  kPerParamOptimizer,
 };
 
 // A host round trip (docs/rules.md, "Host round trips"): inside a steady step,

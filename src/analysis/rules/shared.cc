@@ -86,6 +86,7 @@ void CopyGroup::Emit(const RuleContext& c, std::string title, std::string detail
   f.title = std::move(title);
   f.where = ops.Where(c, false);
   f.cost_ns = own_cost + gaps.f.cost_ns;
+  for (int k = 0; k < 4; ++k) f.gap_ns[k] = gaps.f.gap_ns[k];
   f.detail = std::move(detail) + (gaps.f.count > 0 ? "; " + gaps.f.detail : no_gaps);
   f.fix = std::move(fix);
   c.Finish(&f, true);
