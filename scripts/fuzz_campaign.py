@@ -116,7 +116,10 @@ for path in sys.argv[2:]:
             try:
                 r = fn()
                 if hasattr(r, "to_string"):
-                    r.to_string()
+                    # Shown as a notebook shows a frame (repr: 60 rows, truncated cells):
+                    # an unbounded to_string() of 100 kB names on every row is rows x 100 kB
+                    # of text in any pandas program, not a reader's cost.
+                    r.to_string(max_rows=60, max_colwidth=200)
             except StepscopeError:
                 pass
             except BaseException as e:
