@@ -16,11 +16,11 @@ usage: consistency_test.py BUILD_DIR [--only SUBSTRING] [-v]
 """
 import argparse
 import gzip
-import html
 import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -38,16 +38,15 @@ def run_json(binary, args):
     return json.loads(p.stdout)
 
 
-def bundled_traces(tmp):
-    """(label, path of a stepscope .sqlite) for every trace in tests/fixtures."""
+def bundled_traces():
+    """(label, path) of every trace in tests/fixtures: stepscope traces, nsys exports and
+    torch.profiler JSON."""
     out = []
     for root, _, files in os.walk(FIXTURES):
         for f in sorted(files):
-            src = os.path.join(root, f)
-            rel = os.path.relpath(src, FIXTURES)
-            if f.endswith(".sqlite") or f.endswith(".sqlite.gz") or f.endswith(".json.gz") or \
-                    f.endswith(".json") and "/public/" in "/" + rel:
-                out.append((rel, src))
+            if f.endswith((".sqlite", ".sqlite.gz", ".json.gz")):
+                src = os.path.join(root, f)
+                out.append((os.path.relpath(src, FIXTURES), src))
     return sorted(out)
 
 
@@ -77,7 +76,6 @@ def materialize(binary, rel, src, tmp):
 
 
 def is_stepscope_trace(path):
-    import sqlite3
     try:
         db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
         try:
@@ -131,7 +129,7 @@ def from_report(binary, path, tmp):
         raise RuntimeError("report: exit %d: %s" % (p.returncode, p.stderr.decode()[-300:]))
     text = open(out, encoding="utf-8").read()
     m = re.search(r'<script type="application/json" id="stepscope-data">(.*?)</script>', text, re.S)
-    data = json.loads(html.unescape(m.group(1)) if "&quot;" in m.group(1) else m.group(1))
+    data = json.loads(m.group(1))
     s = data["step_summary"]
     return int(s["steady"]), int(round(s["median_ns"]))
 
@@ -177,7 +175,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="stepscope-consistency-")
     failures, checked = [], 0
     try:
-        for rel, src in bundled_traces(tmp):
+        for rel, src in bundled_traces():
             if a.only and a.only not in rel:
                 continue
             path = materialize(binary, rel, src, tmp)
