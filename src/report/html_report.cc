@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/json_writer.h"
+#include "common/strings.h"
 #include "export/chrome_json_writer.h"
 #include "export/output_file.h"
 #include "report/embedded_assets.h"
@@ -415,25 +416,8 @@ static std::string HtmlText(std::string_view s) {
   return out;
 }
 
-// 1234567 -> "1.23 ms": the page's time format (report.js fmtNs).
-static std::string FmtNs(double ns) {
-  const double a = std::fabs(ns);
-  char b[32];
-  if (a < 1e3) {
-    std::snprintf(b, sizeof(b), "%.0f ns", ns);
-  } else if (a < 1e6) {
-    std::snprintf(b, sizeof(b), "%.2f us", ns / 1e3);
-  } else if (a < 1e9) {
-    std::snprintf(b, sizeof(b), "%.2f ms", ns / 1e6);
-  } else {
-    std::snprintf(b, sizeof(b), "%.2f s", ns / 1e9);
-  }
-  return b;
-}
-
-static bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
+// 1234567 -> "1.23 ms": the page's time format (report.js fmtNs), common/strings.h's.
+static std::string FmtNs(double ns) { return FormatDuration(std::llround(ns)); }
 
 // A cell as the page shows it: times (columns named *_ns) with their unit.
 static std::string CellText(const Column& c, const Cell& v) {
