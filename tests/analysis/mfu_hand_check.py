@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""MFU by hand against `stepscope mfu` on two real GPU fixtures (docs/flops.md).
+"""MFU by hand against `stepscope mfu` on four real GPU fixtures, and the FLOPs roofline counters
+measured against the model's on two more (docs/flops.md).
 
 For each fixture this script reads the model's config.json, applies Narayanan et al. 2021's
 FLOP count itself (eq. 3 written out: 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) for train_gpt.py's
@@ -7,7 +8,8 @@ plain GPT; the same three parts, per token, for the Llama of tests/gpu/hf_lora_t
 LoRA's frozen weights getting no weight gradient), reads the median step time from
 `stepscope steps --format json`, divides by NVIDIA's published bf16 dense peak (989.4 TFLOP/s,
 H100 SXM5 = H200 SXM: the H100 whitepaper's 1,978.9 sparse / 2) and asserts that `stepscope
-mfu` prints the same MFU within 2%.
+mfu` prints the same MFU within 2%: train_gpt.py small and the HF Llama, each on an H100 and an
+H200. The counters' FLOPs per step (`roofline --top 0`, no --model) must be within 5% of eq. 3's.
 
   mfu_hand_check.py BUILD_DIR     (ctest: mfu_hand_check)
 """
@@ -60,6 +62,22 @@ CASES = [
      lambda c: llama_lora_flops(c, 8, 512, 16, ["q_proj", "v_proj"]),
      ["--micro-batch", "8", "--seq-len", "512", "--dtype", "amp-bf16", "--lora-rank", "16",
       "--lora-targets", "q_proj,v_proj"]),
+    # The same two workloads on the other kind (tests/fixtures/gpu/README.md, "MFU on both kinds").
+    ("h100/train_gpt_small.sqlite.gz", "train_gpt_small.json", lambda c: gpt_flops(c, 8, 512),
+     ["--micro-batch", "8", "--seq-len", "512", "--dtype", "amp-bf16"]),
+    ("h200_hf_lora_batch.sqlite.gz", "llama_small.json",
+     lambda c: llama_lora_flops(c, 8, 512, 16, ["q_proj", "v_proj"]),
+     ["--micro-batch", "8", "--seq-len", "512", "--dtype", "amp-bf16", "--lora-rank", "16",
+      "--lora-targets", "q_proj,v_proj"]),
+]
+
+# "MFU from shapes": `stepscope roofline --top 0` counted every kernel of a train_gpt.py small step
+# (FLOPs by precision from hardware counters); `mfu` without --model sums them. Within 5% of the
+# FLOPs eq. 3 gives by hand (the counters also see the FLOPs of elementwise work and the optimizer,
+# which the model's count leaves out, and miss none of the GEMMs').
+COUNTER_CASES = [
+    ("h200_roofline_counters_small.sqlite.gz", "train_gpt_small.json", lambda c: gpt_flops(c, 8, 512)),
+    ("h100/roofline_counters_small.sqlite.gz", "train_gpt_small.json", lambda c: gpt_flops(c, 8, 512)),
 ]
 
 
@@ -69,9 +87,7 @@ def main():
     failed = 0
     try:
         for fixture, config, flops_of, flags in CASES:
-            trace = os.path.join(tmp, os.path.basename(fixture)[:-3])
-            with gzip.open(os.path.join(GPU, fixture)) as fin, open(trace, "wb") as fout:
-                shutil.copyfileobj(fin, fout)
+            trace = unpack(fixture, tmp)
             cfg_path = os.path.join(CONFIGS, config)
             with open(cfg_path) as f:
                 cfg = json.load(f)
@@ -87,9 +103,34 @@ def main():
                   f"(peak {PEAK_BF16 / 1e12:.1f}), stepscope {row['mfu_pct']:.2f}% (peak "
                   f"{row['peak_tflops']:.1f} {row['peak_source']}): {diff:+.3f}% "
                   f"{'ok' if ok else 'FAIL (over 2%)'}")
+        failed += check_counters(build, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 1 if failed else 0
+
+
+def check_counters(build, tmp):
+    """The FLOPs the roofline counters measured per step against the model's, by hand: within 5%."""
+    failed = 0
+    for fixture, config, flops_of in COUNTER_CASES:
+        trace = unpack(fixture, tmp)
+        with open(os.path.join(CONFIGS, config)) as f:
+            flops = flops_of(json.load(f))
+        row = stepscope(build, ["mfu", "--format", "json", trace])["mfu"][0]
+        measured = row["tflop_per_step"] * 1e12
+        diff = 100 * (measured - flops) / flops
+        ok = abs(diff) < 5.0
+        failed += not ok
+        print(f"{fixture}: counters {measured / 1e12:.4f} TFLOP/step ({row['flop_source']}), model by hand "
+              f"{flops / 1e12:.4f}: {diff:+.2f}% {'ok' if ok else 'FAIL (over 5%)'}")
+    return failed
+
+
+def unpack(fixture, tmp):
+    trace = os.path.join(tmp, os.path.basename(fixture)[:-3])
+    with gzip.open(os.path.join(GPU, fixture)) as fin, open(trace, "wb") as fout:
+        shutil.copyfileobj(fin, fout)
+    return trace
 
 
 if __name__ == "__main__":

@@ -48,6 +48,18 @@ TESTS = [
              trace=G + "h200_checkpoint_sampled.sqlite.gz", out="mfu/h200_checkpoint_recompute.txt"),
     DiffTest(name="mfu_fp32_peak", cmd=["mfu"] + GPT + ["--dtype", "fp32", "--timeunit", "ms", "{trace}"],
              trace=G + "fp32.sqlite.gz", out="mfu/fp32.txt"),
+    # Both kinds (issue 38): train_gpt small on an H100 (its host-bound 32.3 ms step: 2.9233 TFLOP /
+    # 32.310 ms / 989.5 = 9.14%), the HF Llama LoRA on an H200 (2.4395 TFLOP / 39.042 ms = 6.31%).
+    DiffTest(name="mfu_h100_train_gpt", cmd=["mfu"] + GPT + ["--dtype", "amp-bf16", "--timeunit", "ms", "{trace}"],
+             trace=G + "h100/train_gpt_small.sqlite.gz", out="mfu/h100_train_gpt.txt"),
+    DiffTest(name="mfu_h200_hf_lora_llama", cmd=["mfu"] + LLAMA_LORA + ["--timeunit", "ms", "{trace}"],
+             trace=G + "h200_hf_lora_batch.sqlite.gz", out="mfu/h200_hf_lora_llama.txt"),
+    # Real roofline counters (`roofline --top 0`: every kernel of step 6), no model: the measured FLOPs
+    # per step against the model's 2.9233 TFLOP (H200 2.873, -1.7%; H100 2.866, -2.0%).
+    DiffTest(name="mfu_h200_roofline_counters_small", cmd=["mfu", "--timeunit", "ms", "{trace}"],
+             trace=G + "h200_roofline_counters_small.sqlite.gz", out="mfu/h200_roofline_counters_small.txt"),
+    DiffTest(name="mfu_h100_roofline_counters_small_json", cmd=["mfu", "--format", "json", "{trace}"],
+             trace=G + "h100/roofline_counters_small.sqlite.gz", out="mfu/h100_roofline_counters_small.json"),
     # No model, no roofline rows: no FLOP source, the classes' time alone.
     DiffTest(name="mfu_no_flop_source", cmd=["mfu", "--timeunit", "ms", "{trace}"],
              trace=G + "default.sqlite.gz", out="mfu/no_flop_source.txt"),
