@@ -34,6 +34,10 @@ same boundaries open and close the recording window: cudaProfilerStart (torch.cu
 when the W-th optimizer step returns, just before "iteration W+1" starts, and cudaProfilerStop when
 the (W+N)-th returns, just after "iteration W+N" ends; the launcher records only between them
 (--capture-range cudaProfilerApi). The trace then holds iterations W+1 to W+N, whole.
+The hook also times the iterations before the window (the tracer attached, recording nothing)
+and, right after the window opens, hands their durations to the trace in one NVTX mark,
+"stepscope.untraced_steps_ns D2,...,DW" (UNTRACED_MARK): `analyze` and `whatif` price at that
+host speed (src/analysis/whatif/untraced.h).
 
 Only one optimizer counts: the first one that steps (a GAN's second optimizer, or an
 optimizer wrapped in another that steps the inner one, would otherwise add boundaries);
@@ -41,11 +45,13 @@ when it is garbage-collected, the next one to step takes its place. Cost: one Py
 and one NVTX start/end pair per training step. Nothing is installed where torch has no NVTX
 binding (a CPU-only build) or no global optimizer hooks (torch < 2.0).
 """
+import time
 import weakref
 
 PREFIX = "iteration "  # src/common/step_names.h kIterationPrefix
 STEP_RANGE = "optimizer.step"  # the rule per_param_optimizer reads it
 CLIP_RANGE = "clip_grad_norm_"  # and this one (src/analysis/rules/per_param_optimizer.cc)
+UNTRACED_MARK = "stepscope.untraced_steps_ns "  # src/common/step_names.h kUntracedStepsMark
 
 
 class _Boundaries:
@@ -57,6 +63,8 @@ class _Boundaries:
         self._window, self._profiler = window, profiler
         self._cuda_ready = cuda_ready or (lambda: True)
         self._push, self._pop = nvtx.range_push, nvtx.range_pop
+        self._mark = getattr(nvtx, "mark", None)
+        self._returns = []  # perf_counter_ns of each step's return before the window opens
         self._pushed = False
         self._anchor = None  # weakref to the optimizer whose steps are the boundaries
         self._steps = 0
@@ -87,10 +95,19 @@ class _Boundaries:
         if self._open is not None:
             self._end(self._open)
         self._steps += 1
+        if self._window and self._steps <= self._window[0]:
+            self._returns.append(time.perf_counter_ns())
         if self._window and self._steps in self._window:
-            self._toggle(self._steps == self._window[0])
+            opens = self._steps == self._window[0]
+            if self._toggle(opens) and opens:
+                self._mark_untraced()
         self._open = self._start(PREFIX + str(self._steps + 1))
 
+    def _mark_untraced(self):
+        # Iterations 2..W, from one return to the next: what the loop takes with nothing recorded.
+        durations = [b - a for a, b in zip(self._returns, self._returns[1:])]
+        if durations and self._mark is not None:
+            self._mark(UNTRACED_MARK + ",".join(str(d) for d in durations))
 
     def _toggle(self, on):
         # Only where the program already uses CUDA (cudaProfilerStart would create a context
@@ -98,8 +115,10 @@ class _Boundaries:
         try:
             if self._cuda_ready():
                 (self._profiler.start if on else self._profiler.stop)()
+                return True
         except Exception:  # noqa: BLE001 - the traced program must never see it
             pass
+        return False
 
 
 def step_range_name(optimizer):

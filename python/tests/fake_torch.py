@@ -71,7 +71,9 @@ def stop():
 '''
 
 _NVTX = '''
-events = []  # ("push", name) / ("pop",) / ("start", name, id) / ("end", id) in call order
+events = []  # ("push", name) / ("pop",) / ("start", name, id) / ("end", id) / ("mark", msg) in call order
+def mark(msg):
+    events.append(("mark", msg))
 def range_push(msg):
     events.append(("push", msg))
 def range_pop():

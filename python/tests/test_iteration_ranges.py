@@ -76,6 +76,28 @@ class IterationRangesTest(HookTest):
         self.assertEqual(got.index("profiler_stop"), got.index("iteration 4") - 1)
         self.assertIsInstance(got[got.index("profiler_stop") - 1], int)
 
+    def test_steps_window_hands_over_the_untraced_iterations(self):
+        # profile --steps 2 --warmup-steps 3: iterations 2 and 3 ran before the window, timed
+        # from one step's return to the next; one mark with their durations right after the
+        # window opens (the trace records it), none later.
+        code = ("import torch, time\n"
+                "torch.cuda._lazy_init()\n"
+                "a = torch.optim.AdamW()\n"
+                "for i in range(6):\n"
+                "    time.sleep(0.01)\n"
+                "    a.step()\n"
+                "print([e for e in torch.cuda.nvtx.events if e[0] in ('mark', 'profiler_start')])\n")
+        env = {"STEPSCOPE_ITERATION_RANGES": "1", "STEPSCOPE_WINDOW_STEPS": "3:2"}
+        p = run_python(code, env, self.path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got = eval(p.stdout.strip())
+        self.assertEqual([e[0] for e in got], ["profiler_start", "mark"], got)
+        prefix, durations = got[1][1].split(" ")
+        self.assertEqual(prefix, "stepscope.untraced_steps_ns")
+        ns = [int(d) for d in durations.split(",")]
+        self.assertEqual(len(ns), 2)
+        self.assertTrue(all(9_000_000 <= d < 2_000_000_000 for d in ns), ns)
+
     def test_steps_window_never_starts_cuda(self):
         # A loop that never used CUDA: no cudaProfilerStart (it would create a context).
         code = ("import torch\n"
@@ -85,6 +107,9 @@ class IterationRangesTest(HookTest):
                 "print([e for e in torch.cuda.nvtx.events if e[0].startswith('profiler')])\n")
         env = {"STEPSCOPE_ITERATION_RANGES": "1", "STEPSCOPE_WINDOW_STEPS": "1:2"}
         p = run_python(code, env, self.path)
+        self.assertEqual((p.returncode, p.stdout.strip()), (0, "[]"), p.stderr)
+        # Nor a mark: there is no window to hand the durations to.
+        p = run_python(code.replace("e[0].startswith('profiler')", "e[0] == 'mark'"), env, self.path)
         self.assertEqual((p.returncode, p.stdout.strip()), (0, "[]"), p.stderr)
 
     def test_off_without_the_switch(self):

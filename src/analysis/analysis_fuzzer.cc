@@ -2,7 +2,7 @@
 // arbitrary records, as a corrupted or hostile trace would give it: ends
 // before starts, unknown string ids, huge times, overlapping ranges, dangling
 // correlations. Nothing may crash, hang or assert. The first bytes also feed
-// the --time-range and --step-range parsers.
+// the --time-range and --step-range parsers and the untraced-steps mark's.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include "analysis/rules.h"
 #include "analysis/scope.h"
 #include "analysis/steps.h"
+#include "analysis/whatif/untraced.h"
 
 namespace {
 
@@ -38,6 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t text_len = data[0] % 24;
   if (size < 1 + text_len) return 0;
   const std::string text(reinterpret_cast<const char*>(data + 1), text_len);
+  (void)ParseUntracedSteps(text);
   Reader rd{data + 1 + text_len, size - 1 - text_len};
   TraceModel::Records r;
   r.strings = {"",
@@ -49,7 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                "cudaStreamSynchronize",
                "data",
                "sgemm",
-               "cudaMemcpy"};
+               "cudaMemcpy",
+               "stepscope.untraced_steps_ns 2000000,1800000,1900000"};
   DeviceRecord dev{};
   dev.cc_major = 9;
   dev.global_memory_bytes = 1000;

@@ -168,9 +168,12 @@ struct Analysis {
   // simulated median step, and the critical path of the median step.
   int64_t measured_step_ns = 0;
   int64_t simulated_step_ns = 0;
-  // With AnalyzeOptions::untraced_step_ns (copied here): the host-time factor
-  // and the scaled replay's median step, which the findings are priced against.
+  // With AnalyzeOptions::untraced_step_ns (copied here), or the untraced step the
+  // trace measured before its recording window (untraced_measured_steps
+  // iterations; whatif/untraced.h): the host-time factor and the scaled replay's
+  // median step, which the findings are priced against.
   int64_t untraced_step_ns = 0;
+  int untraced_measured_steps = 0;
   double host_scale = 1.0;
   int64_t scaled_step_ns = 0;
   // Overhead compensation (without untraced_step_ns): the tracer's own host

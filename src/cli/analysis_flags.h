@@ -110,11 +110,14 @@ inline void AddUntracedFlag(ArgParser* p) {
   p->Flag("--untraced-step-ms", "MS",
           "the workload's own step time measured without the tracer: the replay's host time "
           "is scaled to it before pricing, so savings are in untraced ms (a traced host runs "
-          "slower, its GPU does not)");
+          "slower, its GPU does not). Default: a trace of 'profile --steps N' measured it "
+          "itself (the warm-up iterations before its window, when shorter than the traced "
+          "ones)");
   p->Switch("--keep-tracer-time",
             "price on the host time as traced: by default the replay removes the tracer's own "
             "time recorded with each CUDA call (its callbacks, Python stacks, NVTX handlers), "
-            "so savings are estimated for the untraced program");
+            "or scales the host to the untraced step the trace measured, so savings are "
+            "estimated for the untraced program");
 }
 
 inline Status ParsePricingFlags(const ArgParser& p, AnalyzeOptions* opt) {
@@ -125,6 +128,14 @@ inline Status ParsePricingFlags(const ArgParser& p, AnalyzeOptions* opt) {
   }
   opt->worker_fetch_ns = static_cast<int64_t>(us * 1e3);
   return OkStatus();
+}
+
+// Where the untraced step of the "untraced:" line came from: --untraced-step-ms, or the
+// warm-up iterations the trace timed before its `profile --steps` window (whatif/untraced.h).
+inline std::string UntracedSource(int measured_steps) {
+  if (measured_steps <= 0) return " given";
+  return " measured before the recording window (median of " + std::to_string(measured_steps) +
+         (measured_steps == 1 ? " iteration" : " iterations") + ", tracer not recording)";
 }
 
 inline Status ParseUntracedFlag(const ArgParser& p, AnalyzeOptions* opt) {

@@ -95,7 +95,8 @@ std::string Text(const TraceModel& m, const Analysis& a, double min_pct, const s
     s += "replay: median step " + FormatDuration(a.measured_step_ns) + " measured, " +
          FormatDuration(a.simulated_step_ns) + " simulated\n";
     if (a.scaled_step_ns > 0) {
-      s += "untraced: step " + FormatDuration(a.untraced_step_ns) + " given, host time x" +
+      s += "untraced: step " + FormatDuration(a.untraced_step_ns) +
+           UntracedSource(a.untraced_measured_steps) + ", host time x" +
            FormatFixed(a.host_scale, 3) + ": replayed " + FormatDuration(a.scaled_step_ns) +
            "; savings below are priced at that host speed\n";
     }

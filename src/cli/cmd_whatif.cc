@@ -61,8 +61,8 @@ std::vector<WhatifAnswer> Answers(const ArgParser& p, const WhatifQuestions& q, 
 // The text output: the replay's fidelity, the critical path, the steps
 // (--steps), the answers.
 std::string Text(const ArgParser& p, const TraceModel& m, const Analysis& a,
-                 const whatif::WhatIfEngine& e, int64_t untraced_step_ns,
-                 const std::vector<WhatifAnswer>& answers) {
+                 const whatif::WhatIfEngine& e, const std::vector<WhatifAnswer>& answers) {
+  const int64_t untraced_step_ns = e.untraced_step_ns();
   const bool scaled = untraced_step_ns > 0;
   std::string s = "trace " + m.path() + "\n";
   const int64_t me = e.measured().median, si = e.base().median;
@@ -70,7 +70,8 @@ std::string Text(const ArgParser& p, const TraceModel& m, const Analysis& a,
   s += "median step: " + Ms(me) + " ms measured, " + Ms(tr) + " ms replayed (" +
        FormatFixed(me > 0 ? 100.0 * (tr - me) / me : 0, 2) + "%)\n";
   if (scaled) {
-    s += "untraced: step " + Ms(untraced_step_ns) + " ms given, host time x" +
+    s += "untraced: step " + Ms(untraced_step_ns) + " ms" +
+         UntracedSource(e.untraced_measured_steps()) + ", host time x" +
          FormatFixed(e.host_scale(), 3) + ": replayed " + Ms(si) +
          " ms; the answers below are priced at that host speed\n";
   } else if (e.tracer_ns_per_step() > 0) {
@@ -153,7 +154,7 @@ int RunWhatif(int argc, char** argv) {
            {"saving_ns", "Saving (ns)", true},
            {"speedup", "Speedup", true},
            {"note", "Note", false}});
-  const bool scaled = opt.untraced_step_ns > 0 || e.tracer_ns_per_step() > 0;
+  const bool scaled = e.untraced_step_ns() > 0 || e.tracer_ns_per_step() > 0;
   t.AddRow({scaled ? "(at the untraced host speed)" : "(as traced)", Cell(e.measured().median),
             Cell(e.base().median), Cell(e.base().median), Cell(int64_t{0}), Cell(1.0, 3),
             a.critical_path});
@@ -164,7 +165,7 @@ int RunWhatif(int argc, char** argv) {
   if (output.format != OutputFormat::kText) {
     return EmitTables("whatif", p, {{"whatif", "What if", t, ""}}, output);
   }
-  return EmitText("whatif", p, Text(p, m, a, e, opt.untraced_step_ns, answers));
+  return EmitText("whatif", p, Text(p, m, a, e, answers));
 }
 
 }  // namespace stepscope

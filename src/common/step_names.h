@@ -40,6 +40,9 @@ StepNameKind ParseStepName(std::string_view name, int64_t* number);
 const char* StepNamePattern(StepNameKind kind);
 // The name of the N-th iteration range (what the profile hook emits).
 inline constexpr std::string_view kIterationPrefix = "iteration ";
+// The NVTX mark in which the iteration hook hands over the durations of the
+// warm-up iterations it timed before a `--steps` window (analysis/whatif/untraced.h).
+inline constexpr std::string_view kUntracedStepsMark = "stepscope.untraced_steps_ns ";
 // The NVTX range `stepscope profile --loader-ranges on` (the default) puts around each
 // batch a PyTorch DataLoader hands the program (python/stepscope/_loader_ranges.py);
 // the rule data_loading and the ranks verdict read it.

@@ -179,8 +179,8 @@ def driver_one(a, name, log, text):
         else:
             row["ab_error"] = (err or out)[-400:]
     trace = os.path.join(a.traces or os.path.join(a.out, "traces"), name)
-    rc, out, err, wall = run_logged([a.stepscope, "profile", "-q", "-f", "-o", trace, "--"] + me +
-                                    ["--arm", "problem", "--steps", str(a.traced_steps)], 400)
+    rc, out, err, wall = run_logged([a.stepscope, "profile", "-q", "-f", "-o", trace] + a.profile_args.split() +
+                                    ["--"] + me + ["--arm", "problem", "--steps", str(a.traced_steps)], 400)
     traced = suite_line(out)
     row["traced_ms"] = traced["problem_ms"][0] if traced else None
     row["traced_wall_s"] = round(wall, 1)
@@ -333,6 +333,9 @@ def main():
     d.add_argument("--steps", type=int, default=10)
     d.add_argument("--rounds", type=int, default=10)
     d.add_argument("--traced-steps", type=int, default=15)
+    d.add_argument("--profile-args", default="",
+                   help="more `profile` options for the traced problem run, e.g. '--steps 8 --warmup-steps 6' "
+                        "(the trace then measures the untraced iterations before its window)")
     d.add_argument("--pairs", type=int, default=2, help="process pairs where A/B cannot share a process")
     d.add_argument("--budget-s", type=float, default=520)
     d.add_argument("--no-realize", action="store_true")

@@ -142,8 +142,9 @@ void PriceFindings(const RuleContext& c, Analysis* a) {
   }
   a->measured_step_ns = e.measured().median;
   a->simulated_step_ns = e.traced_base_median();
-  if (c.opt.untraced_step_ns > 0) {
-    a->untraced_step_ns = c.opt.untraced_step_ns;
+  if (e.untraced_step_ns() > 0) {
+    a->untraced_step_ns = e.untraced_step_ns();
+    a->untraced_measured_steps = e.untraced_measured_steps();
     a->host_scale = e.host_scale();
     a->scaled_step_ns = e.base().median;
   } else if (e.tracer_ns_per_step() > 0) {

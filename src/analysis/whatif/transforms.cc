@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
+#include "analysis/whatif/untraced.h"
 #include "common/stats.h"
 
 namespace stepscope::whatif {
@@ -432,7 +434,15 @@ StatusOr<WhatIfEngine> WhatIfEngine::Build(const TraceModel& m, const StepSet& s
   e.base_ = StepDurations(e.g_, e.base_replay_, steps, device, e.first_, e.last_);
   e.measured_ = StepDurations(e.g_, Measured(e.g_), steps, device, e.first_, e.last_);
   e.traced_base_median_ = e.base_.median;
+  if (untraced_step_ns <= 0 && !keep_tracer_time) {
+    const std::optional<UntracedSteps> u = MeasuredUntracedSteps(m);
+    if (u && u->steady() && u->median_ns < e.base_.median) {
+      untraced_step_ns = u->median_ns;
+      e.untraced_measured_steps_ = u->steps;
+    }
+  }
   if (untraced_step_ns > 0 && e.base_.median > 0) {
+    e.untraced_step_ns_ = untraced_step_ns;
     // The host is taken to run slower (or faster) by the same factor as the step: the
     // least change of host speed that can account for the whole difference (the
     // simulated step is at least the factor times the traced one), and all of it

@@ -168,7 +168,13 @@ class WhatIfEngine {
   // priced right only at the untraced host speed. base() is then the scaled
   // replay; traced_base_median() the unscaled one (the replay's fidelity).
   //
-  // Without untraced_step_ns, the tracer's own time recorded in the trace is
+  // Without untraced_step_ns and without keep_tracer_time, an untraced step time
+  // the trace measured itself (whatif/untraced.h: the warm-up iterations before a
+  // `profile --steps` window) is used the same way when those iterations were
+  // steady (UntracedSteps::steady) and shorter than the traced replay's median
+  // step (untraced_measured_steps() > 0 then).
+  //
+  // Otherwise the tracer's own time recorded in the trace is
   // removed from the host time (RemoveTracerTime) unless keep_tracer_time:
   // base() is then the estimated untraced replay, traced_base_median() the
   // replay of the trace as recorded, tracer_ns_per_step() what was removed.
@@ -185,6 +191,10 @@ class WhatIfEngine {
   int64_t traced_base_median() const { return traced_base_median_; }
   // The median over the replayed steady steps of the tracer time removed (0: none).
   int64_t tracer_ns_per_step() const { return tracer_ns_per_step_; }
+  // The untraced step the host was scaled to (0: none), and how many iterations
+  // measured it in the trace (0: given by the caller).
+  int64_t untraced_step_ns() const { return untraced_step_ns_; }
+  int untraced_measured_steps() const { return untraced_measured_steps_; }
   // The steady step whose simulated duration is the median.
   int MedianStep() const;
   Prediction Price(const std::function<int(Graph*)>& transform) const;
@@ -198,6 +208,8 @@ class WhatIfEngine {
   double host_scale_ = 1.0;
   int64_t traced_base_median_ = 0;
   int64_t tracer_ns_per_step_ = 0;
+  int64_t untraced_step_ns_ = 0;
+  int untraced_measured_steps_ = 0;
   ReplayResult base_replay_;
   StepTimes base_;
   StepTimes measured_;

@@ -2,9 +2,12 @@
 // whose answers can be worked out by hand.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "analysis/whatif/graph.h"
 #include "analysis/whatif/replay.h"
 #include "analysis/whatif/transforms.h"
+#include "analysis/whatif/untraced.h"
 
 namespace stepscope::whatif {
 namespace {
@@ -606,6 +609,36 @@ TEST(WhatIfEngine, UntracedHostSpeed) {
     if (kind == EdgeKind::kLaunch || kind == EdgeKind::kStream || kind == EdgeKind::kBlock)
       EXPECT_EQ(g.edges[k].delay, f.g.edges[k].delay);
   }
+}
+
+// The iteration hook's mark of a --steps window: the first timed iteration left out from 3 on,
+// the median of the rest; anything but 1-64 positive decimal integers is no measurement.
+TEST(UntracedSteps, ParsesTheMarksDurations) {
+  auto u = ParseUntracedSteps("2500000,2104000,2200000,2000000");
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(u->median_ns, 2104000);
+  EXPECT_EQ(u->steps, 3);
+  EXPECT_DOUBLE_EQ(u->max_over_min, 1.1);
+  EXPECT_TRUE(u->steady());
+  // A loop whose host ran ahead of the GPU, then waited: not steady.
+  u = ParseUntracedSteps("22779839,17732258,88698924,16976059,17885683");
+  ASSERT_TRUE(u.has_value());
+  EXPECT_FALSE(u->steady());
+  u = ParseUntracedSteps("10,20");  // two: both kept, their mean
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(u->median_ns, 15);
+  EXPECT_EQ(u->steps, 2);
+  u = ParseUntracedSteps("7");
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(u->median_ns, 7);
+  for (const char* bad : {"", ",", "1,", ",1", "1,,2", "0", "-5", "1.5", "1 2", "x", "1,2,3a",
+                          "99999999999999999999999"}) {
+    EXPECT_FALSE(ParseUntracedSteps(bad).has_value()) << bad;
+  }
+  std::string many = "1";
+  for (int i = 0; i < 63; ++i) many += ",1";
+  EXPECT_TRUE(ParseUntracedSteps(many).has_value());  // 64 values
+  EXPECT_FALSE(ParseUntracedSteps(many + ",1").has_value());
 }
 
 TEST(WhatIfGraph, CycleIsAnError) {
