@@ -5,8 +5,8 @@ prices (issue 32, docs/PERFORMANCE.md "Run 4"; docs/whatif.md "Measured by the t
 For each scenario of an external-suite run traced with a window (suite_batch.sh with
 PROFILE_ARGS="--steps N --warmup-steps W"), the price `analyze` puts on the scenario's cause,
 four ways, against the realized saving (median bare problem - median bare fix):
-  mark         analyze on the trace as it is (the default: the hook's mark, when steady and shorter)
-  comp-only    the same trace without the mark (the tracer's self-timed time removed instead)
+  measured     --untraced-step-ms measured (the hook's mark, when steady and shorter than traced)
+  comp-only    the default (the tracer's self-timed time removed)
   as-traced    --keep-tracer-time
   bare-given   --untraced-step-ms = the bare problem arm's median (what no user has)
 No GPU: stored traces and results.
@@ -16,11 +16,8 @@ No GPU: stored traces and results.
 import argparse
 import json
 import os
-import shutil
-import sqlite3
 import statistics
 import subprocess
-import tempfile
 
 
 def cause_price(binary, trace, cause, extra=()):
@@ -47,28 +44,17 @@ def main():
             d = json.loads(line)
             if "cause" in d and d.get("problem_ms"):
                 rows[d["scenario"]] = d
-    tmp = tempfile.mkdtemp(prefix="stepscope-untraced-")
-    try:
-        for name, d in sorted(rows.items()):
-            trace = os.path.join(a.traces, name + ".sqlite")
-            nomark = os.path.join(tmp, name + ".sqlite")
-            shutil.copy(trace, nomark)
-            db = sqlite3.connect(nomark)
-            db.execute("delete from nvtx where kind = 3")
-            db.commit()
-            db.close()
-            bare = statistics.median(d["problem_ms"])
-            r = d["realized_ms"]
-            cells = [cause_price(a.stepscope, trace, d["cause"]),
-                     cause_price(a.stepscope, nomark, d["cause"]),
-                     cause_price(a.stepscope, trace, d["cause"], ["--keep-tracer-time"]),
-                     cause_price(a.stepscope, trace, d["cause"], ["--untraced-step-ms", str(bare)])]
-            text = ["-" if v is None else f"{v:.2f} ({100 * (v - r) / r:+.0f}%)" for v in cells]
-            print(f"{name:20s} realized {r:6.2f} | mark {text[0]:15s} | comp-only {text[1]:15s} | "
-                  f"as-traced {text[2]:15s} | bare-given {text[3]}")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
+    for name, d in sorted(rows.items()):
+        trace = os.path.join(a.traces, name + ".sqlite")
+        bare = statistics.median(d["problem_ms"])
+        r = d["realized_ms"]
+        cells = [cause_price(a.stepscope, trace, d["cause"], ["--untraced-step-ms", "measured"]),
+                 cause_price(a.stepscope, trace, d["cause"]),
+                 cause_price(a.stepscope, trace, d["cause"], ["--keep-tracer-time"]),
+                 cause_price(a.stepscope, trace, d["cause"], ["--untraced-step-ms", str(bare)])]
+        text = ["-" if v is None else f"{v:.2f} ({100 * (v - r) / r:+.0f}%)" for v in cells]
+        print(f"{name:20s} realized {r:6.2f} | measured {text[0]:15s} | comp-only {text[1]:15s} | "
+              f"as-traced {text[2]:15s} | bare-given {text[3]}")
 
 if __name__ == "__main__":
     main()

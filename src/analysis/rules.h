@@ -120,7 +120,9 @@ struct AnalyzeOptions {
   // measured 156-202 us per batch on the lent H100 and H200 hosts.
   int64_t worker_fetch_ns = 200'000;
   // The workload's own step time without the tracer (--untraced-step-ms; 0: not
-  // given): the replay's host time is scaled to it before pricing (WhatIfEngine).
+  // given; kUntracedMeasured: the one the trace measured before its --steps
+  // window, whatif/untraced.h): the replay's host time is scaled to it before
+  // pricing (WhatIfEngine).
   int64_t untraced_step_ns = 0;
   // --keep-tracer-time: price on the host time as recorded, the tracer's own
   // time in it (api.tracer_ns) included; by default the replay removes it.
@@ -168,10 +170,10 @@ struct Analysis {
   // simulated median step, and the critical path of the median step.
   int64_t measured_step_ns = 0;
   int64_t simulated_step_ns = 0;
-  // With AnalyzeOptions::untraced_step_ns (copied here), or the untraced step the
-  // trace measured before its recording window (untraced_measured_steps
-  // iterations; whatif/untraced.h): the host-time factor and the scaled replay's
-  // median step, which the findings are priced against.
+  // With AnalyzeOptions::untraced_step_ns (copied here; with kUntracedMeasured the
+  // step the trace measured before its recording window, over
+  // untraced_measured_steps iterations: whatif/untraced.h): the host-time factor
+  // and the scaled replay's median step, which the findings are priced against.
   int64_t untraced_step_ns = 0;
   int untraced_measured_steps = 0;
   double host_scale = 1.0;

@@ -7,11 +7,14 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "analysis/output.h"
 #include "analysis/rules.h"
 #include "analysis/scope.h"
+#include "analysis/trace_model.h"
+#include "analysis/whatif/untraced.h"
 #include "cli/args.h"
 #include "common/log.h"
 #include "common/strings.h"
@@ -110,14 +113,13 @@ inline void AddUntracedFlag(ArgParser* p) {
   p->Flag("--untraced-step-ms", "MS",
           "the workload's own step time measured without the tracer: the replay's host time "
           "is scaled to it before pricing, so savings are in untraced ms (a traced host runs "
-          "slower, its GPU does not). Default: a trace of 'profile --steps N' measured it "
-          "itself (the warm-up iterations before its window, when shorter than the traced "
-          "ones)");
+          "slower, its GPU does not). 'measured': the step a trace of 'profile --steps N' "
+          "measured itself (its warm-up iterations before the window, when steady and "
+          "shorter than the traced ones)");
   p->Switch("--keep-tracer-time",
             "price on the host time as traced: by default the replay removes the tracer's own "
             "time recorded with each CUDA call (its callbacks, Python stacks, NVTX handlers), "
-            "or scales the host to the untraced step the trace measured, so savings are "
-            "estimated for the untraced program");
+            "so savings are estimated for the untraced program");
 }
 
 inline Status ParsePricingFlags(const ArgParser& p, AnalyzeOptions* opt) {
@@ -138,12 +140,35 @@ inline std::string UntracedSource(int measured_steps) {
          (measured_steps == 1 ? " iteration" : " iterations") + ", tracer not recording)";
 }
 
+// The iterations a `profile --steps` trace timed before its window, when the
+// pricing did not use them: one line for analyze's and whatif's text, else "".
+inline std::string UntracedWindowLine(const TraceModel& m, int measured_steps_used,
+                                      int64_t traced_step_ns) {
+  if (measured_steps_used > 0) return "";
+  const std::optional<UntracedSteps> u = MeasuredUntracedSteps(m);
+  if (!u) return "";
+  std::string s = "untraced iterations before the recording window: median " +
+                  FormatDuration(u->median_ns) + " of " + std::to_string(u->steps) +
+                  " (traced step " + FormatDuration(traced_step_ns) + ")";
+  if (!u->steady()) {
+    s += ", not steady (" + FormatFixed(u->max_over_min, 2) + "x apart)";
+  } else if (u->median_ns >= traced_step_ns) {
+    s += ", not shorter than the traced steps";
+  } else {
+    s += "; --untraced-step-ms measured prices at that host speed";
+  }
+  return s + "\n";
+}
+
 inline Status ParseUntracedFlag(const ArgParser& p, AnalyzeOptions* opt) {
-  if (p.Has("--untraced-step-ms")) {
+  if (p.Get("--untraced-step-ms") == "measured") {
+    opt->untraced_step_ns = kUntracedMeasured;
+  } else if (p.Has("--untraced-step-ms")) {
     double ms = 0;
     if (!ParseDouble(p.Get("--untraced-step-ms"), &ms) || ms <= 0 || ms > 1e7) {
       return InvalidInput("--untraced-step-ms '" + p.Get("--untraced-step-ms") +
-                          "': expected the untraced step in milliseconds > 0, e.g. 33.2");
+                          "': expected the untraced step in milliseconds > 0, e.g. 33.2, or "
+                          "'measured'");
     }
     opt->untraced_step_ns = static_cast<int64_t>(ms * 1e6);
   }

@@ -106,6 +106,7 @@ std::string Text(const TraceModel& m, const Analysis& a, double min_pct, const s
            FormatDuration(a.estimated_untraced_step_ns) +
            "; savings below are priced at that host speed (--keep-tracer-time: as traced)\n";
     }
+    s += UntracedWindowLine(m, a.untraced_measured_steps, a.simulated_step_ns);
   }
   if (!a.critical_path.empty()) s += "critical path: " + a.critical_path + "\n";
   if (!a.whatif_error.empty()) s += "what-if: not priced (" + a.whatif_error + ")\n";

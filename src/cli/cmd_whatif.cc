@@ -79,6 +79,7 @@ std::string Text(const ArgParser& p, const TraceModel& m, const Analysis& a,
          " ms per step, removed: replayed " + Ms(si) +
          " ms; the answers below are priced at that host speed (--keep-tracer-time: as traced)\n";
   }
+  s += UntracedWindowLine(m, e.untraced_measured_steps(), tr);
   if (!a.critical_path.empty()) s += "critical path: " + a.critical_path + "\n";
   if (p.Has("--steps")) {
     s += std::string("steps (ms): number, measured, replayed") +

@@ -434,7 +434,8 @@ StatusOr<WhatIfEngine> WhatIfEngine::Build(const TraceModel& m, const StepSet& s
   e.base_ = StepDurations(e.g_, e.base_replay_, steps, device, e.first_, e.last_);
   e.measured_ = StepDurations(e.g_, Measured(e.g_), steps, device, e.first_, e.last_);
   e.traced_base_median_ = e.base_.median;
-  if (untraced_step_ns <= 0 && !keep_tracer_time) {
+  if (untraced_step_ns == kUntracedMeasured) {
+    untraced_step_ns = 0;
     const std::optional<UntracedSteps> u = MeasuredUntracedSteps(m);
     if (u && u->steady() && u->median_ns < e.base_.median) {
       untraced_step_ns = u->median_ns;

@@ -168,13 +168,13 @@ class WhatIfEngine {
   // priced right only at the untraced host speed. base() is then the scaled
   // replay; traced_base_median() the unscaled one (the replay's fidelity).
   //
-  // Without untraced_step_ns and without keep_tracer_time, an untraced step time
-  // the trace measured itself (whatif/untraced.h: the warm-up iterations before a
-  // `profile --steps` window) is used the same way when those iterations were
-  // steady (UntracedSteps::steady) and shorter than the traced replay's median
-  // step (untraced_measured_steps() > 0 then).
+  // untraced_step_ns == kUntracedMeasured: the untraced step the trace measured
+  // itself (whatif/untraced.h: the warm-up iterations before a `profile --steps`
+  // window) is used the same way when those iterations were steady
+  // (UntracedSteps::steady) and shorter than the traced replay's median step
+  // (untraced_measured_steps() > 0 then); otherwise as without it.
   //
-  // Otherwise the tracer's own time recorded in the trace is
+  // Without untraced_step_ns, the tracer's own time recorded in the trace is
   // removed from the host time (RemoveTracerTime) unless keep_tracer_time:
   // base() is then the estimated untraced replay, traced_base_median() the
   // replay of the trace as recorded, tracer_ns_per_step() what was removed.

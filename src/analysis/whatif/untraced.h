@@ -3,8 +3,11 @@
 // iteration hook (python/stepscope/_iteration_ranges.py) times the warm-up
 // iterations before the recording window — CUPTI attached, nothing recorded —
 // and, when the window opens, puts their durations into one NVTX mark,
-// "stepscope.untraced_steps_ns D1,D2,..." (common/step_names.h). The what-if
-// engine prices at that host speed when no --untraced-step-ms is given.
+// "stepscope.untraced_steps_ns D1,D2,..." (common/step_names.h). `analyze` and
+// `whatif` show it; with `--untraced-step-ms measured` the what-if engine prices
+// at that host speed. Not by default: on the lent H100 and H200 (docs/
+// PERFORMANCE.md "Run 4") the warm-up iterations were often still converging,
+// and the prices moved closer to the realized savings on one kind, not the other.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +17,9 @@
 namespace stepscope {
 
 class TraceModel;
+
+// AnalyzeOptions::untraced_step_ns: take the trace's own measurement.
+inline constexpr int64_t kUntracedMeasured = -1;
 
 struct UntracedSteps {
   int64_t median_ns = 0;      // over the iterations used

@@ -155,22 +155,25 @@ TESTS = [
                                                 "{trace}"],
              trace=fx("sync_host_bound"), out=out("analyze_untraced.json")),
     # The untraced step measured by the trace itself (the iteration hook's mark of a `profile
-    # --steps` window, analysis/whatif/untraced.h): the same 2.104 ms, priced as analyze_untraced.
-    DiffTest(name="analyze_untraced_measured", cmd=["analyze", "{trace}"], trace=fx("sync_host_bound_window"),
-             out=out("analyze_untraced_measured.txt")),
-    DiffTest(name="whatif_untraced_measured", cmd=["whatif", "--batch", "4", "{trace}"],
+    # --steps` window, analysis/whatif/untraced.h): shown by default, priced with
+    # --untraced-step-ms measured: the same 2.104 ms, priced as analyze_untraced.
+    DiffTest(name="analyze_untraced_window_shown", cmd=["analyze", "{trace}"], trace=fx("sync_host_bound_window"),
+             out=out("analyze_untraced_window_shown.txt")),
+    DiffTest(name="analyze_untraced_measured", cmd=["analyze", "--untraced-step-ms", "measured", "{trace}"],
+             trace=fx("sync_host_bound_window"), out=out("analyze_untraced_measured.txt")),
+    DiffTest(name="whatif_untraced_measured", cmd=["whatif", "--batch", "4", "--untraced-step-ms", "measured",
+                                                   "{trace}"],
              trace=fx("sync_host_bound_window"), out=out("whatif_untraced_measured.txt")),
-    # --untraced-step-ms wins over the mark; --keep-tracer-time prices as traced.
-    DiffTest(name="analyze_untraced_given_over_measured", cmd=["analyze", "--untraced-step-ms", "2.3", "{trace}"],
-             trace=fx("sync_host_bound_window"), out=out("analyze_untraced_given_over_measured.txt")),
-    DiffTest(name="analyze_untraced_measured_kept", cmd=["analyze", "--keep-tracer-time", "{trace}"],
-             trace=fx("sync_host_bound_window"), out=out("analyze_untraced_measured_kept.txt")),
-    # Untraced iterations slower than the traced step: no tracer cost shown, the mark is not used.
-    DiffTest(name="analyze_untraced_measured_slower", cmd=["analyze", "{trace}"],
+    # Untraced iterations slower than the traced step, or unsteady (1.0-2.6 ms: over 1.5x apart):
+    # not used even when asked; the line says why.
+    DiffTest(name="analyze_untraced_measured_slower", cmd=["analyze", "--untraced-step-ms", "measured", "{trace}"],
              trace=fx("sync_host_bound_window_slower"), out=out("analyze_untraced_measured_slower.txt")),
-    # Unsteady untraced iterations (1.0-2.6 ms: over 1.5x apart): not used either.
-    DiffTest(name="analyze_untraced_measured_unsteady", cmd=["analyze", "{trace}"],
+    DiffTest(name="analyze_untraced_measured_unsteady",
+             cmd=["analyze", "--untraced-step-ms", "measured", "{trace}"],
              trace=fx("sync_host_bound_window_unsteady"), out=out("analyze_untraced_measured_unsteady.txt")),
+    # A trace without the mark: 'measured' prices as without the flag.
+    DiffTest(name="analyze_untraced_measured_no_mark", cmd=["analyze", "--untraced-step-ms", "measured", "{trace}"],
+             trace=fx("sync_host_bound"), out=out("analyze_untraced_measured_no_mark.txt")),
     DiffTest(name="whatif_bad_untraced", cmd=["whatif", "--untraced-step-ms", "-3", "{trace}"],
              trace=fx("train_sync"), out=out("whatif_bad_untraced.err"), rc=2, stderr=True),
     DiffTest(name="analyze_host_sync_negative", cmd=["analyze", "{trace}"], trace=fx("sync_outside_steps"),
