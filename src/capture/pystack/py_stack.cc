@@ -25,6 +25,16 @@ constexpr size_t kMaxThreads = 4096;
 constexpr size_t kThreadStateInterp = 16;  // PyThreadState: prev, next, interp (3.11-3.13)
 constexpr size_t kMaxCodeHead = 256;       // >= every layout's code_adaptive
 constexpr size_t kMaxStampSpan = 96;       // >= code_linetable + 8 - code_firstlineno
+constexpr size_t kMaxWindowPages = 64;
+constexpr size_t kMaxIovecs = 1024;  // IOV_MAX
+
+uint64_t PageSize() {
+  static const uint64_t size = [] {
+    const long v = ::sysconf(_SC_PAGESIZE);
+    return v > 0 ? static_cast<uint64_t>(v) : uint64_t{4096};
+  }();
+  return size;
+}
 
 struct Mapping {
   uint64_t start = 0;
@@ -66,10 +76,18 @@ bool Memory::Read(uint64_t addr, void* out, size_t n) const {
   if (addr == 0 || n == 0) return false;
   iovec local{out, n};
   iovec remote{reinterpret_cast<void*>(addr), n};
+  ++reads_;
   const ssize_t r = ::process_vm_readv(pid_, &local, 1, &remote, 1, 0);
   if (r == static_cast<ssize_t>(n)) return true;
   last_errno_ = r < 0 ? errno : EFAULT;
   return false;
+}
+
+ssize_t Memory::ReadV(const iovec* local, const iovec* remote, unsigned long n) const {
+  ++reads_;
+  const ssize_t r = ::process_vm_readv(pid_, local, n, remote, n, 0);
+  if (r < 0) last_errno_ = errno;
+  return r;
 }
 
 StatusOr<std::unique_ptr<PyRuntime>> PyRuntime::Attach(pid_t pid) {
@@ -247,22 +265,31 @@ const CodeInfo* PyRuntime::Code(const PyFrame& frame) {
 }
 
 bool PyRuntime::WalkFrames(uint64_t frame, std::vector<PyFrame>* out, size_t max_depth) {
+  const bool ok = walk_options_.per_frame ? WalkFramesPerFrame(frame, max_depth)
+                                          : WalkFramesWindowed(frame, max_depth);
+  AppendFrames(out);
+  return ok;
+}
+
+// First the frames' code objects, instructions and stamps (walk_*), then
+// names and lines (cached by address and stamp). Shim frames are skipped;
+// `max_depth * 2` frames are read at most. False when the first frame read
+// fails.
+bool PyRuntime::WalkFramesPerFrame(uint64_t frame, size_t max_depth) {
   const PyLayout& l = *layout_;
   uint8_t buf[80];
   uint8_t span_buf[kMaxStampSpan];
   const size_t need = l.frame_owner + 1;
   const size_t span = StampSpan();
-  if (span > sizeof(span_buf)) return false;
-  // First the frames' code objects, instructions and stamps, then names and
-  // lines (cached by address and stamp). The stamp of a frame's code object
-  // is read with the next frame, in one process_vm_readv (which reads whole
-  // elements only, in order).
   std::vector<uint64_t>& codes = walk_codes_;
   std::vector<uint64_t>& instrs = walk_instrs_;
   std::vector<uint64_t>& stamps = walk_stamps_;
   codes.clear();
   instrs.clear();
   stamps.clear();
+  if (span > sizeof(span_buf)) return false;
+  // The stamp of a frame's code object is read with the next frame, in one
+  // process_vm_readv (which reads whole elements only, in order).
   bool ok = true;
   for (size_t depth = 0;; ++depth) {
     const bool want_frame = frame != 0 && depth < max_depth * 2 && codes.size() < max_depth;
@@ -278,7 +305,7 @@ bool PyRuntime::WalkFrames(uint64_t frame, std::vector<PyFrame>* out, size_t max
       local[n] = {buf, need};
       remote[n++] = {reinterpret_cast<void*>(frame), need};
     }
-    const ssize_t r = ::process_vm_readv(mem_.pid(), local, n, remote, n, 0);
+    const ssize_t r = mem_.ReadV(local, remote, n);
     const size_t got = r > 0 ? static_cast<size_t>(r) : 0;
     bool frame_read = want_frame && got == (want_stamp ? span : 0) + need;
     if (want_stamp) {
@@ -302,19 +329,145 @@ bool PyRuntime::WalkFrames(uint64_t frame, std::vector<PyFrame>* out, size_t max
     codes.push_back(code);
     instrs.push_back(instr);
   }
-  for (size_t i = 0; i < codes.size(); ++i) {
-    if (stamps[i] == 0) continue;
-    const PyFrame f{codes[i], stamps[i], 0};
+  return ok;
+}
+
+void PyRuntime::PageWindow::Fill(const Memory& mem, uint64_t addr, size_t pages, bool up) {
+  const uint64_t page = PageSize();
+  start = lo = hi = 0;
+  if (addr > UINT64_MAX - 2 * page) return;
+  const uint64_t first = addr & ~(page - 1);  // read first; then downward or upward
+  pages = std::min<uint64_t>(
+      {pages, kMaxWindowPages, up ? (UINT64_MAX - first) / page : first / page + 1});
+  if (pages == 0) return;
+  if (bytes.size() < pages * page) bytes.resize(pages * page);
+  start = up ? first : first + page - pages * page;
+  iovec local[kMaxWindowPages], remote[kMaxWindowPages];
+  for (size_t k = 0; k < pages; ++k) {
+    const uint64_t at = up ? first + k * page : first - k * page;
+    local[k] = {bytes.data() + (at - start), page};
+    remote[k] = {reinterpret_cast<void*>(at), page};
+  }
+  const ssize_t r = mem.ReadV(local, remote, pages);
+  const uint64_t full = r > 0 ? static_cast<uint64_t>(r) / page : 0;
+  if (full == 0) return;
+  lo = up ? first : first + page - full * page;
+  hi = up ? first + full * page : first + page;
+}
+
+bool PyRuntime::PageWindow::Copy(uint64_t addr, void* out, size_t n) const {
+  if (lo == hi || addr < lo || addr > hi || hi - addr < n) return false;
+  std::memcpy(out, bytes.data() + (addr - start), n);
+  return true;
+}
+
+bool PyRuntime::ReadFrame(uint64_t frame, uint8_t* out, size_t n) {
+  if (windows_[0].Copy(frame, out, n) || windows_[1].Copy(frame, out, n)) return true;
+  if (frame <= UINT64_MAX - n) {
+    // The leaf's window first, downward (a data-stack chunk: callers below).
+    // Then one window around the latest frame outside it: upward when that
+    // frame lies a little above the previous one outside (3.12's shim frames
+    // on the C stack, callers above), else downward (an older chunk).
+    const bool leaf = windows_[0].lo == windows_[0].hi;
+    const uint64_t pages = std::max<uint64_t>(1, walk_options_.window_bytes / PageSize());
+    const bool up =
+        !leaf && last_miss_ != 0 && frame > last_miss_ && frame - last_miss_ <= pages * PageSize();
+    if (!leaf) last_miss_ = frame;
+    PageWindow& w = leaf ? windows_[0] : windows_[1];
+    w.Fill(mem_, up ? frame : frame + n - 1, pages, up);
+    if (w.Copy(frame, out, n)) return true;
+  }
+  return mem_.Read(frame, out, n);  // unreadable (again), most likely
+}
+
+// The same frames as WalkFramesPerFrame, each frame served from a window
+// of whole pages where it lies inside one, the stamps read afterwards.
+bool PyRuntime::WalkFramesWindowed(uint64_t frame, size_t max_depth) {
+  const PyLayout& l = *layout_;
+  uint8_t buf[80];
+  const size_t need = l.frame_owner + 1;
+  walk_codes_.clear();
+  walk_instrs_.clear();
+  walk_stamps_.clear();
+  if (StampSpan() > kMaxStampSpan || need > sizeof(buf)) return false;
+  windows_[0].lo = windows_[0].hi = 0;
+  windows_[1].lo = windows_[1].hi = 0;
+  last_miss_ = 0;
+  bool ok = true;
+  for (size_t depth = 0; frame != 0 && depth < max_depth * 2 && walk_codes_.size() < max_depth;
+       ++depth) {
+    if (!ReadFrame(frame, buf, need)) {
+      ok = !walk_codes_.empty();
+      break;
+    }
+    uint64_t code = 0, previous = 0, instr = 0;
+    std::memcpy(&code, buf + l.frame_code, 8);
+    std::memcpy(&previous, buf + l.frame_previous, 8);
+    std::memcpy(&instr, buf + l.frame_instr, 8);
+    const int owner = static_cast<int8_t>(buf[l.frame_owner]);
+    frame = previous;
+    if (l.owner_cstack >= 0 && owner == l.owner_cstack) continue;  // a shim frame
+    walk_codes_.push_back(code);
+    walk_instrs_.push_back(instr);
+  }
+  ReadStampsBatched();
+  return ok;
+}
+
+// A stamp span that cannot be read stops process_vm_readv at its iovec: the
+// spans before it are in, its stamp is 0, the read goes on after it.
+void PyRuntime::ReadStampsBatched() {
+  const size_t span = StampSpan();
+  const uint64_t at = layout_->code_firstlineno;
+  walk_unique_.clear();
+  walk_slot_.resize(walk_codes_.size());
+  for (size_t i = 0; i < walk_codes_.size(); ++i) {
+    size_t j = 0;
+    while (j < walk_unique_.size() && walk_unique_[j] != walk_codes_[i]) ++j;
+    if (j == walk_unique_.size()) walk_unique_.push_back(walk_codes_[i]);
+    walk_slot_[i] = static_cast<uint32_t>(j);
+  }
+  const size_t n = walk_unique_.size();
+  walk_unique_stamps_.assign(n, 0);
+  walk_spans_.resize(n * span);
+  walk_local_.resize(std::min(n, kMaxIovecs));
+  walk_remote_.resize(walk_local_.size());
+  for (size_t i = 0; i < n;) {
+    const size_t batch = std::min(n - i, kMaxIovecs);
+    for (size_t k = 0; k < batch; ++k) {
+      walk_local_[k] = {walk_spans_.data() + (i + k) * span, span};
+      walk_remote_[k] = {reinterpret_cast<void*>(walk_unique_[i + k] + at), span};
+    }
+    const ssize_t r = mem_.ReadV(walk_local_.data(), walk_remote_.data(), batch);
+    if (r < 0 && (mem_.last_errno() == ESRCH || mem_.last_errno() == EPERM)) break;  // none will
+    const size_t full = r > 0 ? std::min(static_cast<size_t>(r) / span, batch) : 0;
+    for (size_t k = 0; k < full; ++k) {
+      walk_unique_stamps_[i + k] = StampOf(walk_spans_.data() + (i + k) * span);
+    }
+    i += full < batch ? full + 1 : full;  // past the unreadable one (stamp 0)
+  }
+  walk_stamps_.resize(walk_codes_.size());
+  for (size_t i = 0; i < walk_codes_.size(); ++i) {
+    walk_stamps_[i] = walk_unique_stamps_[walk_slot_[i]];
+  }
+}
+
+void PyRuntime::AppendFrames(std::vector<PyFrame>* out) {
+  const PyLayout& l = *layout_;
+  const std::vector<uint64_t>& codes = walk_codes_;
+  for (size_t i = 0; i < codes.size() && i < walk_stamps_.size(); ++i) {
+    if (walk_stamps_[i] == 0) continue;
+    const PyFrame f{codes[i], walk_stamps_[i], 0};
     const CodeInfo* info = Code(f);
     if (!info) continue;
     const int64_t index =
-        (static_cast<int64_t>(instrs[i]) - static_cast<int64_t>(f.code + l.code_adaptive)) / 2;
+        (static_cast<int64_t>(walk_instrs_[i]) - static_cast<int64_t>(f.code + l.code_adaptive)) /
+        2;
     if (index < 0) continue;  // not started yet (an incomplete frame)
     int line = LineForInstruction(info->linetable.data(), info->linetable.size(), info->firstlineno,
                                   static_cast<int>(index));
     out->push_back({f.code, f.stamp, line < 0 ? info->firstlineno : line});
   }
-  return ok;
 }
 
 bool PyRuntime::ReadThreadState(uint64_t ts, uint64_t* next, uint64_t* native, uint64_t* frame,

@@ -14,12 +14,17 @@
 // maps the frame's instruction to its line. Code objects are read once and
 // cached by address and identity stamp: a walk reads the immutable fields of
 // each frame's code object (first line, version, names, file and line table
-// pointers) with the next frame, in the same process_vm_readv, so a code
-// object freed and another allocated at the same address is a different
-// key, never the old names and lines.
+// pointers) in the same walk, so a code object freed and another allocated
+// at the same address is a different key, never the old names and lines.
+//
+// A walk costs a few process_vm_readv, not one per frame (WalkOptions):
+// whole pages around the leaf frame in one call (a thread's frames live in
+// its data-stack chunks, callers below callees), another window around a
+// frame outside it, then the stamps of all distinct code objects in one.
 #pragma once
 
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <cstdint>
 #include <memory>
@@ -42,13 +47,33 @@ class Memory {
   bool Get(uint64_t addr, T* out) const {
     return Read(addr, out, sizeof(T));
   }
+  // One process_vm_readv: the bytes read (whole iovecs in order, then
+  // perhaps part of the first one that failed), -1 when none (errno set).
+  ssize_t ReadV(const iovec* local, const iovec* remote, unsigned long n) const;
   pid_t pid() const { return pid_; }
   // errno of the last failed read (EPERM: no ptrace permission).
   int last_errno() const { return last_errno_; }
+  // process_vm_readv calls made so far (what a walk costs in system calls).
+  uint64_t reads() const { return reads_; }
 
  private:
   pid_t pid_;
   mutable int last_errno_ = 0;
+  mutable uint64_t reads_ = 0;
+};
+
+// How a walk reads a thread's frames. The default reads whole pages around
+// the leaf frame in one process_vm_readv and serves the frames found there
+// from that copy (a thread's frames sit in its data-stack chunks, a caller
+// below its callee), another window around a frame outside it (a generator's
+// frame in its heap object, an older chunk, 3.12's shim frames on the C
+// stack), then all distinct code objects' stamp spans in one more.
+// `per_frame`: one process_vm_readv per frame (with the previous frame's
+// code object stamp), the reference the tests compare the windowed walk
+// against; both give the same frames for the same memory.
+struct WalkOptions {
+  bool per_frame = false;
+  uint32_t window_bytes = 16384;  // rounded down to whole pages, at least one, at most 64
 };
 
 struct CodeInfo {
@@ -96,6 +121,15 @@ class PyRuntime {
   // The code object of a frame (cached by address and stamp); nullptr when
   // unreadable or no longer the object the frame was read with.
   const CodeInfo* Code(const PyFrame& frame);
+  // The frames from the _PyInterpreterFrame at address `frame` outward, as a
+  // thread's walk reads them from its current frame. Any address is safe: a
+  // bad one is a failed (false) or short walk. For tests and benchmarks.
+  bool WalkFrom(uint64_t frame, std::vector<PyFrame>* out, size_t max_depth = 128) {
+    out->clear();
+    return WalkFrames(frame, out, max_depth);
+  }
+  void set_walk_options(const WalkOptions& o) { walk_options_ = o; }
+  const WalkOptions& walk_options() const { return walk_options_; }
   // [begin, end) of the GIL's mutex/condition state; {0, 0} when unknown.
   std::pair<uint64_t, uint64_t> GilRange();
 
@@ -112,6 +146,16 @@ class PyRuntime {
  private:
   PyRuntime(pid_t pid, const PyLayout* layout) : mem_(pid), layout_(layout) {}
   bool WalkFrames(uint64_t frame, std::vector<PyFrame>* out, size_t max_depth);
+  bool WalkFramesPerFrame(uint64_t frame, size_t max_depth);
+  bool WalkFramesWindowed(uint64_t frame, size_t max_depth);
+  // One frame's first `n` bytes: from a window, else a new window around it,
+  // else a read of its own.
+  bool ReadFrame(uint64_t frame, uint8_t* out, size_t n);
+  // walk_stamps_ of walk_codes_: each distinct code object's stamp span, in
+  // as few process_vm_readv as the readable ones allow.
+  void ReadStampsBatched();
+  // walk_codes_/instrs_/stamps_ to frames with lines.
+  void AppendFrames(std::vector<PyFrame>* out);
   enum class ListWalk { kOk, kUnreadable, kHeadMismatch };
   ListWalk WalkThreads(uint64_t interp, std::vector<ThreadStack>* out, size_t max_depth,
                        bool (*skip)(void* ctx, uint32_t tid), void* skip_ctx);
@@ -147,6 +191,26 @@ class PyRuntime {
   std::unordered_map<CodeKey, Cached, CodeKeyHash> codes_;
   // Scratch for WalkFrames (a sampler walks many threads per tick).
   std::vector<uint64_t> walk_codes_, walk_instrs_, walk_stamps_;
+  std::vector<uint64_t> walk_unique_;  // distinct code objects, their stamps below
+  std::vector<uint64_t> walk_unique_stamps_;
+  std::vector<uint32_t> walk_slot_;  // walk_codes_[i] is walk_unique_[walk_slot_[i]]
+  std::vector<uint8_t> walk_spans_;
+  std::vector<iovec> walk_local_, walk_remote_;
+  // A copy of the readable whole pages [lo, hi) of the process's memory;
+  // bytes[a - start] is the byte at address a.
+  struct PageWindow {
+    uint64_t start = 0, lo = 0, hi = 0;
+    std::vector<uint8_t> bytes;
+    // Up to `pages` pages from the one holding `addr`, downward or upward, in
+    // one process_vm_readv (which stops at the first unreadable page). Pages
+    // past the frames of interest may belong to another mapping: they are
+    // copied, never used unless a frame pointer leads there.
+    void Fill(const Memory& mem, uint64_t addr, size_t pages, bool up);
+    bool Copy(uint64_t addr, void* out, size_t n) const;
+  };
+  PageWindow windows_[2];   // the leaf's, the last one read around another frame
+  uint64_t last_miss_ = 0;  // the last frame found outside the leaf's window
+  WalkOptions walk_options_;
 };
 
 }  // namespace stepscope::pystack

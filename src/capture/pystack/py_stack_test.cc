@@ -7,9 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -247,6 +250,231 @@ TEST(PyStack, ThreadChurnIsNoLayoutMismatch) {
   EXPECT_FALSE((*rt)->layout_mismatch()) << "after " << walks << " walks";
   EXPECT_GT(walks, 100);
   EXPECT_GT(main_seen, walks / 2);
+}
+
+// Starts `python3 -c script` and reads its first output line into *line
+// (empty: python3 did not run).
+pid_t StartPythonLine(const std::string& script, std::string* line) {
+  int fds[2];
+  if (::pipe(fds) != 0) return -1;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], 1);
+    ::execlp("python3", "python3", "-c", script.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  line->clear();
+  char c = 0;
+  while (line->size() < 512 && ::read(fds[0], &c, 1) == 1 && c != '\n') line->push_back(c);
+  ::close(fds[0]);
+  return pid;
+}
+
+// A Python process parked in time.sleep under `depth` frames of a recursive
+// function with `locals` local variables (more locals: bigger frames, more
+// data-stack chunks), a generator's frame and a coroutine's frame (both in
+// heap objects, not in the data stack):
+//   park <- coro <- coro_drive <- gen <- rec x depth <- <module>
+// Its first line: "ready CYCLE DANGLING BADCODE", addresses of fake frame
+// chains in a ctypes buffer (laid out with `l`): ten frames whose last
+// points back at the first, five frames ending in an unmapped pointer, one
+// frame naming no code object.
+std::string DeepScript(int depth, int locals, const PyLayout& l) {
+  std::ostringstream s;
+  s << "import sys, time, ctypes, struct\n"
+    << "src = 'def rec(n):\\n' + ''.join('    v%d = n\\n' % i for i in range(" << locals
+    << ")) + '    if n == 0:\\n        return next(gen())\\n    return rec(n - 1)\\n'\n"
+    << "exec(src)\n"
+    << "def gen():\n    coro_drive()\n    yield 1\n"
+    << "def coro_drive():\n    c = coro()\n    try:\n        c.send(None)\n"
+    << "    except StopIteration:\n        pass\n"
+    << "async def coro():\n    park()\n"
+    << "buf = ctypes.create_string_buffer(1 << 14)\n"
+    << "base = ctypes.addressof(buf)\n"
+    << "def fake(i, prev, code):\n"
+    << "    at = i * 128\n"
+    << "    struct.pack_into('<Q', buf, at + " << l.frame_code << ", code)\n"
+    << "    struct.pack_into('<Q', buf, at + " << l.frame_previous << ", prev)\n"
+    << "    struct.pack_into('<Q', buf, at + " << l.frame_instr << ", code + " << l.code_adaptive
+    << " + 2 * i)\n"
+    << "    buf[at + " << l.frame_owner << "] = 0\n"
+    << "    return base + at\n"
+    << "def park():\n"
+    << "    code = id(park.__code__)\n"
+    << "    for i in range(10):\n"
+    << "        fake(i, base + ((i + 1) % 10) * 128, code)\n"
+    << "    for i in range(20, 25):\n"
+    << "        fake(i, base + (i + 1) * 128 if i < 24 else 0xdead0000, code)\n"
+    << "    fake(30, 0, 0x10)\n"
+    << "    sys.stdout.write('ready %d %d %d\\n' % (base, base + 20 * 128, base + 30 * 128))\n"
+    << "    sys.stdout.flush()\n"
+    << "    time.sleep(1000)\n"
+    << "rec(" << depth - 1 << ")\n";
+  return s.str();
+}
+
+// Kills and reaps a child on every way out of a test (a failed ASSERT too):
+// a child left parked would keep the test's output open.
+struct Reaper {
+  pid_t pid;
+  ~Reaper() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+// python3's minor version (0: none).
+uint32_t PythonMinor() {
+  FILE* p = ::popen("python3 -c 'import sys; print(sys.version_info[1])' 2>/dev/null", "r");
+  if (!p) return 0;
+  unsigned minor = 0;
+  if (std::fscanf(p, "%u", &minor) != 1) minor = 0;
+  ::pclose(p);
+  return minor;
+}
+
+// The line of `script` that parks it.
+int SleepLine(const std::string& script) {
+  const size_t at = script.find("time.sleep(1000)");
+  return 1 + static_cast<int>(std::count(script.begin(), script.begin() + at, '\n'));
+}
+
+// The main thread's stack of `pid` read with `options`; *reads: the
+// process_vm_readv calls it took.
+bool MainStack(PyRuntime* rt, pid_t pid, const WalkOptions& options, std::vector<PyFrame>* out,
+               uint64_t* reads) {
+  rt->set_walk_options(options);
+  std::vector<ThreadStack> stacks;
+  const uint64_t before = rt->memory().reads();
+  const bool ok = rt->AllStacks(&stacks);
+  *reads = rt->memory().reads() - before;
+  out->clear();
+  for (ThreadStack& t : stacks) {
+    if (t.tid == static_cast<uint32_t>(pid)) *out = std::move(t.frames);
+  }
+  return ok;
+}
+
+// The windowed walk (pages around the leaf, stamps batched) returns exactly
+// the frames, stamps and lines of the per-frame walk, through data-stack
+// chunks (thin and fat frames) and heap frames, in far fewer reads.
+TEST(PyStack, WindowedWalkMatchesPerFrame) {
+  for (const int locals : {1, 120}) {
+    const PyLayout* layout = LayoutFor(0x03000000u | (PythonMinor() << 16));
+    if (!layout) GTEST_SKIP() << "no python3 3.11-3.13";
+    std::string line;
+    const std::string script = DeepScript(60, locals, *layout);
+    const pid_t pid = StartPythonLine(script, &line);
+    ASSERT_GE(pid, 0);
+    Reaper reaper{pid};
+    if (line.rfind("ready", 0) != 0) {
+      GTEST_SKIP() << "python3 could not run";
+    }
+    auto rt = PyRuntime::Attach(pid);
+    if (!rt.ok()) {
+      GTEST_SKIP() << rt.status().message();
+    }
+    std::vector<PyFrame> old_frames, new_frames;
+    uint64_t old_reads = 0, new_reads = 0, fixed_reads = 0;
+    // Until the child sits in time.sleep (its leaf frame on that line): from
+    // then on its stack does not change.
+    const int sleep_line = SleepLine(script);
+    for (int attempt = 0; attempt < 250; ++attempt) {
+      MainStack(rt->get(), pid, {.per_frame = true}, &old_frames, &old_reads);
+      if (old_frames.size() >= 65 && old_frames[0].line == sleep_line) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_FALSE(old_frames.empty());
+    ASSERT_EQ(old_frames[0].line, sleep_line);
+    // Again, code objects cached: the reads are the walk's alone.
+    ASSERT_TRUE(MainStack(rt->get(), pid, {.per_frame = true}, &old_frames, &old_reads));
+    ASSERT_TRUE(MainStack(rt->get(), pid, {}, &new_frames, &new_reads));
+    {
+      std::vector<ThreadStack> stacks;
+      const uint64_t before = (*rt)->memory().reads();
+      (*rt)->AllStacks(&stacks, 0);  // the thread-list reads alone
+      fixed_reads = (*rt)->memory().reads() - before;
+    }
+    EXPECT_EQ(new_frames, old_frames) << locals << " locals";
+    for (const uint32_t window : {0u, 4096u, 65536u, 1u << 20}) {  // 1 page .. 64 pages
+      std::vector<PyFrame> frames;
+      uint64_t reads = 0;
+      EXPECT_TRUE(MainStack(rt->get(), pid, {.window_bytes = window}, &frames, &reads));
+      EXPECT_EQ(frames, old_frames) << locals << " locals, window " << window;
+    }
+    ASSERT_EQ(new_frames.size(), 65u) << locals << " locals";
+    const char* want[] = {"park", "coro", "coro_drive", "gen", "rec"};
+    for (size_t i = 0; i < 5; ++i) {
+      const CodeInfo* c = (*rt)->Code(new_frames[i]);
+      ASSERT_TRUE(c != nullptr);
+      EXPECT_EQ(c->function, want[i]);
+    }
+    for (size_t i = 4; i < 64; ++i) EXPECT_EQ(new_frames[i].code, new_frames[4].code);
+    const CodeInfo* root = (*rt)->Code(new_frames[64]);
+    ASSERT_TRUE(root != nullptr);
+    EXPECT_EQ(root->function, "<module>");
+    // Per frame: a read per frame (and one for the last stamp); windowed:
+    // a window or two per chunk, one per heap frame, one for the stamps.
+    std::fprintf(stderr, "%d locals: reads per walk: per-frame %" PRIu64 ", windowed %" PRIu64 "\n",
+                 locals, old_reads - fixed_reads, new_reads - fixed_reads);
+    EXPECT_GE(old_reads - fixed_reads, 65u);
+    EXPECT_LE(new_reads - fixed_reads, locals > 1 ? 16u : 8u);
+  }
+}
+
+// Walks from bad frame pointers end as failed or short walks, the same with
+// both readers: unmapped, kernel, wrapping and misaligned addresses, memory
+// that is no frame, a frame chain that loops (max_depth bounds it), one that
+// ends in an unmapped pointer, a frame naming no code object.
+TEST(PyStack, BadFramePointersFailSafely) {
+  const PyLayout* layout = LayoutFor(0x03000000u | (PythonMinor() << 16));
+  if (!layout) GTEST_SKIP() << "no python3 3.11-3.13";
+  std::string line;
+  const pid_t pid = StartPythonLine(DeepScript(3, 1, *layout), &line);
+  ASSERT_GE(pid, 0);
+  Reaper reaper{pid};
+  uint64_t cycle = 0, dangling = 0, badcode = 0;
+  if (std::sscanf(line.c_str(), "ready %" SCNu64 " %" SCNu64 " %" SCNu64, &cycle, &dangling,
+                  &badcode) != 3) {
+    GTEST_SKIP() << "python3 could not run";
+  }
+  auto rt = PyRuntime::Attach(pid);
+  if (!rt.ok() || (*rt)->layout().minor != layout->minor) GTEST_SKIP() << "no runtime found";
+  const uint64_t gil = (*rt)->GilRange().first;
+  struct Case {
+    uint64_t frame;
+    bool ok;
+    size_t frames;  // SIZE_MAX: any
+  };
+  const Case cases[] = {
+      {1, false, 0},
+      {0xdead0000, false, 0},
+      {0xffff800000000000ull, false, 0},
+      {UINT64_MAX - 8, false, 0},
+      {gil, true, SIZE_MAX},
+      {gil + 3, true, SIZE_MAX},
+      {cycle, true, 50},
+      {cycle + 1, true, SIZE_MAX},
+      {dangling, true, 5},
+      {badcode, true, 0},
+  };
+  for (const Case& c : cases) {
+    std::vector<PyFrame> old_frames, new_frames;
+    (*rt)->set_walk_options({.per_frame = true});
+    const bool old_ok = (*rt)->WalkFrom(c.frame, &old_frames, 50);
+    (*rt)->set_walk_options({});
+    const bool new_ok = (*rt)->WalkFrom(c.frame, &new_frames, 50);
+    EXPECT_EQ(new_ok, old_ok) << std::hex << c.frame;
+    EXPECT_EQ(new_frames, old_frames) << std::hex << c.frame;
+    EXPECT_EQ(new_ok, c.ok) << std::hex << c.frame;
+    if (c.frames != SIZE_MAX) {
+      EXPECT_EQ(new_frames.size(), c.frames) << std::hex << c.frame;
+    }
+    EXPECT_LE(new_frames.size(), 50u);
+  }
 }
 
 }  // namespace
