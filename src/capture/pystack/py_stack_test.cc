@@ -278,8 +278,9 @@ pid_t StartPythonLine(const std::string& script, std::string* line) {
 //   park <- coro <- coro_drive <- gen <- rec x depth <- <module>
 // Its first line: "ready CYCLE DANGLING BADCODE", addresses of fake frame
 // chains in a ctypes buffer (laid out with `l`): ten frames whose last
-// points back at the first, five frames ending in an unmapped pointer, one
-// frame naming no code object.
+// points back at the first, five frames ending in an unmapped pointer (the
+// second names no code object: its stamp is unreadable between two readable
+// ones), one frame naming no code object.
 std::string DeepScript(int depth, int locals, const PyLayout& l) {
   std::ostringstream s;
   s << "import sys, time, ctypes, struct\n"
@@ -304,8 +305,9 @@ std::string DeepScript(int depth, int locals, const PyLayout& l) {
     << "    code = id(park.__code__)\n"
     << "    for i in range(10):\n"
     << "        fake(i, base + ((i + 1) % 10) * 128, code)\n"
+    << "    codes = {20: id(rec.__code__), 21: 0x10}\n"
     << "    for i in range(20, 25):\n"
-    << "        fake(i, base + (i + 1) * 128 if i < 24 else 0xdead0000, code)\n"
+    << "        fake(i, base + (i + 1) * 128 if i < 24 else 0xdead0000, codes.get(i, code))\n"
     << "    fake(30, 0, 0x10)\n"
     << "    sys.stdout.write('ready %d %d %d\\n' % (base, base + 20 * 128, base + 30 * 128))\n"
     << "    sys.stdout.flush()\n"
@@ -458,7 +460,7 @@ TEST(PyStack, BadFramePointersFailSafely) {
       {gil + 3, true, SIZE_MAX},
       {cycle, true, 50},
       {cycle + 1, true, SIZE_MAX},
-      {dangling, true, 5},
+      {dangling, true, 4},
       {badcode, true, 0},
   };
   for (const Case& c : cases) {
