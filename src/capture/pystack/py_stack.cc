@@ -264,6 +264,16 @@ const CodeInfo* PyRuntime::Code(const PyFrame& frame) {
   return &c.info;
 }
 
+bool PyRuntime::DecodeFrame(const uint8_t* buf, uint64_t* code, uint64_t* previous,
+                            uint64_t* instr) const {
+  const PyLayout& l = *layout_;
+  std::memcpy(code, buf + l.frame_code, 8);
+  std::memcpy(previous, buf + l.frame_previous, 8);
+  std::memcpy(instr, buf + l.frame_instr, 8);
+  const int owner = static_cast<int8_t>(buf[l.frame_owner]);
+  return !(l.owner_cstack >= 0 && owner == l.owner_cstack);
+}
+
 bool PyRuntime::WalkFrames(uint64_t frame, std::vector<PyFrame>* out, size_t max_depth) {
   const bool ok = walk_options_.per_frame ? WalkFramesPerFrame(frame, max_depth)
                                           : WalkFramesWindowed(frame, max_depth);
@@ -319,13 +329,8 @@ bool PyRuntime::WalkFramesPerFrame(uint64_t frame, size_t max_depth) {
       frame = 0;  // the last code object's stamp is still read
       continue;
     }
-    uint64_t code = 0, previous = 0, instr = 0;
-    std::memcpy(&code, buf + l.frame_code, 8);
-    std::memcpy(&previous, buf + l.frame_previous, 8);
-    std::memcpy(&instr, buf + l.frame_instr, 8);
-    const int owner = static_cast<int8_t>(buf[l.frame_owner]);
-    frame = previous;
-    if (l.owner_cstack >= 0 && owner == l.owner_cstack) continue;  // a shim frame
+    uint64_t code = 0, instr = 0;
+    if (!DecodeFrame(buf, &code, &frame, &instr)) continue;  // a shim frame
     codes.push_back(code);
     instrs.push_back(instr);
   }
@@ -400,13 +405,8 @@ bool PyRuntime::WalkFramesWindowed(uint64_t frame, size_t max_depth) {
       ok = !walk_codes_.empty();
       break;
     }
-    uint64_t code = 0, previous = 0, instr = 0;
-    std::memcpy(&code, buf + l.frame_code, 8);
-    std::memcpy(&previous, buf + l.frame_previous, 8);
-    std::memcpy(&instr, buf + l.frame_instr, 8);
-    const int owner = static_cast<int8_t>(buf[l.frame_owner]);
-    frame = previous;
-    if (l.owner_cstack >= 0 && owner == l.owner_cstack) continue;  // a shim frame
+    uint64_t code = 0, instr = 0;
+    if (!DecodeFrame(buf, &code, &frame, &instr)) continue;  // a shim frame
     walk_codes_.push_back(code);
     walk_instrs_.push_back(instr);
   }

@@ -146,6 +146,10 @@ class PyRuntime {
  private:
   PyRuntime(pid_t pid, const PyLayout* layout) : mem_(pid), layout_(layout) {}
   bool WalkFrames(uint64_t frame, std::vector<PyFrame>* out, size_t max_depth);
+  // A frame's code object, previous frame and instruction from its bytes (at
+  // least frame_owner + 1 of them); false for a shim frame (3.12's C-stack
+  // entry frames), which names no code object of its own.
+  bool DecodeFrame(const uint8_t* buf, uint64_t* code, uint64_t* previous, uint64_t* instr) const;
   bool WalkFramesPerFrame(uint64_t frame, size_t max_depth);
   bool WalkFramesWindowed(uint64_t frame, size_t max_depth);
   // One frame's first `n` bytes: from a window, else a new window around it,
