@@ -8,13 +8,18 @@ no SQLite, no store, no analysis, import, export or front-end code, so it
 stays small and safe to load into someone else's training job. What turns
 CUPTI's records into store rows runs in the collector process (collector/).
 
-Four checks, each a violation line and a non-zero exit:
+Five checks, each a violation line and a non-zero exit:
   1. every `#include "stage/..."` of a file under src/STAGE/ names a stage in
      ALLOWED[STAGE] (tests too: a test may include more only where
      TEST_EXCEPTIONS names it, and never a capture/ test);
   2. the rules themselves point one way: a stage may include only itself and
      stages before it in ORDER, so no layer includes a later one and the
      stages form no cycle;
+  5. inside analysis/, the same by part (ANALYSIS_PARTS, ANALYSIS_LEVELS):
+     model/ (the trace read into the in-memory model) includes no other part;
+     recipes/, rules/, whatif/ and memory/ may include model/; the files
+     directly in analysis/ (the front-ends' glue: diff, output, mfu) may
+     include every part, and no part includes them;
   3. no cycle of includes between files (a.h -> b.h -> a.h);
   4. the libraries injected into the traced program (INJECTED) reach, through
      every header they include directly or not, only the stages listed:
@@ -59,6 +64,22 @@ ALLOWED = {
     "cli": None,  # the front-end may include anything
 }
 
+# analysis/ by part (check 5): a file under analysis/PART/ may include the
+# parts ANALYSIS_PARTS[PART] names ("" is a file directly in analysis/, the
+# glue of the front-ends: diff, output, mfu; None: every part).
+ANALYSIS_PARTS = {
+    "model": {"model"},  # reads the trace into the in-memory model; includes no other part
+    "recipes": {"model", "recipes"},
+    # A rule's fix is a what-if transformation, and what-if prices the rules' findings.
+    "rules": {"model", "rules", "whatif"},
+    "whatif": {"model", "whatif", "rules"},
+    "memory": {"model", "memory"},
+    "": None,
+}
+# The parts in order: a part may include only parts of its own level or an
+# earlier one (model first; the glue last, so no part includes it).
+ANALYSIS_LEVELS = [{"model"}, {"recipes", "rules", "whatif", "memory"}, {""}]
+
 # The sources of the libraries loaded into someone else's program (folder under
 # src/ -> the stages their whole include closure may touch). Tests excepted.
 INJECTED = {
@@ -90,7 +111,38 @@ def check_rules():
     for path, extra in TEST_EXCEPTIONS.items():
         if path.startswith("capture/"):
             bad.append(f"tools/check_includes.py: {path}: capture/ takes no exceptions")
+    level = {part: n for n, parts in enumerate(ANALYSIS_LEVELS) for part in parts}
+    if set(level) != set(ANALYSIS_PARTS):
+        bad.append("tools/check_includes.py: ANALYSIS_LEVELS and ANALYSIS_PARTS name different parts")
+    for part, allowed in ANALYSIS_PARTS.items():
+        for dep in sorted((allowed or set(level)) - {part}):
+            if dep not in level or part not in level or level[dep] > level[part]:
+                bad.append(f"tools/check_includes.py: {part_name(part)} may include {part_name(dep)}, "
+                           "a later part")
     return bad
+
+
+def analysis_part(rel):
+    """The part of analysis/ a path under src/ is in ("" directly in analysis/), or None."""
+    bits = rel.split("/")
+    if bits[0] != "analysis":
+        return None
+    return bits[1] if len(bits) > 2 else ""
+
+
+def part_name(part):
+    return "analysis/" + (part + "/" if part else " (a file directly in it)")
+
+
+def check_analysis_part(rel, n, target):
+    """A violation of check 5 by `rel` including `target` (both under src/), or None."""
+    part, dep = analysis_part(rel), analysis_part(target)
+    if part is None or dep is None or part not in ANALYSIS_PARTS:
+        return None  # an unknown part is reported once, by main()
+    allowed = ANALYSIS_PARTS[part]
+    if allowed is None or dep in allowed:
+        return None
+    return f"{rel}:{n}: {part_name(part)} may not include {part_name(dep)}"
 
 
 def scan(root):
@@ -170,11 +222,18 @@ def main():
     for stage in sorted(os.listdir(root)):
         if os.path.isdir(os.path.join(root, stage)) and stage not in ALLOWED:
             bad.append(f"{stage}/: unknown stage, add it to tools/check_includes.py")
+    analysis = os.path.join(root, "analysis")
+    for part in sorted(os.listdir(analysis)) if os.path.isdir(analysis) else []:
+        if os.path.isdir(os.path.join(analysis, part)) and part not in ANALYSIS_PARTS:
+            bad.append(f"analysis/{part}/: unknown part of analysis/, add it to tools/check_includes.py")
     for stage, rel, n, target, dep in scan(root):
         if stage not in ALLOWED:
             continue
         if os.path.exists(os.path.join(root, target)):
             edges.setdefault(rel, set()).add(target)
+        part_violation = check_analysis_part(rel, n, target)
+        if part_violation:
+            bad.append(part_violation)
         allowed = ALLOWED[stage]
         if allowed is None or dep in allowed:
             continue

@@ -10,10 +10,10 @@
 #include <string>
 
 #include "analysis/diff.h"
-#include "analysis/recipes.h"
-#include "analysis/rules.h"
-#include "analysis/scope.h"
-#include "analysis/steps.h"
+#include "analysis/model/scope.h"
+#include "analysis/model/steps.h"
+#include "analysis/recipes/recipes.h"
+#include "analysis/rules/rules.h"
 #include "analysis/whatif/untraced.h"
 
 namespace {

@@ -3,13 +3,13 @@
 
 #include <cstdio>
 
-#include "analysis/gaps.h"
+#include "analysis/model/gaps.h"
+#include "analysis/model/steps.h"
+#include "analysis/model/summary.h"
+#include "analysis/model/timeline.h"
+#include "analysis/model/trace_model.h"
 #include "analysis/output.h"
-#include "analysis/rules.h"
-#include "analysis/steps.h"
-#include "analysis/summary.h"
-#include "analysis/timeline.h"
-#include "analysis/trace_model.h"
+#include "analysis/rules/rules.h"
 #include "common/kernel_names.h"
 
 namespace stepscope {

@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "analysis/timeline.h"
+#include "analysis/model/timeline.h"
 
 namespace stepscope {
 namespace {

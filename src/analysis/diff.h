@@ -12,8 +12,8 @@
 
 #include <string>
 
-#include "analysis/steps.h"
-#include "analysis/trace_model.h"
+#include "analysis/model/steps.h"
+#include "analysis/model/trace_model.h"
 #include "common/status.h"
 #include "common/table.h"
 

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <cmath>
 
-#include "analysis/rules.h"
+#include "analysis/rules/rules.h"
 #include "common/strings.h"
 
 namespace stepscope {

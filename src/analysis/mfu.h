@@ -12,7 +12,7 @@
 //      roofline table), scaled to each kernel's launches in the step: a lower
 //      bound (only the profiled kernels), said with its coverage;
 //   3. none: no MFU ("no FLOP source").
-// The step time: the project's one step definition (analysis/steps.h), each
+// The step time: the project's one step definition (analysis/model/steps.h), each
 // step's window; the summary uses the median steady step.
 // The peak (machine_constants.h): this machine's `stepscope bench` result for
 // the GPU ("bench") when the ceilings file has it, else the table of GPU
@@ -33,9 +33,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis/machine_constants.h"
-#include "analysis/steps.h"
-#include "analysis/trace_model.h"
+#include "analysis/model/machine_constants.h"
+#include "analysis/model/steps.h"
+#include "analysis/model/trace_model.h"
 #include "common/kernel_names.h"
 #include "common/table.h"
 

@@ -10,10 +10,10 @@
 #include <optional>
 #include <string>
 
+#include "analysis/model/scope.h"
 #include "analysis/output.h"
-#include "analysis/rules.h"
-#include "analysis/scope.h"
-#include "analysis/trace_model.h"
+#include "analysis/model/trace_model.h"
+#include "analysis/rules/rules.h"
 #include "analysis/whatif/untraced.h"
 #include "cli/args.h"
 #include "common/log.h"
@@ -176,7 +176,7 @@ inline Status ParseUntracedFlag(const ArgParser& p, AnalyzeOptions* opt) {
   return OkStatus();
 }
 
-// The machine constants (analysis/machine_constants.h) come from this
+// The machine constants (analysis/model/machine_constants.h) come from this
 // machine's `stepscope bench` results for each GPU of the trace when the
 // ceilings file (--ceilings FILE, default ~/.cache/stepscope/ceilings.json)
 // has them, matched by uuid, else by name; else from the table of GPU models.

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis/multi_trace.h"
-#include "analysis/rules.h"
-#include "analysis/rules_oom.h"
+#include "analysis/model/multi_trace.h"
+#include "analysis/rules/oom.h"
+#include "analysis/rules/rules.h"
 #include "cli/analysis_flags.h"
 #include "cli/commands.h"
 #include "cli/mfu_flags.h"

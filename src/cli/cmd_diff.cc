@@ -4,8 +4,8 @@
 #include <cstdio>
 
 #include "analysis/diff.h"
-#include "analysis/rules.h"
-#include "analysis/trace_model.h"
+#include "analysis/model/trace_model.h"
+#include "analysis/rules/rules.h"
 #include "cli/analysis_flags.h"
 #include "cli/commands.h"
 

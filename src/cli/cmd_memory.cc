@@ -3,9 +3,9 @@
 
 #include "analysis/memory/memory_analysis.h"
 #include "analysis/memory/memory_report.h"
-#include "analysis/rules.h"
-#include "analysis/rules_oom.h"
-#include "analysis/trace_model.h"
+#include "analysis/model/trace_model.h"
+#include "analysis/rules/oom.h"
+#include "analysis/rules/rules.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/plan_flags.h"

@@ -3,7 +3,7 @@
 // docs/flops.md).
 #include <cstdio>
 
-#include "analysis/multi_trace.h"
+#include "analysis/model/multi_trace.h"
 #include "cli/commands.h"
 #include "cli/mfu_flags.h"
 

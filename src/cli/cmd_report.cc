@@ -1,6 +1,6 @@
 #include <cstdio>
 
-#include "analysis/trace_model.h"
+#include "analysis/model/trace_model.h"
 #include "cli/analysis_flags.h"
 #include "cli/args.h"
 #include "cli/commands.h"

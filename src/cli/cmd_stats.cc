@@ -1,8 +1,8 @@
 // stepscope stats: the summary recipes over one or more traces.
 #include <cstdio>
 
-#include "analysis/multi_trace.h"
-#include "analysis/recipes.h"
+#include "analysis/model/multi_trace.h"
+#include "analysis/recipes/recipes.h"
 #include "cli/analysis_flags.h"
 #include "cli/commands.h"
 

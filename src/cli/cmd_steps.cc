@@ -1,8 +1,8 @@
 // stepscope steps: the per-step view.
 #include <cstdio>
 
-#include "analysis/multi_trace.h"
-#include "analysis/steps.h"
+#include "analysis/model/multi_trace.h"
+#include "analysis/model/steps.h"
 #include "cli/analysis_flags.h"
 #include "cli/commands.h"
 #include "cli/mfu_flags.h"

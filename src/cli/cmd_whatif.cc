@@ -1,7 +1,7 @@
 // stepscope whatif: replay a trace's steps with a fix applied (docs/whatif.md).
 #include <cstdio>
 
-#include "analysis/rules.h"
+#include "analysis/rules/rules.h"
 #include "analysis/whatif/questions.h"
 #include "analysis/whatif/transforms.h"
 #include "cli/analysis_flags.h"

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "analysis/memory/nvtx_context.h"
-#include "analysis/steps.h"
-#include "analysis/trace_model.h"
+#include "analysis/model/steps.h"
+#include "analysis/model/trace_model.h"
 #include "common/step_names.h"
 #include "ranks/summarize.h"
 #include "roofline/selection.h"

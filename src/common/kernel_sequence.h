@@ -1,6 +1,6 @@
 // The kernel-sequence step detector: the steps of a trace without step ranges
 // (common/step_names.h), found on the GPU timeline of one device. Shared by
-// `steps` and the rules (analysis/steps.cc) and the per-rank summaries
+// `steps` and the rules (analysis/model/steps.cc) and the per-rank summaries
 // (ranks/summarize.cc), so that every command sees the same steps.
 //
 // The anchor is the kernel name that occurs most often (at least 3 times) at

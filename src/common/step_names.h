@@ -1,5 +1,5 @@
 // The one definition of a training step's NVTX range, shared by `steps` and
-// the rules (analysis/steps.h), the memory view (analysis/memory), `roofline`
+// the rules (analysis/model/steps.h), the memory view (analysis/memory), `roofline`
 // step selection and the per-rank summaries (ranks/summarize.cc).
 //
 // A step is a push/pop (or start/end) range
@@ -18,7 +18,7 @@
 //     ranges keep the outermost/earliest one.
 // Every range left out is counted by reason (StepRangeDrops). The
 // kernel-sequence fallback, for traces without step ranges, needs the GPU
-// timeline and lives in analysis/steps.cc.
+// timeline and lives in analysis/model/steps.cc.
 //
 // The matcher is hand-written and linear: NVTX names are untrusted input and
 // a recursive regex overflows the stack on a name of 50,000 digits.

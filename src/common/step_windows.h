@@ -1,5 +1,5 @@
 // The one definition of a step's time, shared by `steps` and the rules
-// (analysis/steps.cc) and `ranks` (ranks/ranks_analysis.cc, from the per-rank
+// (analysis/model/steps.cc) and `ranks` (ranks/ranks_analysis.cc, from the per-rank
 // summaries): every front-end prints the same step count and median.
 //
 // Each step's *window* on the GPU timeline runs from the end of the previous

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/summary.h"
+#include "analysis/model/summary.h"
 #include "common/table.h"
 
 namespace stepscope {
@@ -81,7 +81,7 @@ struct StepRow {
   int64_t start_ns = 0, end_ns = 0;  // the step's window on the GPU timeline
   std::string status;                // "ok", "warm-up", "open"
   int64_t gpu_ops = 0;
-  Breakdown breakdown;  // analysis/summary.h: span = compute + communication + memory + idle
+  Breakdown breakdown;  // analysis/model/summary.h: span = compute + communication + memory + idle
   // The idle part of the window on the analyzed device by cause (gaps.h:
   // FindGpuGaps over this window alone, the gaps `analyze` counts), indexed
   // by GapCause: host-wait, sync-wait, kernel-wait, other. All -1 when the

@@ -1,7 +1,7 @@
 // The report's host section: the host recipes' tables, as `stats` prints them
 // (docs/host.md, docs/report.md).
-#include "analysis/host.h"
-#include "analysis/recipes.h"
+#include "analysis/model/host.h"
+#include "analysis/recipes/recipes.h"
 #include "report/report_sources.h"
 
 namespace stepscope {

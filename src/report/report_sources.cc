@@ -5,14 +5,14 @@
 #include <unordered_set>
 #include <variant>
 
-#include "analysis/gaps.h"
 #include "analysis/memory/memory_analysis.h"
 #include "analysis/memory/memory_report.h"
-#include "analysis/recipes.h"
-#include "analysis/rules.h"
-#include "analysis/scope.h"
-#include "analysis/steps.h"
-#include "analysis/timeline.h"
+#include "analysis/model/gaps.h"
+#include "analysis/model/scope.h"
+#include "analysis/model/steps.h"
+#include "analysis/model/timeline.h"
+#include "analysis/recipes/recipes.h"
+#include "analysis/rules/rules.h"
 #include "common/strings.h"
 #include "report/report_roofline.h"
 

@@ -1,6 +1,6 @@
 // CollectReportData: fills every section of the HTML report from a trace, as a
 // thin front-end over the analysis library: steps and their breakdowns from
-// analysis/steps.h (`stepscope steps`), findings from analysis/rules.h
+// analysis/model/steps.h (`stepscope steps`), findings from analysis/rules/rules.h
 // (`stepscope analyze`), top kernels and utilization from the
 // cuda_gpu_kern_sum and gpu_time_util recipes (`stepscope stats`), device
 // memory over time, its peak and the live set at the peak from
@@ -15,8 +15,8 @@
 
 #include <vector>
 
-#include "analysis/rules.h"
-#include "analysis/trace_model.h"
+#include "analysis/model/trace_model.h"
+#include "analysis/rules/rules.h"
 #include "common/status.h"
 #include "report/report_data.h"
 #include "store/trace_reader.h"

@@ -10,8 +10,8 @@
 
 #include <sqlite3.h>
 
-#include "analysis/rules.h"
-#include "analysis/steps.h"
+#include "analysis/model/steps.h"
+#include "analysis/rules/rules.h"
 #include "common/file_util.h"
 #include "export/test_fixture.h"
 #include "report/html_report.h"

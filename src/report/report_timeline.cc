@@ -11,7 +11,7 @@
 #include <cmath>
 #include <map>
 
-#include "analysis/steps.h"
+#include "analysis/model/steps.h"
 #include "common/step_names.h"
 #include "report/report_sources.h"
 

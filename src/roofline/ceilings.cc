@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "analysis/machine_constants.h"
+#include "analysis/model/machine_constants.h"
 #include "common/file_util.h"
 #include "common/json_value.h"
 #include "common/json_writer.h"
@@ -195,7 +195,7 @@ StatusOr<Ceilings> FindCeilings(const CeilingsStore& store, const std::string& g
 const std::vector<ReferenceFigure>& ReferenceFigures() {
   // Host<->device copy figures of the two host attachments of an H100 (x86
   // over PCIe Gen5; Grace Hopper over NVLink-C2C), from the table of host
-  // links the analysis prices copies with (analysis/machine_constants.cc), and
+  // links the analysis prices copies with (analysis/model/machine_constants.cc), and
   // the figures recorded on the project's lent machines for the bench
   // acceptance.
   static const std::vector<ReferenceFigure> figs = [] {

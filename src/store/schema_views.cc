@@ -2,7 +2,7 @@
 // when they query a trace by hand, written once in SQL so that sqlite3 users,
 // the Python API (python/stepscope) and the docs share one definition.
 //
-// Attribution follows TraceModel (src/analysis/trace_model.cc): a GPU op's
+// Attribution follows TraceModel (src/analysis/model/trace_model.cc): a GPU op's
 // launching call is the api row with its correlation id (the earliest, when
 // an id repeats); the op belongs to the innermost push/pop NVTX range open on
 // the calling thread when the call started (start <= t < end). When that

@@ -3,8 +3,8 @@
 // the ranking.
 #include <algorithm>
 
+#include "analysis/model/timeline.h"
 #include "analysis/rules/rule.h"
-#include "analysis/timeline.h"
 
 namespace stepscope {
 namespace {

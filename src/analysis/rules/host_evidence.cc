@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <map>
 
-#include "analysis/host.h"
+#include "analysis/model/host.h"
 #include "analysis/rules/rule.h"
 #include "common/strings.h"
 

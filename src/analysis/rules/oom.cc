@@ -1,14 +1,14 @@
-// oom: the process ran out of device memory (rules_oom.h: the finding, which
+// oom: the process ran out of device memory (rules/oom.h: the finding, which
 // `memory` shows too). It leads the findings, costing the whole analyzed time.
-#include "analysis/rules_oom.h"
+#include "analysis/rules/oom.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 #include <unordered_map>
 
+#include "analysis/model/trace_model.h"
 #include "analysis/rules/rule.h"
-#include "analysis/trace_model.h"
 #include "common/strings.h"
 #include "plan/select.h"
 #include "store/sqlite_util.h"

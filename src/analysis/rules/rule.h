@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "analysis/gaps.h"
-#include "analysis/rules.h"
-#include "analysis/steps.h"
-#include "analysis/trace_model.h"
+#include "analysis/model/gaps.h"
+#include "analysis/model/steps.h"
+#include "analysis/model/trace_model.h"
+#include "analysis/rules/rules.h"
 #include "analysis/whatif/replay.h"
 #include "analysis/whatif/transforms.h"
 #include "common/strings.h"

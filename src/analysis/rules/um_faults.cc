@@ -3,7 +3,7 @@
 //
 // Savings: for each kernel in the analyzed windows, its fault-stalled time
 // minus the time a bulk prefetch of its bytes takes at the link bandwidth
-// (analysis/um.h); for each burst of fault-driven device->host migrations
+// (analysis/model/um.h); for each burst of fault-driven device->host migrations
 // while no kernel ran (the CPU touching managed memory), the burst's span
 // minus its bytes at the device->host bandwidth. The finding's cost is the
 // replayed saving of both (PrefetchManaged below: the kernels shortened, the
@@ -13,8 +13,8 @@
 #include <algorithm>
 #include <map>
 
+#include "analysis/model/um.h"
 #include "analysis/rules/rule.h"
-#include "analysis/um.h"
 #include "common/strings.h"
 
 namespace stepscope {

@@ -4,7 +4,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "analysis/gaps.h"
+#include "analysis/model/gaps.h"
 #include "common/stats.h"
 
 namespace stepscope::whatif {

@@ -30,8 +30,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analysis/steps.h"
-#include "analysis/trace_model.h"
+#include "analysis/model/steps.h"
+#include "analysis/model/trace_model.h"
 #include "common/status.h"
 
 namespace stepscope::whatif {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/rules.h"
+#include "analysis/rules/rules.h"
 #include "analysis/whatif/transforms.h"
 
 namespace stepscope {

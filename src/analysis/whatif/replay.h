@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/steps.h"
+#include "analysis/model/steps.h"
 #include "analysis/whatif/graph.h"
 
 namespace stepscope::whatif {

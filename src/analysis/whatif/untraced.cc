@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/trace_model.h"
+#include "analysis/model/trace_model.h"
 #include "common/stats.h"
 #include "common/step_names.h"
 

@@ -1,10 +1,10 @@
-#include "analysis/steps.h"
+#include "analysis/model/steps.h"
 
 #include <algorithm>
 #include <cctype>
 #include <regex>
 
-#include "analysis/timeline.h"
+#include "analysis/model/timeline.h"
 #include "common/bounded_regex.h"
 #include "common/kernel_sequence.h"
 #include "common/step_names.h"

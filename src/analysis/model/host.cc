@@ -1,4 +1,4 @@
-#include "analysis/host.h"
+#include "analysis/model/host.h"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "analysis/recipes.h"
+#include "analysis/recipes/recipes.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "analysis/summary.h"
+#include "analysis/model/summary.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <map>
 
-#include "analysis/host.h"
-#include "analysis/recipes.h"
+#include "analysis/model/host.h"
+#include "analysis/recipes/recipes.h"
 
 namespace stepscope {
 namespace {

@@ -57,7 +57,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "analysis/trace_model.h"
+#include "analysis/model/trace_model.h"
 
 namespace stepscope {
 

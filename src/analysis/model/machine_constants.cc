@@ -1,4 +1,4 @@
-#include "analysis/machine_constants.h"
+#include "analysis/model/machine_constants.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,6 +1,6 @@
 // The machine constants (machine_constants.h): the table of GPU models by
 // name, bench results first, unknown GPUs said so.
-#include "analysis/machine_constants.h"
+#include "analysis/model/machine_constants.h"
 
 #include <gtest/gtest.h>
 

@@ -23,8 +23,8 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/timeline.h"
-#include "analysis/trace_model.h"
+#include "analysis/model/timeline.h"
+#include "analysis/model/trace_model.h"
 
 namespace stepscope {
 

@@ -1,4 +1,4 @@
-#include "analysis/timeline.h"
+#include "analysis/model/timeline.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "analysis/gaps.h"
+#include "analysis/model/gaps.h"
 
 #include <algorithm>
 #include <unordered_map>

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis/steps.h"
-#include "analysis/summary.h"
-#include "analysis/trace_model.h"
+#include "analysis/model/steps.h"
+#include "analysis/model/summary.h"
+#include "analysis/model/trace_model.h"
 #include "common/status.h"
 
 namespace stepscope {

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "analysis/trace_model.h"
+#include "analysis/model/trace_model.h"
 #include "common/log.h"
 #include "common/status.h"
 #include "common/table.h"

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <map>
 
-#include "analysis/recipes.h"
+#include "analysis/recipes/recipes.h"
 
 namespace stepscope {
 

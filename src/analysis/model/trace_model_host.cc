@@ -2,7 +2,7 @@
 // CUDA call, thread names (docs/host.md).
 #include <algorithm>
 
-#include "analysis/trace_model.h"
+#include "analysis/model/trace_model.h"
 #include "store/callsite_interner.h"
 
 namespace stepscope {

@@ -1,4 +1,4 @@
-#include "analysis/um.h"
+#include "analysis/model/um.h"
 
 #include <algorithm>
 #include <array>
@@ -6,7 +6,7 @@
 #include <initializer_list>
 #include <map>
 
-#include "analysis/summary.h"
+#include "analysis/model/summary.h"
 #include "common/stats.h"
 
 namespace stepscope {

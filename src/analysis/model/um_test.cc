@@ -1,5 +1,5 @@
-// The unified-memory stall model (analysis/um.h) on models built in memory.
-#include "analysis/um.h"
+// The unified-memory stall model (analysis/model/um.h) on models built in memory.
+#include "analysis/model/um.h"
 
 #include <gtest/gtest.h>
 

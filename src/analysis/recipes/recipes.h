@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis/scope.h"
-#include "analysis/steps.h"
-#include "analysis/trace_model.h"
+#include "analysis/model/scope.h"
+#include "analysis/model/steps.h"
+#include "analysis/model/trace_model.h"
 #include "common/status.h"
 #include "common/table.h"
 

@@ -19,8 +19,8 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/summary.h"
-#include "analysis/trace_model.h"
+#include "analysis/model/summary.h"
+#include "analysis/model/trace_model.h"
 
 namespace stepscope {
 

@@ -41,11 +41,11 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/gaps.h"
-#include "analysis/machine_constants.h"
-#include "analysis/steps.h"
-#include "analysis/summary.h"
-#include "analysis/trace_model.h"
+#include "analysis/model/gaps.h"
+#include "analysis/model/machine_constants.h"
+#include "analysis/model/steps.h"
+#include "analysis/model/summary.h"
+#include "analysis/model/trace_model.h"
 #include "common/status.h"
 
 namespace stepscope {
@@ -101,7 +101,7 @@ struct Finding {
   std::shared_ptr<const FindingData> data;
 };
 
-struct OomModel;  // rules_oom.h
+struct OomModel;  // rules/oom.h
 
 struct AnalyzeOptions {
   StepOptions steps;

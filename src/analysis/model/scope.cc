@@ -1,4 +1,4 @@
-#include "analysis/scope.h"
+#include "analysis/model/scope.h"
 
 #include <algorithm>
 

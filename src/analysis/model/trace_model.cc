@@ -1,6 +1,6 @@
-#include "analysis/trace_model.h"
+#include "analysis/model/trace_model.h"
 
-#include "analysis/timeline.h"
+#include "analysis/model/timeline.h"
 
 #include <algorithm>
 #include <map>

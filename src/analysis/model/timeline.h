@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "analysis/summary.h"
-#include "analysis/trace_model.h"
+#include "analysis/model/summary.h"
+#include "analysis/model/trace_model.h"
 
 namespace stepscope {
 

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <map>
 
-#include "analysis/recipes.h"
-#include "analysis/um.h"
+#include "analysis/model/um.h"
+#include "analysis/recipes/recipes.h"
 
 namespace stepscope {
 namespace {

@@ -34,8 +34,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/summary.h"
-#include "analysis/trace_model.h"
+#include "analysis/model/summary.h"
+#include "analysis/model/trace_model.h"
 #include "common/status.h"
 #include "common/step_names.h"
 
