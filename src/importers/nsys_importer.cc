@@ -216,6 +216,21 @@ E Lookup(const std::map<int64_t, E>& m, int64_t v, int max_cupti) {
   return it == m.end() ? static_cast<E>(0) : it->second;
 }
 
+// The columns every activity table of GPU work is selected with first
+// (start, end, deviceId, contextId, streamId, correlationId: 0-5), into a
+// kernel, copy or memset record.
+template <typename Record>
+Record GpuActivity(const Statement& st, int64_t start, int64_t end) {
+  Record r{};
+  r.start_ns = start;
+  r.end_ns = end;
+  r.device = static_cast<uint32_t>(st.Int(2));
+  r.context = static_cast<uint32_t>(st.Int(3));
+  r.stream = static_cast<uint32_t>(st.Int(4));
+  r.correlation = static_cast<uint32_t>(st.Int(5));
+  return r;
+}
+
 template <typename RowFn>
 Status NsysImporter::ForEachInterval(const std::string& t, Statement& st, RowFn row) {
   int64_t rows = 0;
@@ -264,13 +279,7 @@ Status NsysImporter::Kernels() {
   int64_t kernel_ns = 0;
   RETURN_IF_ERROR(
       ForEachInterval(t, st, [&](const Statement& st, int64_t start, int64_t end) -> Status {
-        KernelRecord k{};
-        k.start_ns = start;
-        k.end_ns = end;
-        k.device = static_cast<uint32_t>(st.Int(2));
-        k.context = static_cast<uint32_t>(st.Int(3));
-        k.stream = static_cast<uint32_t>(st.Int(4));
-        k.correlation = static_cast<uint32_t>(st.Int(5));
+        KernelRecord k = GpuActivity<KernelRecord>(st, start, end);
         ASSIGN_OR_RETURN(k.name, NsysString(st.IsNull(6) ? st.Int(7) : st.Int(6)));
         if (!st.IsNull(8)) {
           ASSIGN_OR_RETURN(k.mangled_name, NsysString(st.Int(8)));
@@ -307,13 +316,7 @@ Status NsysImporter::Memcpy() {
                                         "ORDER BY start"));
   RETURN_IF_ERROR(
       ForEachInterval(t, st, [&](const Statement& st, int64_t start, int64_t end) -> Status {
-        MemcpyRecord m{};
-        m.start_ns = start;
-        m.end_ns = end;
-        m.device = static_cast<uint32_t>(st.Int(2));
-        m.context = static_cast<uint32_t>(st.Int(3));
-        m.stream = static_cast<uint32_t>(st.Int(4));
-        m.correlation = static_cast<uint32_t>(st.Int(5));
+        MemcpyRecord m = GpuActivity<MemcpyRecord>(st, start, end);
         m.bytes = static_cast<uint64_t>(st.Int(6));
         m.copy_kind = Lookup(copy_kinds_, st.Int(7), 10);
         m.src_kind = Lookup(mem_kinds_, st.Int(8), 7);
@@ -339,13 +342,7 @@ Status NsysImporter::Memset() {
                           "ORDER BY start"));
   RETURN_IF_ERROR(
       ForEachInterval(t, st, [&](const Statement& st, int64_t start, int64_t end) -> Status {
-        MemsetRecord m{};
-        m.start_ns = start;
-        m.end_ns = end;
-        m.device = static_cast<uint32_t>(st.Int(2));
-        m.context = static_cast<uint32_t>(st.Int(3));
-        m.stream = static_cast<uint32_t>(st.Int(4));
-        m.correlation = static_cast<uint32_t>(st.Int(5));
+        MemsetRecord m = GpuActivity<MemsetRecord>(st, start, end);
         m.bytes = static_cast<uint64_t>(st.Int(6));
         m.value = static_cast<uint32_t>(st.Int(7));
         m.memory_kind = Lookup(mem_kinds_, st.Int(8), 7);
