@@ -85,6 +85,38 @@ Status ChromeTraceTokenizer::Finish() {
                       ": the JSON is truncated (was the trace fully written?)");
 }
 
+Status ChromeTraceTokenizer::Value(const char* q, const char* end, State next, bool* more) {
+  const char* b = buf_.data();
+  size_t consumed = 0;
+  const JsonParseOutcome r = parser_.Parse(q, end, &consumed);
+  if (r == JsonParseOutcome::kIncomplete) {
+    if (static_cast<size_t>(end - q) <= max_value_bytes_) {
+      *more = true;
+      return OkStatus();
+    }
+    pos_ = static_cast<size_t>(q - b);
+    skip_ = Skipper();
+    after_skip_ = next;
+    state_ = State::kSkip;
+    return OkStatus();
+  }
+  if (r == JsonParseOutcome::kError) {
+    return SyntaxError(static_cast<size_t>(q - b) + parser_.error_offset(), parser_.error());
+  }
+  const uint64_t offset = base_offset_ + static_cast<uint64_t>(q - b);
+  if (consumed > max_value_bytes_) {
+    ++skipped_values_;  // as if it had arrived in small chunks
+  } else if (next == State::kEvent) {
+    ++events_;
+    RETURN_IF_ERROR(sink_->OnEvent(parser_, offset));
+  } else {
+    RETURN_IF_ERROR(sink_->OnTopLevel(key_, parser_, offset));
+  }
+  pos_ = static_cast<size_t>(q + consumed - b);
+  state_ = next;
+  return OkStatus();
+}
+
 Status ChromeTraceTokenizer::Process(bool final) {
   const char* b = buf_.data();
   const char* end = b + buf_.size();
@@ -151,26 +183,9 @@ Status ChromeTraceTokenizer::Process(bool final) {
           state_ = State::kFirstEvent;
           continue;
         }
-        r = parser_.Parse(q, end, &consumed);
-        if (r == JsonParseOutcome::kIncomplete) {
-          if (static_cast<size_t>(end - q) <= max_value_bytes_) goto need_more;
-          pos_ = static_cast<size_t>(q - b);
-          skip_ = Skipper();
-          after_skip_ = State::kAfterMember;
-          state_ = State::kSkip;
-          continue;
-        }
-        if (r == JsonParseOutcome::kError) {
-          return SyntaxError(static_cast<size_t>(q - b) + parser_.error_offset(), parser_.error());
-        }
-        if (consumed > max_value_bytes_) {
-          ++skipped_values_;  // as if it had arrived in small chunks
-        } else {
-          RETURN_IF_ERROR(
-              sink_->OnTopLevel(key_, parser_, base_offset_ + static_cast<uint64_t>(q - b)));
-        }
-        pos_ = static_cast<size_t>(q + consumed - b);
-        state_ = State::kAfterMember;
+        bool more = false;
+        RETURN_IF_ERROR(Value(q, end, State::kAfterMember, &more));
+        if (more) goto need_more;
         continue;
       }
       case State::kFirstEvent:
@@ -190,26 +205,9 @@ Status ChromeTraceTokenizer::Process(bool final) {
             return SyntaxError(static_cast<size_t>(q - b),
                                "trailing ',' before ']' in traceEvents");
         }
-        r = parser_.Parse(q, end, &consumed);
-        if (r == JsonParseOutcome::kIncomplete) {
-          if (static_cast<size_t>(end - q) <= max_value_bytes_) goto need_more;
-          pos_ = static_cast<size_t>(q - b);
-          skip_ = Skipper();
-          after_skip_ = State::kEvent;
-          state_ = State::kSkip;
-          continue;
-        }
-        if (r == JsonParseOutcome::kError) {
-          return SyntaxError(static_cast<size_t>(q - b) + parser_.error_offset(), parser_.error());
-        }
-        if (consumed > max_value_bytes_) {
-          ++skipped_values_;  // as if it had arrived in small chunks
-        } else {
-          ++events_;
-          RETURN_IF_ERROR(sink_->OnEvent(parser_, base_offset_ + static_cast<uint64_t>(q - b)));
-        }
-        pos_ = static_cast<size_t>(q + consumed - b);
-        state_ = State::kEvent;
+        bool more = false;
+        RETURN_IF_ERROR(Value(q, end, State::kEvent, &more));
+        if (more) goto need_more;
         continue;
       }
       case State::kAfterMember:

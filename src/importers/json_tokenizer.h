@@ -72,6 +72,12 @@ class ChromeTraceTokenizer {
     bool Feed(const char* p, const char* end, size_t* used);
   };
   Status Process(bool final);
+  // The value at `q` (a top-level member's, then kAfterMember; an event, then
+  // kEvent): handed to the sink and the state set to `next`; counted as
+  // skipped when longer than the bound; an incomplete one longer than the
+  // bound is skipped as it arrives (kSkip, then `next`); *more when an
+  // incomplete one needs more bytes.
+  Status Value(const char* q, const char* end, State next, bool* more);
   Status SyntaxError(size_t pos, const std::string& what) const;
 
   Sink* sink_;
