@@ -114,19 +114,26 @@ class Builder {
     for (const std::string& n : a_.notes) h.push_back("note: " + n);
   }
 
+  // A peak's columns (peaks, pytorch): the place and series, the peak in bytes
+  // and in words, when (seconds, step, NVTX range); then `more`.
+  static std::vector<Column> PeakColumns(std::vector<Column> more) {
+    std::vector<Column> cols = {{"place"},
+                                {"series"},
+                                {"peak_bytes", "peak_bytes", true},
+                                {"peak", "peak", true},
+                                {"at_s", "at_s", true},
+                                {"step", "step", true},
+                                {"range"}};
+    cols.insert(cols.end(), more.begin(), more.end());
+    return cols;
+  }
+
   void Peaks() {
     Table& t =
         Section("peaks", "peaks: bytes in use per place and series (CUPTI and host-mem records)",
-                {{"place"},
-                 {"series"},
-                 {"peak_bytes", "peak_bytes", true},
-                 {"peak", "peak", true},
-                 {"at_s", "at_s", true},
-                 {"step", "step", true},
-                 {"range"},
-                 {"allocs", "allocs", true},
-                 {"frees", "frees", true},
-                 {"in_use_at_end", "in_use_at_end", true}});
+                PeakColumns({{"allocs", "allocs", true},
+                             {"frees", "frees", true},
+                             {"in_use_at_end", "in_use_at_end", true}}));
     for (const auto& [key, st] : a_.profile.series) {
       std::string range;
       int64_t step = -1;
@@ -302,17 +309,10 @@ class Builder {
     Table& t = Section(
         "pytorch",
         "pytorch caching allocator: allocated (tensors) and reserved (segments), from its history",
-        {{"place"},
-         {"series"},
-         {"peak_bytes", "peak_bytes", true},
-         {"peak", "peak", true},
-         {"at_s", "at_s", true},
-         {"step", "step", true},
-         {"range"},
-         {"torch_max", "torch_max", true},
-         {"diff_pct", "diff_pct", true},
-         {"at_dump", "at_dump", true},
-         {"model_misses", "model_misses", true}});
+        PeakColumns({{"torch_max", "torch_max", true},
+                     {"diff_pct", "diff_pct", true},
+                     {"at_dump", "at_dump", true},
+                     {"model_misses", "model_misses", true}}));
     for (const TorchDeviceProfile& d : a_.torch_devices) {
       auto row = [&](SeriesKind kind, uint64_t peak, int64_t ns, int64_t torch_max, int64_t end,
                      uint64_t misses) {
