@@ -125,8 +125,8 @@ void Detect(const RuleContext& c, std::vector<Finding>* out) {
   }
   const bool straggler =
       !waits.empty() && UpperMedian(&waits) >= MinStragglerWaitNs(c.steps.stats.median);
-  c.Finish(&f, true);
-  f.reported = straggler && f.cost_pct >= c.opt.min_cost_pct;
+  c.FinishAtThreshold(&f);
+  f.reported = f.reported && straggler;
   out->push_back(f);
 }
 

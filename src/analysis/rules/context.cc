@@ -81,4 +81,10 @@ void RuleContext::Finish(Finding* f, bool significant) const {
   f->reported = significant;
 }
 
+void RuleContext::FinishAtThreshold(Finding* f, int64_t evidence_ns) const {
+  Finish(f, true);
+  const double pct = analyzed_ns > 0 ? 100.0 * evidence_ns / analyzed_ns : 0.0;
+  f->reported = pct >= opt.min_cost_pct;
+}
+
 }  // namespace stepscope

@@ -122,8 +122,7 @@ void Detect(const RuleContext& c, std::vector<Finding>* out) {
       "Feed the GPU faster: DataLoader(num_workers>0, pin_memory=True, persistent_workers=True, "
       "prefetch_factor=2..4); move tokenisation/augmentation out of the training loop; prefetch "
       "the next batch to the GPU while the current step runs.";
-  c.Finish(&f, true);
-  f.reported = f.cost_pct >= c.opt.min_cost_pct;
+  c.FinishAtThreshold(&f);
   out->push_back(f);
 }
 

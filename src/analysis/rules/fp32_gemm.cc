@@ -76,8 +76,7 @@ void Detect(const RuleContext& c, std::vector<Finding>* out) {
       "Run the model in bf16: torch.autocast(\"cuda\", dtype=torch.bfloat16) (AMP) or "
       "model.to(torch.bfloat16); on Hopper consider FP8 (Transformer Engine). At the very least "
       "allow TF32: torch.backends.cuda.matmul.allow_tf32 = True.";
-  c.Finish(&f, true);
-  f.reported = c.analyzed_ns > 0 && 100.0 * (fp32 + tf32) / c.analyzed_ns >= c.opt.min_cost_pct;
+  c.FinishAtThreshold(&f, fp32 + tf32);
   out->push_back(f);
 }
 

@@ -234,8 +234,7 @@ void GapGroup::Add(const RuleContext& c, const GpuGap& g, uint32_t host_range) {
 void GapGroup::Finish(const RuleContext& c) {
   const std::string s = c.StepsText(steps);
   f.where = (s.empty() ? "" : s + ", ") + "device " + std::to_string(c.device);
-  c.Finish(&f, true);
-  f.reported = f.cost_pct >= c.opt.min_cost_pct;
+  c.FinishAtThreshold(&f);
 }
 
 GapGroup BlockingCopyGaps(const RuleContext& c, GapOwner owner) {

@@ -67,8 +67,7 @@ void Detect(const RuleContext& c, std::vector<Finding>* out) {
       "Overlap the copies with compute (a side stream, pinned memory, prefetch the tensors a "
       "layer ahead) or avoid them: activation checkpointing trades the copies for "
       "recomputation; offload only what does not fit.";
-  c.Finish(&f, true);
-  f.reported = f.cost_pct >= c.opt.min_cost_pct;
+  c.FinishAtThreshold(&f);
   out->push_back(f);
 }
 

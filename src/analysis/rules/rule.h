@@ -166,6 +166,11 @@ struct RuleContext {
   std::string StepsText(const std::vector<int>& step_indices) const;
   // Fills cost_pct / cost_per_step_ns and the reported flag from cost_ns.
   void Finish(Finding* f, bool significant) const;
+  // Finish, reported when `evidence_ns` is --min-cost of the analyzed time or
+  // more: the finding's cost, or the time of what the rule found (fp32_gemm:
+  // the GEMMs' time, its cost being an estimate).
+  void FinishAtThreshold(Finding* f, int64_t evidence_ns) const;
+  void FinishAtThreshold(Finding* f) const { FinishAtThreshold(f, f->cost_ns); }
   // Indices into `gaps` of the gaps `owner` owns, in time order.
   std::vector<size_t> GapsOf(GapOwner owner) const;
   // The round trip a sync-wait gap's blocking call belongs to, or nullptr.

@@ -89,8 +89,7 @@ void CopyGroup::Emit(const RuleContext& c, std::string title, std::string detail
   for (int k = 0; k < 4; ++k) f.gap_ns[k] = gaps.f.gap_ns[k];
   f.detail = std::move(detail) + (gaps.f.count > 0 ? "; " + gaps.f.detail : no_gaps);
   f.fix = std::move(fix);
-  c.Finish(&f, true);
-  f.reported = f.cost_pct >= c.opt.min_cost_pct;
+  c.FinishAtThreshold(&f);
   out->push_back(f);
 }
 
