@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/test_temp_dir.h"
+
 namespace stepscope {
 namespace {
 
@@ -63,16 +65,9 @@ TEST(OutputPattern, PathLengths) {
 TEST(OutputPattern, CreateNeverCollides) {
   // A fresh directory each run (mkdtemp): a left-over one of an earlier process with the
   // same pid would already hold t.sqlite, s1.sqlite, ...
-  std::string tmpl = ::testing::TempDir() + "/outpat-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-  const std::string dir = tmpl;
-  struct Cleanup {
-    std::string d;
-    ~Cleanup() {
-      std::error_code ec;
-      std::filesystem::remove_all(d, ec);
-    }
-  } cleanup{dir};
+  const ScopedTempDir tmp("outpat", ::testing::TempDir());
+  ASSERT_FALSE(tmp.path().empty());
+  const std::string dir = tmp.path();
   auto a = CreateTraceFile(dir + "/t", Ctx(), 0);
   auto b = CreateTraceFile(dir + "/t", Ctx(), 0);
   auto c = CreateTraceFile(dir + "/s%n", Ctx(), 0);

@@ -20,6 +20,7 @@
 #include "collector/collector_server.h"
 #include "collector/host_sampler.h"
 #include "collector/trace_collector.h"
+#include "common/test_temp_dir.h"
 #include "store/trace_reader.h"
 
 namespace stepscope {
@@ -47,19 +48,10 @@ TEST(HostSampler, SamplesOnlyWhileTheTracerRecords) {
 
 // Removes a test's directory when it goes out of scope (after the collector
 // declared below it): these were left in /tmp (issue 36).
-struct RemovedAtEnd {
-  std::string dir;
-  ~RemovedAtEnd() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-};
-
 class CollectorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/stepscope-collector-XXXXXX";
-    dir_ = mkdtemp(tmpl);
+    dir_ = tmp_.path();
     shm::Header layout{};
     size_ = shm::Layout(0, 4096, ring_bytes_, &layout);
     memfd_ = shm::CreateRegionFd("test", size_);
@@ -69,11 +61,7 @@ class CollectorTest : public ::testing::Test {
     shm::InitHeader(p, layout, getpid());
     h_ = static_cast<shm::Header*>(p);
   }
-  void TearDown() override {
-    munmap(h_, size_);
-    std::string cmd = "rm -rf " + dir_;
-    (void)std::system(cmd.c_str());
-  }
+  void TearDown() override { munmap(h_, size_); }
   HelloFields Hello() {
     return {{"pid", std::to_string(getpid())},
             {"cwd", dir_},
@@ -105,6 +93,7 @@ class CollectorTest : public ::testing::Test {
     while (!shm::Put(h_, shm::Kind::kNvtxClose, &c, sizeof(c))) std::this_thread::yield();
   }
 
+  ScopedTempDir tmp_{"stepscope-collector"};
   std::string dir_;
   uint64_t ring_bytes_ = 1 << 16;
   uint64_t size_ = 0;
@@ -171,9 +160,8 @@ TEST_F(CollectorTest, DrainsWhileTheProducerRunsAndFlagsOpenRanges) {
 // CUPTI buffer slots: the records' name pointers belong to the traced
 // process, so the names come from the strings the tracer sent through the ring.
 TEST(CollectorSlots, DecodesReadySlotsWithTheNamesSentThroughTheRing) {
-  char tmpl[] = "/tmp/stepscope-slots-XXXXXX";
-  std::string dir = mkdtemp(tmpl);
-  RemovedAtEnd rm{dir};
+  const ScopedTempDir tmp("stepscope-slots");
+  const std::string dir = tmp.path();
   shm::Header layout{};
   const uint64_t size = shm::Layout(2, 1 << 16, 1 << 16, &layout);
   int memfd = shm::CreateRegionFd("slots", size);
@@ -222,8 +210,6 @@ TEST(CollectorSlots, DecodesReadySlotsWithTheNamesSentThroughTheRing) {
   EXPECT_EQ(q->Text(0), "kernel()");
   EXPECT_EQ(q->Int(1), 5);
   munmap(h, size);
-  std::string cmd = "rm -rf " + dir;
-  (void)std::system(cmd.c_str());
 }
 
 TEST_F(CollectorTest, NothingRecordedLeavesNoFile) {
@@ -398,9 +384,8 @@ TEST_F(CollectorTest, RefusesAnUnsealedRegion) {
 // layout changes after the handshake must not make the collector read or
 // write outside the region (it keeps the layout it checked at the start).
 TEST(CollectorHeader, SurvivesAHeaderRewrittenAfterTheHandshake) {
-  char tmpl[] = "/tmp/stepscope-header-XXXXXX";
-  std::string dir = mkdtemp(tmpl);
-  RemovedAtEnd rm{dir};
+  const ScopedTempDir tmp("stepscope-header");
+  const std::string dir = tmp.path();
   shm::Header layout{};
   const uint64_t size = shm::Layout(2, 1 << 16, 1 << 16, &layout);
   const int memfd = shm::CreateRegionFd("header", size);
@@ -432,8 +417,6 @@ TEST(CollectorHeader, SurvivesAHeaderRewrittenAfterTheHandshake) {
   (*c)->Finish();
   EXPECT_EQ((*c)->result().error, "the shared ring is corrupt; later records are lost");
   munmap(h, size);
-  std::string cmd = "rm -rf " + dir;
-  (void)std::system(cmd.c_str());
 }
 
 }  // namespace

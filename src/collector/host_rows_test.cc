@@ -11,6 +11,7 @@
 
 #include "capture/shm_ring.h"
 #include "collector/host_sampler.h"
+#include "common/test_temp_dir.h"
 #include "store/sqlite_util.h"
 #include "store/trace_reader.h"
 
@@ -20,17 +21,12 @@ namespace {
 class HostRowsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/stepscope-hostrows-XXXXXX";
-    dir_ = mkdtemp(tmpl);
+    dir_ = tmp_.path();
     auto w = TraceWriter::Create(dir_ + "/t.sqlite", TraceWriter::Journal::kRollback);
     ASSERT_TRUE(w.ok());
     w_ = std::move(*w);
   }
-  void TearDown() override {
-    w_.reset();
-    std::string cmd = "rm -rf " + dir_;
-    (void)std::system(cmd.c_str());
-  }
+  void TearDown() override { w_.reset(); }
   std::vector<std::vector<std::string>> Rows(const std::string& sql) {
     EXPECT_TRUE(w_->Commit().ok());
     auto r = TraceReader::Open(dir_ + "/t.sqlite");
@@ -57,6 +53,7 @@ class HostRowsTest : public ::testing::Test {
     s.cpu_ns = 5;
     return s;
   }
+  ScopedTempDir tmp_{"stepscope-hostrows"};
   std::string dir_;
   std::unique_ptr<TraceWriter> w_;
 };

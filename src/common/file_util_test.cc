@@ -1,4 +1,5 @@
 #include "common/file_util.h"
+#include "common/test_temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,25 +13,10 @@
 namespace stepscope {
 namespace {
 
-// Removes every directory TempDir made when the test binary exits (thousands
-// were left in /tmp; issue 36).
-struct MadeDirs {
-  std::vector<std::string> dirs;
-  ~MadeDirs() {
-    for (const std::string& d : dirs) {
-      std::error_code ec;
-      std::filesystem::remove_all(d, ec);
-    }
-  }
-};
-
+// A fresh directory, removed when the test binary exits.
 std::string TempDir() {
-  static MadeDirs made;
-  char tmpl[] = "/tmp/stepscope-file-util-XXXXXX";
-  const char* d = ::mkdtemp(tmpl);
-  if (d == nullptr) return "/tmp";
-  made.dirs.push_back(d);
-  return d;
+  const std::string d = TempDirUntilExit("stepscope-file-util");
+  return d.empty() ? "/tmp" : d;
 }
 
 std::string Slurp(const std::string& path) { return ReadFile(path).ok() ? *ReadFile(path) : "?"; }

@@ -13,30 +13,18 @@
 #include <fstream>
 
 #include "common/file_util.h"
+#include "common/test_temp_dir.h"
 #include "store/trace_reader.h"
 #include "store/trace_writer.h"
 
 namespace stepscope {
 namespace {
 
-// Removes every directory MakeDir made when the test binary exits (thousands of
-// flow-* directories were left in /tmp; issue 36).
-struct MadeDirs {
-  std::vector<std::string> dirs;
-  ~MadeDirs() {
-    for (const std::string& d : dirs) {
-      std::error_code ec;
-      std::filesystem::remove_all(d, ec);
-    }
-  }
-};
-
+// A fresh directory, removed when the test binary exits.
 std::string MakeDir() {
-  static MadeDirs made;
-  std::string t = ::testing::TempDir() + "/flow-XXXXXX";
-  EXPECT_NE(::mkdtemp(t.data()), nullptr);
-  made.dirs.push_back(t);
-  return t;
+  const std::string d = TempDirUntilExit("flow", ::testing::TempDir());
+  EXPECT_FALSE(d.empty());
+  return d;
 }
 
 std::vector<std::string> Files(const std::string& dir) {
