@@ -36,6 +36,8 @@ class DiffTest:
     out: str                       # expected output file, relative to tests/diff/expected/
     trace: object = None           # fixture path (str) or list of paths, relative to tests/diff/fixtures/
                                    # (.sql: a stepscope trace via make_trace; .db.sql: a plain SQLite database)
+                                   # ("a.sql+b.sql": one trace of both files' rows, in that order: a fixture
+                                   # that adds rows to another reuses it instead of copying it)
                                    # (.sqlite.gz is decompressed: "../../fixtures/gpu/x.sqlite.gz")
     rc: int = 0                    # expected exit code
     stderr: bool = False           # compare stderr instead of stdout
@@ -63,8 +65,10 @@ def build_fixture(make_trace, fixture, tmp, finalize):
             db.executescript(f.read())
         return dst
     if fixture.endswith(".sql"):
-        dst = os.path.join(tmp, os.path.basename(fixture)[:-4] + ".sqlite")
-        cmd = [make_trace] + ([] if finalize else ["--no-finalize"]) + [dst, src]
+        parts = fixture.split("+")  # make_trace runs the files in order into one trace
+        dst = os.path.join(tmp, os.path.basename(parts[-1])[:-4] + ".sqlite")
+        cmd = [make_trace] + ([] if finalize else ["--no-finalize"]) + [dst]
+        cmd += [os.path.join(HERE, "fixtures", p) for p in parts]
         subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         return dst
     if fixture.endswith(".sqlite.gz"):

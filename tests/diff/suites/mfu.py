@@ -17,7 +17,7 @@
 #   96 B s l h^2 (1 + s/6h + V/16lh) = 3.6964 TFLOP per step; median 69.31 ms: 5.39%.
 # * fp32 (train_gpt small in fp32): the same 2.9233 TFLOP over the fp32 CUDA-core peak (67 TFLOP/s,
 #   the H200 datasheet), median 71.87 ms: 60.7%.
-# * mfu/counters.sql (no model): the counters stored for step 1, gemm 137.439 GFLOP in 200 us =
+# * roofline/steps.sql+mfu/counters.sql (no model): the counters stored for step 1, gemm 137.439 GFLOP in 200 us =
 #   687.19 TFLOP/s over its 500 ns in step 1 = 343.60 MFLOP; gelu 0.738 GFLOP in 60 us = 12.30
 #   TFLOP/s over 240 ns = 2.95 MFLOP; 346.55 MFLOP per step, covering 740 of step 1's 990 ns of
 #   kernels (74.7%); median step 900 ns; 346.55e6 / 900e-9 / 790e12 (the fixture ceilings' bench
@@ -66,10 +66,10 @@ TESTS = [
     # No model, stored roofline counters: the measured FLOPs (a lower bound) and each kernel's bound.
     DiffTest(name="mfu_roofline_counters",
              cmd=["mfu", "--ceilings", "{fixtures}/roofline/ceilings.json", "{trace}"],
-             trace="mfu/counters.sql", out="mfu/roofline_counters.txt"),
+             trace="roofline/steps.sql+mfu/counters.sql", out="mfu/roofline_counters.txt"),
     DiffTest(name="mfu_roofline_counters_analyze_line",
              cmd=["analyze", "--ceilings", "{fixtures}/roofline/ceilings.json", "{trace}"],
-             trace="mfu/counters.sql", out="mfu/roofline_counters_analyze.txt"),
+             trace="roofline/steps.sql+mfu/counters.sql", out="mfu/roofline_counters_analyze.txt"),
     # analyze: the MFU line in the header when a FLOP source exists; its JSON gains an mfu table.
     DiffTest(name="mfu_analyze_line_default", cmd=["analyze"] + GPT + ["--dtype", "amp-bf16", "{trace}"],
              trace=G + "default.sqlite.gz", out="mfu/analyze_default.txt"),
