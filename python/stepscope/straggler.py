@@ -11,6 +11,20 @@ Scores are the NVIDIA Resiliency Extension's (the same formulas as
   individual = this rank's best median / its current median
 A score below the threshold (0.75) flags the rank.
 
+Why the formulas are written here again instead of taken from the binary, as
+stepscope.open() takes steps and findings (issue 35): the monitor scores while
+the job runs, every interval (each rank its individual scores, rank 0 the
+relative ones), from host-timed section medians kept in memory; `stepscope
+ranks` scores after the run, from traces or their summary files
+(src/ranks/rank_summary.h: per-step kernel, section and collective records on
+one clock), which the monitor does not have. Using the binary would mean
+writing such files from interval medians and starting a process inside the
+training loop every interval, and it would stop the monitor wherever only the
+package is installed (the wheel is pure Python, and the monitor needs no binary
+and no torch until the first interval ends). So the few functions below keep
+the formulas; src/ranks/scores.h names this file: a change to the formulas
+there is a change here (straggler_test.py pins the numbers).
+
 In synchronous data-parallel training every rank's step lasts as long as the
 slowest rank's, so step times cannot name the straggler. The time ranks spend
 inside NCCL collectives can: the others wait there for the slow rank. When the
