@@ -114,18 +114,23 @@ class Builder {
     for (const std::string& n : a_.notes) h.push_back("note: " + n);
   }
 
+  // `lead`, then `more`: the columns of tables that start alike.
+  static std::vector<Column> AppendColumns(std::vector<Column> lead,
+                                           const std::vector<Column>& more) {
+    lead.insert(lead.end(), more.begin(), more.end());
+    return lead;
+  }
   // A peak's columns (peaks, pytorch): the place and series, the peak in bytes
   // and in words, when (seconds, step, NVTX range); then `more`.
-  static std::vector<Column> PeakColumns(std::vector<Column> more) {
-    std::vector<Column> cols = {{"place"},
-                                {"series"},
-                                {"peak_bytes", "peak_bytes", true},
-                                {"peak", "peak", true},
-                                {"at_s", "at_s", true},
-                                {"step", "step", true},
-                                {"range"}};
-    cols.insert(cols.end(), more.begin(), more.end());
-    return cols;
+  static std::vector<Column> PeakColumns(const std::vector<Column>& more) {
+    return AppendColumns({{"place"},
+                          {"series"},
+                          {"peak_bytes", "peak_bytes", true},
+                          {"peak", "peak", true},
+                          {"at_s", "at_s", true},
+                          {"step", "step", true},
+                          {"range"}},
+                         more);
   }
 
   void Peaks() {
@@ -149,17 +154,24 @@ class Builder {
     }
   }
 
+  // A group of held allocations' columns (live_at_peak, never_freed): the
+  // place and series, the NVTX range and call, how many, their bytes in bytes
+  // and in words; then `more`.
+  static std::vector<Column> HolderColumns(const std::vector<Column>& more) {
+    return AppendColumns({{"place"},
+                          {"series"},
+                          {"range"},
+                          {"api"},
+                          {"count", "count", true},
+                          {"bytes", "bytes", true},
+                          {"size", "size", true}},
+                         more);
+  }
+
   void LiveAtPeak() {
     Table& t = Section("live_at_peak",
                        "live at peak: what held the memory at each peak, by NVTX range and call",
-                       {{"place"},
-                        {"series"},
-                        {"range"},
-                        {"api"},
-                        {"count", "count", true},
-                        {"bytes", "bytes", true},
-                        {"size", "size", true},
-                        {"share_pct", "share_pct", true}});
+                       HolderColumns({{"share_pct", "share_pct", true}}));
     for (SeriesKey key : TopSeries()) {
       const SeriesStats& st = a_.profile.series.at(key);
       if (st.peak_event == kNever || st.peak_bytes == 0) continue;
@@ -205,15 +217,8 @@ class Builder {
                            ? "never freed: still allocated when the traced process ended"
                            : "live at the cut-off: still allocated when the trace was cut off "
                              "(not necessarily leaks)";
-    Table& t = Section("never_freed", what,
-                       {{"place"},
-                        {"series"},
-                        {"range"},
-                        {"api"},
-                        {"count", "count", true},
-                        {"bytes", "bytes", true},
-                        {"size", "size", true},
-                        {"first_alloc_s", "first_alloc_s", true}});
+    Table& t =
+        Section("never_freed", what, HolderColumns({{"first_alloc_s", "first_alloc_s", true}}));
     struct G {
       uint64_t count = 0, bytes = 0;
       int64_t first = INT64_MAX;
@@ -374,16 +379,13 @@ class Builder {
     return Join(parts, " <- ");
   }
   std::vector<Column> TensorColumns(std::vector<Column> lead) {
-    for (Column c : std::vector<Column>{{"site"},
-                                        {"count", "count", true},
-                                        {"bytes", "bytes", true},
-                                        {"size", "size", true},
-                                        {"requested", "requested", true},
-                                        {"share_pct", "share_pct", true},
-                                        {"stack"}}) {
-      lead.push_back(c);
-    }
-    return lead;
+    return AppendColumns(std::move(lead), {{"site"},
+                                           {"count", "count", true},
+                                           {"bytes", "bytes", true},
+                                           {"size", "size", true},
+                                           {"requested", "requested", true},
+                                           {"share_pct", "share_pct", true},
+                                           {"stack"}});
   }
 
   void TorchLiveAtPeak() {
