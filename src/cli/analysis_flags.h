@@ -11,8 +11,8 @@
 #include <string>
 
 #include "analysis/model/scope.h"
-#include "analysis/output.h"
 #include "analysis/model/trace_model.h"
+#include "analysis/output.h"
 #include "analysis/rules/rules.h"
 #include "analysis/whatif/untraced.h"
 #include "cli/args.h"

@@ -157,20 +157,20 @@ TESTS = [
     # The untraced step measured by the trace itself (the iteration hook's mark of a `profile
     # --steps` window, analysis/whatif/untraced.h): shown by default, priced with
     # --untraced-step-ms measured: the same 2.104 ms, priced as analyze_untraced.
-    DiffTest(name="analyze_untraced_window_shown", cmd=["analyze", "{trace}"], trace=fx("sync_host_bound_window"),
+    DiffTest(name="analyze_untraced_window_shown", cmd=["analyze", "{trace}"], trace=fx("sync_host_bound") + "+" + fx("untraced_mark_window"),
              out=out("analyze_untraced_window_shown.txt")),
     DiffTest(name="analyze_untraced_measured", cmd=["analyze", "--untraced-step-ms", "measured", "{trace}"],
-             trace=fx("sync_host_bound_window"), out=out("analyze_untraced_measured.txt")),
+             trace=fx("sync_host_bound") + "+" + fx("untraced_mark_window"), out=out("analyze_untraced_measured.txt")),
     DiffTest(name="whatif_untraced_measured", cmd=["whatif", "--batch", "4", "--untraced-step-ms", "measured",
                                                    "{trace}"],
-             trace=fx("sync_host_bound_window"), out=out("whatif_untraced_measured.txt")),
+             trace=fx("sync_host_bound") + "+" + fx("untraced_mark_window"), out=out("whatif_untraced_measured.txt")),
     # Untraced iterations slower than the traced step, or unsteady (1.0-2.6 ms: over 1.5x apart):
     # not used even when asked; the line says why.
     DiffTest(name="analyze_untraced_measured_slower", cmd=["analyze", "--untraced-step-ms", "measured", "{trace}"],
-             trace=fx("sync_host_bound_window_slower"), out=out("analyze_untraced_measured_slower.txt")),
+             trace=fx("sync_host_bound") + "+" + fx("untraced_mark_slower"), out=out("analyze_untraced_measured_slower.txt")),
     DiffTest(name="analyze_untraced_measured_unsteady",
              cmd=["analyze", "--untraced-step-ms", "measured", "{trace}"],
-             trace=fx("sync_host_bound_window_unsteady"), out=out("analyze_untraced_measured_unsteady.txt")),
+             trace=fx("sync_host_bound") + "+" + fx("untraced_mark_unsteady"), out=out("analyze_untraced_measured_unsteady.txt")),
     # A trace without the mark: 'measured' prices as without the flag.
     DiffTest(name="analyze_untraced_measured_no_mark", cmd=["analyze", "--untraced-step-ms", "measured", "{trace}"],
              trace=fx("sync_host_bound"), out=out("analyze_untraced_measured_no_mark.txt")),
