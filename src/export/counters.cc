@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "format/records.h"
+#include "store/timeline_rows.h"
 
 namespace stepscope {
 
@@ -44,17 +45,12 @@ void AddBusy(std::vector<int64_t>* busy, int64_t t0, int64_t bucket, int64_t a, 
 StatusOr<std::vector<DeviceSeries>> GpuUtilizationSeries(const TraceReader& reader,
                                                          int64_t bucket_ns,
                                                          int64_t* used_bucket_ns) {
-  int64_t t0 = 0, t_last = 0;
-  {
-    ASSIGN_OR_RETURN(Statement st,
-                     reader.Query("SELECT MIN(start_ns), MAX(end_ns), COUNT(*) FROM kernels"));
-    if (!st.Step() || st.Int(2) == 0) {
-      if (used_bucket_ns) *used_bucket_ns = bucket_ns > 0 ? bucket_ns : 0;
-      return std::vector<DeviceSeries>{};
-    }
-    t0 = st.Int(0);
-    t_last = st.Int(1);
+  ASSIGN_OR_RETURN(KernelExtent extent, LoadKernelExtent(reader.db()));
+  if (extent.count == 0) {
+    if (used_bucket_ns) *used_bucket_ns = bucket_ns > 0 ? bucket_ns : 0;
+    return std::vector<DeviceSeries>{};
   }
+  const int64_t t0 = extent.first_start_ns, t_last = extent.last_end_ns;
   if (bucket_ns <= 0) bucket_ns = AutoBucketNs(t0, t_last, 2000);
   int64_t span = 0;
   if (__builtin_sub_overflow(t_last, t0, &span)) {
@@ -73,11 +69,10 @@ StatusOr<std::vector<DeviceSeries>> GpuUtilizationSeries(const TraceReader& read
     std::vector<int64_t> busy;
   };
   std::map<uint32_t, Acc> acc;
-  ASSIGN_OR_RETURN(Statement st,
-                   reader.Query("SELECT device, start_ns, end_ns FROM kernels ORDER BY start_ns"));
-  while (st.Step()) {
-    Acc& a = acc[static_cast<uint32_t>(st.Int(0))];
-    int64_t s = st.Int(1), e = std::max(st.Int(1), st.Int(2));
+  ASSIGN_OR_RETURN(RowCursor<KernelSpanRow> st, KernelSpansByStart(reader.db()));
+  while (st.Next()) {
+    Acc& a = acc[static_cast<uint32_t>(st.row().device)];
+    int64_t s = st.row().start_ns, e = std::max(st.row().start_ns, st.row().end_ns);
     if (a.open && s <= a.ce) {
       a.ce = std::max(a.ce, e);
       continue;
@@ -114,19 +109,15 @@ StatusOr<std::vector<DeviceSeries>> DeviceMemorySeries(const TraceReader& reader
     DeviceSeries series;
   };
   std::map<uint32_t, Acc> acc;
-  ASSIGN_OR_RETURN(
-      Statement st,
-      reader.Query(
-          "SELECT ts_ns, op, address, bytes, device FROM memory WHERE memory_kind NOT IN (" +
-          std::to_string(static_cast<int>(MemoryKind::kPageable)) + "," +
-          std::to_string(static_cast<int>(MemoryKind::kPinned)) + ") ORDER BY ts_ns, id"));
-  while (st.Step()) {
-    int64_t ts = st.Int(0);
-    auto op = static_cast<MemoryOp>(st.Int(1));
-    uint64_t address = static_cast<uint64_t>(st.Int(2));
-    uint64_t bytes = static_cast<uint64_t>(st.Int(3));
-    Acc& a = acc[static_cast<uint32_t>(st.Int(4))];
-    a.series.device = static_cast<uint32_t>(st.Int(4));
+  ASSIGN_OR_RETURN(RowCursor<DeviceMemoryRow> st, DeviceMemoryRows(reader.db()));
+  while (st.Next()) {
+    const DeviceMemoryRow& r = st.row();
+    int64_t ts = r.ts_ns;
+    auto op = static_cast<MemoryOp>(r.op);
+    uint64_t address = static_cast<uint64_t>(r.address);
+    uint64_t bytes = static_cast<uint64_t>(r.bytes);
+    Acc& a = acc[static_cast<uint32_t>(r.device)];
+    a.series.device = static_cast<uint32_t>(r.device);
     if (op == MemoryOp::kAlloc) {
       auto [it, inserted] = a.live.emplace(address, bytes);
       if (!inserted) {  // a second alloc at a live address: its free was not traced

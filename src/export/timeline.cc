@@ -1,14 +1,18 @@
 #include "export/timeline.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <map>
+#include <type_traits>
 
 #include "common/step_names.h"
 #include "common/strings.h"
 #include "export/counters.h"
 #include "format/records.h"
 #include "store/callsite_interner.h"
+#include "store/string_ids.h"
+#include "store/timeline_rows.h"
 
 namespace stepscope {
 namespace {
@@ -30,14 +34,7 @@ class CorrelationIndex {
   };
 
   Status Build(const TraceReader& reader) {
-    std::vector<uint32_t> ids;
-    ASSIGN_OR_RETURN(
-        Statement st,
-        reader.Query("SELECT correlation FROM kernels WHERE correlation != 0 UNION ALL "
-                     "SELECT correlation FROM memcpy WHERE correlation != 0 UNION ALL "
-                     "SELECT correlation FROM memset WHERE correlation != 0"));
-    while (st.Step()) ids.push_back(static_cast<uint32_t>(st.Int(0)));
-    RETURN_IF_ERROR(st.status());
+    ASSIGN_OR_RETURN(std::vector<uint32_t> ids, GpuCorrelationIds(reader.db()));
     std::sort(ids.begin(), ids.end());
     for (size_t i = 0; i < ids.size();) {
       size_t j = i;
@@ -45,10 +42,9 @@ class CorrelationIndex {
       entries_.push_back({ids[i], static_cast<uint32_t>(j - i), 0, false, false});
       i = j;
     }
-    ASSIGN_OR_RETURN(Statement api,
-                     reader.Query("SELECT correlation FROM api WHERE correlation != 0"));
-    while (api.Step()) {
-      if (Entry* e = Find(static_cast<uint32_t>(api.Int(0)))) e->has_api = true;
+    ASSIGN_OR_RETURN(RowCursor<uint32_t> api, ApiCorrelationIds(reader.db()));
+    while (api.Next()) {
+      if (Entry* e = Find(api.row())) e->has_api = true;
     }
     return api.status();
   }
@@ -99,52 +95,34 @@ class Walker {
 
  private:
   Status ComputeTimeRange() {
-    int64_t origin = std::numeric_limits<int64_t>::max();
-    for (const char* sql : {"SELECT MIN(start_ns) FROM kernels", "SELECT MIN(start_ns) FROM memcpy",
-                            "SELECT MIN(start_ns) FROM memset", "SELECT MIN(start_ns) FROM api",
-                            "SELECT MIN(start_ns) FROM nvtx", "SELECT MIN(ts_ns) FROM memory",
-                            "SELECT MIN(start_ns) FROM thread_sched",
-                            "SELECT MIN(ts_ns) FROM samples", "SELECT MIN(start_ns) FROM osrt"}) {
-      ASSIGN_OR_RETURN(Statement st, reader_.Query(sql));
-      if (st.Step() && !st.IsNull(0)) origin = std::min(origin, st.Int(0));
-      RETURN_IF_ERROR(st.status());
-    }
+    ASSIGN_OR_RETURN(std::optional<int64_t> earliest, EarliestEventTime(reader_.db()));
+    const int64_t origin = earliest.value_or(std::numeric_limits<int64_t>::max());
     stats_->time_origin_ns = origin == std::numeric_limits<int64_t>::max() ? 0 : origin;
-    RETURN_IF_ERROR(CheckTimeSpan(stats_->time_origin_ns));
+    ASSIGN_OR_RETURN(std::vector<int64_t> latest, LatestEventTimes(reader_.db()));
+    RETURN_IF_ERROR(CheckTimeSpan(stats_->time_origin_ns, latest));
     sink_->SetTimeOrigin(stats_->time_origin_ns);
     // The end of the trace closes NVTX ranges that never ended; only needed then.
-    ASSIGN_OR_RETURN(Statement open, reader_.Query("SELECT 1 FROM nvtx WHERE end_ns < 0 LIMIT 1"));
-    if (open.Step()) {
+    ASSIGN_OR_RETURN(bool unended, HasUnendedNvtx(reader_.db()));
+    if (unended) {
       trace_end_ = stats_->time_origin_ns;
-      for (const char* sql :
-           {"SELECT MAX(end_ns) FROM kernels", "SELECT MAX(end_ns) FROM memcpy",
-            "SELECT MAX(end_ns) FROM memset", "SELECT MAX(end_ns) FROM api",
-            "SELECT MAX(MAX(end_ns), MAX(start_ns)) FROM nvtx", "SELECT MAX(ts_ns) FROM memory"}) {
-        ASSIGN_OR_RETURN(Statement st, reader_.Query(sql));
-        if (st.Step() && !st.IsNull(0)) trace_end_ = std::max(trace_end_, st.Int(0));
-      }
+      for (int64_t t : latest) trace_end_ = std::max(trace_end_, t);
       int64_t meta_end = 0;
       if (ParseInt64(reader_.Meta("end_ns"), &meta_end))
         trace_end_ = std::max(trace_end_, meta_end);
     }
-    return open.status();
+    return OkStatus();
   }
 
   // Every later computation subtracts timestamps (durations, buckets, the
   // JSON's relative times): refuse a trace whose times do not fit in 2^62 ns
   // (146 years) of the origin instead of overflowing.
-  Status CheckTimeSpan(int64_t origin) {
+  static Status CheckTimeSpan(int64_t origin, const std::vector<int64_t>& latest) {
     constexpr int64_t kMaxSpanNs = int64_t{1} << 62;
-    for (const char* sql :
-         {"SELECT MAX(end_ns) FROM kernels", "SELECT MAX(end_ns) FROM memcpy",
-          "SELECT MAX(end_ns) FROM memset", "SELECT MAX(end_ns) FROM api",
-          "SELECT MAX(MAX(end_ns), MAX(start_ns)) FROM nvtx", "SELECT MAX(ts_ns) FROM memory"}) {
-      ASSIGN_OR_RETURN(Statement st, reader_.Query(sql));
-      if (!st.Step() || st.IsNull(0)) continue;
+    for (int64_t t : latest) {
       int64_t span = 0;
-      if (__builtin_sub_overflow(st.Int(0), origin, &span) || span > kMaxSpanNs) {
+      if (__builtin_sub_overflow(t, origin, &span) || span > kMaxSpanNs) {
         return InvalidInput("timestamps from " + std::to_string(origin) + " to " +
-                            std::to_string(st.Int(0)) +
+                            std::to_string(t) +
                             " ns span more than 146 years: the trace's times are damaged");
       }
     }
@@ -198,17 +176,10 @@ class Walker {
     // Kineto's GPU-side annotations are NVTX rows whose tid is their stream
     // (importers/kineto_importer.h): they go on a track of that stream, never
     // on a host thread "thread 7".
-    ASSIGN_OR_RETURN(Statement gpu_side, reader_.Query("SELECT id FROM strings WHERE value = '" +
-                                                       std::string(kGpuSideDomain) + "'"));
-    if (gpu_side.Step()) gpu_side_domain_ = gpu_side.Int(0);
-    RETURN_IF_ERROR(gpu_side.status());
-    ASSIGN_OR_RETURN(
-        Statement tids,
-        reader_.Query("SELECT tid FROM api UNION SELECT tid FROM nvtx WHERE domain_id IS NOT " +
-                      std::to_string(gpu_side_domain_) +
-                      " UNION SELECT tid FROM threads ORDER BY 1"));
-    while (tids.Step()) {
-      uint32_t tid = static_cast<uint32_t>(tids.Int(0));
+    ASSIGN_OR_RETURN(gpu_side_domain_, FindStringId(reader_.db(), kGpuSideDomain));
+    ASSIGN_OR_RETURN(std::vector<int64_t> tids, TimelineThreadIds(reader_.db(), gpu_side_domain_));
+    for (int64_t thread : tids) {
+      uint32_t tid = static_cast<uint32_t>(thread);
       TrackInfo t;
       t.kind = TrackKind::kThread;
       t.parent_uuid = process_uuid_;
@@ -223,17 +194,13 @@ class Walker {
       set.base = t;
       set.lanes.push_back({NewTrack(t), {}});
     }
-    RETURN_IF_ERROR(tids.status());
 
     ASSIGN_OR_RETURN(auto devices, reader_.Devices());
     for (const DeviceRecord& d : devices) device_names_[d.id] = reader_.String(d.name);
-    ASSIGN_OR_RETURN(
-        Statement streams,
-        reader_.Query("SELECT device, stream FROM kernels UNION SELECT device, stream FROM memcpy "
-                      "UNION SELECT device, stream FROM memset ORDER BY 1, 2"));
-    while (streams.Step()) {
-      uint32_t device = static_cast<uint32_t>(streams.Int(0));
-      uint32_t stream = static_cast<uint32_t>(streams.Int(1));
+    ASSIGN_OR_RETURN(auto streams, GpuStreamKeys(reader_.db()));
+    for (const auto& [device_id, stream_id] : streams) {
+      uint32_t device = static_cast<uint32_t>(device_id);
+      uint32_t stream = static_cast<uint32_t>(stream_id);
       TrackInfo s;
       s.kind = TrackKind::kGpuStream;
       s.parent_uuid = DeviceTrack(device);
@@ -244,7 +211,7 @@ class Walker {
       set.base = s;
       set.lanes.push_back({NewTrack(s), {}});
     }
-    return streams.status();
+    return OkStatus();
   }
 
   uint64_t DeviceTrack(uint32_t device) {
@@ -315,62 +282,67 @@ class Walker {
     return set->lanes.back().uuid;
   }
 
-  // Merges ordered cursors by (start asc, end desc, cursor index asc); columns 0
-  // and 1 of every cursor are start_ns and end_ns.
-  template <typename Fn>
-  static Status Merge(std::vector<Statement>* cursors, Fn&& on_row) {
-    std::vector<bool> live(cursors->size());
-    for (size_t i = 0; i < cursors->size(); ++i) {
-      live[i] = (*cursors)[i].Step();
-      RETURN_IF_ERROR((*cursors)[i].status());
+  // Merges ordered cursors by (start asc, end desc, cursor index asc): calls
+  // on_row(row) for each row of each cursor (a row has start_ns and end_ns).
+  template <typename Fn, typename... Row>
+  static Status Merge(Fn&& on_row, RowCursor<Row>&... cursors) {
+    constexpr size_t kCount = sizeof...(Row);
+    std::array<bool, kCount> live{};
+    {
+      size_t i = 0;
+      Status st = OkStatus();
+      ((live[i] = cursors.Next(), st.ok() ? void(st = cursors.status()) : void(), ++i), ...);
+      RETURN_IF_ERROR(st);
     }
     while (true) {
+      const std::array<std::pair<int64_t, int64_t>, kCount> keys{
+          std::pair<int64_t, int64_t>{cursors.row().start_ns, cursors.row().end_ns}...};
       int best = -1;
-      for (size_t i = 0; i < cursors->size(); ++i) {
+      for (size_t i = 0; i < kCount; ++i) {
         if (!live[i]) continue;
-        const Statement& c = (*cursors)[i];
         if (best < 0) {
           best = static_cast<int>(i);
           continue;
         }
-        const Statement& b = (*cursors)[best];
-        if (c.Int(0) < b.Int(0) || (c.Int(0) == b.Int(0) && c.Int(1) > b.Int(1)))
+        const auto& c = keys[i];
+        const auto& b = keys[best];
+        if (c.first < b.first || (c.first == b.first && c.second > b.second))
           best = static_cast<int>(i);
       }
       if (best < 0) return OkStatus();
-      on_row(best, (*cursors)[best]);
-      live[best] = (*cursors)[best].Step();
-      RETURN_IF_ERROR((*cursors)[best].status());
+      size_t i = 0;
+      Status st = OkStatus();
+      (
+          [&](auto& cursor) {
+            if (i++ != static_cast<size_t>(best)) return;
+            on_row(cursor.row());
+            live[best] = cursor.Next();
+            st = cursor.status();
+          }(cursors),
+          ...);
+      RETURN_IF_ERROR(st);
     }
   }
 
   Status CpuPass() {
-    std::vector<Statement> cursors;
     // NVTX first: on a tie a range encloses the API call.
-    ASSIGN_OR_RETURN(
-        Statement nvtx,
-        reader_.Query("SELECT start_ns, CASE WHEN end_ns < 0 THEN " + std::to_string(trace_end_) +
-                      " ELSE end_ns END AS e, tid, kind, name_id, domain_id FROM nvtx "
-                      "ORDER BY start_ns, e DESC"));
-    cursors.push_back(std::move(nvtx));
-    ASSIGN_OR_RETURN(
-        Statement api,
-        reader_.Query("SELECT start_ns, end_ns, tid, correlation, name_id, return_code "
-                      "FROM api ORDER BY start_ns, end_ns DESC"));
-    cursors.push_back(std::move(api));
+    ASSIGN_OR_RETURN(RowCursor<NvtxSliceRow> nvtx, NvtxSlices(reader_.db(), trace_end_));
+    ASSIGN_OR_RETURN(RowCursor<ApiSliceRow> api, ApiSlices(reader_.db()));
     std::vector<uint64_t> flows;
-    return Merge(&cursors, [&](int which, const Statement& r) {
-      int64_t start = r.Int(0), end = std::max(r.Int(0), r.Int(1));
-      const bool gpu_side = which == 0 && gpu_side_domain_ > 0 && r.Int(5) == gpu_side_domain_;
-      LaneSet& set = gpu_side ? AnnotationSet(static_cast<uint32_t>(r.Int(2)))
-                              : threads_[static_cast<uint32_t>(r.Int(2))];
+    auto on_row = [&](const auto& r) {
+      constexpr bool kNvtx = std::is_same_v<std::decay_t<decltype(r)>, NvtxSliceRow>;
+      int64_t start = r.start_ns, end = std::max(r.start_ns, r.end_ns);
+      bool gpu_side = false;
+      if constexpr (kNvtx) gpu_side = gpu_side_domain_ > 0 && r.domain_id == gpu_side_domain_;
+      LaneSet& set = gpu_side ? AnnotationSet(static_cast<uint32_t>(r.tid))
+                              : threads_[static_cast<uint32_t>(r.tid)];
       SliceArg args[2];
       SliceEvent e;
       e.start_ns = start;
       e.end_ns = end;
-      e.name = reader_.String(static_cast<StringId>(r.Int(4)));
-      if (which == 0) {
-        auto kind = static_cast<NvtxKind>(r.Int(3));
+      e.name = reader_.String(static_cast<StringId>(r.name_id));
+      if constexpr (kNvtx) {
+        auto kind = static_cast<NvtxKind>(r.kind);
         if (kind == NvtxKind::kMark) {
           // Instants nest wherever they fall: always lane 0.
           CloseUpTo(&set.lanes[0], start);
@@ -380,8 +352,8 @@ class Walker {
         }
         e.category = "nvtx";
         size_t n = 0;
-        if (options_.args && r.Int(5) != 0) {
-          args[n++] = {"domain", true, 0, reader_.String(static_cast<StringId>(r.Int(5)))};
+        if (options_.args && r.domain_id != 0) {
+          args[n++] = {"domain", true, 0, reader_.String(static_cast<StringId>(r.domain_id))};
         }
         if (options_.args && kind == NvtxKind::kStartEnd)
           args[n++] = {"kind", true, 0, "start_end"};
@@ -389,11 +361,11 @@ class Walker {
         e.arg_count = n;
       } else {
         e.category = "cuda_api";
-        uint32_t corr = static_cast<uint32_t>(r.Int(3));
+        uint32_t corr = static_cast<uint32_t>(r.correlation);
         size_t n = 0;
         if (options_.args) {
           args[n++] = {"correlation", false, corr, {}};
-          if (r.Int(5) != 0) args[n++] = {"return_code", false, r.Int(5), {}};
+          if (r.return_code != 0) args[n++] = {"return_code", false, r.return_code, {}};
         }
         e.args = args;
         e.arg_count = n;
@@ -410,67 +382,54 @@ class Walker {
       sink_->BeginSlice(e);
       ++stats_->slices;
       ++stats_->cpu_slices;
-    });
+    };
+    return Merge(on_row, nvtx, api);
   }
 
   Status GpuPass() {
-    std::vector<Statement> cursors;
-    ASSIGN_OR_RETURN(
-        Statement k,
-        reader_.Query(
-            "SELECT start_ns, end_ns, device, stream, correlation, name_id, grid_x, grid_y, "
-            "grid_z, block_x, block_y, block_z, registers_per_thread, "
-            "static_smem_bytes + dynamic_smem_bytes FROM kernels ORDER BY start_ns, end_ns DESC"));
-    cursors.push_back(std::move(k));
-    ASSIGN_OR_RETURN(
-        Statement c,
-        reader_.Query("SELECT start_ns, end_ns, device, stream, correlation, bytes, copy_kind, "
-                      "src_kind, dst_kind FROM memcpy ORDER BY start_ns, end_ns DESC"));
-    cursors.push_back(std::move(c));
-    ASSIGN_OR_RETURN(
-        Statement s,
-        reader_.Query("SELECT start_ns, end_ns, device, stream, correlation, bytes, value "
-                      "FROM memset ORDER BY start_ns, end_ns DESC"));
-    cursors.push_back(std::move(s));
+    ASSIGN_OR_RETURN(RowCursor<KernelSliceRow> k, KernelSlices(reader_.db()));
+    ASSIGN_OR_RETURN(RowCursor<MemcpySliceRow> c, MemcpySlices(reader_.db()));
+    ASSIGN_OR_RETURN(RowCursor<MemsetSliceRow> s, MemsetSlices(reader_.db()));
     std::string grid, block, name;
-    return Merge(&cursors, [&](int which, const Statement& r) {
-      int64_t start = r.Int(0), end = std::max(r.Int(0), r.Int(1));
-      LaneSet& set = streams_[{static_cast<uint32_t>(r.Int(2)), static_cast<uint32_t>(r.Int(3))}];
-      uint32_t corr = static_cast<uint32_t>(r.Int(4));
+    auto on_row = [&](const auto& r) {
+      using Row = std::decay_t<decltype(r)>;
+      int64_t start = r.start_ns, end = std::max(r.start_ns, r.end_ns);
+      LaneSet& set = streams_[{static_cast<uint32_t>(r.device), static_cast<uint32_t>(r.stream)}];
+      uint32_t corr = static_cast<uint32_t>(r.correlation);
       SliceArg args[6];
       size_t n = 0;
       SliceEvent e;
       e.start_ns = start;
       e.end_ns = end;
       if (options_.args) args[n++] = {"correlation", false, corr, {}};
-      if (which == 0) {
+      if constexpr (std::is_same_v<Row, KernelSliceRow>) {
         e.category = "kernel";
-        e.name = reader_.String(static_cast<StringId>(r.Int(5)));
+        e.name = reader_.String(static_cast<StringId>(r.name_id));
         if (options_.args) {
-          grid = std::to_string(r.Int(6)) + "," + std::to_string(r.Int(7)) + "," +
-                 std::to_string(r.Int(8));
-          block = std::to_string(r.Int(9)) + "," + std::to_string(r.Int(10)) + "," +
-                  std::to_string(r.Int(11));
+          grid = std::to_string(r.grid[0]) + "," + std::to_string(r.grid[1]) + "," +
+                 std::to_string(r.grid[2]);
+          block = std::to_string(r.block[0]) + "," + std::to_string(r.block[1]) + "," +
+                  std::to_string(r.block[2]);
           args[n++] = {"grid", true, 0, grid};
           args[n++] = {"block", true, 0, block};
-          args[n++] = {"registers_per_thread", false, r.Int(12), {}};
-          args[n++] = {"shared_memory_bytes", false, r.Int(13), {}};
+          args[n++] = {"registers_per_thread", false, r.registers_per_thread, {}};
+          args[n++] = {"shared_memory_bytes", false, r.shared_memory_bytes, {}};
         }
-      } else if (which == 1) {
+      } else if constexpr (std::is_same_v<Row, MemcpySliceRow>) {
         e.category = "memcpy";
-        name = std::string("Memcpy ") + CopyKindName(static_cast<CopyKind>(r.Int(6)));
+        name = std::string("Memcpy ") + CopyKindName(static_cast<CopyKind>(r.copy_kind));
         e.name = name;
         if (options_.args) {
-          args[n++] = {"bytes", false, r.Int(5), {}};
-          args[n++] = {"src_kind", true, 0, MemoryKindName(static_cast<MemoryKind>(r.Int(7)))};
-          args[n++] = {"dst_kind", true, 0, MemoryKindName(static_cast<MemoryKind>(r.Int(8)))};
+          args[n++] = {"bytes", false, r.bytes, {}};
+          args[n++] = {"src_kind", true, 0, MemoryKindName(static_cast<MemoryKind>(r.src_kind))};
+          args[n++] = {"dst_kind", true, 0, MemoryKindName(static_cast<MemoryKind>(r.dst_kind))};
         }
       } else {
         e.category = "memset";
         e.name = "Memset";
         if (options_.args) {
-          args[n++] = {"bytes", false, r.Int(5), {}};
-          args[n++] = {"value", false, r.Int(6), {}};
+          args[n++] = {"bytes", false, r.bytes, {}};
+          args[n++] = {"value", false, r.value, {}};
         }
       }
       e.args = args;
@@ -484,7 +443,8 @@ class Walker {
       sink_->BeginSlice(e);
       ++stats_->slices;
       ++stats_->gpu_slices;
-    });
+    };
+    return Merge(on_row, k, c, s);
   }
 
   // The host model's tracks of thread `tid` (docs/host.md); `what` is 0 CPU
