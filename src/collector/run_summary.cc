@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "common/strings.h"
+#include "store/summary_rows.h"
 #include "store/trace_reader.h"
 
 namespace stepscope {
@@ -19,23 +20,20 @@ void PrintTraceSummary(const std::string& path, FILE* out) {
   }
   TraceReader& t = **r;
   int64_t kernels = 0, gpu_ns = 0, nvtx = 0;
-  if (auto q = t.Query("SELECT COUNT(*), COALESCE(SUM(end_ns - start_ns), 0) FROM kernels");
-      q.ok() && q->Step()) {
-    kernels = q->Int(0);
-    gpu_ns = q->Int(1);
+  if (auto k = LoadKernelTotals(t.db()); k.ok()) {
+    kernels = k->count;
+    gpu_ns = k->gpu_ns;
   }
-  if (auto q = t.Query("SELECT COUNT(*) FROM nvtx"); q.ok() && q->Step()) nvtx = q->Int(0);
+  if (auto n = CountNvtxRows(t.db()); n.ok()) nvtx = *n;
   // Drops per record kind (the collector was behind; stats dropped_*).
   int64_t dropped = 0;
   std::string per_kind;
-  if (auto q = t.Query("SELECT name, value FROM stats WHERE (name LIKE 'dropped\\_%' ESCAPE '\\' "
-                       "OR name = 'cupti_dropped_records') AND value > 0 ORDER BY value DESC");
-      q.ok()) {
-    while (q->Step()) {
-      dropped += q->Int(1);
-      std::string kind(q->Text(0));
-      kind = kind == "cupti_dropped_records" ? "cuda activity" : kind.substr(8);
-      per_kind += (per_kind.empty() ? "" : ", ") + kind + " " + FormatCount(q->Int(1));
+  if (auto drops = LoadDropStats(t.db()); drops.ok()) {
+    for (const StatsTableRow& d : *drops) {
+      dropped += d.value;
+      const std::string kind =
+          d.name == "cupti_dropped_records" ? "cuda activity" : d.name.substr(8);
+      per_kind += (per_kind.empty() ? "" : ", ") + kind + " " + FormatCount(d.value);
     }
   }
   const char* state = !t.finalized()                         ? ", NOT finalized"
@@ -54,29 +52,24 @@ void PrintTraceSummary(const std::string& path, FILE* out) {
                FormatCount(nvtx).c_str(), drops.c_str(), per_kind.empty() ? "" : " (",
                per_kind.c_str(), per_kind.empty() ? "" : ")");
   // Unified memory, when the program used it (docs/um.md).
-  if (auto q = t.Query("SELECT COALESCE(SUM(CASE kind WHEN 1 THEN value END), 0), "
-                       "COALESCE(SUM(CASE kind WHEN 2 THEN value END), 0), "
-                       "COALESCE(SUM(kind = 4), 0), COUNT(*) FROM um");
-      q.ok() && q->Step() && q->Int(3) > 0) {
+  if (auto um = LoadUmTotals(t.db()); um.ok() && um->rows > 0) {
     std::fprintf(out,
                  "    unified memory: %s host->device, %s device->host migrated, %s GPU fault "
                  "groups ('stepscope analyze' prices them)\n",
-                 FormatBytes(static_cast<uint64_t>(q->Int(0))).c_str(),
-                 FormatBytes(static_cast<uint64_t>(q->Int(1))).c_str(),
-                 FormatCount(q->Int(2)).c_str());
+                 FormatBytes(static_cast<uint64_t>(um->htod_bytes)).c_str(),
+                 FormatBytes(static_cast<uint64_t>(um->dtoh_bytes)).c_str(),
+                 FormatCount(um->fault_groups).c_str());
   }
   if (kernels == 0) return;
-  auto q = t.Query(
-      "SELECT name_id, SUM(end_ns - start_ns) AS total, COUNT(*) FROM kernels GROUP BY name_id "
-      "ORDER BY total DESC LIMIT 3");
-  if (!q.ok()) return;
-  while (q->Step()) {
-    std::string name = t.String(static_cast<StringId>(q->Int(0)));
+  auto top = LoadTopKernelNames(t.db(), 3);
+  if (!top.ok()) return;
+  for (const KernelNameTotal& k : *top) {
+    std::string name = t.String(static_cast<StringId>(k.name_id));
     if (name.size() > 90) name = name.substr(0, 87) + "...";
     double pct =
-        gpu_ns > 0 ? 100.0 * static_cast<double>(q->Int(1)) / static_cast<double>(gpu_ns) : 0;
-    std::fprintf(out, "    %5.1f%%  %10s  x%-6s %s\n", pct, FormatDuration(q->Int(1)).c_str(),
-                 FormatCount(q->Int(2)).c_str(), name.c_str());
+        gpu_ns > 0 ? 100.0 * static_cast<double>(k.total_ns) / static_cast<double>(gpu_ns) : 0;
+    std::fprintf(out, "    %5.1f%%  %10s  x%-6s %s\n", pct, FormatDuration(k.total_ns).c_str(),
+                 FormatCount(k.count).c_str(), name.c_str());
   }
 }
 

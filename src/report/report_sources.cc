@@ -15,6 +15,7 @@
 #include "analysis/rules/rules.h"
 #include "common/strings.h"
 #include "report/report_roofline.h"
+#include "store/summary_rows.h"
 
 namespace stepscope {
 namespace {
@@ -360,10 +361,9 @@ Status Findings(const TraceModel& m, const ReportOptions& o, ReportData* d) {
 }
 
 Status Stats(const TraceReader& reader, ReportData* d) {
-  ASSIGN_OR_RETURN(Statement st, reader.Query("SELECT name, value, doc FROM stats ORDER BY name"));
-  while (st.Step())
-    d->stats.push_back({std::string(st.Text(0)), std::string(st.Text(2)), st.Int(1)});
-  return st.status();
+  ASSIGN_OR_RETURN(std::vector<StatsTableRow> stats, LoadStats(reader.db()));
+  for (StatsTableRow& s : stats) d->stats.push_back({std::move(s.name), std::move(s.doc), s.value});
+  return OkStatus();
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "common/file_util.h"
 #include "common/strings.h"
 #include "roofline/ceilings.h"
+#include "store/summary_rows.h"
 #include "store/trace_reader.h"
 
 namespace stepscope {
@@ -48,8 +49,8 @@ struct RemoveOnExit {
 int64_t KernelCount(const std::string& trace) {
   auto r = TraceReader::Open(trace);
   if (!r.ok()) return -1;
-  auto q = (*r)->Query("SELECT COUNT(*) FROM kernels");
-  return q.ok() && q->Step() ? q->Int(0) : -1;
+  auto totals = LoadKernelTotals((*r)->db());
+  return totals.ok() ? totals->count : -1;
 }
 
 std::string TracePid(const std::string& trace) {

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "common/strings.h"
-#include "store/record_sql.h"
+#include "store/memory_rows.h"
 
 namespace stepscope::memory {
 
@@ -42,42 +42,31 @@ void ClassifyMemoryRow(MemoryKind memory_kind, bool is_async, uint32_t device, S
 namespace {
 
 Status LoadMemoryRows(const TraceReader& r, MemoryTrace* t) {
-  // The api join is restricted to the correlations that memory rows use, so
-  // that a trace with millions of launches does not pay for them.
-  ASSIGN_OR_RETURN(
-      Statement st,
-      r.Query("SELECT m.ts_ns, m.op, m.address, m.bytes, m.memory_kind, m.device, m.stream, "
-              "m.correlation, m.is_async, COALESCE(a.name_id, 0), COALESCE(a.tid, 0), "
-              "COALESCE(a.start_ns, m.ts_ns) FROM memory m LEFT JOIN (SELECT correlation, "
-              "MIN(name_id) AS name_id, MIN(tid) AS tid, MIN(start_ns) AS start_ns FROM api "
-              "WHERE correlation IN (SELECT correlation FROM memory WHERE correlation != 0) "
-              "GROUP BY correlation) a ON a.correlation = m.correlation AND m.correlation != 0 "
-              "ORDER BY m.ts_ns, m.id"));
-  while (st.Step()) {
+  ASSIGN_OR_RETURN(RowCursor<MemoryApiRow> rows, MemoryWithApiRows(r.db()));
+  while (rows.Next()) {
+    const MemoryApiRow& m = rows.row();
     AllocEvent e;
-    e.ts_ns = st.Int(0);
-    int64_t op = st.Int(1);
-    e.op = op == 1 ? MemoryOp::kAlloc : op == 2 ? MemoryOp::kFree : MemoryOp::kUnknown;
-    e.address = static_cast<uint64_t>(st.Int(2));
-    e.bytes = static_cast<uint64_t>(std::max<int64_t>(0, st.Int(3)));
-    ClassifyMemoryRow(static_cast<MemoryKind>(st.Int(4)), st.Int(8) != 0,
-                      static_cast<uint32_t>(st.Int(5)), &e.kind, &e.place);
-    e.stream = static_cast<uint32_t>(st.Int(6));
-    e.correlation = static_cast<uint32_t>(st.Int(7));
-    e.api = static_cast<StringId>(st.Int(9));
-    e.tid = static_cast<uint32_t>(st.Int(10));
-    e.call_ns = st.Int(11);
+    e.ts_ns = m.ts_ns;
+    e.op = m.op == 1 ? MemoryOp::kAlloc : m.op == 2 ? MemoryOp::kFree : MemoryOp::kUnknown;
+    e.address = static_cast<uint64_t>(m.address);
+    e.bytes = static_cast<uint64_t>(std::max<int64_t>(0, m.bytes));
+    ClassifyMemoryRow(static_cast<MemoryKind>(m.memory_kind), m.is_async != 0,
+                      static_cast<uint32_t>(m.device), &e.kind, &e.place);
+    e.stream = static_cast<uint32_t>(m.stream);
+    e.correlation = static_cast<uint32_t>(m.correlation);
+    e.api = static_cast<StringId>(m.api_name_id);
+    e.tid = static_cast<uint32_t>(m.api_tid);
+    e.call_ns = m.api_start_ns;
     t->events.push_back(e);
     ++t->memory_rows;
   }
-  return st.ok() ? OkStatus() : st.status();
+  return rows.status();
 }
 
 Status LoadHostAllocRows(const TraceReader& r, MemoryTrace* t) {
   if (!TableExists(r.db(), "host_alloc")) return OkStatus();
   t->has_host_alloc = true;
-  ASSIGN_OR_RETURN(std::vector<HostAllocRecord> rows,
-                   LoadRecords<HostAllocRecord>(r.db(), " ORDER BY ts_ns, id"));
+  ASSIGN_OR_RETURN(std::vector<HostAllocRecord> rows, LoadHostAllocs(r.db()));
   for (const HostAllocRecord& h : rows) {
     AllocEvent e;
     e.ts_ns = e.call_ns = h.ts_ns;
@@ -97,48 +86,41 @@ Status LoadHostAllocRows(const TraceReader& r, MemoryTrace* t) {
 
 Status LoadOoms(const TraceReader& r, MemoryTrace* t) {
   std::set<uint32_t> seen;
-  if (TableExists(r.db(), "oom")) {
-    ASSIGN_OR_RETURN(Statement st, r.Query("SELECT ts_ns, tid, device, correlation, name_id, "
-                                           "return_code, requested_bytes, memory_kind, "
-                                           "free_bytes, total_bytes FROM oom ORDER BY ts_ns, id"));
-    while (st.Step()) {
-      OomEvent o;
-      o.ts_ns = st.Int(0);
-      o.tid = static_cast<uint32_t>(st.Int(1));
-      o.device = static_cast<int32_t>(st.Int(2));
-      o.correlation = static_cast<uint32_t>(st.Int(3));
-      o.api = static_cast<StringId>(st.Int(4));
-      o.return_code = static_cast<int32_t>(st.Int(5));
-      o.requested_bytes = st.IsNull(6) ? -1 : st.Int(6);
-      int32_t place = 0;
-      ClassifyMemoryRow(static_cast<MemoryKind>(st.Int(7)), false, 0, &o.kind, &place);
-      o.free_bytes = st.IsNull(8) ? -1 : st.Int(8);
-      o.total_bytes = st.IsNull(9) ? -1 : st.Int(9);
-      o.from_oom_table = true;
-      if (o.correlation) seen.insert(o.correlation);
-      t->ooms.push_back(o);
-    }
-    if (!st.ok()) return st.status();
+  ASSIGN_OR_RETURN(std::vector<OomTableRow> oom_rows, LoadOomTable(r.db()));
+  for (const OomTableRow& row : oom_rows) {
+    OomEvent o;
+    o.ts_ns = row.ts_ns;
+    o.tid = static_cast<uint32_t>(row.tid);
+    o.device = static_cast<int32_t>(row.device);
+    o.correlation = static_cast<uint32_t>(row.correlation);
+    o.api = static_cast<StringId>(row.name_id);
+    o.return_code = static_cast<int32_t>(row.return_code);
+    o.requested_bytes = row.requested_bytes;
+    int32_t place = 0;
+    ClassifyMemoryRow(static_cast<MemoryKind>(row.memory_kind), false, 0, &o.kind, &place);
+    o.free_bytes = row.free_bytes;
+    o.total_bytes = row.total_bytes;
+    o.from_oom_table = true;
+    if (o.correlation) seen.insert(o.correlation);
+    t->ooms.push_back(o);
   }
   // 2 is both cudaErrorMemoryAllocation and CUDA_ERROR_OUT_OF_MEMORY.
-  ASSIGN_OR_RETURN(Statement st, r.Query("SELECT end_ns, tid, correlation, name_id, return_code "
-                                         "FROM api WHERE return_code = 2 ORDER BY start_ns, id"));
-  while (st.Step()) {
-    StringId name = static_cast<StringId>(st.Int(3));
-    uint32_t corr = static_cast<uint32_t>(st.Int(2));
+  ASSIGN_OR_RETURN(std::vector<FailedApiRow> failed, LoadOutOfMemoryApiCalls(r.db()));
+  for (const FailedApiRow& a : failed) {
+    StringId name = static_cast<StringId>(a.name_id);
+    uint32_t corr = static_cast<uint32_t>(a.correlation);
     if (!IsAllocationApi(r.String(name)) || (corr && seen.count(corr))) continue;
     OomEvent o;
-    o.ts_ns = st.Int(0);
-    o.tid = static_cast<uint32_t>(st.Int(1));
+    o.ts_ns = a.end_ns;
+    o.tid = static_cast<uint32_t>(a.tid);
     o.correlation = corr;
     o.api = name;
-    o.return_code = static_cast<int32_t>(st.Int(4));
+    o.return_code = static_cast<int32_t>(a.return_code);
     const std::string& n = r.String(name);
     if (n.find("Host") != std::string::npos) o.kind = SeriesKind::kPinned;
     if (n.find("Managed") != std::string::npos) o.kind = SeriesKind::kManaged;
     t->ooms.push_back(o);
   }
-  if (!st.ok()) return st.status();
   std::stable_sort(t->ooms.begin(), t->ooms.end(),
                    [](const OomEvent& a, const OomEvent& b) { return a.ts_ns < b.ts_ns; });
   return OkStatus();

@@ -11,7 +11,7 @@
 #include "analysis/rules/rule.h"
 #include "common/strings.h"
 #include "plan/select.h"
-#include "store/sqlite_util.h"
+#include "store/memory_rows.h"
 #include "store/trace_reader.h"
 
 namespace stepscope {
@@ -176,23 +176,22 @@ std::vector<OomRow> LoadOomRows(const TraceModel& m) {
   std::set<uint32_t> seen;
   if (!m.path().empty()) {
     auto reader = TraceReader::Open(m.path());
-    if (reader.ok() && TableExists((*reader)->db(), "oom")) {
-      auto st = (*reader)->Query(
-          "SELECT ts_ns, tid, device, correlation, name_id, requested_bytes, free_bytes, "
-          "total_bytes FROM oom ORDER BY ts_ns");
-      while (st.ok() && st->Step()) {
-        OomRow o;
-        o.ts_ns = st->Int(0);
-        o.tid = static_cast<uint32_t>(st->Int(1));
-        o.device = static_cast<int32_t>(st->Int(2));
-        if (uint32_t corr = static_cast<uint32_t>(st->Int(3))) seen.insert(corr);
-        o.api = (*reader)->String(static_cast<StringId>(st->Int(4)));
-        o.requested_bytes = st->IsNull(5) ? -1 : st->Int(5);
-        o.free_bytes = st->IsNull(6) ? -1 : st->Int(6);
-        o.total_bytes = st->IsNull(7) ? -1 : st->Int(7);
-        o.from_oom_table = true;
-        rows.push_back(o);
-      }
+    std::vector<OomTableRow> table;
+    if (reader.ok()) {
+      if (auto loaded = LoadOomTable((*reader)->db()); loaded.ok()) table = std::move(*loaded);
+    }
+    for (const OomTableRow& row : table) {
+      OomRow o;
+      o.ts_ns = row.ts_ns;
+      o.tid = static_cast<uint32_t>(row.tid);
+      o.device = static_cast<int32_t>(row.device);
+      if (uint32_t corr = static_cast<uint32_t>(row.correlation)) seen.insert(corr);
+      o.api = (*reader)->String(static_cast<StringId>(row.name_id));
+      o.requested_bytes = row.requested_bytes;
+      o.free_bytes = row.free_bytes;
+      o.total_bytes = row.total_bytes;
+      o.from_oom_table = true;
+      rows.push_back(o);
     }
   }
   // 2: cudaErrorMemoryAllocation / CUDA_ERROR_OUT_OF_MEMORY.
