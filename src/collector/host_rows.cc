@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "capture/shm_ring.h"
-#include "store/sqlite_util.h"
+#include "store/trace_fixups.h"
 
 namespace stepscope {
 namespace {
@@ -140,26 +140,7 @@ void HostRows::AddPyStack(const uint8_t* p, uint32_t n) {
 
 Status HostRows::MarkCudaWaits() {
   if (samples_ == 0 && osrt_ == 0) return OkStatus();
-  // A blocking CUDA call: synchronizations, synchronous copies and memsets,
-  // frees (they synchronize the device).
-  return Exec(
-      w_->db(),
-      "CREATE TEMP TABLE host_blocking_api AS SELECT a.tid, a.start_ns, a.end_ns, a.name_id "
-      "FROM api a JOIN strings s ON s.rowid = a.name_id WHERE s.value LIKE '%Synchronize%' "
-      "OR s.value IN ('cudaMemcpy', 'cudaMemcpy2D', 'cudaMemcpy3D', 'cudaMemcpyPeer', "
-      "'cudaMemcpyToSymbol', 'cudaMemcpyFromSymbol', 'cudaMemset', 'cudaMemset2D', "
-      "'cudaMemset3D', 'cuMemcpy', 'cuMemcpyDtoH', 'cuMemcpyHtoD', 'cuMemcpyDtoD', "
-      "'cuMemcpyPeer', 'cuMemsetD8', 'cuMemsetD16', 'cuMemsetD32', 'cudaFree', 'cudaFreeHost', "
-      "'cuMemFree', 'cuMemFreeHost');"
-      "CREATE INDEX host_blocking_api_tid ON host_blocking_api(tid, start_ns);"
-      "UPDATE samples SET state = 2, wait_id = (SELECT b.name_id FROM host_blocking_api b "
-      "WHERE b.tid = samples.tid AND b.start_ns <= samples.ts_ns ORDER BY b.start_ns DESC "
-      "LIMIT 1) WHERE (SELECT b.end_ns FROM host_blocking_api b WHERE b.tid = samples.tid AND "
-      "b.start_ns <= samples.ts_ns ORDER BY b.start_ns DESC LIMIT 1) >= samples.ts_ns;"
-      "DELETE FROM osrt WHERE source = 2 AND (SELECT b.end_ns FROM host_blocking_api b WHERE "
-      "b.tid = osrt.tid AND b.start_ns <= osrt.end_ns ORDER BY b.start_ns DESC LIMIT 1) >= "
-      "osrt.start_ns;"
-      "DROP TABLE host_blocking_api;");
+  return MarkBlockingCudaWaits(w_->db());
 }
 
 }  // namespace stepscope

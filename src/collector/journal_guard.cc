@@ -15,6 +15,7 @@
 #include <string>
 
 #include "common/spawn_attr.h"
+#include "store/sqlite_util.h"
 
 extern char** environ;
 
@@ -100,7 +101,7 @@ bool Repair(const std::string& path) {
     sqlite3_busy_timeout(db, 2000);
     // The first read takes a shared lock: SQLite finds the journal hot (no
     // writer holds a lock), rolls it back into the file and deletes it.
-    (void)sqlite3_exec(db, "SELECT COUNT(*) FROM sqlite_master;", nullptr, nullptr, nullptr);
+    (void)ProbeSchema(db);
   }
   sqlite3_close_v2(db);
   return ::stat(journal.c_str(), &st) != 0;

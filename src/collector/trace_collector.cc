@@ -18,6 +18,7 @@
 #include "collector/journal_guard.h"
 #include "common/log.h"
 #include "common/strings.h"
+#include "store/trace_fixups.h"
 
 namespace stepscope {
 namespace {
@@ -529,10 +530,7 @@ void TraceCollector::Finish() {
         tid, w.Intern(it != proc_names_.end() ? it->second : "thread " + std::to_string(tid)));
   }
   // Sync records carry no thread: take it from the API call they belong to.
-  Status st = Exec(w.db(),
-                   "CREATE INDEX IF NOT EXISTS api_correlation ON api(correlation);"
-                   "UPDATE sync SET tid = COALESCE((SELECT tid FROM api WHERE api.correlation = "
-                   "sync.correlation LIMIT 1), 0) WHERE tid = 0;");
+  Status st = FillSyncThreads(w.db());
   if (!st.ok()) LogWarn("%s: %s", path_.c_str(), st.message().c_str());
   if (Status hs = host_->MarkCudaWaits(); !hs.ok()) {
     LogWarn("%s: %s", path_.c_str(), hs.message().c_str());

@@ -58,6 +58,12 @@ Status Exec(sqlite3* db, const std::string& sql) {
   return OkStatus();
 }
 
+Status ProbeSchema(sqlite3* db) {
+  ASSIGN_OR_RETURN(Statement st, Prepare(db, "SELECT COUNT(*) FROM sqlite_master"));
+  if (!st.Step()) return st.status();
+  return OkStatus();
+}
+
 bool TableExists(sqlite3* db, const std::string& table) {
   auto st = Prepare(db, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?");
   if (!st.ok()) return false;

@@ -76,5 +76,8 @@ Status SqliteError(sqlite3* db, int rc, const std::string& what);
 StatusOr<Statement> Prepare(sqlite3* db, std::string_view sql);
 Status Exec(sqlite3* db, const std::string& sql);
 bool TableExists(sqlite3* db, const std::string& table);
+// A first read of the schema (sqlite_master): it rolls back a hot journal
+// left beside the file, and fails (SqliteError) on a damaged schema page.
+Status ProbeSchema(sqlite3* db);
 
 }  // namespace stepscope

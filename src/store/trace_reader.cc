@@ -106,13 +106,9 @@ Status TraceReader::Init(const std::string& path) {
     return InvalidInput(path + ": cannot open as SQLite: " + sqlite3_errmsg(db_));
   }
   sqlite3_busy_timeout(db_, 2000);
-  {
-    // A damaged schema page fails here with one line naming the file
-    // (SqliteError), not as "no meta table" below.
-    auto probe = Prepare(db_, "SELECT COUNT(*) FROM sqlite_master");
-    if (!probe.ok()) return probe.status();
-    if (!probe->Step() && !probe->ok()) return probe->status();
-  }
+  // A damaged schema page fails here with one line naming the file
+  // (SqliteError), not as "no meta table" below.
+  RETURN_IF_ERROR(ProbeSchema(db_));
   if (!TableExists(db_, "meta")) {
     return InvalidInput(path +
                         ": SQLite file is not a stepscope trace (no meta table); "
