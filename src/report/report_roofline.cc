@@ -5,23 +5,16 @@
 #include <set>
 
 #include "common/json_value.h"
-#include "store/sqlite_util.h"
+#include "store/roofline_rows.h"
 
 namespace stepscope {
 namespace {
 
-// The per-precision FLOP columns of the roofline table and the ceiling key of
-// each (the Precision names of roofline_model.h).
-constexpr std::pair<const char*, const char*> kPrecisionColumns[] = {
-    {"flops_fp64", "fp64"},
-    {"flops_fp32", "fp32"},
-    {"flops_fp16", "fp16"},
-    {"flops_tensor_fp64", "tensor_fp64"},
-    {"flops_tensor_tf32", "tensor_tf32"},
-    {"flops_tensor_fp16", "tensor_fp16"},
-    {"flops_tensor_bf16", "tensor_bf16"},
-    {"flops_tensor_fp8", "tensor_fp8"},
-    {"flops_tensor_other", "tensor_other"},
+// The ceiling key of each per-precision FLOP column of the roofline table
+// (RooflineRow::precision_flops; the Precision names of roofline_model.h).
+constexpr const char* kPrecisionKeys[kRooflinePrecisionColumns] = {
+    "fp64",        "fp32",        "fp16",       "tensor_fp64",  "tensor_tf32",
+    "tensor_fp16", "tensor_bf16", "tensor_fp8", "tensor_other",
 };
 constexpr const char* kDram = "dram_bw";
 
@@ -141,50 +134,41 @@ void RooflineGeometry(const std::vector<std::pair<std::string, double>>& ceiling
 
 Status CollectRoofline(const TraceReader& reader, ReportData* d) {
   if (!TableExists(reader.db(), "roofline")) return OkStatus();
-  std::string sql =
-      "SELECT rank, name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, step, "
-      "instances, duration_ns, flops, dram_read_bytes, dram_write_bytes, "
-      "intensity_dram, flops_per_s, dram_bytes_per_s, precision, bound, bound_kind, "
-      "pct_of_bound";
-  for (const auto& [col, key] : kPrecisionColumns) sql += std::string(", ") + col;
-  sql += " FROM roofline ORDER BY rank, id";
-  ASSIGN_OR_RETURN(Statement st, reader.Query(sql));
+  ASSIGN_OR_RETURN(std::vector<RooflineRow> rows, LoadRooflineTable(reader));
   ReportRoofline r;
   std::set<std::string> used;  // precisions with FLOPs in any row
-  while (st.Step()) {
+  for (RooflineRow& row : rows) {
     RooflineKernel k;
-    k.rank = st.Int(0);
-    k.name = reader.String(static_cast<StringId>(st.Int(1)));
-    k.launch = "grid " + Dim3(st.Int(2), st.Int(3), st.Int(4)) + " block " +
-               Dim3(st.Int(5), st.Int(6), st.Int(7));
-    r.step = st.Int(8);
-    k.instances = st.Int(9);
-    k.duration_ns = st.Double(10);
-    k.flops = st.Double(11);
-    k.dram_bytes = st.Double(12) + st.Double(13);
-    k.intensity = st.Double(14);
-    k.flops_per_s = st.Double(15);
-    k.dram_bytes_per_s = st.Double(16);
-    k.precision = std::string(st.Text(17));
-    k.bound = std::string(st.Text(18));
-    k.bound_kind = std::string(st.Text(19));
-    k.pct_of_bound = st.Double(20);
+    k.rank = row.rank;
+    k.name = std::move(row.name);
+    k.launch = "grid " + Dim3(row.grid[0], row.grid[1], row.grid[2]) + " block " +
+               Dim3(row.block[0], row.block[1], row.block[2]);
+    r.step = row.step;
+    k.instances = row.instances;
+    k.duration_ns = row.duration_ns;
+    k.flops = row.flops;
+    k.dram_bytes = row.dram_read_bytes + row.dram_write_bytes;
+    k.intensity = row.intensity_dram;
+    k.flops_per_s = row.flops_per_s;
+    k.dram_bytes_per_s = row.dram_bytes_per_s;
+    k.precision = std::move(row.precision);
+    k.bound = std::move(row.bound);
+    k.bound_kind = std::move(row.bound_kind);
+    k.pct_of_bound = row.pct_of_bound;
     // Plottable() of roofline_svg.h: a log-log chart has no place for 0.
     k.on_chart = k.intensity > 0 && k.flops_per_s > 0;
-    int col = 21;
-    for (const auto& [name, key] : kPrecisionColumns) {
-      if (st.Double(col++) > 0) used.insert(key);
+    for (int p = 0; p < kRooflinePrecisionColumns; ++p) {
+      if (row.precision_flops[p] > 0) used.insert(kPrecisionKeys[p]);
     }
     if (!k.precision.empty()) used.insert(k.precision);
     if (k.bound_kind == "compute" && !k.bound.empty()) used.insert(k.bound);
     r.kernels.push_back(std::move(k));
   }
-  RETURN_IF_ERROR(st.status());
   if (r.kernels.empty()) return OkStatus();
   r.device = reader.Meta("roofline_device");
   auto ceilings = StoredCeilings(reader.Meta("roofline_ceilings"), &r.measured_at, &r.notes);
-  std::vector<std::string> precisions;  // in the order of kPrecisionColumns
-  for (const auto& [col, key] : kPrecisionColumns)
+  std::vector<std::string> precisions;  // in the order of kPrecisionKeys
+  for (const char* key : kPrecisionKeys)
     if (used.count(key)) precisions.push_back(key);
   RooflineGeometry(ceilings, ceilings.empty() ? std::vector<std::string>{} : precisions, &r);
   d->roofline = std::move(r);

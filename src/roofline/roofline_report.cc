@@ -3,8 +3,7 @@
 #include <algorithm>
 
 #include "common/strings.h"
-#include "store/schema.h"
-#include "store/sqlite_util.h"
+#include "store/roofline_rows.h"
 
 namespace stepscope {
 
@@ -149,116 +148,43 @@ std::string ReportSvg(const RooflineReport& r) {
   return RooflineSvg(title, RoofsFromCeilings(r.ceilings), points);
 }
 
-namespace {
-
-StatusOr<int64_t> InternString(sqlite3* db, const std::string& s) {
-  if (s.empty()) return int64_t{0};
-  {
-    ASSIGN_OR_RETURN(Statement q, Prepare(db, "SELECT id FROM strings WHERE value = ?1 LIMIT 1"));
-    q.BindText(1, s);
-    if (q.Step()) return q.Int(0);
-    if (!q.ok()) return q.status();
-  }
-  ASSIGN_OR_RETURN(Statement ins, Prepare(db, "INSERT INTO strings(value) VALUES(?1)"));
-  ins.BindText(1, s);
-  ins.Step();
-  if (!ins.ok()) return ins.status();
-  return static_cast<int64_t>(sqlite3_last_insert_rowid(db));
-}
-
-struct Db {
-  sqlite3* db = nullptr;
-  ~Db() {
-    if (db) sqlite3_close_v2(db);
-  }
-};
-
-Status WriteRows(sqlite3* db, const RooflineReport& r) {
-  const TableDef* def = FindTable("roofline");
-  if (!def) return Internal("schema has no roofline table");
-  RETURN_IF_ERROR(Exec(db, CreateTableSql(*def)));
-  RETURN_IF_ERROR(Exec(db, "DELETE FROM roofline"));
-  std::string cols, params;
-  for (size_t i = 0; i < def->columns.size(); ++i) {
-    cols += (i ? "," : "") + std::string(def->columns[i].name);
-    params += (i ? ",?" : "?") + std::to_string(i + 1);
-  }
-  ASSIGN_OR_RETURN(Statement ins,
-                   Prepare(db, "INSERT INTO roofline(" + cols + ") VALUES(" + params + ")"));
+Status StoreRoofline(const std::string& trace_path, const RooflineReport& r) {
+  static_assert(kRooflinePrecisionColumns == kPrecisionCount, "one roofline column a precision");
+  std::vector<RooflineRow> rows;
   for (const RooflineEntry& e : r.entries) {
-    ASSIGN_OR_RETURN(int64_t name_id, InternString(db, e.target.name));
-    ASSIGN_OR_RETURN(int64_t mangled_id, InternString(db, e.target.mangled));
     const KernelWork& w = e.work;
     const RooflineResult& x = e.result;
-    int i = 1;
-    ins.Reset();
-    ins.BindInt(i++, e.target.rank);
-    ins.BindInt(i++, name_id);
-    ins.BindInt(i++, mangled_id);
-    for (int d = 0; d < 3; ++d) ins.BindInt(i++, e.target.grid[d]);
-    for (int d = 0; d < 3; ++d) ins.BindInt(i++, e.target.block[d]);
-    ins.BindInt(i++, r.step);
-    ins.BindInt(i++, e.target.step_gpu_ns);
-    ins.BindInt(i++, e.target.step_launches);
-    ins.BindInt(i++, e.instances);
-    ins.BindInt(i++, e.first_launch_index);
-    ins.BindDouble(i++, w.duration_ns);
-    ins.BindDouble(i++, x.flops);
-    for (int p = 0; p < kPrecisionCount; ++p) ins.BindDouble(i++, w.flops[p]);
-    ins.BindDouble(i++, w.tensor_int_ops);
-    ins.BindDouble(i++, w.dram_read_bytes);
-    ins.BindDouble(i++, w.dram_write_bytes);
-    ins.BindDouble(i++, w.l2_bytes);
-    ins.BindDouble(i++, w.l1_bytes);
-    ins.BindDouble(i++, x.intensity_dram);
-    ins.BindDouble(i++, x.flops_per_s);
-    ins.BindDouble(i++, x.dram_bytes_per_s);
-    ins.BindText(i++, x.precision);
-    ins.BindText(i++, x.bound);
-    ins.BindText(i++, x.bound_kind);
-    ins.BindDouble(i++, x.pct_of_bound);
-    ins.BindText(i++, CountersJson(e.counters));
-    if (i - 1 != static_cast<int>(def->columns.size())) {
-      return Internal("roofline insert binds " + std::to_string(i - 1) + " of " +
-                      std::to_string(def->columns.size()) + " columns");
-    }
-    ins.Step();
-    if (!ins.ok()) return ins.status();
+    RooflineRow row;
+    row.rank = e.target.rank;
+    row.name = e.target.name;
+    row.mangled = e.target.mangled;
+    for (int d = 0; d < 3; ++d) row.grid[d] = e.target.grid[d];
+    for (int d = 0; d < 3; ++d) row.block[d] = e.target.block[d];
+    row.step = r.step;
+    row.step_gpu_ns = e.target.step_gpu_ns;
+    row.step_launches = e.target.step_launches;
+    row.instances = e.instances;
+    row.first_launch_index = e.first_launch_index;
+    row.duration_ns = w.duration_ns;
+    row.flops = x.flops;
+    for (int p = 0; p < kPrecisionCount; ++p) row.precision_flops[p] = w.flops[p];
+    row.tensor_int_ops = w.tensor_int_ops;
+    row.dram_read_bytes = w.dram_read_bytes;
+    row.dram_write_bytes = w.dram_write_bytes;
+    row.l2_bytes = w.l2_bytes;
+    row.l1_bytes = w.l1_bytes;
+    row.intensity_dram = x.intensity_dram;
+    row.flops_per_s = x.flops_per_s;
+    row.dram_bytes_per_s = x.dram_bytes_per_s;
+    row.precision = x.precision;
+    row.bound = x.bound;
+    row.bound_kind = x.bound_kind;
+    row.pct_of_bound = x.pct_of_bound;
+    row.counters_json = CountersJson(e.counters);
+    rows.push_back(std::move(row));
   }
-  ASSIGN_OR_RETURN(Statement meta,
-                   Prepare(db, "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)"));
-  auto set_meta = [&](const std::string& k, const std::string& v) -> Status {
-    meta.Reset();
-    meta.BindText(1, k);
-    meta.BindText(2, v);
-    meta.Step();
-    return meta.ok() ? OkStatus() : meta.status();
-  };
-  RETURN_IF_ERROR(set_meta("roofline_device", r.gpu_name + (r.uuid.empty() ? "" : " " + r.uuid)));
-  RETURN_IF_ERROR(set_meta("roofline_ceilings", CeilingsJson(r.ceilings)));
-  // The trace now holds a table of this minor schema version.
-  RETURN_IF_ERROR(Exec(db, "UPDATE meta SET value = '" + std::to_string(kSchemaMinor) +
-                               "' WHERE key = 'schema_minor' AND CAST(value AS INTEGER) < " +
-                               std::to_string(kSchemaMinor)));
-  return OkStatus();
-}
-
-}  // namespace
-
-Status StoreRoofline(const std::string& trace_path, const RooflineReport& r) {
-  Db d;
-  if (sqlite3_open_v2(trace_path.c_str(), &d.db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
-    return IoError(trace_path + ": cannot open for writing the roofline table: " +
-                   (d.db ? sqlite3_errmsg(d.db) : "out of memory"));
-  }
-  sqlite3_busy_timeout(d.db, 5000);
-  RETURN_IF_ERROR(Exec(d.db, "BEGIN IMMEDIATE"));
-  Status st = WriteRows(d.db, r);
-  if (!st.ok()) {
-    (void)Exec(d.db, "ROLLBACK");
-    return st.WithContext(trace_path + ": storing the roofline table");
-  }
-  return Exec(d.db, "COMMIT");
+  return StoreRooflineTable(trace_path, rows, r.gpu_name + (r.uuid.empty() ? "" : " " + r.uuid),
+                            CeilingsJson(r.ceilings));
 }
 
 StatusOr<RooflineReport> LoadStoredRoofline(const TraceReader& trace) {
@@ -277,24 +203,20 @@ StatusOr<RooflineReport> LoadStoredRoofline(const TraceReader& trace) {
     auto c = CeilingsFromJson(cj);
     if (c.ok()) r.ceilings = *c;
   }
-  ASSIGN_OR_RETURN(
-      Statement st,
-      trace.Query("SELECT rank, name_id, mangled_id, grid_x, grid_y, grid_z, block_x, "
-                  "block_y, block_z, step, step_gpu_ns, step_launches, instances, "
-                  "first_launch_index, counters_json FROM roofline ORDER BY rank, id"));
-  while (st.Step()) {
+  ASSIGN_OR_RETURN(std::vector<RooflineRow> rows, LoadRooflineTable(trace));
+  for (RooflineRow& row : rows) {
     RooflineEntry e;
-    e.target.rank = static_cast<int>(st.Int(0));
-    e.target.name = trace.String(static_cast<StringId>(st.Int(1)));
-    e.target.mangled = trace.String(static_cast<StringId>(st.Int(2)));
-    for (int d = 0; d < 3; ++d) e.target.grid[d] = static_cast<int32_t>(st.Int(3 + d));
-    for (int d = 0; d < 3; ++d) e.target.block[d] = static_cast<int32_t>(st.Int(6 + d));
-    r.step = st.Int(9);
-    e.target.step_gpu_ns = st.Int(10);
-    e.target.step_launches = st.Int(11);
-    e.instances = static_cast<int>(st.Int(12));
-    e.first_launch_index = st.Int(13);
-    auto counters = CountersFromJson(std::string(st.Text(14)));
+    e.target.rank = static_cast<int>(row.rank);
+    e.target.name = std::move(row.name);
+    e.target.mangled = std::move(row.mangled);
+    for (int d = 0; d < 3; ++d) e.target.grid[d] = static_cast<int32_t>(row.grid[d]);
+    for (int d = 0; d < 3; ++d) e.target.block[d] = static_cast<int32_t>(row.block[d]);
+    r.step = row.step;
+    e.target.step_gpu_ns = row.step_gpu_ns;
+    e.target.step_launches = row.step_launches;
+    e.instances = static_cast<int>(row.instances);
+    e.first_launch_index = row.first_launch_index;
+    auto counters = CountersFromJson(row.counters_json);
     if (!counters.ok()) {
       return InvalidInput(trace.path() + ": roofline row rank " + std::to_string(e.target.rank) +
                           ": counters_json: " + counters.status().message());
@@ -302,7 +224,6 @@ StatusOr<RooflineReport> LoadStoredRoofline(const TraceReader& trace) {
     e.counters = std::move(*counters);
     r.entries.push_back(std::move(e));
   }
-  if (!st.ok()) return st.status();
   if (r.entries.empty()) {
     return InvalidInput(
         trace.path() +

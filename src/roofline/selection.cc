@@ -12,26 +12,24 @@
 #include "common/stats.h"
 #include "common/step_names.h"
 #include "common/strings.h"
+#include "store/roofline_rows.h"
 
 namespace stepscope {
 
 StatusOr<std::vector<StepRange>> FindSteps(const TraceReader& trace) {
   // The one step definition (common/step_names.h), as `steps` and the rules.
-  ASSIGN_OR_RETURN(Statement st,
-                   trace.Query("SELECT name_id, start_ns, end_ns, tid, domain_id FROM nvtx "
-                               "WHERE kind != 3 ORDER BY start_ns"));
+  ASSIGN_OR_RETURN(std::vector<NvtxRangeRow> ranges, LoadNvtxRanges(trace.db()));
   StepRangeFinder finder;
-  while (st.Step()) {
+  for (const NvtxRangeRow& r : ranges) {
     NvtxStepRange x;
-    x.start_ns = st.Int(1);
-    x.end_ns = st.Int(2);
+    x.start_ns = r.start_ns;
+    x.end_ns = r.end_ns;
     x.open = x.end_ns < x.start_ns;
     if (x.open) x.end_ns = INT64_MAX;
-    x.tid = static_cast<uint32_t>(st.Int(3));
-    finder.Add(trace.String(static_cast<StringId>(st.Int(0))),
-               trace.String(static_cast<StringId>(st.Int(4))), x);
+    x.tid = static_cast<uint32_t>(r.tid);
+    finder.Add(trace.String(static_cast<StringId>(r.name_id)),
+               trace.String(static_cast<StringId>(r.domain_id)), x);
   }
-  if (!st.ok()) return st.status();
   std::vector<StepRange> steps;
   for (const NvtxStepRange& x : finder.Finish(nullptr, nullptr)) {
     if (!x.open) steps.push_back({x.number, x.start_ns, x.end_ns});  // a cut-off step: no
@@ -49,26 +47,26 @@ struct Group {
   int64_t launches = 0;
 };
 
-Status Accumulate(Statement& st, std::map<Key, Group>* groups) {
-  while (st.Step()) {
-    Key k{st.Int(0),
-          static_cast<int32_t>(st.Int(2)),
-          static_cast<int32_t>(st.Int(3)),
-          static_cast<int32_t>(st.Int(4)),
-          static_cast<int32_t>(st.Int(5)),
-          static_cast<int32_t>(st.Int(6)),
-          static_cast<int32_t>(st.Int(7))};
+Status Accumulate(sqlite3* db, LaunchFilter filter, const StepRange& step,
+                  std::map<Key, Group>* groups) {
+  ASSIGN_OR_RETURN(RowCursor<KernelLaunchRow> launches,
+                   KernelLaunches(db, filter, step.start_ns, step.end_ns));
+  while (launches.Next()) {
+    const KernelLaunchRow& r = launches.row();
+    Key k{r.name_id,
+          static_cast<int32_t>(r.grid[0]),
+          static_cast<int32_t>(r.grid[1]),
+          static_cast<int32_t>(r.grid[2]),
+          static_cast<int32_t>(r.block[0]),
+          static_cast<int32_t>(r.block[1]),
+          static_cast<int32_t>(r.block[2])};
     Group& g = (*groups)[k];
-    g.mangled_id = st.Int(1);
-    g.ns += st.Int(8);
+    g.mangled_id = r.mangled_id;
+    g.ns += r.duration_ns;
     g.launches += 1;
   }
-  return st.ok() ? OkStatus() : st.status();
+  return launches.status();
 }
-
-constexpr const char* kKernelCols =
-    "SELECT k.name_id, k.mangled_id, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, "
-    "k.block_z, k.end_ns - k.start_ns FROM kernels k ";
 
 }  // namespace
 
@@ -93,8 +91,7 @@ StatusOr<Selection> SelectKernels(const TraceReader& trace, const SelectionOptio
                           " cannot be found; drop --step to rank kernels over the whole trace");
     }
     sel.method = "whole trace";
-    ASSIGN_OR_RETURN(Statement st, trace.Query(std::string(kKernelCols)));
-    RETURN_IF_ERROR(Accumulate(st, &groups));
+    RETURN_IF_ERROR(Accumulate(trace.db(), LaunchFilter::kAll, StepRange{}, &groups));
   } else {
     const StepRange* chosen = nullptr;
     if (opt.step >= 0) {
@@ -118,28 +115,12 @@ StatusOr<Selection> SelectKernels(const TraceReader& trace, const SelectionOptio
     }
     sel.has_step = true;
     sel.step = *chosen;
-    bool have_api = false;
-    {
-      ASSIGN_OR_RETURN(Statement st, trace.Query("SELECT 1 FROM api LIMIT 1"));
-      have_api = st.Step();
-    }
-    if (have_api) {
-      sel.method = "launch api in step";
-      ASSIGN_OR_RETURN(Statement st,
-                       trace.Query(std::string(kKernelCols) +
-                                   "WHERE EXISTS (SELECT 1 FROM api a WHERE a.correlation = "
-                                   "k.correlation AND a.start_ns >= ?1 AND a.start_ns <= ?2)"));
-      st.BindInt(1, sel.step.start_ns);
-      st.BindInt(2, sel.step.end_ns);
-      RETURN_IF_ERROR(Accumulate(st, &groups));
-    } else {
-      sel.method = "gpu start in step";
-      ASSIGN_OR_RETURN(Statement st, trace.Query(std::string(kKernelCols) +
-                                                 "WHERE k.start_ns >= ?1 AND k.start_ns <= ?2"));
-      st.BindInt(1, sel.step.start_ns);
-      st.BindInt(2, sel.step.end_ns);
-      RETURN_IF_ERROR(Accumulate(st, &groups));
-    }
+    ASSIGN_OR_RETURN(bool have_api, HasApiRows(trace.db()));
+    // By the launching call when the trace has calls, else by the kernel's start.
+    sel.method = have_api ? "launch api in step" : "gpu start in step";
+    RETURN_IF_ERROR(Accumulate(trace.db(),
+                               have_api ? LaunchFilter::kCalledIn : LaunchFilter::kStartedIn,
+                               sel.step, &groups));
   }
   std::vector<KernelTarget> all;
   for (const auto& [k, g] : groups) {
