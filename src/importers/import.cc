@@ -10,7 +10,7 @@
 #include "importers/input_stream.h"
 #include "importers/kineto_importer.h"
 #include "importers/nsys_importer.h"
-#include "store/sqlite_util.h"
+#include "store/trace_fixups.h"
 #include "store/trace_writer.h"
 
 namespace stepscope {
@@ -70,7 +70,7 @@ Status ImportTrace(const std::string& in, const std::string& out, ImportFormat f
   TraceWriter* w = writer->get();
   // The output is a temporary file until the import succeeds, so the crash
   // safety of a journal buys nothing: write each page once, not WAL + checkpoint.
-  RETURN_IF_ERROR(Exec(w->db(), "COMMIT; PRAGMA journal_mode=OFF; BEGIN;").WithContext(out));
+  RETURN_IF_ERROR(StopJournal(w->db()).WithContext(out));
   Status st;
   auto t0 = std::chrono::steady_clock::now();
   if (format == ImportFormat::kKinetoJson) {
@@ -104,7 +104,7 @@ Status ImportTrace(const std::string& in, const std::string& out, ImportFormat f
   auto t1 = std::chrono::steady_clock::now();
   // Index builds sort every row: let SQLite spill the sort to a temporary file
   // instead of memory, so peak memory does not grow with the trace.
-  RETURN_IF_ERROR(Exec(w->db(), "PRAGMA temp_store=FILE;").WithContext(out));
+  RETURN_IF_ERROR(SpillTempToFile(w->db()).WithContext(out));
   RETURN_IF_ERROR(w->Finalize().WithContext(out));
   auto t2 = std::chrono::steady_clock::now();
   result->read_parse_insert_s = std::chrono::duration<double>(t1 - t0).count();

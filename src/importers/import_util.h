@@ -41,7 +41,7 @@ class StringCache {
 // start (enclosing range first on ties), so a stack of open range ends gives
 // the depth: pop every range that ended at or before the new start; the depth
 // is what remains. A range that breaks the order gets a provisional depth and
-// marks its key; RecomputeNvtxDepth() then redoes that key from the stored
+// marks its key; RecomputeNvtxDepth() (store/trace_fixups.h) then redoes that key from the stored
 // rows, sorted by SQLite, so memory stays bounded whatever the order.
 class RangeDepthTracker {
  public:
@@ -63,12 +63,6 @@ class RangeDepthTracker {
   std::set<uint64_t> unordered_;
   uint64_t out_of_order_ = 0;
 };
-
-// Recomputes nvtx.depth for the push/pop rows of thread `tid` whose domain_id
-// is one of `domains`, in (start, longest first) order. Returns the number of
-// rows that overlap their parent without nesting in it (*partial).
-Status RecomputeNvtxDepth(sqlite3* db, uint32_t tid, const std::vector<StringId>& domains,
-                          uint64_t* partial);
 
 // memcpy/memset.is_async of an imported trace, from the API call that issued
 // each copy (same correlation id): a name with "Async" (cudaMemcpyAsync,

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "store/callsite_interner.h"
-#include "store/sqlite_util.h"
+#include "store/import_rows.h"
 #include "store/trace_writer.h"
 
 namespace stepscope {
@@ -61,26 +61,18 @@ Status ImportKinetoPythonStacks(TraceWriter* w, StringId python_domain, ImportSt
   sqlite3* db = w->db();
   std::unordered_map<uint32_t, std::vector<Span>> spans;
   {
-    ASSIGN_OR_RETURN(Statement st,
-                     Prepare(db,
-                             "SELECT tid, start_ns, end_ns, name_id FROM nvtx WHERE domain_id = ? "
-                             "ORDER BY tid, start_ns, end_ns DESC, id"));
-    st.BindInt(1, python_domain);
-    while (st.Step()) {
-      spans[static_cast<uint32_t>(st.Int(0))].push_back(
-          {st.Int(1), st.Int(2), static_cast<StringId>(st.Int(3))});
+    ASSIGN_OR_RETURN(std::vector<NvtxSpanRow> rows, LoadNvtxSpansInDomain(db, python_domain));
+    for (const NvtxSpanRow& r : rows) {
+      spans[static_cast<uint32_t>(r.tid)].push_back(
+          {r.start_ns, r.end_ns, static_cast<StringId>(r.name_id)});
     }
-    RETURN_IF_ERROR(st.status());
   }
   if (spans.empty()) return OkStatus();
   std::unordered_map<StringId, FrameKey> frames;
   auto frame = [&](StringId name) -> StatusOr<FrameKey> {
     auto it = frames.find(name);
     if (it != frames.end()) return it->second;
-    ASSIGN_OR_RETURN(Statement st, Prepare(db, "SELECT value FROM strings WHERE id = ?"));
-    st.BindInt(1, name);
-    std::string text = st.Step() ? std::string(st.Text(0)) : std::string();
-    RETURN_IF_ERROR(st.status());
+    ASSIGN_OR_RETURN(std::string text, LoadStringValue(db, name));
     FrameKey f = ParseFrame(w, text);
     frames.emplace(name, f);
     return f;
@@ -92,25 +84,19 @@ Status ImportKinetoPythonStacks(TraceWriter* w, StringId python_domain, ImportSt
   };
   std::vector<Call> calls;
   {
-    ASSIGN_OR_RETURN(Statement st, Prepare(db,
-                                           "SELECT tid, start_ns, correlation FROM api "
-                                           "ORDER BY tid, start_ns, id"));
-    while (st.Step()) {
+    ASSIGN_OR_RETURN(std::vector<ApiCallRow> rows, LoadApiCallsByThread(db));
+    calls.reserve(rows.size());
+    for (const ApiCallRow& r : rows) {
       calls.push_back(
-          {static_cast<uint32_t>(st.Int(0)), st.Int(1), static_cast<uint32_t>(st.Int(2))});
+          {static_cast<uint32_t>(r.tid), r.start_ns, static_cast<uint32_t>(r.correlation)});
     }
-    RETURN_IF_ERROR(st.status());
   }
   CallsiteInterner interner(w);
   {
     // Number after any rows already written (a writer reused for a second import).
-    ASSIGN_OR_RETURN(Statement st, Prepare(db,
-                                           "SELECT (SELECT COALESCE(MAX(id), 0) FROM frames), "
-                                           "(SELECT COALESCE(MAX(id), 0) FROM callsites)"));
-    if (st.Step()) {
-      interner.StartAfter(static_cast<uint32_t>(st.Int(0)), static_cast<uint32_t>(st.Int(1)));
-    }
-    RETURN_IF_ERROR(st.status());
+    ASSIGN_OR_RETURN(auto max_ids, MaxFrameAndCallsiteIds(db));
+    interner.StartAfter(static_cast<uint32_t>(max_ids.first),
+                        static_cast<uint32_t>(max_ids.second));
   }
   uint32_t cur_tid = UINT32_MAX;
   const std::vector<Span>* v = nullptr;

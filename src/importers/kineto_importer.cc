@@ -6,6 +6,7 @@
 #include "importers/exact_decimal.h"
 #include "importers/input_stream.h"
 #include "importers/kineto_host.h"
+#include "store/trace_fixups.h"
 #include "store/trace_writer.h"
 
 namespace stepscope {

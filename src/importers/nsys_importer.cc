@@ -13,6 +13,7 @@
 #include "importers/nsys_host.h"
 #include "importers/nsys_um.h"
 #include "store/sqlite_util.h"
+#include "store/trace_fixups.h"
 #include "store/trace_writer.h"
 
 namespace stepscope {
@@ -420,12 +421,9 @@ Status NsysImporter::Sync() {
         w_->AddSync(s);
         return OkStatus();
       }));
-  // The waiting thread is the one that made the synchronizing API call. The
-  // index is the schema's own (Finalize() would build it anyway).
-  return Exec(w_->db(),
-              "CREATE INDEX IF NOT EXISTS api_correlation ON api(correlation);"
-              "UPDATE sync SET tid = coalesce((SELECT tid FROM api WHERE api.correlation = "
-              "sync.correlation LIMIT 1), 0);");
+  // The waiting thread is the one that made the synchronizing API call (every
+  // sync row here was written with tid 0).
+  return FillSyncThreads(w_->db());
 }
 
 Status NsysImporter::Nvtx() {
