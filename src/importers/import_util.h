@@ -41,8 +41,9 @@ class StringCache {
 // start (enclosing range first on ties), so a stack of open range ends gives
 // the depth: pop every range that ended at or before the new start; the depth
 // is what remains. A range that breaks the order gets a provisional depth and
-// marks its key; RecomputeNvtxDepth() (store/trace_fixups.h) then redoes that key from the stored
-// rows, sorted by SQLite, so memory stays bounded whatever the order.
+// marks its key; RecomputeNvtxDepth() (store/trace_fixups.h) then redoes that
+// key from the stored rows, sorted by SQLite, so memory stays bounded whatever
+// the order.
 class RangeDepthTracker {
  public:
   uint8_t Depth(uint64_t key, int64_t start, int64_t end);
