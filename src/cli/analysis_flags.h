@@ -152,7 +152,7 @@ inline std::string UntracedWindowLine(const TraceModel& m, int measured_steps_us
                   " (traced step " + FormatDuration(traced_step_ns) + ")";
   if (!u->steady()) {
     s += ", not steady (" + FormatFixed(u->max_over_min, 2) + "x apart)";
-  } else if (u->median_ns >= traced_step_ns) {
+  } else if (!u->UsableFor(traced_step_ns)) {
     s += ", not shorter than the traced steps";
   } else {
     s += "; --untraced-step-ms measured prices at that host speed";

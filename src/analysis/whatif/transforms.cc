@@ -437,7 +437,7 @@ StatusOr<WhatIfEngine> WhatIfEngine::Build(const TraceModel& m, const StepSet& s
   if (untraced_step_ns == kUntracedMeasured) {
     untraced_step_ns = 0;
     const std::optional<UntracedSteps> u = MeasuredUntracedSteps(m);
-    if (u && u->steady() && u->median_ns < e.base_.median) {
+    if (u && u->UsableFor(e.base_.median)) {
       untraced_step_ns = u->median_ns;
       e.untraced_measured_steps_ = u->steps;
     }

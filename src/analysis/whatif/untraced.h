@@ -32,6 +32,9 @@ struct UntracedSteps {
   // the steady loops of the same run stayed within 1.02-1.31x.
   static constexpr double kMaxSpread = 1.5;
   bool steady() const { return max_over_min <= kMaxSpread; }
+  // What the pricing may scale the host to (--untraced-step-ms measured): steady,
+  // and shorter than the traced step (else the tracer's cost is not what it shows).
+  bool UsableFor(int64_t traced_step_ns) const { return steady() && median_ns < traced_step_ns; }
 };
 
 // The durations of one mark's text (after the prefix): 1 to 64 comma-separated

@@ -620,6 +620,8 @@ TEST(UntracedSteps, ParsesTheMarksDurations) {
   EXPECT_EQ(u->steps, 3);
   EXPECT_DOUBLE_EQ(u->max_over_min, 1.1);
   EXPECT_TRUE(u->steady());
+  EXPECT_TRUE(u->UsableFor(2104001));   // shorter than the traced step
+  EXPECT_FALSE(u->UsableFor(2104000));  // not shorter: the tracer's cost is not what it shows
   // A loop whose host ran ahead of the GPU, then waited: not steady.
   u = ParseUntracedSteps("22779839,17732258,88698924,16976059,17885683");
   ASSERT_TRUE(u.has_value());
