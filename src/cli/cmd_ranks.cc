@@ -128,6 +128,9 @@ int RunRanks(int argc, char** argv) {
          "clock alignment: meta (wall_clock_offset_ns) or collectives (also correct "
          "per-host skew from collective end times)",
          "meta");
+  p.Flag("--steps", "LIST",
+         "analyze only these steps: numbers and ranges such as 10-17,26-33 (the others still "
+         "align the ranks but count in no median, score or verdict)");
   p.Flag("--report", "NAME",
          "what to print: steps, ranks, sections, collectives, scores, verdict "
          "(repeatable; default: steps,ranks,scores,verdict)",
@@ -139,6 +142,7 @@ int RunRanks(int argc, char** argv) {
       "  stepscope ranks run_*.sqlite\n"
       "  stepscope summarize run_*.sqlite && stepscope ranks run_*.summary.json\n"
       "  stepscope ranks summaries/ --report collectives --format csv\n"
+      "  stepscope ranks --steps 100-199 run_*.sqlite   # one stretch of a long job\n"
       "  stepscope ranks --align collectives node*/run_*.summary.json   # hosts without "
       "synchronized clocks");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
@@ -168,6 +172,11 @@ int RunRanks(int argc, char** argv) {
                        InvalidInput("--align must be meta or collectives, not '" + align + "'"));
   }
   opt.align_collectives = align == "collectives";
+  if (p.Has("--steps")) {
+    auto ranges = ParseStepRanges(p.Get("--steps"));
+    if (!ranges.ok()) return ReportError("ranks", ranges.status());
+    opt.step_ranges = std::move(*ranges);
+  }
   std::vector<std::string> reports = p.GetAll("--report");
   if (reports.empty()) reports = {"steps", "ranks", "scores", "verdict"};
   for (const std::string& r : reports) {

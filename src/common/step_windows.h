@@ -12,8 +12,8 @@
 // Warm-up: the leading complete steps longer than 1.25x the median of the
 // complete steps (the first iterations pay for CUDA context and library
 // initialization, allocator growth, autotuning). A step is *steady* when it is
-// complete, not warm-up and its window has positive length; only steady steps
-// count in the statistics.
+// complete, not warm-up, inside the reader's selection (`ranks --steps`) and its
+// window has positive length; only steady steps count in the statistics.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +36,9 @@ struct StepWindow {
   int64_t end_ns = 0;
   bool complete = true;
   bool warmup = false;
+  bool selected = true;  // false: outside the reader's step selection (ranks --steps)
   int64_t duration() const { return end_ns - start_ns; }
-  bool steady() const { return complete && !warmup && end_ns > start_ns; }
+  bool steady() const { return complete && !warmup && selected && end_ns > start_ns; }
 };
 
 // The windows of `steps` (in order), warm-up marked.

@@ -172,7 +172,10 @@ void StepWindowsOf(RanksAnalysis* a) {
       const bool gpu = st.gpu_end_ns > 0 || st.gpu_start_ns > 0;
       ext.push_back({st.start_ns, st.end_ns, gpu, st.gpu_start_ns, st.gpu_end_ns, true});
     }
-    a->windows.push_back(StepWindows(ext));
+    std::vector<StepWindow> w = StepWindows(ext);
+    for (size_t i = 0; i < w.size(); ++i)
+      w[i].selected = a->selected[static_cast<size_t>(StepPosition(*a, s.steps[i].step))];
+    a->windows.push_back(std::move(w));
   }
 }
 
@@ -204,7 +207,7 @@ void RankStats(RanksAnalysis* a) {
     out.overlap = comm > 0 ? static_cast<double>(overlap) / static_cast<double>(comm) : kNaN;
     std::vector<double> waited, caused;
     for (size_t p = 0; p < a->steps.size(); ++p) {
-      if (a->step_index[r][p] < 0) continue;
+      if (a->step_index[r][p] < 0 || !a->selected[p]) continue;
       waited.push_back(static_cast<double>(a->waited[r][p]));
       caused.push_back(static_cast<double>(a->caused[r][p]));
     }
@@ -248,7 +251,7 @@ void Scores(RanksAnalysis* a) {
     std::vector<int> idx;
     for (size_t p = 0; p < a->steps.size(); ++p) {
       const int i = a->step_index[r][p];
-      if (i >= 0 &&
+      if (i >= 0 && a->selected[p] &&
           (a->common_steps.empty() ||
            std::binary_search(a->common_steps.begin(), a->common_steps.end(), a->steps[p]))) {
         idx.push_back(i);
@@ -265,13 +268,18 @@ void Scores(RanksAnalysis* a) {
   // Individual: windows of W of the rank's own steps, counted back from its last step.
   const size_t w = static_cast<size_t>(std::max(1, a->options.window_steps));
   for (size_t r = 0; r < a->ranks.size(); ++r) {
-    const size_t n = a->summaries[r].steps.size();
+    std::vector<int> mine;  // the rank's selected steps (summary indices)
+    for (size_t i = 0; i < a->summaries[r].steps.size(); ++i) {
+      if (a->windows[r][i].selected) mine.push_back(static_cast<int>(i));
+    }
+    const size_t n = mine.size();
     std::vector<std::vector<WindowStat>> kernel_windows, section_windows;
     std::vector<std::vector<int>> windows;
     for (size_t end = n; end > 0; end = end > w ? end - w : 0) {
-      std::vector<int> idx;
-      for (size_t i = end > w ? end - w : 0; i < end; ++i) idx.push_back(static_cast<int>(i));
-      windows.insert(windows.begin(), idx);
+      windows.insert(
+          windows.begin(),
+          std::vector<int>(mine.begin() + static_cast<std::ptrdiff_t>(end > w ? end - w : 0),
+                           mine.begin() + static_cast<std::ptrdiff_t>(end)));
     }
     for (const auto& idx : windows) {
       std::vector<WindowStat> krow(kernel_ids.size()), srow(section_ids.size());
@@ -341,7 +349,50 @@ bool HandleSkew(RanksAnalysis* a, const std::vector<int64_t>& skew, bool correct
   return changed;
 }
 
+// options.step_ranges: which entries of a->steps are analyzed. Fails when the
+// selection holds none of the steps the ranks have.
+Status SelectSteps(RanksAnalysis* a) {
+  const auto& ranges = a->options.step_ranges;
+  a->selected.assign(a->steps.size(), ranges.empty());
+  if (ranges.empty()) return OkStatus();
+  bool any = false;
+  for (size_t p = 0; p < a->steps.size(); ++p) {
+    for (const auto& [first, last] : ranges) {
+      if (a->steps[p] >= first && a->steps[p] <= last) a->selected[p] = any = true;
+    }
+  }
+  if (!any) {
+    return InvalidInput("--steps selects none of the ranks' steps (" + RangeText(a->steps) +
+                        "); see the step numbers with 'stepscope ranks --report steps'");
+  }
+  std::vector<int64_t> common;
+  for (int64_t step : a->common_steps) {
+    if (a->selected[static_cast<size_t>(StepPosition(*a, step))]) common.push_back(step);
+  }
+  a->common_steps = std::move(common);
+  return OkStatus();
+}
+
 }  // namespace
+
+StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParseStepRanges(std::string_view text) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const std::string& part : Split(std::string(text), ',')) {
+    const size_t dash = part.find('-', 1);
+    int64_t first = 0, last = 0;
+    const bool ok = dash == std::string::npos ? ParseInt64(part, &first) && (last = first, true)
+                                              : ParseInt64(part.substr(0, dash), &first) &&
+                                                    ParseInt64(part.substr(dash + 1), &last);
+    if (!ok || last < first) {
+      return InvalidInput("--steps '" + std::string(text) +
+                          "': want step numbers and ranges such as 10-17,26-33 (see 'stepscope "
+                          "ranks --report steps')");
+    }
+    out.emplace_back(first, last);
+  }
+  if (out.empty()) return InvalidInput("--steps is empty: want step numbers such as 10-17");
+  return out;
+}
 
 StatusOr<RanksAnalysis> AnalyzeRanks(std::vector<RankSummary> summaries,
                                      const RanksOptions& options) {
@@ -359,6 +410,7 @@ StatusOr<RanksAnalysis> AnalyzeRanks(std::vector<RankSummary> summaries,
   }
   AlignSequenceSteps(&a);
   IndexSteps(&a);
+  RETURN_IF_ERROR(SelectSteps(&a));
   std::vector<bool> with_collectives;
   std::vector<int64_t> skew = MatchCollectives(&a, &with_collectives);
   if (HandleSkew(&a, skew, options.align_collectives))
@@ -366,6 +418,8 @@ StatusOr<RanksAnalysis> AnalyzeRanks(std::vector<RankSummary> summaries,
   for (size_t r = 0; r < a.ranks.size(); ++r) a.ranks[r].skew_ns = skew[r];
   RankStats(&a);
   Scores(&a);
+  for (size_t p = 0; p < with_collectives.size(); ++p)
+    with_collectives[p] = with_collectives[p] && a.selected[p];
   FindStragglers(&a, with_collectives);
   return a;
 }

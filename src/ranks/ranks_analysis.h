@@ -15,6 +15,8 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -29,7 +31,15 @@ struct RanksOptions {
   int window_steps = 5;            // steps per window for individual scores
   int64_t min_wait_ns = -1;        // a step's wait that counts as straggling; -1: auto
   bool align_collectives = false;  // correct per-host clock skew from collective end times
+  // --steps: the steps analyzed, inclusive [first, last] ranges of step
+  // numbers; empty: every step. Steps outside are still matched (collective
+  // sequence, clock alignment) but count in no statistic, score or verdict.
+  std::vector<std::pair<int64_t, int64_t>> step_ranges;
 };
+
+// Parses a --steps list: "N", "A-B" or a comma-separated mix ("10-17,26-33").
+// Fails (kInvalidInput) on anything else or on a range whose end is before its start.
+StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParseStepRanges(std::string_view text);
 
 // Why a straggler is late (docs/ranks.md, "The verdict"): its data loading
 // (DataLoader.__next__ longer), host CPU work (its main thread used more CPU,
@@ -155,9 +165,11 @@ struct RanksAnalysis {
   std::vector<RankSummary> summaries;  // parallel to `ranks`, clock offsets not applied
   int64_t world_size = 0;
   std::vector<int64_t> missing_ranks;
-  std::vector<std::string> notes;  // rank numbering, unequal steps, clock skew
-  std::vector<int64_t> steps;      // every step number any rank has, ascending
-  std::vector<int64_t> common_steps;
+  std::vector<std::string> notes;     // rank numbering, unequal steps, clock skew
+  std::vector<int64_t> steps;         // every step number any rank has, ascending
+  std::vector<int64_t> common_steps;  // selected steps every rank has
+  // Per entry of `steps`: inside options.step_ranges (all true without them).
+  std::vector<bool> selected;
   std::vector<RankResult> ranks;  // by rank
   // Per rank, per entry of `steps`: index into that rank's summary steps, or -1.
   std::vector<std::vector<int>> step_index;

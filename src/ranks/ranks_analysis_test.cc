@@ -2,6 +2,8 @@
 // hand-made two-rank summaries.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "ranks/ranks_analysis.h"
 
 namespace stepscope {
@@ -199,6 +201,74 @@ TEST(Ranks, LateLaunchesWithMoreCpuAreHostCpu) {
   EXPECT_EQ(a->stragglers[0].cause, Cause::kHostCpu);
   EXPECT_EQ(a->stragglers[0].detail, CauseDetail::kCpuContention);
   EXPECT_DOUBLE_EQ(a->stragglers[0].part_cpu_ns, 900000);
+}
+
+TEST(Ranks, ParseStepRanges) {
+  auto r = ParseStepRanges("3,10-17,26-33");
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->size(), 3u);
+  EXPECT_EQ((*r)[0], std::make_pair(int64_t{3}, int64_t{3}));
+  EXPECT_EQ((*r)[1], std::make_pair(int64_t{10}, int64_t{17}));
+  EXPECT_EQ((*r)[2], std::make_pair(int64_t{26}, int64_t{33}));
+  for (const char* bad : {"", "x", "5-", "-", "9-3", "1,,2", "1-2-3"})
+    EXPECT_FALSE(ParseStepRanges(bad).ok()) << bad;
+}
+
+// Two ranks, steps 0..3, each with one all-reduce; rank 1 arrives `late` ms
+// late in the steps listed.
+std::vector<RankSummary> LateInSteps(const std::vector<int64_t>& late_steps) {
+  std::vector<RankSummary> out;
+  for (int64_t rank : {0, 1}) {
+    RankSummary s;
+    s.trace = "r" + std::to_string(rank);
+    s.rank = rank;
+    s.world_size = 2;
+    s.host = "h";
+    s.step_source = "nvtx";
+    for (int64_t i = 0; i < 4; ++i) {
+      const int64_t base = i * 10000000;
+      const bool late =
+          rank == 1 && std::find(late_steps.begin(), late_steps.end(), i) != late_steps.end();
+      StepSummary st;
+      st.step = i;
+      st.start_ns = base;
+      st.end_ns = base + 10000000;
+      s.steps.push_back(st);
+      CollectiveSummary c;
+      c.name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
+      c.step = i;
+      c.seq = i;
+      c.start_ns = base + (late ? 6000000 : 1000000);
+      c.end_ns = base + 7000000;
+      c.free_ns = c.end_ns - c.start_ns;
+      s.collectives.push_back(c);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+TEST(Ranks, StepsOutsideTheSelectionCountNowhere) {
+  // Late in steps 2 and 3 only: over every step, 2 of 4 steps is no
+  // straggler from an onset that holds; over --steps 2-3 it is.
+  RanksOptions opt;
+  opt.step_ranges = {{2, 3}};
+  auto a = AnalyzeRanks(LateInSteps({2, 3}), opt);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->common_steps, (std::vector<int64_t>{2, 3}));
+  ASSERT_EQ(a->stragglers.size(), 1u);
+  EXPECT_EQ(a->stragglers[0].from_step, 2);
+  EXPECT_EQ(a->ranks[1].steps, 2);
+  // The balanced steps alone: no straggler.
+  opt.step_ranges = {{0, 1}};
+  auto b = AnalyzeRanks(LateInSteps({2, 3}), opt);
+  ASSERT_TRUE(b.ok());
+  EXPECT_TRUE(b->stragglers.empty());
+  // A selection that holds none of the steps is bad input.
+  opt.step_ranges = {{7, 9}};
+  auto c = AnalyzeRanks(LateInSteps({2, 3}), opt);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("--steps selects none"), std::string::npos);
 }
 
 }  // namespace

@@ -98,6 +98,7 @@ Table StepsTable(const RanksAnalysis& a, bool wide) {
     }
     t.AddColumn({"slowest", "slowest", true});
     for (size_t p = 0; p < a.steps.size(); ++p) {
+      if (!a.selected[p]) continue;
       std::vector<Cell> row{Cell(a.steps[p])};
       int64_t worst = -1, worst_rank = -1;
       for (size_t r = 0; r < a.ranks.size(); ++r) {
@@ -119,6 +120,7 @@ Table StepsTable(const RanksAnalysis& a, bool wide) {
              {"max_ms", "max ms", true},
              {"slowest", "slowest", true}});
     for (size_t p = 0; p < a.steps.size(); ++p) {
+      if (!a.selected[p]) continue;
       std::vector<double> v;
       int64_t worst = -1, worst_rank = -1;
       for (size_t r = 0; r < a.ranks.size(); ++r) {
@@ -144,6 +146,7 @@ Table StepsTable(const RanksAnalysis& a, bool wide) {
            {"nccl_wait_ms", "wait ms", true},
            {"caused_wait_ms", "caused ms", true}});
   for (size_t p = 0; p < a.steps.size(); ++p) {
+    if (!a.selected[p]) continue;
     for (size_t r = 0; r < a.ranks.size(); ++r) {
       const StepSummary* st = StepOf(a, r, p);
       if (!st) continue;
@@ -309,7 +312,8 @@ std::string HeaderText(const RanksAnalysis& a) {
     out += (a.steps.size() == 1 ? "step " + std::to_string(a.steps[0])
                                 : "steps " + std::to_string(a.steps.front()) + "-" +
                                       std::to_string(a.steps.back())) +
-           ", " + std::to_string(a.common_steps.size()) + " on every rank; " +
+           ", " + std::to_string(a.common_steps.size()) +
+           (a.options.step_ranges.empty() ? "" : " selected (--steps)") + " on every rank; " +
            std::to_string(a.collectives.size()) + " NCCL collectives matched across ranks\n";
   }
   if (!a.missing_ranks.empty()) {
@@ -379,7 +383,7 @@ std::string CauseText(const Straggler& s, const std::string& stream) {
              SignedMs(s.host_excess_ns) + " late on " + stream + ").\n";
     case Cause::kHostCpu:
       if (s.detail == CauseDetail::kCpuContention) {
-        return "  Cause: host CPU, CPU contention. Its main thread waits " +
+        return "  Cause: host CPU, CPU contention. Its launching threads wait " +
                SignedMs(s.host_ready_ns) +
                " per step runnable without a CPU (other processes or threads on its CPUs), "
                "so its launches are " +

@@ -5,7 +5,9 @@
 #include <map>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "common/api_names.h"
 #include "common/file_util.h"
 #include "common/intervals.h"
 #include "common/kernel_names.h"
@@ -394,9 +396,52 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// Per launching thread, the sorted intervals of its blocking CUDA calls
+// (common/api_names.h): CPU time sampled inside one is a wait for the GPU (the
+// CUDA runtime spins before it yields), not the thread's own work.
+std::unordered_map<uint32_t, std::vector<Interval>> BlockingCalls(
+    const TraceReader& trace, const Input& in, const std::unordered_set<uint32_t>& threads) {
+  std::unordered_map<uint32_t, bool> blocking_name;
+  std::unordered_map<uint32_t, std::vector<Interval>> out;
+  for (const ApiRecord& a : in.apis) {
+    if (!threads.count(a.tid) || a.end_ns <= a.start_ns) continue;
+    auto [it, fresh] = blocking_name.emplace(a.name, false);
+    if (fresh) it->second = IsBlockingApiName(trace.String(a.name));
+    if (it->second) out[a.tid].push_back({a.start_ns, a.end_ns});
+  }
+  for (auto& [tid, v] : out)
+    std::sort(v.begin(), v.end(),
+              [](const Interval& x, const Interval& y) { return x.start < y.start; });
+  return out;
+}
+
+bool Inside(const std::vector<Interval>& sorted, int64_t t) {
+  auto it = std::upper_bound(sorted.begin(), sorted.end(), t,
+                             [](int64_t v, const Interval& x) { return v < x.start; });
+  return it != sorted.begin() && std::prev(it)->end > t;
+}
+
 // The main thread (the process's own, tid = pid, when sampled; else the
-// thread with the most CUDA calls): its CPU time and run-queue time per step,
-// and its CPU time per Python function.
+// thread with the most CUDA calls): its CPU time per step outside blocking
+// CUDA calls (where the Python work of a step runs; a waiting rank's other
+// threads burn CPU in NCCL and the runtime, so they would blur the comparison)
+// and per Python function. The run-queue time per step of every launching
+// thread: the main thread and each other thread that makes at least
+// kLaunchingShare of the CUDA calls (PyTorch's autograd thread launches the
+// backward): contention delays whichever of them launches.
+constexpr double kLaunchingShare = 0.05;
+
+std::unordered_set<uint32_t> LaunchingThreads(const Input& in, uint32_t main_tid) {
+  std::unordered_map<uint32_t, int64_t> calls;
+  for (const ApiRecord& a : in.apis) ++calls[a.tid];
+  std::unordered_set<uint32_t> out{main_tid};
+  for (const auto& [tid, n] : calls) {
+    if (static_cast<double>(n) >= kLaunchingShare * static_cast<double>(in.apis.size()))
+      out.insert(tid);
+  }
+  return out;
+}
+
 void HostThread(const TraceReader& trace, const Input& in, RankSummary* s) {
   auto samples = trace.Samples();
   if (!samples.ok() || samples->empty()) return;
@@ -432,16 +477,21 @@ void HostThread(const TraceReader& trace, const Input& in, RankSummary* s) {
   std::unordered_map<std::string, uint32_t> name_index;
   std::vector<Sample> py;
   for (StepSummary& st : s->steps) st.host_cpu_ns = 0, st.host_ready_ns = 0;
-  const SampleRecord* prev = nullptr;
+  const std::unordered_set<uint32_t> launching = LaunchingThreads(in, tid);
+  const auto blocking = BlockingCalls(trace, in, launching);
+  std::unordered_map<uint32_t, const SampleRecord*> prev_of;  // per launching thread
   for (const SampleRecord& x : *samples) {
-    if (x.tid != tid) continue;
+    if (!launching.count(x.tid)) continue;
+    const SampleRecord*& prev = prev_of[x.tid];
     const int st = StepAt(*s, x.ts_ns);
     if (st >= 0 && x.cpu_ns >= 0) {
       StepSummary& step = s->steps[static_cast<size_t>(st)];
-      step.host_cpu_ns += x.cpu_ns;
+      auto calls = blocking.find(x.tid);
+      if (x.tid == tid && (calls == blocking.end() || !Inside(calls->second, x.ts_ns)))
+        step.host_cpu_ns += x.cpu_ns;
       if (prev && prev->state == ThreadState::kRunning && x.state == ThreadState::kRunning)
         step.host_ready_ns += std::max<int64_t>(0, (x.ts_ns - prev->ts_ns) - x.cpu_ns);
-      if (x.callsite != 0 && x.state == ThreadState::kRunning) {
+      if (x.tid == tid && x.callsite != 0 && x.state == ThreadState::kRunning) {
         auto [it, fresh] = name_of_callsite.emplace(x.callsite, 0);
         if (fresh) {
           auto c = callsite_of.find(x.callsite);

@@ -537,7 +537,9 @@ void FindStragglers(RanksAnalysis* a, const std::vector<bool>& steps_with_collec
 
   // No collectives: decide by per-step scores over the steps shared by two or more ranks.
   std::vector<size_t> all;
-  for (size_t p = 0; p < a->steps.size(); ++p) all.push_back(p);
+  for (size_t p = 0; p < a->steps.size(); ++p) {
+    if (a->selected[p]) all.push_back(p);
+  }
   for (bool gpu : {true, false}) {
     auto flags = StepScoreFlags(*a, all, gpu);
     for (size_t r = 0; r < nranks; ++r) {

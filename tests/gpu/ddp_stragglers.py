@@ -43,7 +43,9 @@ traces record; balanced: no straggler).
 import argparse
 import json
 import os
+import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tarfile
@@ -70,6 +72,10 @@ def parse_args():
     ap.add_argument("--extra-matmuls", type=int, default=4)
     ap.add_argument("--extra-n", type=int, default=8192)
     ap.add_argument("--slow-rank", type=int, default=1)
+    ap.add_argument("--phase-steps", type=int, default=0,
+                    help="in-process A/B phases of K steps after the warm-up: the slow rank "
+                         "straggles only in the odd (B) phases; 0: in every step")
+    ap.add_argument("--phases", type=int, default=8, help="phases (A, B, A, ...) with --phase-steps")
     # Driver.
     ap.add_argument("--driver", action="store_true")
     ap.add_argument("--stepscope", default="stepscope")
@@ -79,6 +85,14 @@ def parse_args():
     ap.add_argument("--nomarks", default="loader,batch",
                     help="driver: kinds traced once more with --iteration-ranges off")
     ap.add_argument("--budget-s", type=float, default=420, help="driver: start no run after this")
+    ap.add_argument("--tag", default="", help="driver: prefix of every run's name (n4_: 4 ranks)")
+    ap.add_argument("--arms", default="bare,traced",
+                    help="driver: bare,traced (each kind bare then traced) or traced,bare (every "
+                         "kind traced first, then the bare runs as the budget allows)")
+    ap.add_argument("--warmup-run", type=int, default=1,
+                    help="driver: 1: one bare balanced job first, not recorded (a fresh machine)")
+    ap.add_argument("--pack-traces", default=None,
+                    help="driver: kinds whose traces are packed (default: every kind)")
     ap.add_argument("--evaluate", metavar="RESULTS_JSONL",
                     help="check a driver's results.jsonl: right rank, cause, cost within 15%%")
     return ap.parse_args()
@@ -117,6 +131,32 @@ class TokenisingDataset:
         return torch.randint(0, self.vocab, (self.seq,), generator=g)
 
 
+def phase_of(a, step):
+    """The phase of loop index `step`: -1 in the warm-up, then 0, 1, ... (K steps each)."""
+    if a.phase_steps <= 0:
+        return -1
+    return (step - a.warmup) // a.phase_steps if step >= a.warmup else -1
+
+
+def straggles(a, slow, step):
+    """Whether the slow rank does its extra work at loop index `step`: always without phases,
+    else only in the odd (B) phases."""
+    if not slow:
+        return False
+    return a.phase_steps <= 0 or (phase_of(a, step) >= 0 and phase_of(a, step) % 2 == 1)
+
+
+def iterations(a, b):
+    """The iteration numbers (`iteration N` ranges: loop index N-1) of the B phases (b) or A
+    phases, without each phase's first step (it starts after a synchronize)."""
+    out = []
+    for ph in range(a.phases):
+        if ph % 2 == (1 if b else 0):
+            first = a.warmup + ph * a.phase_steps
+            out += [i + 1 for i in range(first + 1, first + a.phase_steps)]
+    return out
+
+
 def start_hogs(n):
     """Pins this process (and the threads it starts later) to one CPU and starts `n` busy
     processes pinned to the same CPU. Returns the processes."""
@@ -133,30 +173,40 @@ def worker(a):
     local = int(os.environ.get("LOCAL_RANK", "0"))
     slow = rank == a.slow_rank
     hogs = start_hogs(a.hogs) if a.kind == "hostcpu" and slow else []
+    if a.phase_steps > 0:
+        for h in hogs:  # they run in the B phases only
+            os.kill(h.pid, signal.SIGSTOP)
     try:
-        train(a, rank, local, slow)
+        train(a, rank, local, slow, hogs)
     finally:
         for h in hogs:
             h.kill()
 
 
-def batches(a, slow, batch, vocab, dev):
-    """An endless iterator of input batches on the device."""
+def batches(a, slow, vocab, dev):
+    """An endless iterator of input batches on the device; send() it whether this step
+    straggles (the slow rank's loader and batch kinds change only then)."""
     import torch
+    loader = None
     if a.kind == "loader":
-        ds = TokenisingDataset(vocab, a.seq, a.loader_ms / batch)
+        ds = TokenisingDataset(vocab, a.seq, a.loader_ms / a.batch)
         if slow:
-            dl = torch.utils.data.DataLoader(ds, batch_size=batch, num_workers=0)
+            dl = torch.utils.data.DataLoader(ds, batch_size=a.batch, num_workers=0)
         else:
-            dl = torch.utils.data.DataLoader(ds, batch_size=batch, num_workers=4,
+            dl = torch.utils.data.DataLoader(ds, batch_size=a.batch, num_workers=4,
                                              persistent_workers=True, prefetch_factor=4)
-        for x in dl:
-            yield x.to(dev, non_blocking=True)
+        loader = iter(dl)
+    straggling = yield None
     while True:
-        yield torch.randint(0, vocab, (batch, a.seq), device=dev)
+        if loader is not None and (straggling or not slow):
+            x = next(loader).to(dev, non_blocking=True)
+        else:
+            batch = a.big_batch if a.kind == "batch" and straggling else a.batch
+            x = torch.randint(0, vocab, (batch, a.seq), device=dev)
+        straggling = yield x
 
 
-def train(a, rank, local, slow):
+def train(a, rank, local, slow, hogs=()):
     import torch
     import torch.distributed as dist
     import transformers
@@ -171,32 +221,50 @@ def train(a, rank, local, slow):
     model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local])
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     batch = a.big_batch if a.kind == "batch" and slow else a.batch
-    data = batches(a, slow, batch, cfg.vocab_size, dev)
+    data = batches(a, slow, cfg.vocab_size, dev)
+    next(data)
     extra = None
     if a.kind == "extragpu" and slow:
         extra = torch.randn(a.extra_n, a.extra_n, device=dev, dtype=torch.bfloat16)
-    t0 = time.perf_counter()
-    for step in range(a.steps):
-        if step == a.warmup:
+    steps = a.warmup + a.phases * a.phase_steps if a.phase_steps > 0 else a.steps
+    phase_ms = {0: [], 1: []}  # A, B: ms/step of each phase
+    t0 = tp = time.perf_counter()
+    for step in range(steps):
+        ph = phase_of(a, step)
+        if step == a.warmup or (ph >= 0 and (step - a.warmup) % a.phase_steps == 0):
             torch.cuda.synchronize()
-            t0 = time.perf_counter()
-        x = next(data)
+            now = time.perf_counter()
+            if step == a.warmup:
+                t0 = now
+            else:
+                phase_ms[(ph - 1) % 2].append((now - tp) * 1e3 / a.phase_steps)
+            tp = now
+            for h in hogs:
+                os.kill(h.pid, signal.SIGCONT if ph % 2 == 1 else signal.SIGSTOP)
+        on = straggles(a, slow, step)
+        x = data.send(on)
         with torch.autocast("cuda", dtype=torch.bfloat16):
             loss = model(input_ids=x, labels=x).loss
         loss.backward()
-        if extra is not None:
+        if extra is not None and on:
             y = extra
             for _ in range(a.extra_matmuls):
                 y = torch.matmul(extra, y) * 1e-4
-        if a.kind == "hostpy" and slow:
+        if a.kind == "hostpy" and on:
             log_metrics(a.host_ms)
         opt.step()
         opt.zero_grad(set_to_none=True)
     torch.cuda.synchronize()
-    ms = (time.perf_counter() - t0) * 1e3 / (a.steps - a.warmup)
-    print(json.dumps({"kind": a.kind, "rank": rank, "world": world, "batch": batch,
-                      "steps": a.steps, "warmup": a.warmup, "ms_per_step": round(ms, 3)}),
-          flush=True)
+    now = time.perf_counter()
+    if a.phase_steps > 0:
+        phase_ms[(a.phases - 1) % 2].append((now - tp) * 1e3 / a.phase_steps)
+    ms = (now - t0) * 1e3 / (steps - a.warmup)
+    rec = {"kind": a.kind, "rank": rank, "world": world, "batch": batch, "steps": steps,
+           "warmup": a.warmup, "ms_per_step": round(ms, 3)}
+    if a.phase_steps > 0:
+        rec.update({"phase_steps": a.phase_steps, "a_ms": [round(v, 3) for v in phase_ms[0]],
+                    "b_ms": [round(v, 3) for v in phase_ms[1]]})
+    print(json.dumps(rec), flush=True)
     dist.barrier()
     dist.destroy_process_group()
 
@@ -205,7 +273,24 @@ def train(a, rank, local, slow):
 
 
 def ranks_ms(out):
-    """Per rank the ms/step of the workers' JSON lines in `out`. The ranks print concurrently, so
+    """Per rank the ms/step of the workers' JSON lines in `out`."""
+    return {r: x["ms_per_step"] for r, x in worker_lines(out).items()}
+
+
+def phase_diff(lines):
+    """The in-process A/B result of phased workers: (median A ms/step, median B ms/step) of the
+    slowest rank by B (the ranks wait for each other: all report about the same), or None."""
+    best = None
+    for x in lines.values():
+        if x.get("a_ms") and x.get("b_ms"):
+            pair = (statistics.median(x["a_ms"]), statistics.median(x["b_ms"]))
+            if best is None or pair[1] > best[1]:
+                best = pair
+    return best
+
+
+def worker_lines(out):
+    """Per rank the workers' JSON objects in `out`. The ranks print concurrently, so
     two objects can share a line (the traced batch run of 2026-11-27 lost both that way)."""
     per, dec = {}, json.JSONDecoder()
     for line in out.splitlines():
@@ -217,7 +302,7 @@ def ranks_ms(out):
                 i = line.find("{", i + 1)
                 continue
             if isinstance(r, dict) and "ms_per_step" in r and "rank" in r:
-                per[r["rank"]] = r["ms_per_step"]
+                per[r["rank"]] = r
             i = line.find("{", end)
     return per
 
@@ -251,7 +336,8 @@ class Driver:
         self.a = a
         self.t0 = time.time()
         self.out = os.path.abspath(a.out)
-        self.work = os.path.join("/tmp", "ddp_stragglers")
+        self.work = os.path.join("/tmp", "ddp_stragglers", a.tag or "run")
+        shutil.rmtree(self.work, ignore_errors=True)  # no summary of an earlier run is kept
         os.makedirs(self.out, exist_ok=True)
         os.makedirs(self.work, exist_ok=True)
         self.log = open(os.path.join(self.out, "log.txt"), "a", buffering=1)
@@ -299,10 +385,11 @@ class Driver:
                 "--batch", str(a.batch), "--big-batch", str(a.big_batch), "--seq", str(a.seq),
                 "--loader-ms", str(a.loader_ms), "--host-ms", str(a.host_ms),
                 "--hogs", str(a.hogs), "--extra-matmuls", str(a.extra_matmuls),
-                "--extra-n", str(a.extra_n), "--slow-rank", str(a.slow_rank)]
+                "--extra-n", str(a.extra_n), "--slow-rank", str(a.slow_rank),
+                "--phase-steps", str(a.phase_steps), "--phases", str(a.phases)]
 
     def run_kind(self, kind, traced, name=None, extra=()):
-        name = name or kind
+        name = self.a.tag + (name or kind)
         d = os.path.join(self.work, name)
         os.makedirs(d, exist_ok=True)
         cmd = self.job(kind)
@@ -310,11 +397,26 @@ class Driver:
             cmd = [self.a.stepscope, "profile", "-q", "-f", *extra, "-o",
                    os.path.join(d, name + "_r%q{RANK}"), "--"] + cmd
         rc, out = self.sh(cmd, timeout=200)
-        per = ranks_ms(out)
+        lines = worker_lines(out)
+        per = {r: x["ms_per_step"] for r, x in lines.items()}
         self.record({"what": "run", "kind": kind, "name": name, "traced": traced, "rc": rc,
                      "ms_per_step": {str(k): v for k, v in sorted(per.items())},
-                     "max_ms": max(per.values()) if per else None})
-        return d
+                     "max_ms": max(per.values()) if per else None,
+                     "phases_ab_ms": phase_diff(lines)})
+        return d, name
+
+    def ranks(self, kind, traces, sel, what):
+        """`ranks` (text and JSON) over `traces`, on the steps `sel` (None: all); recorded."""
+        B = self.a.stepscope
+        steps = ["--steps", ",".join(str(i) for i in sel)] if sel else []
+        rc, text = self.sh([B, "ranks"] + steps + traces, timeout=120)
+        self.keep(kind + "_" + what + ".txt", text)
+        rc, js = self.sh([B, "ranks", "--format", "json"] + steps + traces, timeout=120)
+        self.keep(kind + "_" + what + ".json", js)
+        try:
+            self.record({"what": what, "kind": kind, "json": json.loads(js)})
+        except ValueError:
+            self.record({"what": what, "kind": kind, "rc": rc, "json": None})
 
     def analyze_kind(self, kind, d):
         B = self.a.stepscope
@@ -322,15 +424,13 @@ class Driver:
         if not traces:
             self.say("no traces for " + kind)
             return
-        rc, text = self.sh([B, "ranks"] + traces, timeout=120)
-        self.keep(kind + "_ranks.txt", text)
-        rc, js = self.sh([B, "ranks", "--format", "json"] + traces, timeout=120)
-        self.keep(kind + "_ranks.json", js)
-        try:
-            self.record({"what": "ranks", "kind": kind, "json": json.loads(js)})
-        except ValueError:
-            self.record({"what": "ranks", "kind": kind, "rc": rc, "json": None})
-        self.sh([B, "summarize"] + traces, timeout=120)
+        if self.a.phase_steps > 0:
+            # The straggling (B) phases, and the balanced (A) phases: no straggler there.
+            self.ranks(kind, traces, iterations(self.a, True), "ranks")
+            self.ranks(kind, traces, iterations(self.a, False), "ranks_a")
+        else:
+            self.ranks(kind, traces, None, "ranks")
+        self.sh([B, "summarize", "-f"] + traces, timeout=120)
         for t in traces:
             base = os.path.basename(t)[:-len(".sqlite")]
             s = os.path.join(d, base + ".summary.json")
@@ -339,7 +439,9 @@ class Driver:
             rc, an = self.sh([B, "analyze", t], timeout=120)
             self.keep(base + "_analyze.txt", an)
         self.pack_small()
-        self.pack_traces(kind)
+        packed = self.a.pack_traces
+        if packed is None or kind[len(self.a.tag):] in packed.split(","):
+            self.pack_traces(kind)
 
     def keep(self, name, text):
         p = os.path.join(self.work, "results", name)
@@ -349,12 +451,12 @@ class Driver:
         self.kept.append((p, "results/" + name))
 
     def pack_small(self):
-        tmp = os.path.join(self.out, ".summaries.tgz")
+        tmp = os.path.join(self.out, ".summaries%s.tgz" % self.a.tag.rstrip("_"))
         with tarfile.open(tmp, "w:gz") as tar:
             for path, arc in self.kept:
                 if os.path.exists(path):
                     tar.add(path, arcname=arc)
-        os.replace(tmp, os.path.join(self.out, "summaries.tgz"))
+        os.replace(tmp, os.path.join(self.out, os.path.basename(tmp)[1:]))
 
     def pack_traces(self, name):
         """Appends the traces of `name`, gzipped, to traces_N.tar (at most 15 MiB a file, 4
@@ -383,18 +485,22 @@ class Driver:
         kinds = [k for k in a.kinds.split(",") if k]
         self.sh(["nvidia-smi", "-L"], timeout=30)
         self.sh([a.stepscope, "--version"], timeout=30)
-        self.say("== warm-up (bare balanced, not recorded)")
-        self.sh(self.job("balanced"), timeout=200)
-        for kind in kinds:
-            if time.time() - self.t0 > a.budget_s:
-                self.say("== budget spent: skipping " + kind)
-                self.record({"what": "skipped", "kind": kind})
-                continue
-            self.say("== %s: bare" % kind)
-            self.run_kind(kind, traced=False)
-            self.say("== %s: traced" % kind)
-            d = self.run_kind(kind, traced=True)
-            self.analyze_kind(kind, d)
+        if a.warmup_run:
+            self.say("== warm-up (bare balanced, not recorded)")
+            self.sh(self.job("balanced"), timeout=200)
+        arms = a.arms.split(",")
+        rounds = [arms] if arms == ["bare", "traced"] else [[arm] for arm in arms]
+        for rnd in rounds:
+            for kind in kinds:
+                for arm in rnd:
+                    if time.time() - self.t0 > a.budget_s:
+                        self.say("== budget spent: skipping %s %s" % (arm, kind))
+                        self.record({"what": "skipped", "kind": kind, "arm": arm})
+                        continue
+                    self.say("== %s%s: %s" % (a.tag, kind, arm))
+                    d, name = self.run_kind(kind, traced=arm == "traced")
+                    if arm == "traced":
+                        self.analyze_kind(name, d)
         for kind in [k for k in a.nomarks.split(",") if k]:
             if time.time() - self.t0 > a.budget_s:
                 self.say("== budget spent: skipping %s_nomarks" % kind)
@@ -402,47 +508,65 @@ class Driver:
             # The loop exactly as the issue saw it: no step ranges at all (no iteration ranges).
             name = kind + "_nomarks"
             self.say("== %s: traced, --iteration-ranges off" % kind)
-            d = self.run_kind(kind, True, name, ("--iteration-ranges", "off"))
+            d, name = self.run_kind(kind, True, name, ("--iteration-ranges", "off"))
             self.analyze_kind(name, d)
-        if "balanced" in kinds and time.time() - self.t0 < a.budget_s + 60:
+        if "balanced" in kinds and a.phase_steps <= 0 and time.time() - self.t0 < a.budget_s + 60:
             self.say("== balanced again: bare (drift check)")
             self.run_kind("balanced", traced=False)
         self.say("== done in %.0f s" % (time.time() - self.t0))
 
 
 def evaluate(path, slow_rank):
-    """Per kind: the measured step-time differences to the balanced run, bare and traced, against
-    the verdict's rank, cause and per-step cost (what the others wait). The verdict prices the
-    traced run, whose traces it reads: the check is against the traced difference (the bare one
-    where the traced job printed no time), and the bare difference is shown beside it (the tracer
-    slows a host-bound straggler more than the balanced run: docs/ranks.md)."""
-    runs, verdicts = {}, {}
+    """Per kind: the measured step-time difference to the balanced run against the verdict's
+    rank, cause and per-step cost (what the others wait). With in-process phases (the driver's
+    default) the difference is median B phase - median A phase of one job (interleaved, so
+    drift between jobs cancels), and the verdict is `ranks --steps` over the B phases; the A
+    phases must show no straggler. The verdict prices the traced job, whose traces it reads:
+    the check is against the traced difference (the bare one where the traced job printed no
+    time), and the bare difference is shown beside it (the tracer slows a host-bound straggler
+    more than the balanced run: docs/ranks.md). Without phases, the difference is between jobs:
+    the kind's and the balanced one."""
+    runs, phased, verdicts, a_verdicts = {}, {}, {}, {}
     for line in open(path):
         r = json.loads(line)
+        name = r.get("name", r.get("kind"))
         if r.get("what") == "run" and r.get("max_ms") is not None:
-            runs.setdefault((r.get("name", r["kind"]), r["traced"]), r["max_ms"])
+            runs.setdefault((name, r["traced"]), r["max_ms"])
+            if r.get("phases_ab_ms"):
+                phased.setdefault((name, r["traced"]), r["phases_ab_ms"])
         elif r.get("what") == "ranks" and r.get("json"):
             verdicts[r["kind"]] = r["json"].get("verdict", [])
+        elif r.get("what") == "ranks_a" and r.get("json"):
+            a_verdicts[r["kind"]] = r["json"].get("verdict", [])
     log = os.path.join(os.path.dirname(path), "log.txt")
     if os.path.exists(log):
         for key, ms in runs_from_log(log).items():
             runs.setdefault(key, ms)
     ok_all = True
-    print("kind               bare ms  +bare  traced ms  +traced  verdict (rank, cause, wait ms/step)"
-          "  vs bare  vs traced  ok")
+    print("kind                 A ms   +bare  +traced  verdict (rank, cause, wait ms/step)       "
+          "vs bare  vs traced  A phases      ok")
     for name, v in sorted(verdicts.items()):
-        kind = name.split("_nomarks")[0]
-        diff = {}
+        base = name.split("_nomarks")[0]
+        tag = base[:base.index("_") + 1] if base.startswith("n") and "_" in base else ""
+        kind = base[len(tag):]
+        diff, a_ms = {}, None
         for traced in (False, True):
-            ms, base = runs.get((name, traced)), runs.get(("balanced", traced))
-            diff[traced] = ms - base if ms is not None and base is not None else None
+            if (name, traced) in phased:
+                a, b = phased[(name, traced)]
+                diff[traced] = b - a
+                a_ms = a if traced or a_ms is None else a_ms
+            else:
+                ms, ref = runs.get((name, traced)), runs.get((tag + "balanced", traced))
+                diff[traced] = ms - ref if ms is not None and ref is not None else None
         real = diff[True] if diff[True] is not None else diff[False]
         got = v[0] if v else None
+        quiet_a = not a_verdicts.get(name)
         if kind == "balanced":
             ok = not v
         else:
             ok = (got is not None and got["rank"] == slow_rank and got["cause"] == EXPECTED_CAUSE[kind]
                   and real is not None and abs(got["others_wait_ms"] - real) <= 0.15 * abs(real))
+        ok = ok and quiet_a
         ok_all &= ok
         desc = ("rank %d, %s, %.2f" % (got["rank"], got["cause"], got["others_wait_ms"]) if got
                 else "no straggler")
@@ -454,10 +578,10 @@ def evaluate(path, slow_rank):
             d = diff[traced]
             return "%+.1f%%" % (100 * (got["others_wait_ms"] - d) / d) if got and d else "-"
 
-        print("%-18s %7s %6s %10s %8s  %-36s %7s %9s  %s" % (
-            name, fmt(runs.get((name, False)), "%.2f"), fmt(diff[False], "%+.2f"),
-            fmt(runs.get((name, True)), "%.2f"), fmt(diff[True], "%+.2f"), desc, dev(False),
-            dev(True), "ok" if ok else "NO"))
+        a_desc = "-" if name not in a_verdicts else ("none" if quiet_a else "STRAGGLER")
+        print("%-18s %7s %7s %8s  %-40s %7s %9s  %-9s  %s" % (
+            name, fmt(a_ms, "%.2f"), fmt(diff[False], "%+.2f"), fmt(diff[True], "%+.2f"), desc,
+            dev(False), dev(True), a_desc, "ok" if ok else "NO"))
     return 0 if ok_all else 1
 
 

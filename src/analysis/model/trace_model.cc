@@ -7,6 +7,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "common/api_names.h"
 #include "common/intervals.h"
 #include "common/log.h"
 #include "common/strings.h"
@@ -196,36 +197,6 @@ const FlatTimeline& TraceModel::Timeline(int device) const {
   return *it->second;
 }
 
-namespace {
-bool BlockingApiName(const std::string& n) {
-  static const char* kNames[] = {"cudaDeviceSynchronize",
-                                 "cudaStreamSynchronize",
-                                 "cudaEventSynchronize",
-                                 "cudaThreadSynchronize",
-                                 "cuCtxSynchronize",
-                                 "cuStreamSynchronize",
-                                 "cuEventSynchronize",
-                                 "cudaMemcpy",
-                                 "cudaMemset",
-                                 "cudaMemcpy2D",
-                                 "cudaMemcpyToSymbol",
-                                 "cudaMemcpyFromSymbol",
-                                 "cuMemcpyDtoH",
-                                 "cuMemcpyHtoD",
-                                 "cuMemcpyDtoH_v2",
-                                 "cuMemcpyHtoD_v2",
-                                 "cuMemcpy",
-                                 "cuMemsetD8",
-                                 "cuMemsetD32",
-                                 "cuMemsetD8_v2",
-                                 "cuMemsetD32_v2"};
-  for (const char* k : kNames) {
-    if (n == k) return true;
-  }
-  return false;
-}
-}  // namespace
-
 std::string TraceModel::file_name() const {
   size_t slash = r_.path.rfind('/');
   return slash == std::string::npos ? r_.path : r_.path.substr(slash + 1);
@@ -297,7 +268,7 @@ void TraceModel::Derive() {
   for (const ApiRecord& a : r_.apis) {
     if (a.name < api_seen.size() && !api_seen[a.name]) {
       api_seen[a.name] = 1;
-      blocking_name_[a.name] = BlockingApiName(r_.strings[a.name]);
+      blocking_name_[a.name] = ::stepscope::IsBlockingApiName(r_.strings[a.name]);
     }
   }
   BuildCorrelation();

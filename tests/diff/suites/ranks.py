@@ -118,3 +118,24 @@ for _run in ["balanced", "loader", "batch", "extragpu"]:
 TESTS.append(DiffTest(name="analyze_real_ddp_loader_waiting_rank", cmd=["analyze", "{trace}"],
                       trace="../../fixtures/gpu/h200_ddp_loader_r0_steps12_20.sqlite.gz",
                       out="ranks/real_ddp_loader_r0_analyze.txt"))
+
+# tests/gpu/ddp_stragglers.py with in-process phases on a lent 4xH100 host, 2 ranks, 2026-11-28
+# (tests/fixtures/gpu/README.md): after 12 warm-up steps, 8 phases of 8 steps, rank 1 straggling in
+# the odd ones; the traces cut to iterations 19-30 (A: 19-20 and 29-30, B: 21-28). summarize, then
+# ranks over the straggling steps (the first of the phase left out) and over the balanced ones.
+#   hostcpu: rank 1 pinned to one CPU with 3 busy processes on it in B -> host CPU, CPU contention
+#            (its autograd thread, which launches the backward, waits for the CPU)
+#   hostpy:  rank 1 runs 15 ms of log_metrics per step in B -> host CPU, Python work
+for _kind in ["hostcpu", "hostpy"]:
+    TESTS.append(DiffTest(
+        name=f"ranks_real_h100_ddp_{_kind}_phases", cmd=["summarize", "{traces}", "--output-dir", "{tmp}"],
+        trace=[f"../../fixtures/gpu/h100_ddp_{_kind}_r{r}_steps19_30.sqlite.gz" for r in (0, 1)],
+        out=f"ranks/real_h100_ddp_{_kind}_phases.txt",
+        post=["sh", "-c", "\"$STEPSCOPE_BUILD_DIR/bin/stepscope\" ranks {tmp} --steps 22-28 --report ranks,verdict"
+              " && \"$STEPSCOPE_BUILD_DIR/bin/stepscope\" ranks {tmp} --steps 19-20,29-30 --report verdict"]))
+TESTS.append(DiffTest(name="ranks_steps_bad_is_exit_2", cmd=["ranks", "{traces}", "--steps", "9-3"],
+                      trace=job("host", [0, 1]), out="ranks/steps_bad.err", rc=2, stderr=True))
+TESTS.append(DiffTest(name="ranks_steps_none_selected_is_exit_2", cmd=["ranks", "{traces}", "--steps", "50-60"],
+                      trace=job("host", [0, 1]), out="ranks/steps_none.err", rc=2, stderr=True))
+TESTS.append(DiffTest(name="ranks_host_steps_selected", cmd=["ranks", "{traces}", "--steps", "0-2,5", "--report", "steps,ranks,verdict"],
+                      trace=job("host", [0, 1]), out="ranks/host_steps_selected.txt"))
