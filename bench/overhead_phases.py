@@ -19,10 +19,17 @@ The driver (what a GPU machine runs):
 prints per preset: median ms/step of the ON phases and of the OFF phases, their ratio, the median
 of the ratios of each ON phase to the mean of its two OFF neighbours, and writes DIR/phases.json.
 
-Against no CUPTI at all, in the same process: --detach (STEPSCOPE_DIAG_DETACH=1) finalizes CUPTI
-at the end of every ON phase (cuptiFinalize at the cudaProfilerStop exit callback, CUPTI's documented
-dynamic detach) and attaches it again before the next (stepscope_diag_attach, exported by the
-tracer): the OFF phases then run bare, and ON/OFF is the tracer's whole cost, CUPTI's floor included.
+Against no CUPTI at all, in the same process: --detach runs with the tracer's default
+`--detach-outside-window on` (issue 33; before it, the diagnostics switch STEPSCOPE_DIAG_DETACH=1):
+the wrapper announces its windows (the tracer's exported stepscope_attach(), called once before
+CUDA starts and again before every cudaProfilerStart), synchronizes right after every
+cudaProfilerStop (the tracer finalizes CUPTI at that call's exit callback, CUPTI's documented
+dynamic detach, after flushing the window's records): the OFF phases then run without CUPTI, and
+ON/OFF is the tracer's whole cost, CUPTI's floor included. Without --detach the profile runs with
+`--detach-outside-window off` (OFF = attached, kinds and callbacks off, as before issue 33).
+--pre N adds N OFF phases before the first ON phase: with --detach CUPTI was never attached in them
+(the in-process stand-in for bare), so OFF/pre says whether the steps outside a window run as
+before any window (tests/gpu/window_outside_check.sh).
 
 Where the cost goes, in the same process: --cycle "none;api;stacks;...;FLOOR" sets
 STEPSCOPE_DIAG_CYCLE, so ON phase j records with the parts of set j mod n switched off (names as in
@@ -49,23 +56,26 @@ from gpukit import split_phases  # noqa: E402
 def run_wrapped(a, rest):
     import torch  # noqa: the workload imports it anyway
 
-    total = a.warmup + 2 * a.phase * a.phases
+    total = a.warmup + a.phase * (2 * a.phases + a.pre)
     ends = []
     state = {"on": False, "steps": 0, "attach_failed": 0}
-    # --detach: the tracer detaches CUPTI at each phase's end (STEPSCOPE_DIAG_DETACH=1) and is
-    # attached again here before each ON phase, so OFF phases run without CUPTI: bare, in-process.
-    tracer = None  # the injected tracer's library, for stepscope_diag_attach
-    if os.environ.get("STEPSCOPE_DIAG_DETACH") == "1" and os.environ.get("CUDA_INJECTION64_PATH"):
+    # --detach (STEPSCOPE_DETACH=on, the tracer's default with a window): the tracer detaches CUPTI
+    # after each ON phase and is attached again here before the next, so OFF phases run without
+    # CUPTI: bare, in-process. The first call, before CUDA starts, announces the windows (the tracer
+    # then never watches for a cudaProfilerStart of its own: CUPTI not attached before phase 1).
+    tracer = None  # the injected tracer's library, for stepscope_attach
+    if os.environ.get("STEPSCOPE_DETACH") == "on" and os.environ.get("CUDA_INJECTION64_PATH"):
         import ctypes
         tracer = ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"])
+        tracer.stepscope_attach()
 
     def hook(opt, args, kwargs):  # after every optimizer step: one training step ended
         ends.append(time.perf_counter())
         state["steps"] += 1
         n = state["steps"]
         if n >= a.warmup and (n - a.warmup) % a.phase == 0:
-            k = (n - a.warmup) // a.phase  # phase index about to start
-            want = k % 2 == 0 and k < 2 * a.phases  # even phases ON, odd OFF
+            k = (n - a.warmup) // a.phase - a.pre  # phase index about to start (< 0: pre)
+            want = k >= 0 and k % 2 == 0 and k < 2 * a.phases  # even phases ON, odd OFF
             if want != state["on"]:
                 torch.cuda.synchronize()
                 if a.torch_stack:  # the comparison arm: torch.profiler with_stack, no stepscope
@@ -79,8 +89,10 @@ def run_wrapped(a, rest):
                         state["prof"] = None
                 else:
                     if want and tracer is not None:
-                        state["attach_failed"] += tracer.stepscope_diag_attach() != 1
+                        state["attach_failed"] += tracer.stepscope_attach() != 1
                     (torch.cuda.profiler.start if want else torch.cuda.profiler.stop)()
+                    if not want and tracer is not None:
+                        torch.cuda.synchronize()  # the tracer detaches at this call's exit
                 state["on"] = want
             ends.append(None)  # phase boundary marker
 
@@ -97,12 +109,16 @@ def run_wrapped(a, rest):
     # Per phase the mean step time over its steps after the first `skip` (the toggle and the
     # queue refilling).
     phases = split_phases(ends)
-    out = []
-    for i, ts in enumerate(phases[: 2 * a.phases]):
+    out, pre = [], []
+    for i, ts in enumerate(phases[: 2 * a.phases + a.pre]):
         ts = ts[a.skip:]
         if len(ts) >= 3:
-            out.append({"phase": i, "on": i % 2 == 0, "ms_per_step": (ts[-1] - ts[0]) * 1e3 / (len(ts) - 1)})
-    print(json.dumps({"phases": out, "attach_failed": state["attach_failed"]}), flush=True)
+            ms = (ts[-1] - ts[0]) * 1e3 / (len(ts) - 1)
+            if i < a.pre:
+                pre.append(ms)
+            else:
+                out.append({"phase": i - a.pre, "on": (i - a.pre) % 2 == 0, "ms_per_step": ms})
+    print(json.dumps({"phases": out, "pre": pre, "attach_failed": state["attach_failed"]}), flush=True)
 
 
 def summarize(phases):
@@ -148,17 +164,17 @@ def drive(a):
     res = {}
     for preset in a.presets.split(","):
         wrap = [sys.executable, os.path.abspath(__file__), "--run", "--workload", a.workload,
-                "--phase", str(a.phase), "--phases", str(a.phases), "--warmup", str(a.warmup), "--"]
+                "--phase", str(a.phase), "--phases", str(a.phases), "--warmup", str(a.warmup),
+                "--pre", str(a.pre), "--"]
         wrap += a.workload_args.split() if a.workload_args else ["--preset", preset]
         cmd = [a.stepscope, "profile", "-q", "-f", "-o", os.path.join(a.out, f"phases_{preset}{a.tag}"),
-               "--capture-range", "cudaProfilerApi"] + a.profile_args.split() + ["--"] + wrap
+               "--capture-range", "cudaProfilerApi",
+               "--detach-outside-window", "on" if a.detach else "off"] + a.profile_args.split() + ["--"] + wrap
         row = {}
         env = dict(os.environ)
         sets = a.cycle.split(";") if a.cycle else []
         if sets:
             env["STEPSCOPE_DIAG_CYCLE"] = a.cycle
-        if a.detach:
-            env["STEPSCOPE_DIAG_DETACH"] = "1"
         arms = () if a.no_traced else (("traced", cmd),)
         if not a.no_bare:
             arms += (("bare", wrap),)
@@ -177,6 +193,10 @@ def drive(a):
             ph = doc["phases"]
             row[name] = summarize(ph)
             row[name]["attach_failed"] = doc.get("attach_failed", 0)
+            if doc.get("pre"):
+                row[name]["pre"] = doc["pre"]
+                row[name]["pre_median_ms"] = statistics.median(doc["pre"])
+                row[name]["off_vs_pre"] = row[name]["off_median_ms"] / row[name]["pre_median_ms"]
             row[name]["detached"] = bool(a.detach) and name == "traced"
             if sets and name == "traced":
                 row["cycle"] = summarize_cycle(ph, sets)
@@ -190,6 +210,11 @@ def drive(a):
             print(f"{preset}: ON {t['on_median_ms']:.3f} ms, OFF {t['off_median_ms']:.3f} ms -> ON/OFF "
                   f"{t['ratio_of_medians']:.3f} (median of phase ratios {t['median_of_phase_ratios']:.3f}, "
                   f"{len(t['phase_ratios'])} ON phases)", flush=True)
+        if "off_vs_pre" in t:
+            print(f"{preset}: OFF {t['off_median_ms']:.3f} ms vs the {len(t['pre'])} phases before the first "
+                  f"window {t['pre_median_ms']:.3f} ms -> OFF/pre {t['off_vs_pre']:.3f} "
+                  f"({'CUPTI detached outside windows' if a.detach else 'CUPTI attached outside windows'}; "
+                  f"attach failures {t['attach_failed']})", flush=True)
         ts = row.get("torch_stack", {})
         if "ratio_of_medians" in ts:
             print(f"{preset}: torch.profiler with_stack ON/OFF {ts['ratio_of_medians']:.3f} (median of phase "
@@ -219,8 +244,11 @@ def main():
     ap.add_argument("--torch-stack", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-bare", action="store_true", help="skip the bare run")
     ap.add_argument("--detach", action="store_true",
-                    help="OFF phases without CUPTI (STEPSCOPE_DIAG_DETACH=1: detached at each ON phase's end, "
-                         "attached again before the next): ON/OFF is then the cost over a bare process")
+                    help="OFF phases without CUPTI (--detach-outside-window on, the default: detached at each ON "
+                         "phase's end, attached again before the next): ON/OFF is then the cost over a bare "
+                         "process; without it, --detach-outside-window off")
+    ap.add_argument("--pre", type=int, default=0,
+                    help="OFF phases before the first ON phase (with --detach: CUPTI never attached in them)")
     ap.add_argument("--no-traced", action="store_true", help="skip the stepscope run (e.g. only --torch-arm)")
     ap.add_argument("--tag", default="", help="suffix of the result names (several runs into one DIR)")
     ap.add_argument("--phase", type=int, default=20, help="steps per phase")

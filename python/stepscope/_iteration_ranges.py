@@ -34,7 +34,12 @@ same boundaries open and close the recording window: cudaProfilerStart (torch.cu
 when the W-th optimizer step returns, just before "iteration W+1" starts, and cudaProfilerStop when
 the (W+N)-th returns, just after "iteration W+N" ends; the launcher records only between them
 (--capture-range cudaProfilerApi). The trace then holds iterations W+1 to W+N, whole.
-The hook also times the iterations before the window (the tracer attached, recording nothing)
+With the tracer's default STEPSCOPE_DETACH=on (`--detach-outside-window on`), CUPTI is not in
+the process outside the window: the hook calls the tracer's exported stepscope_attach() (found
+through CUDA_INJECTION64_PATH, ctypes) just before cudaProfilerStart, and torch.cuda.synchronize()
+just after cudaProfilerStop, whose return is where the tracer detaches CUPTI (docs/capture.md,
+"Recording windows"); the steps after the window run as without the tracer's CUPTI.
+The hook also times the iterations before the window (CUPTI not attached, nothing recorded)
 and, right after the window opens, hands their durations to the trace in one NVTX mark,
 "stepscope.untraced_steps_ns D2,...,DW" (UNTRACED_MARK): `analyze` and `whatif` price at that
 host speed (src/analysis/whatif/untraced.h).
@@ -57,10 +62,14 @@ UNTRACED_MARK = "stepscope.untraced_steps_ns "  # src/common/step_names.h kUntra
 class _Boundaries:
     """The optimizer step post-hook: one NVTX start/end range per training iteration."""
 
-    def __init__(self, nvtx, window=None, profiler=None, cuda_ready=None):
+    def __init__(self, nvtx, window=None, profiler=None, cuda_ready=None, attach=None,
+                 synchronize=None):
         self._start, self._end = nvtx.range_start, nvtx.range_end
         # (first, last): record from the return of step `first` to that of step `last`.
         self._window, self._profiler = window, profiler
+        # STEPSCOPE_DETACH=on: the tracer's stepscope_attach before the window's start, a
+        # synchronize after its stop (the tracer detaches CUPTI at that call's return).
+        self._attach, self._synchronize = attach, synchronize
         self._cuda_ready = cuda_ready or (lambda: True)
         self._push, self._pop = nvtx.range_push, nvtx.range_pop
         self._mark = getattr(nvtx, "mark", None)
@@ -114,7 +123,11 @@ class _Boundaries:
         # in a CPU loop); a failure leaves the window as it is, never the program's concern.
         try:
             if self._cuda_ready():
+                if on and self._attach is not None:
+                    self._attach()
                 (self._profiler.start if on else self._profiler.stop)()
+                if not on and self._synchronize is not None:
+                    self._synchronize()
                 return True
         except Exception:  # noqa: BLE001 - the traced program must never see it
             pass
@@ -170,6 +183,19 @@ def window_from_env(value):
     return (warmup, warmup + steps) if warmup >= 0 and steps > 0 else None
 
 
+def tracer_attach(environ):
+    """STEPSCOPE_DETACH=on: the injected tracer's stepscope_attach (ctypes, the library the
+    driver loaded, CUDA_INJECTION64_PATH); None when off, absent or not loadable."""
+    path = environ.get("CUDA_INJECTION64_PATH")
+    if environ.get("STEPSCOPE_DETACH") != "on" or not path:
+        return None
+    try:
+        import ctypes
+        return ctypes.CDLL(path).stepscope_attach
+    except (OSError, AttributeError):
+        return None
+
+
 def install(torch):
     import os
     if not hasattr(torch._C, "_nvtx"):
@@ -182,11 +208,14 @@ def install(torch):
     if getattr(optimizer_module, "_stepscope_iteration_ranges", False):
         return True
     window = window_from_env(os.environ.get("STEPSCOPE_WINDOW_STEPS"))
-    profiler = None
+    profiler = attach = synchronize = None
     if window:
         from torch.cuda import profiler
+        attach = tracer_attach(os.environ)
+        if os.environ.get("STEPSCOPE_DETACH") == "on":
+            synchronize = torch.cuda.synchronize
     boundaries = _Boundaries(torch.cuda.nvtx, window, profiler,
-                             getattr(torch.cuda, "is_initialized", None))
+                             getattr(torch.cuda, "is_initialized", None), attach, synchronize)
     register_pre(boundaries.before)
     register(boundaries)
     try:

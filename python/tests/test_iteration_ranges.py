@@ -76,6 +76,40 @@ class IterationRangesTest(HookTest):
         self.assertEqual(got.index("profiler_stop"), got.index("iteration 4") - 1)
         self.assertIsInstance(got[got.index("profiler_stop") - 1], int)
 
+    def test_steps_window_attaches_before_and_synchronizes_after(self):
+        # STEPSCOPE_DETACH=on (the launcher's default with --steps): the tracer's
+        # stepscope_attach right before cudaProfilerStart, a synchronize right after
+        # cudaProfilerStop (where the tracer detaches CUPTI); off: neither, as before.
+        code = ("import ctypes\n"
+                "class Lib:\n"
+                "    def stepscope_attach(self):\n"
+                "        import torch\n"
+                "        torch.cuda.nvtx.events.append(('attach',))\n"
+                "        return 1\n"
+                "ctypes.CDLL = lambda path: Lib()\n"
+                "import torch\n"
+                "torch.cuda._lazy_init()\n"
+                "a = torch.optim.AdamW()\n"
+                "for i in range(4):\n"
+                "    a.step()\n"
+                "print([e[0] for e in torch.cuda.nvtx.events if e[0] not in ('push', 'pop')])\n")
+        env = {"STEPSCOPE_ITERATION_RANGES": "1", "STEPSCOPE_WINDOW_STEPS": "1:2",
+               "CUDA_INJECTION64_PATH": "/the/tracer.so", "STEPSCOPE_DETACH": "on"}
+        p = run_python(code, env, self.path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(eval(p.stdout.strip()),
+                         ["attach", "profiler_start", "start", "end", "start", "end", "profiler_stop",
+                          "synchronize", "start", "end", "start"])
+        p = run_python(code, dict(env, STEPSCOPE_DETACH="off"), self.path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(eval(p.stdout.strip()),
+                         ["profiler_start", "start", "end", "start", "end", "profiler_stop", "start",
+                          "end", "start"])
+        # No tracer library to load (or none exporting it): the window opens all the same.
+        p = run_python(code.replace("ctypes.CDLL = lambda path: Lib()\n", ""), env, self.path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(eval(p.stdout.strip())[:2], ["profiler_start", "start"])
+
     def test_steps_window_hands_over_the_untraced_iterations(self):
         # profile --steps 2 --warmup-steps 3: iterations 2 and 3 ran before the window, timed
         # from one step's return to the next; one mark with their durations right after the

@@ -305,7 +305,7 @@ void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   ApiRecord r{};
   r.start_ns = static_cast<int64_t>(*info->correlationData);
   r.end_ns = s.NowNs();
-  r.correlation = info->correlationId;
+  r.correlation = s.MapCorrelation(info->correlationId);
   r.cbid = cbid;
   r.domain = domain == CUPTI_CB_DOMAIN_DRIVER_API ? ApiDomain::kDriver : ApiDomain::kRuntime;
   r.return_code =

@@ -52,7 +52,13 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
   if (env(kEnvSyncMode) == "cupti") c.sync_from_api = false;
   for (const std::string& part : Split(env(kEnvDiagOff), ',')) c.SetDiagPart(part);
   if (!(v = env(kEnvDiagCycle)).empty()) c.diag_cycle = Split(v, ';');
-  c.diag_detach = env(kEnvDiagDetach) == "1";
+  v = env(kEnvDetach);
+  if (v == "off") {
+    c.detach_outside_window = false;
+  } else if (!v.empty() && v != "on" && warning) {
+    *warning += std::string(kEnvDetach) + "='" + v + "' ignored (on, off); ";
+  }
+  c.hook_window = !env(kEnvWindowSteps).empty();
   v = env(kEnvCaptureRange);
   if (v == "cudaProfilerApi") {
     c.range = Range::kCudaProfilerApi;
@@ -133,6 +139,9 @@ std::vector<std::pair<std::string, std::string>> CaptureConfig::ToEnv() const {
           {kEnvDelayNs, positive(delay_ns)},
           {kEnvDurationNs, positive(duration_ns)},
           {kEnvCaptureRange, RangeText()},
+          {kEnvDetach, !Windowed()             ? ""
+                       : detach_outside_window ? "on"
+                                               : "off"},
           {kEnvOverwriteBeforeNs, positive(overwrite_before_ns)},
           {kEnvCollector, collector},
           {kEnvCollectorToken, collector_token}};

@@ -12,6 +12,10 @@
 //   STEPSCOPE_DELAY_NS        start recording this long after the tracer starts
 //   STEPSCOPE_DURATION_NS     stop recording this long after recording started
 //   STEPSCOPE_CAPTURE_RANGE   cudaProfilerApi | nvtx:NAME (record only inside the range)
+//   STEPSCOPE_DETACH          on (default) | off: with a window, CUPTI is detached outside it
+//                             (--detach-outside-window; docs/capture.md, "Recording windows")
+//   STEPSCOPE_WINDOW_STEPS    W:N (--steps): the iteration hook announces the window's start
+//                             (stepscope_attach) before its cudaProfilerStart
 //   STEPSCOPE_OVERWRITE_BEFORE_NS  replace existing files older than this (--force-overwrite)
 //   STEPSCOPE_COLLECTOR       the collector's socket (set by `stepscope profile`); unset:
 //                             the tracer starts `stepscope _collect` itself
@@ -117,13 +121,21 @@ struct CaptureConfig {
   } diag_off;
   // STEPSCOPE_DIAG_CYCLE: the sets of parts, one per recording window, in turn.
   std::vector<std::string> diag_cycle;
-  // STEPSCOPE_DIAG_DETACH=1 (diagnostics, with the cudaProfilerApi range):
-  // CUPTI is detached (cuptiFinalize) when a recording window ends and
-  // attached again by stepscope_diag_attach(), so the program runs with no
-  // CUPTI at all between windows: in-process bare phases
-  // (bench/overhead_phases.py --detach). Correlation ids may repeat across
-  // windows; not for traces meant for analysis.
-  bool diag_detach = false;
+  // STEPSCOPE_DETACH (--detach-outside-window, default on): with a recording
+  // window (Windowed()), CUPTI is detached (cuptiFinalize) outside it and
+  // attached when a window opens (capture/cupti_setup.h, DetachesOutsideWindows).
+  // off: subscribed for the whole run, kinds and callbacks off outside windows.
+  bool detach_outside_window = true;
+  // STEPSCOPE_WINDOW_STEPS set (--steps): the window's start is announced by
+  // the iteration hook, which calls the exported stepscope_attach() before its
+  // cudaProfilerStart, so nothing of CUPTI needs to watch for it.
+  bool hook_window = false;
+
+  // A recording window of any kind: --delay, --duration or a capture range
+  // (--steps is a cudaProfilerApi range). Without one the whole run records.
+  bool Windowed() const { return delay_ns > 0 || duration_ns > 0 || range != Range::kNone; }
+  // CUPTI is detached outside the recording windows (the default with one).
+  bool DetachesOutsideWindows() const { return detach_outside_window && Windowed(); }
 
   // Switches off one diagnostics part (a DIAG_OFF name); false if unknown.
   bool SetDiagPart(std::string_view part);

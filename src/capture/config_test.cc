@@ -56,14 +56,53 @@ TEST(CaptureConfig, UnifiedMemorySources) {
   ::unsetenv("STEPSCOPE_TRACE");
 }
 
-// STEPSCOPE_DIAG_DETACH: only "1" detaches CUPTI between windows.
-TEST(CaptureConfig, DiagDetach) {
-  EXPECT_FALSE(CaptureConfig::FromEnv(nullptr).diag_detach);
-  ::setenv("STEPSCOPE_DIAG_DETACH", "1", 1);
-  EXPECT_TRUE(CaptureConfig::FromEnv(nullptr).diag_detach);
-  ::setenv("STEPSCOPE_DIAG_DETACH", "yes", 1);
-  EXPECT_FALSE(CaptureConfig::FromEnv(nullptr).diag_detach);
-  ::unsetenv("STEPSCOPE_DIAG_DETACH");
+// STEPSCOPE_DETACH: on unless "off" (the tracer's own default too, for a
+// process injected without the launcher); anything else is said and ignored.
+TEST(CaptureConfig, DetachOutsideWindow) {
+  EXPECT_TRUE(CaptureConfig::FromEnv(nullptr).detach_outside_window);
+  ::setenv("STEPSCOPE_DETACH", "off", 1);
+  EXPECT_FALSE(CaptureConfig::FromEnv(nullptr).detach_outside_window);
+  ::setenv("STEPSCOPE_DETACH", "on", 1);
+  EXPECT_TRUE(CaptureConfig::FromEnv(nullptr).detach_outside_window);
+  ::setenv("STEPSCOPE_DETACH", "1", 1);
+  std::string warning;
+  EXPECT_TRUE(CaptureConfig::FromEnv(&warning).detach_outside_window);
+  EXPECT_EQ(warning, "STEPSCOPE_DETACH='1' ignored (on, off); ");
+  ::unsetenv("STEPSCOPE_DETACH");
+  // --steps: the hook announces the window (STEPSCOPE_WINDOW_STEPS, the hook's variable).
+  EXPECT_FALSE(CaptureConfig::FromEnv(nullptr).hook_window);
+  ::setenv("STEPSCOPE_WINDOW_STEPS", "5:20", 1);
+  EXPECT_TRUE(CaptureConfig::FromEnv(nullptr).hook_window);
+  ::unsetenv("STEPSCOPE_WINDOW_STEPS");
+}
+
+// Every kind of window is one; the launcher writes STEPSCOPE_DETACH only with
+// a window (on by default, off when asked), and the tracer reads it back.
+TEST(CaptureConfig, DetachIsWrittenForWindowsOnly) {
+  auto written = [](const CaptureConfig& c) {
+    for (const auto& [name, value] : c.ToEnv()) {
+      if (name == std::string(kEnvDetach)) return value;
+    }
+    return std::string("missing");
+  };
+  CaptureConfig whole;
+  EXPECT_FALSE(whole.Windowed());
+  EXPECT_EQ(written(whole), "");  // whole-run tracing: cleared, as today
+  CaptureConfig delay, duration, profiler, nvtx;
+  delay.delay_ns = 1;
+  duration.duration_ns = 1;
+  profiler.range = CaptureConfig::Range::kCudaProfilerApi;
+  nvtx.range = CaptureConfig::Range::kNvtx;
+  nvtx.range_nvtx_name = "step 3";
+  for (const CaptureConfig* c : {&delay, &duration, &profiler, &nvtx}) {
+    EXPECT_TRUE(c->Windowed());
+    EXPECT_EQ(written(*c), "on");
+  }
+  profiler.detach_outside_window = false;
+  EXPECT_EQ(written(profiler), "off");
+  ::setenv(kEnvDetach, written(profiler).c_str(), 1);
+  EXPECT_FALSE(CaptureConfig::FromEnv(nullptr).detach_outside_window);
+  ::unsetenv(kEnvDetach);
 }
 
 // Recording window k uses set k mod n; every window starts from the base.

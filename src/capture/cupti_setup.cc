@@ -40,9 +40,72 @@ std::atomic<bool> g_um_wanted{false};
 // that retry fails too.
 std::atomic<bool> g_um_enabled{false};
 std::atomic<bool> g_context_seen{false};
-// STEPSCOPE_DIAG_DETACH: CUPTI was finalized at a window's end; nothing may
-// call it until DiagAttachCupti (a CUPTI call would initialize it again).
+// Recording windows with CUPTI detached outside them (STEPSCOPE_DETACH, the
+// default with a window; CaptureConfig::DetachesOutsideWindows):
+//
+//  * before the first window the tracer does not subscribe (InitializeCupti
+//    only checks CUPTI's version): no subscriber, no activity kind, no
+//    callback, so the driver runs as with no tool. CUPTI's library is loaded
+//    (it is linked) and the tracer read one CUPTI timestamp at start (its
+//    clock offset, session.cc); nothing of CUPTI runs on the program's calls.
+//  * a window opens: the tracer subscribes (AttachCuptiForWindow), then the
+//    kinds and callbacks go on (SetRecording). The attach is CUPTI's
+//    documented dynamic attach: cuptiSubscribe after CUDA is running, from the
+//    program's thread (the --steps hook's stepscope_attach(), an NVTX push of
+//    the capture range) or the timer thread (--delay). What it costs once
+//    (subscribe, callback tables, device records dumped again with
+//    cuptiActivityEnableAndDump, kernel instrumentation as the kinds come on)
+//    is not measured on a GPU yet. Buffer attributes that CUPTI takes only
+//    before the first context (zeroed buffers, device buffer size) stay at
+//    CUPTI's defaults after a late attach (costlier clearing, not wrong records).
+//  * a window ends: the kinds and callbacks go off, then the detach is
+//    requested (RequestDetach): both API domains' callbacks go on (they return
+//    at once, recording nothing) so that the next API exit callback can run
+//    cuptiFinalize, where CUPTI documents it as safe (any other place needs the
+//    program's GPU work synchronized first). That callback is the first exit
+//    of a synchronizing call (the window's kernels are done; the --steps hook
+//    synchronizes right after its cudaProfilerStop), or of any call once
+//    kDetachGraceNs passed. It flushes every buffer (forced), finalizes, and
+//    CUPTI is gone from the process: cuptiFinalize drops the subscriber, the
+//    kinds, the callbacks and the instrumentation the kinds put in place.
+//  * a program that opens windows itself with cudaProfilerStart
+//    (--capture-range cudaProfilerApi without --steps) is watched: nothing
+//    else sees that call, so outside its windows the tracer keeps a fresh
+//    subscription whose only callbacks are cudaProfilerStart/Stop and the
+//    managed allocations, no kind ever enabled in it (the timer thread
+//    subscribes again right after each window's finalize, woken by it; a
+//    cudaProfilerStart in that short gap is missed). Not bare; its cost
+//    is not measured on a GPU yet. Once the program calls stepscope_attach()
+//    itself before its cudaProfilerStart (it announces its windows, as
+//    bench/overhead_phases.py does), it is no longer watched.
+//  * any failure (subscribe, finalize) disables the session with one warning;
+//    the program runs on untraced.
+//
+// Correlation ids may start again after a finalize: capture/correlation_epochs.h.
+//
+// g_detached: no subscription (before the first window, or finalized); no
+// CUPTI call may be made then but the attach (a call would start CUPTI again).
 std::atomic<bool> g_detached{false};
+// A window ended: the next API exit callback (synchronizing, or after the
+// grace) finalizes CUPTI. Claimed with exchange(false) by whoever acts on it.
+std::atomic<bool> g_detach_pending{false};
+std::atomic<int64_t> g_detach_requested_ns{0};
+constexpr int64_t kDetachGraceNs = 1'000'000'000;
+// InitializeCupti ran (the driver loaded the tracer, cuda is traced, the CUPTI
+// version matches): only then may a window attach.
+std::atomic<bool> g_cupti_usable{false};
+
+// The program announces its windows: it called the exported stepscope_attach()
+// before a cudaProfilerStart (bench/overhead_phases.py does; the --steps hook
+// too, which hook_window knows before the first window).
+std::atomic<bool> g_announced{false};
+
+// --capture-range cudaProfilerApi without --steps, in a program that does not
+// announce its windows: its own cudaProfilerStart must be seen, so CUPTI stays
+// subscribed (standing callbacks only) outside the windows (top of this file).
+bool WatchesProfilerRange(const CaptureConfig& c) {
+  return c.range == CaptureConfig::Range::kCudaProfilerApi && !c.hook_window && !g_announced;
+}
 
 std::string ResultString(CUptiResult r) {
   const char* msg = nullptr;
@@ -174,7 +237,9 @@ void CUPTIAPI BufferCompleted(CUcontext ctx, uint32_t stream, uint8_t* buffer, s
 }
 
 void OnCallbackImpl(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
-void DiagDetachCupti();
+void RequestDetach(Session& s);
+void OnPendingDetach(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                     const CUpti_CallbackData* info);
 
 // API callbacks (and the cudaProfilerStart/Stop capture range).
 void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -194,6 +259,10 @@ void OnCallbackImpl(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const vo
   }
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  if (g_detach_pending.load(std::memory_order_relaxed)) {
+    OnPendingDetach(domain, cbid, info);
+    return;
+  }
   Session& s = Session::Get();
   if (!s.profiler_range_pending()) {
     OnApiCallback(domain, cbid, info);
@@ -215,19 +284,72 @@ void OnCallbackImpl(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const vo
   if (stop) {
     cuptiActivityFlushAll(0);
     s.SetRecording(false);
-    if (s.config().diag_detach) DiagDetachCupti();
+    if (s.config().DetachesOutsideWindows()) RequestDetach(s);
   }
   if (!start && !stop) OnApiCallback(domain, cbid, info);
 }
 
-// STEPSCOPE_DIAG_DETACH: at the exit of cudaProfilerStop (an API exit
-// callback, where CUPTI's dynamic detach is documented to be safe), every
-// record is delivered and CUPTI is finalized: the program runs on without
-// CUPTI until DiagAttachCupti.
-void DiagDetachCupti() {
-  Session& s = Session::Get();
-  std::lock_guard<std::mutex> lk(s.cupti_mutex());
-  if (g_detached.load() || !s.cupti_active()) return;
+bool IsProfilerStart(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  return domain == CUPTI_CB_DOMAIN_RUNTIME_API
+             ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000
+             : cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart;
+}
+
+// Calls after which the GPU work queued before them (on the stream, event or
+// whole device they wait for) is done.
+bool IsSynchronizing(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020 ||
+           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020 ||
+           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000 ||
+           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020;
+  }
+  return cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize;
+}
+
+// The callbacks that stay on while attached outside a window: the
+// cudaProfilerApi range's start/stop and the first managed allocation.
+void EnableStandingCallbacks(const CaptureConfig& c) {
+  if (c.range == CaptureConfig::Range::kCudaProfilerApi) {
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                        CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                        CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+  }
+  if (!c.um_at_start && (c.um || c.um_gpu_faults || c.um_cpu_faults)) {
+    // At the first managed allocation: these two callbacks stay on.
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000);
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                        CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged);
+  }
+}
+
+// A window opened again before its predecessor's detach ran: the API domains
+// go back to the standing callbacks (SetRecording then adds the chosen set).
+// False when the detach was already claimed.
+bool CancelDetach(const CaptureConfig& c) {
+  if (!g_detach_pending.exchange(false)) return false;
+  cuptiEnableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+  cuptiEnableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+  EnableStandingCallbacks(c);
+  return true;
+}
+
+// At an API exit callback (where CUPTI documents cuptiFinalize as safe), with
+// the window's records delivered: CUPTI leaves the process. `last_raw`: the
+// correlation id of that call (the newest of the epoch). try_lock: another
+// thread holding the mutex is flushing or attaching; a later callback detaches.
+void DetachNow(Session& s, uint32_t last_raw) {
+  std::unique_lock<std::mutex> lk(s.cupti_mutex(), std::try_to_lock);
+  if (!lk.owns_lock() || !g_detach_pending.exchange(false)) return;
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   s.SetCuptiActive(false);
   g_detached = true;
@@ -235,7 +357,50 @@ void DiagDetachCupti() {
   g_subscriber = nullptr;
   g_um_configured = false;
   g_um_enabled = false;
-  if (r != CUPTI_SUCCESS) LogWarn("diagnostics detach: cuptiFinalize: %s", ResultString(r).c_str());
+  s.NewCorrelationEpoch(last_raw);
+  if (WatchesProfilerRange(s.config())) s.WakeTimer();  // it subscribes again (WatchForWindow)
+  if (r != CUPTI_SUCCESS) {
+    s.Disable("cannot detach CUPTI at the recording window's end (cuptiFinalize: " +
+              ResultString(r) + ")");
+    return;
+  }
+  LogVerbose("CUPTI detached until the next recording window");
+}
+
+// A window ended (its kinds and callbacks are off): the next API exit
+// callback that may finalize does (OnPendingDetach). No mutex: the subscriber
+// stays valid until a DetachNow claims the pending flag set last here, and
+// this may run inside a CUPTI callback (cudaProfilerStop's exit).
+void RequestDetach(Session& s) {
+  if (g_detached.load() || !s.cupti_active() || g_detach_pending.load()) return;
+  g_detach_requested_ns.store(s.NowNs(), std::memory_order_relaxed);
+  const CUptiResult a = cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+  const CUptiResult b = cuptiEnableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+  if (a != CUPTI_SUCCESS && b != CUPTI_SUCCESS) {
+    // No callback would come to finalize: the kinds are off; stay attached.
+    LogVerbose("CUPTI stays attached after the recording window (%s)", ResultString(a).c_str());
+    return;
+  }
+  g_detach_pending.store(true);
+}
+
+// API callbacks while a detach is pending (both domains on, nothing recorded).
+void OnPendingDetach(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                     const CUpti_CallbackData* info) {
+  if (info->callbackSite != CUPTI_API_EXIT) return;
+  Session& s = Session::Get();
+  if (IsProfilerStart(domain, cbid) && s.profiler_range_pending()) {
+    // The program's next window, before the detach ran: stay attached. No
+    // mutex: winning the pending flag (CancelDetach) is what keeps DetachNow
+    // from finalizing, and the subscriber valid.
+    if (CancelDetach(s.config())) s.SetRecording(true);
+    return;
+  }
+  if (!IsSynchronizing(domain, cbid) &&
+      s.NowNs() - g_detach_requested_ns.load(std::memory_order_relaxed) < kDetachGraceNs) {
+    return;
+  }
+  DetachNow(s, info->correlationId);
 }
 
 // Before the buffer callbacks are registered and before any context exists
@@ -333,8 +498,9 @@ void OnFirstManagedAllocation() {
 // Subscribes to CUPTI and sets up the buffer callbacks and the callbacks
 // that stay on (capture range, first managed allocation). On failure the
 // session is off, with one warning. `first`: inside cuInit, before any
-// context (the buffer attributes must be set then); a diagnostics re-attach
-// keeps CUPTI's defaults where they can no longer be set.
+// context (the buffer attributes must be set then); a later attach (a
+// window's, after the detach) keeps CUPTI's defaults where they can no longer
+// be set, and has CUPTI dump the device records it emitted at cuInit.
 CUptiResult Subscribe(Session& s, bool first) {
   CUptiResult r = s.config().diag_off.subscribe
                       ? CUPTI_SUCCESS
@@ -356,31 +522,42 @@ CUptiResult Subscribe(Session& s, bool first) {
     if (first) r = a;
   }
   if (r == CUPTI_SUCCESS) r = cuptiActivityRegisterCallbacks(&BufferRequested, &BufferCompleted);
-  if (r == CUPTI_SUCCESS) r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
+  if (r == CUPTI_SUCCESS) {
+    r = first ? cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE)
+              : cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_DEVICE);
+  }
   if (r != CUPTI_SUCCESS) {
     s.Disable("CUPTI setup failed: " + ResultString(r));
     cuptiUnsubscribe(g_subscriber);
     return r;
   }
-  if (s.config().range == CaptureConfig::Range::kCudaProfilerApi) {
-    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-                        CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
-    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-                        CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
-    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-                        CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
-    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-                        CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
-  }
-  const CaptureConfig& c = s.config();
-  if (!c.um_at_start && (c.um || c.um_gpu_faults || c.um_cpu_faults)) {
-    // At the first managed allocation: these two callbacks stay on.
-    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-                        CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000);
-    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-                        CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged);
-  }
+  EnableStandingCallbacks(s.config());
   return CUPTI_SUCCESS;
+}
+
+// Subscribes (Subscribe) and turns on what comes with it: the unified-memory
+// configuration, the activity toggle; the caller holds the CUPTI mutex after
+// start. False (the session off, warned) when CUPTI refused.
+bool Attach(Session& s, bool first) {
+  if (Subscribe(s, first) != CUPTI_SUCCESS) return false;
+  const CaptureConfig& c = s.config();
+  if (c.um_at_start && !g_um_wanted.load()) {
+    // `--trace um`: from the start. Context creation is where the kind can
+    // be enabled (above); a late attach finds the context there already.
+    g_um_wanted = true;
+    if (!first) {
+      g_context_seen = true;
+      s.StartUvmCounters();
+    }
+  }
+  if (g_um_wanted.load()) ConfigureUnifiedMemory(c);
+  if (c.um_at_start && g_um_configured) {
+    cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                        CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+  }
+  g_detached = false;
+  s.SetCuptiActive(true);
+  return true;
 }
 
 int InitializeCupti() {
@@ -397,38 +574,60 @@ int InitializeCupti() {
               "'s, whose activity records stepscope decodes; stepscope records no CUDA activity");
     return 1;
   }
-  if (Subscribe(s, /*first=*/true) != CUPTI_SUCCESS) return 1;
-  const CaptureConfig& c = s.config();
-  if (c.um_at_start) {
-    // `--trace um`: from the start. Context creation is where the kind can
-    // be enabled (above).
-    g_um_wanted = true;
-    ConfigureUnifiedMemory(c);
-    if (g_um_configured) {
-      cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-                          CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
-    }
-  }
-  s.SetCuptiActive(true);
   s.SetActivityToggle(&ToggleActivities);
+  g_cupti_usable = true;
+  const CaptureConfig& c = s.config();
+  if (c.DetachesOutsideWindows() && !s.recording() && !WatchesProfilerRange(c)) {
+    // Nothing of CUPTI until the window opens (AttachCuptiForWindow).
+    g_detached = true;
+    LogVerbose("CUPTI not attached until the recording window opens");
+    return 1;
+  }
+  if (!Attach(s, /*first=*/true)) return 1;
   if (s.recording()) ToggleActivities(true);
   return 1;
 }
 
-int DiagAttachCupti() {
+int AttachCuptiForWindow(bool announced) {
   try {
     Session& s = Session::Get();
-    if (!s.active()) return 0;
+    if (announced) g_announced = true;
+    if (!s.active() || !g_cupti_usable.load()) return 0;
     std::lock_guard<std::mutex> lk(s.cupti_mutex());
+    if (CancelDetach(s.config())) return 1;  // the last window's detach had not run yet
     if (!g_detached.load()) return s.cupti_active() ? 1 : 0;
-    if (Subscribe(s, /*first=*/false) != CUPTI_SUCCESS) return 0;
-    if (g_um_wanted.load()) ConfigureUnifiedMemory(s.config());
-    g_detached = false;
-    s.SetCuptiActive(true);
+    if (!Attach(s, /*first=*/false)) return 0;
+    LogVerbose("CUPTI attached for the recording window");
     return 1;
   } catch (...) {
-    Session::Get().Disable("internal error in the diagnostics attach");
+    Session::Get().Disable("internal error while attaching CUPTI for the recording window");
     return 0;
+  }
+}
+
+void DetachCuptiAfterWindow() {
+  try {
+    Session& s = Session::Get();
+    if (s.config().DetachesOutsideWindows() && g_cupti_usable.load()) RequestDetach(s);
+  } catch (...) {
+    Session::Get().Disable("internal error while detaching CUPTI after the recording window");
+  }
+}
+
+void WatchForWindow() {
+  try {
+    Session& s = Session::Get();
+    const CaptureConfig& c = s.config();
+    if (!g_detached.load() || !g_cupti_usable.load() || !c.DetachesOutsideWindows() ||
+        !WatchesProfilerRange(c) || !s.profiler_range_pending() || !s.active()) {
+      return;
+    }
+    std::lock_guard<std::mutex> lk(s.cupti_mutex());
+    if (g_detached.load() && Attach(s, /*first=*/false)) {
+      LogVerbose("CUPTI subscribed again for the program's next cudaProfilerStart");
+    }
+  } catch (...) {
+    Session::Get().Disable("internal error while watching for the next recording window");
   }
 }
 

@@ -1,7 +1,7 @@
 // The only symbols libstepscope_inject.so exports (see inject.map): the entry
-// points the CUDA driver and NVTX look up, and one diagnostics hook. Everything else, the
-// statically linked SQLite included, is hidden so it cannot clash with the program's own libraries
-// (e.g. Python's sqlite3 module).
+// points the CUDA driver and NVTX look up, and the recording window's attach hook. Everything else,
+// the statically linked SQLite included, is hidden so it cannot clash with the program's own
+// libraries (e.g. Python's sqlite3 module).
 #include <cstdint>
 
 #include "capture/cupti_setup.h"
@@ -35,12 +35,15 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
   }
 }
 
-// Diagnostics (STEPSCOPE_DIAG_DETACH=1, bench/overhead_phases.py --detach):
-// attaches CUPTI again after a recording window's end detached it; the
-// program calls it (ctypes) before cudaProfilerStart. Returns 1 when CUPTI is
-// attached afterwards.
-__attribute__((visibility("default"))) int stepscope_diag_attach(void) {
-  return stepscope::DiagAttachCupti();
+// A recording window is about to open (STEPSCOPE_DETACH, on by default with a
+// window): attaches CUPTI, which the previous window's end (or the start, for
+// the first window) left out of the process. The --steps iteration hook
+// (python/stepscope/_iteration_ranges.py) and bench/overhead_phases.py call it
+// (ctypes) just before cudaProfilerStart. Returns 1 when CUPTI is attached
+// afterwards; 0 (CUDA not loaded yet, or tracing off) is never the program's
+// concern.
+__attribute__((visibility("default"))) int stepscope_attach(void) {
+  return stepscope::AttachCuptiForWindow(/*announced=*/true);
 }
 
 }  // extern "C"

@@ -223,7 +223,7 @@ int Push(nvtxDomainHandle_t domain, Attrs&& attrs) {
   auto& stack = Stacks().For(domain);
   bool opens = false;
   if (s.nvtx_range_pending() && !s.recording() && attrs.message == s.config().range_nvtx_name) {
-    s.SetRecording(true);
+    s.OpenWindow();  // CUPTI attached first where windows detach it
     opens = true;
   }
   uint64_t id = 0;
@@ -243,7 +243,7 @@ int Pop(nvtxDomainHandle_t domain) {
   OpenRange r = stack.back();
   stack.pop_back();
   if (r.id != 0) s.NvtxClose(r.id, s.NowNs(), ThreadId());
-  if (r.opens_capture) s.SetRecording(false);
+  if (r.opens_capture) s.CloseWindow();
   return static_cast<int>(stack.size());
 }
 

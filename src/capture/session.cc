@@ -373,6 +373,16 @@ void Session::SetRecording(bool on) {
   if (auto toggle = activity_toggle_.load()) toggle(on);
 }
 
+void Session::OpenWindow() {
+  AttachCuptiForWindow();  // a failure turned the session off, with one warning
+  SetRecording(true);
+}
+
+void Session::CloseWindow() {
+  SetRecording(false);
+  DetachCuptiAfterWindow();
+}
+
 bool Session::PutPythonStack(uint32_t correlation, uint32_t tid) {
   if (!active()) return false;
   return EmitPythonStack(shm_, correlation, tid);
@@ -438,6 +448,14 @@ void Session::AddOom(const OomRecord& o) {
   cv_.notify_one();
 }
 
+void Session::WakeTimer() {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    urgent_ = true;
+  }
+  cv_.notify_one();
+}
+
 uint8_t* Session::AllocateBuffer(size_t* size) {
   *size = 0;
   if (!active() || !shm_) return nullptr;
@@ -473,17 +491,47 @@ void Session::OnBufferCompleted(uint8_t* buffer, size_t valid, uint64_t dropped)
     shm_->slots[i].state.store(shm::kSlotFree, std::memory_order_release);
     return;
   }
-  SendForeignStrings(buffer, valid);
+  ScanBuffer(buffer, valid);
   shm_->slots[i].valid.store(valid, std::memory_order_relaxed);
   shm_->slots[i].state.store(shm::kSlotReady, std::memory_order_release);
 }
 
-void Session::SendForeignStrings(uint8_t* buffer, size_t valid) {
+namespace {
+
+// The correlation id field of the record kinds the collector joins on
+// (cupti_decoder.cc), nullptr for the others.
+uint32_t* CorrelationField(CUpti_Activity* rec) {
+  switch (rec->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+      return &reinterpret_cast<cupti::Kernel*>(rec)->correlationId;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+      return &reinterpret_cast<cupti::Memcpy*>(rec)->correlationId;
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+      return &reinterpret_cast<cupti::MemcpyPtoP*>(rec)->correlationId;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+      return &reinterpret_cast<cupti::Memset*>(rec)->correlationId;
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+      return &reinterpret_cast<cupti::Api*>(rec)->correlationId;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+      return &reinterpret_cast<cupti::Sync*>(rec)->correlationId;
+    case CUPTI_ACTIVITY_KIND_MEMORY2:
+      return &reinterpret_cast<cupti::Memory*>(rec)->correlationId;
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+void Session::ScanBuffer(uint8_t* buffer, size_t valid) {
   // Once per buffer and name: a pointer CUPTI reuses for another name later
   // (a module unloaded) cannot mislabel a kernel.
   std::unordered_set<const char*> sent;
   CUpti_Activity* rec = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
+    if (uint32_t* corr = CorrelationField(rec); corr && *corr != 0) *corr = MapCorrelation(*corr);
     const char* str = nullptr;
     if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
         rec->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
@@ -586,13 +634,14 @@ void Session::TimerLoop() {
       const int64_t now = NowNs();
       if (delay_pending && now - start_ns_ >= config_.delay_ns) {
         delay_pending = false;
-        if (config_.range == CaptureConfig::Range::kNone) SetRecording(true);
+        if (config_.range == CaptureConfig::Range::kNone) OpenWindow();
       }
       if (config_.duration_ns > 0 && recording() && !window_done_.load() &&
           now - recording_since_ns_.load() >= config_.duration_ns) {
         window_done_ = true;  // one window only
-        SetRecording(false);
+        CloseWindow();
       }
+      if (!recording()) WatchForWindow();
       const int64_t mono = MonotonicNs();
       // Migrations are running: drain CUPTI's unified-memory records now. The
       // driver queue they come through holds a few thousand events; left to

@@ -39,6 +39,7 @@
 #include <thread>
 
 #include "capture/config.h"
+#include "capture/correlation_epochs.h"
 #include "capture/shm_ring.h"
 #include "capture/uvm_counters.h"
 #include "format/records.h"
@@ -109,8 +110,18 @@ class Session {
   // Recording on/off (delay, duration, capture ranges). Calls the hook that
   // enables/disables CUPTI activity kinds.
   void SetRecording(bool on);
-  // The capture range closed: no second window.
-  void EndWindow() { window_done_.store(true); }
+  // A recording window opens (--delay's end, the NVTX capture range's push):
+  // CUPTI attached first where windows detach it, then recording on.
+  void OpenWindow();
+  // A recording window closes: recording off, then CUPTI's detach requested.
+  void CloseWindow();
+  // The id the trace gets for CUPTI's correlation id `raw` (the API records,
+  // the activity buffers): ids stay unique across CUPTI detaches.
+  uint32_t MapCorrelation(uint32_t raw) { return correlation_epochs_.Map(raw); }
+  // Wakes the timer thread now (e.g. to subscribe again after a detach).
+  void WakeTimer();
+  // CUPTI was finalized at a window's end; `last_raw`: its newest id.
+  void NewCorrelationEpoch(uint32_t last_raw) { correlation_epochs_.NewEpoch(last_raw); }
   void SetActivityToggle(void (*toggle)(bool on)) { activity_toggle_.store(toggle); }
   // Unified memory is in use (the first managed allocation, or the first
   // context with `--trace um`): opens the driver's totals for the timer
@@ -134,8 +145,9 @@ class Session {
   // Timer thread: the driver's totals moved since the last call -> one um row
   // per moved total; returns true when they moved.
   bool PumpUvmTotals(int64_t now_ns, bool emit);
-  // Copies the strings the buffer's records point to into the ring.
-  void SendForeignStrings(uint8_t* buffer, size_t valid);
+  // One walk over a completed buffer: copies the strings its records point
+  // to into the ring, and maps their correlation ids (MapCorrelation).
+  void ScanBuffer(uint8_t* buffer, size_t valid);
 
   CaptureConfig config_;
   CaptureConfig diag_base_;  // STEPSCOPE_DIAG_CYCLE only: config_ as read at start
@@ -154,6 +166,7 @@ class Session {
   int64_t start_ns_ = 0;
   std::atomic<int64_t> recording_since_ns_{0};
   std::atomic<uint64_t> next_nvtx_id_{1};
+  CorrelationEpochs correlation_epochs_;
 
   shm::Header* shm_ = nullptr;  // the mapped region; set before active_
   shm::Geometry geometry_;      // its layout, kept here: the program may write over the header

@@ -208,8 +208,15 @@ void DeclareProfileFlags(ArgParser* p) {
           "record N training iterations only, after --warmup-steps of them: the window opens "
           "when the program's optimizer.step() returns for the last warm-up step and closes "
           "when it returns N steps later (the iteration hook; torch programs), so the trace "
-          "holds N whole steps of a long job; outside it CUPTI records nothing");
+          "holds N whole steps of a long job; outside it CUPTI is not in the process "
+          "(--detach-outside-window)");
   p->Flag("--warmup-steps", "W", "iterations before the --steps window (1 or more)", "5");
+  p->Flag("--detach-outside-window", "on|off",
+          "with a recording window (--steps, --delay/--duration, --capture-range): CUPTI is "
+          "detached from the program outside it (attached when the window opens, detached after "
+          "its records are flushed), so the steps around the window run as without the tracer; "
+          "off: CUPTI stays attached for the whole run, recording nothing outside the window",
+          "on");
   p->Flag("--nvtx-capture", "NAME[@DOMAIN]",
           "the NVTX range of --capture-range nvtx (nsys's spelling; the domain is not matched)", "",
           "-p");
@@ -370,6 +377,11 @@ Status ReadWindow(const ArgParser& p, ProfileSettings* s) {
     s->tracer.range = CaptureConfig::Range::kNvtx;
     s->tracer.range_nvtx_name = range.substr(5);
   }
+  const std::string detach = p.Get("--detach-outside-window");
+  if (detach != "on" && detach != "off") {
+    return InvalidInput("--detach-outside-window: use on or off, not '" + detach + "'");
+  }
+  s->tracer.detach_outside_window = detach == "on";
   return ReadStepWindow(p, s);
 }
 

@@ -30,13 +30,14 @@ namespace stepscope {
   X(kEnvDelayNs, "STEPSCOPE_DELAY_NS", "tracer", "start recording this late")                  \
   X(kEnvDurationNs, "STEPSCOPE_DURATION_NS", "tracer", "stop recording this much later")       \
   X(kEnvCaptureRange, "STEPSCOPE_CAPTURE_RANGE", "tracer", "cudaProfilerApi | nvtx:NAME")      \
+  X(kEnvDetach, "STEPSCOPE_DETACH", "tracer, hook", "off: CUPTI kept outside windows")         \
   X(kEnvOverwriteBeforeNs, "STEPSCOPE_OVERWRITE_BEFORE_NS", "tracer",                          \
     "replace files older than this (-f)")                                                      \
   X(kEnvCollector, "STEPSCOPE_COLLECTOR", "tracer", "the collector's socket")                  \
   X(kEnvCollectorToken, "STEPSCOPE_COLLECTOR_TOKEN", "tracer", "the run's session token")      \
   X(kEnvLoaderRanges, "STEPSCOPE_LOADER_RANGES", "hook", "1: DataLoader.__next__ ranges")      \
   X(kEnvIterationRanges, "STEPSCOPE_ITERATION_RANGES", "hook", "1: iteration N ranges")        \
-  X(kEnvWindowSteps, "STEPSCOPE_WINDOW_STEPS", "hook", "W:N, the --steps window")              \
+  X(kEnvWindowSteps, "STEPSCOPE_WINDOW_STEPS", "hook, tracer", "W:N, the --steps window")      \
   X(kEnvPytorchMemory, "STEPSCOPE_PYTORCH_MEMORY", "hook", "1: the caching-allocator history") \
   X(kEnvOutputDir, "STEPSCOPE_OUTPUT_DIR", "hook", "where the allocator history is written")
 
@@ -58,7 +59,6 @@ namespace stepscope {
   V(kEnvSyncMode, "STEPSCOPE_SYNC_MODE", "tracer", "api | cupti")                                 \
   V(kEnvDiagOff, "STEPSCOPE_DIAG_OFF", "tracer", "diagnostics: parts switched off")               \
   V(kEnvDiagCycle, "STEPSCOPE_DIAG_CYCLE", "tracer", "diagnostics: one DIAG_OFF set per window")  \
-  V(kEnvDiagDetach, "STEPSCOPE_DIAG_DETACH", "tracer", "diagnostics: CUPTI off between windows")  \
   V(kEnvHostMemThreshold, "STEPSCOPE_HOST_MEM_THRESHOLD", "host-mem interposer",                  \
     "smallest host allocation recorded (bytes)")                                                  \
   V(kEnvRooflineInject, "STEPSCOPE_ROOFLINE_INJECT", "roofline", "the roofline profiler library") \

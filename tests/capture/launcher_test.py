@@ -109,7 +109,7 @@ class LauncherTest(unittest.TestCase):
         # optimizer steps and closes N later (python/tests/test_iteration_ranges.py runs the hook).
         env, _, _ = self.settings_seen(["--steps", "3", "--warmup-steps", "2"], "win")
         for line in ("STEPSCOPE_CAPTURE_RANGE=cudaProfilerApi", "STEPSCOPE_WINDOW_STEPS=2:3",
-                     "STEPSCOPE_ITERATION_RANGES=1"):
+                     "STEPSCOPE_ITERATION_RANGES=1", "STEPSCOPE_DETACH=on"):
             self.assertIn(line, env.splitlines())
         for bad, what in ((["--steps", "0"], b"--steps"),
                           (["--steps", "3", "--warmup-steps", "0"], b"--warmup-steps"),
@@ -119,6 +119,35 @@ class LauncherTest(unittest.TestCase):
             self.assertEqual(p.returncode, 2, bad)
             self.assertIn(what, p.stderr)
             self.assertEqual(p.stderr.count(b"\n"), 1, p.stderr)
+
+    def test_windows_detach_cupti_outside_them_by_default(self):
+        # Every kind of window carries the detach (STEPSCOPE_DETACH=on: CUPTI out of the process
+        # outside the window); --detach-outside-window off keeps the old behaviour; without a
+        # window nothing is said (whole-run tracing as before).
+        windows = [["--steps", "4"], ["--delay", "30"], ["--duration", "30"], ["-y", "1", "-d", "2"],
+                   ["--capture-range", "cudaProfilerApi"], ["-c", "nvtx", "-p", "step 1"]]
+        for k, w in enumerate(windows):
+            env, _, _ = self.settings_seen(w, "det%d" % k)
+            self.assertIn("STEPSCOPE_DETACH=on", env.splitlines(), w)
+            env, _, _ = self.settings_seen(w + ["--detach-outside-window", "off"], "att%d" % k)
+            self.assertIn("STEPSCOPE_DETACH=off", env.splitlines(), w)
+        for k, args in enumerate(([], ["--detach-outside-window", "off"], ["--detach-outside-window", "on"])):
+            env, _, _ = self.settings_seen(args, "whole%d" % k)
+            self.assertNotIn("STEPSCOPE_DETACH", env, args)
+        p = profile(["-q", "--steps", "2", "--detach-outside-window", "no", "-o", "bad", APP, "ranges"], self.tmp)
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stderr.decode().strip().splitlines(),
+                         ["stepscope profile: error: --detach-outside-window: use on or off, not 'no'"])
+        # The NVTX capture range records the same either way (no GPU here: the window's attach
+        # finds no CUDA and says nothing).
+        on = profile(["-o", "nv_on", "-c", "nvtx:step 1", "--", APP, "ranges"], self.tmp)
+        off = profile(["-o", "nv_off", "-c", "nvtx:step 1", "--detach-outside-window", "off", "--", APP, "ranges"],
+                      self.tmp)
+        self.assertEqual((on.returncode, off.returncode), (0, 0), on.stderr + off.stderr)
+        self.assertNotIn(b"warning", on.stderr)
+        names = lambda f: [r[0] for r in rows(os.path.join(self.tmp, f), NVTX_SQL)]
+        self.assertEqual(names("nv_on.sqlite"), ["step 1", "forward", "backward"])
+        self.assertEqual(names("nv_on.sqlite"), names("nv_off.sqlite"))
 
     def test_nsys_force_overwrite_and_stats_words(self):
         p = profile(["-q", "-o", "t", APP, "ranges"], self.tmp)
@@ -472,10 +501,15 @@ class LauncherTest(unittest.TestCase):
         names = [r[0] for r in rows(os.path.join(self.tmp, "cr.sqlite"), NVTX_SQL)]
         self.assertEqual(names, ["step 1", "forward", "backward"])
 
-    def test_tracer_exports_only_its_entry_points_and_the_diag_hook(self):
+    def test_tracer_exports_only_its_entry_points_and_the_attach_hook(self):
         out = subprocess.run(["nm", "-D", "--defined-only", LIB], stdout=subprocess.PIPE, check=True).stdout.decode()
         syms = sorted(line.split()[-1] for line in out.splitlines() if line.strip())
-        self.assertEqual(syms, ["InitializeInjection", "InitializeInjectionNvtx2", "stepscope_diag_attach"])
+        self.assertEqual(syms, ["InitializeInjection", "InitializeInjectionNvtx2", "stepscope_attach"])
+        # The window's attach hook (the --steps hook calls it through ctypes) in a process where
+        # CUDA never loaded the tracer: 0, nothing said, nothing else happens.
+        p = subprocess.run([sys.executable, "-c", "import ctypes, sys; print(ctypes.CDLL(sys.argv[1]).stepscope_attach())",
+                            LIB], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, b"0\n", b""))
         # No SQLite inside the traced program: the collector writes the trace.
         every = subprocess.run(["nm", "-C", LIB], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
         self.assertNotIn(b"sqlite3_open", every)
