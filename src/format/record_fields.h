@@ -458,6 +458,22 @@ struct RecordFormat<ApiCallsiteRecord> {
       std::make_tuple(Col("correlation", &ApiCallsiteRecord::correlation, "api.correlation", kU32),
                       Col("callsite_id", &ApiCallsiteRecord::callsite, "leaf callsites.id", kU32));
 };
+template <>
+struct RecordFormat<GpuMetricRecord> {
+  static constexpr const char* kTable = "gpu_metrics";
+  static constexpr auto kFields = std::make_tuple(
+      Col("start_ns", &GpuMetricRecord::start_ns, "sample interval start, ns", kTime),
+      Col("end_ns", &GpuMetricRecord::end_ns, "sample interval end, ns", kTime),
+      Col("device", &GpuMetricRecord::device, "devices.id"),
+      Col("metric_id", &GpuMetricRecord::metric,
+          "CUPTI metric name (strings.id), e.g. "
+          "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed; "
+          "docs/capture.md, GPU metrics, lists them with their units",
+          kU32),
+      Col("value", &GpuMetricRecord::value,
+          "the metric over the interval: a percentage (pct_of_peak_*), a rate per second "
+          "(per_second) or a count"));
+};
 // clang-format on
 
 }  // namespace stepscope

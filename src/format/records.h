@@ -396,6 +396,18 @@ struct ApiCallsiteRecord {
   uint32_t callsite;
 };
 
+// One GPU performance-monitor sample of one metric (CUPTI PM sampling,
+// `profile --gpu-metrics`; table gpu_metrics): the metric's value over the
+// sampling interval [start_ns, end_ns] of one device. The metrics and their
+// units: format/gpu_metric_names.h.
+struct GpuMetricRecord {
+  int64_t start_ns;
+  int64_t end_ns;
+  double value;
+  uint32_t device;
+  StringId metric;  // the metric's CUPTI name (strings.id)
+};
+
 static_assert(sizeof(KernelRecord) == 88, "KernelRecord layout changed: bump kRecordFormatVersion");
 static_assert(sizeof(MemcpyRecord) == 56, "MemcpyRecord layout changed: bump kRecordFormatVersion");
 static_assert(sizeof(MemsetRecord) == 56, "MemsetRecord layout changed: bump kRecordFormatVersion");
@@ -414,6 +426,7 @@ static_assert(sizeof(SampleRecord) == 32, "SampleRecord layout changed");
 static_assert(sizeof(SchedRecord) == 32, "SchedRecord layout changed");
 static_assert(sizeof(OsrtRecord) == 40, "OsrtRecord layout changed");
 static_assert(sizeof(ApiCallsiteRecord) == 8, "ApiCallsiteRecord layout changed");
+static_assert(sizeof(GpuMetricRecord) == 32, "GpuMetricRecord layout changed");
 
 // Names for the enums above (used by the schema's enum tables and by text output).
 const char* MemoryKindName(MemoryKind k);

@@ -39,6 +39,7 @@ template <typename F>
 constexpr const char* SqlType(const F& f) {
   if constexpr (!kIsExtra<F>) {
     if constexpr (std::is_array_v<typename F::Member>) return "TEXT";
+    if constexpr (std::is_floating_point_v<typename F::Member>) return "REAL";
   }
   return f.opts.sql_type;
 }
@@ -106,6 +107,8 @@ template <typename R, typename M>
   const auto& v = r.*(f.member);
   if constexpr (std::is_array_v<M>) {
     s.BindText(i, std::string_view(v, strnlen(v, sizeof(v))));
+  } else if constexpr (std::is_floating_point_v<M>) {
+    s.BindDouble(i, static_cast<double>(v));
   } else {
     const int64_t x = static_cast<int64_t>(v);
     if (f.opts.null == NullAs::kSentinel && x == f.opts.null_value) {
@@ -129,6 +132,8 @@ template <typename R, typename M>
   if constexpr (std::is_array_v<M>) {
     std::string_view text = s.Text(i);
     std::memcpy(v, text.data(), std::min(text.size(), sizeof(v) - 1));
+  } else if constexpr (std::is_floating_point_v<M>) {
+    v = static_cast<M>(s.Double(i));
   } else {
     int64_t x = f.opts.null != NullAs::kZero && s.IsNull(i) ? f.opts.null_value : s.Int(i);
     if (f.opts.read != nullptr) x = f.opts.read(x);

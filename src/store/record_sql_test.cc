@@ -43,12 +43,14 @@ void Add(TraceWriter& w, const NativeSampleRecord& r) { w.AddNativeSample(r); }
 void Add(TraceWriter& w, const SchedRecord& r) { w.AddSched(r); }
 void Add(TraceWriter& w, const OsrtRecord& r) { w.AddOsrt(r); }
 void Add(TraceWriter& w, const ApiCallsiteRecord& r) { w.AddApiCallsite(r); }
+void Add(TraceWriter& w, const GpuMetricRecord& r) { w.AddGpuMetric(r); }
 
 // Bytes of each record that no column holds: reserved fields, padding, and members the
 // trace does not keep (OomRecord.cbid and .domain: the api row has them). A
 // new member without a column changes these.
 template <typename R>
-constexpr size_t kUnstoredBytes = 0;  // KernelRecord, OverheadRecord, ApiCallsiteRecord
+constexpr size_t kUnstoredBytes =
+    0;  // KernelRecord, OverheadRecord, ApiCallsiteRecord, GpuMetricRecord
 template <>
 constexpr size_t kUnstoredBytes<MemcpyRecord> = 4;  // reserved
 template <>
@@ -169,7 +171,7 @@ using AllRecords =
     std::tuple<KernelRecord, MemcpyRecord, MemsetRecord, ApiRecord, SyncRecord, MemoryRecord,
                MemoryPoolRecord, UmRecord, NvtxRecord, OverheadRecord, DeviceRecord, OomRecord,
                HostAllocRecord, FrameRecord, CallsiteRecord, SampleRecord, NativeSampleRecord,
-               SchedRecord, OsrtRecord, ApiCallsiteRecord>;
+               SchedRecord, OsrtRecord, ApiCallsiteRecord, GpuMetricRecord>;
 
 TEST(RecordSql, SchemaInsertAndSelectAgreeForEveryRecord) {
   const std::string path = TempPath("record_sql");

@@ -79,6 +79,13 @@ void AddGpuTables(std::vector<TableDef>& t) {
        "GPU fault groups, CPU page faults, thrashing, throttling, remote maps. See docs/um.md.",
        RecordColumns<UmRecord>(),
        {}});
+  t.push_back({"gpu_metrics",
+               "GPU metrics over time (`profile --gpu-metrics`, CUPTI PM sampling): one row per "
+               "sample interval and metric of each device in use, while recording: SM, tensor-pipe "
+               "and DRAM activity, PCIe and NVLink throughput where the GPU has them (schema 1.8). "
+               "See docs/capture.md, GPU metrics.",
+               RecordColumns<GpuMetricRecord>(),
+               {}});
   t.push_back({"oom",
                "Failed allocations (out of memory): an allocation API returned "
                "cudaErrorMemoryAllocation / CUDA_ERROR_OUT_OF_MEMORY. Written and committed at "

@@ -18,7 +18,7 @@
 namespace stepscope {
 
 inline constexpr int kSchemaVersion = 1;
-inline constexpr int kSchemaMinor = 7;
+inline constexpr int kSchemaMinor = 8;
 
 struct ColumnDef {
   const char* name;

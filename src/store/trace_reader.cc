@@ -272,6 +272,11 @@ StatusOr<std::vector<UmRecord>> TraceReader::UmEvents() const {
   return LoadRecords<UmRecord>(db_, " ORDER BY start_ns, id");
 }
 
+StatusOr<std::vector<GpuMetricRecord>> TraceReader::GpuMetrics() const {
+  if (!TableExists(db_, "gpu_metrics")) return std::vector<GpuMetricRecord>{};  // before 1.8
+  return LoadRecords<GpuMetricRecord>(db_, " ORDER BY device, metric_id, start_ns, id");
+}
+
 StatusOr<std::vector<NvtxRecord>> TraceReader::Nvtx() const {
   constexpr int kEnd = RecordColumnIndex<NvtxRecord>("end_ns");
   constexpr int kUnclosed = RecordColumnIndex<NvtxRecord>("unclosed");

@@ -63,6 +63,8 @@ class TraceReader {
   StatusOr<std::vector<NvtxRecord>> Nvtx() const;
   // Unified-memory events, by start (empty for traces without the um table).
   StatusOr<std::vector<UmRecord>> UmEvents() const;
+  // GPU metrics (schema 1.8; empty for older traces), by (device, metric, start).
+  StatusOr<std::vector<GpuMetricRecord>> GpuMetrics() const;
   StatusOr<std::vector<OverheadRecord>> Overheads() const;
   StatusOr<std::vector<DeviceRecord>> Devices() const;
   // Host model (schema 1.5; empty for older traces): trace_reader_host.cc.

@@ -23,11 +23,11 @@ TraceWriter::~TraceWriter() {
 
 void TraceWriter::CloseStatements() {
   for (Statement* st :
-       {&ins_string_, &ins_kernel_, &ins_memcpy_,       &ins_memset_,    &ins_api_,
-        &ins_sync_,   &ins_memory_, &ins_pool_,         &ins_nvtx_,      &ins_overhead_,
-        &ins_device_, &ins_thread_, &ins_meta_,         &ins_stat_,      &ins_oom_,
-        &ins_um_,     &ins_frame_,  &ins_callsite_,     &ins_sample_,    &ins_native_sample_,
-        &ins_sched_,  &ins_osrt_,   &ins_api_callsite_, &ins_host_alloc_}) {
+       {&ins_string_, &ins_kernel_, &ins_memcpy_,       &ins_memset_,     &ins_api_,
+        &ins_sync_,   &ins_memory_, &ins_pool_,         &ins_nvtx_,       &ins_overhead_,
+        &ins_device_, &ins_thread_, &ins_meta_,         &ins_stat_,       &ins_oom_,
+        &ins_um_,     &ins_frame_,  &ins_callsite_,     &ins_sample_,     &ins_native_sample_,
+        &ins_sched_,  &ins_osrt_,   &ins_api_callsite_, &ins_host_alloc_, &ins_gpu_metric_}) {
     *st = Statement();
   }
 }
@@ -81,6 +81,7 @@ Status TraceWriter::Init(const std::string& path, Journal journal) {
       {&ins_sched_, RecordInsertSql<SchedRecord>()},
       {&ins_osrt_, RecordInsertSql<OsrtRecord>()},
       {&ins_api_callsite_, RecordInsertSql<ApiCallsiteRecord>()},
+      {&ins_gpu_metric_, RecordInsertSql<GpuMetricRecord>()},
   };
   for (auto& s : stmts) {
     ASSIGN_OR_RETURN(*s.st, Prepare(db_, s.sql));
@@ -174,6 +175,11 @@ void TraceWriter::AddDevice(const DeviceRecord& r) {
 void TraceWriter::AddOom(const OomRecord& r, StringId api_name) {
   BindRecord(ins_oom_, r, api_name);
   Run(ins_oom_);
+}
+
+void TraceWriter::AddGpuMetric(const GpuMetricRecord& r) {
+  BindRecord(ins_gpu_metric_, r);
+  Run(ins_gpu_metric_);
 }
 
 void TraceWriter::AddHostAlloc(const HostAllocRecord& r) {

@@ -61,6 +61,8 @@ class TraceWriter {
   void AddSched(const SchedRecord& r);
   void AddOsrt(const OsrtRecord& r);
   void AddApiCallsite(const ApiCallsiteRecord& r);
+  // GPU metrics (`profile --gpu-metrics`, schema 1.8).
+  void AddGpuMetric(const GpuMetricRecord& r);
 
   void SetMeta(const std::string& key, const std::string& value);
   void SetStat(const std::string& name, int64_t value, const std::string& doc);
@@ -87,7 +89,7 @@ class TraceWriter {
   Statement ins_string_, ins_kernel_, ins_memcpy_, ins_memset_, ins_api_, ins_sync_, ins_memory_,
       ins_pool_, ins_nvtx_, ins_overhead_, ins_device_, ins_thread_, ins_meta_, ins_stat_, ins_oom_,
       ins_um_, ins_frame_, ins_callsite_, ins_sample_, ins_native_sample_, ins_sched_, ins_osrt_,
-      ins_api_callsite_, ins_host_alloc_;
+      ins_api_callsite_, ins_host_alloc_, ins_gpu_metric_;
 };
 
 }  // namespace stepscope

@@ -1,0 +1,68 @@
+// The GPU metrics `profile --gpu-metrics` samples (CUPTI PM sampling,
+// capture/pm_sampling.h), declared once: the tracer asks CUPTI for these
+// names, in this order; the readers (stats gpu_metrics_sum, export, report)
+// label the gpu_metrics rows with `label` and `unit`.
+//
+// Names: CUPTI's PM sampling metrics for Ampere GA10x and later (the CUPTI
+// guide's PM sampling metrics table, CUDA 13), checked on the device at run
+// time: a metric the chip does not have, or one that would not fit the single
+// pass PM sampling allows, is left out (the optional ones first, from the end
+// of the list) and the trace holds the rest. `core` metrics are the ones the
+// rules and the report read.
+#pragma once
+
+#include <string_view>
+
+namespace stepscope {
+
+struct GpuMetricDef {
+  std::string_view name;   // CUPTI metric name, as stored in gpu_metrics.metric_id
+  std::string_view label;  // short name for tables and tracks
+  std::string_view unit;   // "%", "B/s", "Hz"
+  std::string_view doc;
+  bool core;  // kept when the pass is too full; optional ones are dropped first
+};
+
+inline constexpr GpuMetricDef kGpuMetricDefs[] = {
+    {"gr__cycles_active.sum.pct_of_peak_sustained_elapsed", "gr_active", "%",
+     "cycles the compute engine had any work in the compute pipe", true},
+    {"sm__cycles_active.avg.pct_of_peak_sustained_elapsed", "sm_active", "%",
+     "cycles an SM had at least one warp in flight, averaged over the SMs", true},
+    {"sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", "tensor_active",
+     "%", "cycles the SMs' tensor pipes were issuing tensor instructions", true},
+    {"dramc__read_throughput.avg.pct_of_peak_sustained_elapsed", "dram_read", "%",
+     "DRAM interface busy reading, of its peak", true},
+    {"dramc__write_throughput.avg.pct_of_peak_sustained_elapsed", "dram_write", "%",
+     "DRAM interface busy writing, of its peak", true},
+    {"sm__inst_executed_realtime.avg.pct_of_peak_sustained_elapsed", "sm_issue", "%",
+     "cycles the warp schedulers issued an instruction", false},
+    {"dram__bytes_read.sum.per_second", "dram_read_bw", "B/s", "DRAM bytes read per second", false},
+    {"dram__bytes_write.sum.per_second", "dram_write_bw", "B/s", "DRAM bytes written per second",
+     false},
+    {"pcie__read_bytes.avg.pct_of_peak_sustained_elapsed", "pcie_read", "%",
+     "bytes received on PCIe, of the link's peak", false},
+    {"pcie__write_bytes.avg.pct_of_peak_sustained_elapsed", "pcie_write", "%",
+     "bytes transmitted on PCIe, of the link's peak", false},
+    {"nvlrx__bytes.avg.pct_of_peak_sustained_elapsed", "nvlink_rx", "%",
+     "bytes received on NVLink, of its peak", false},
+    {"nvltx__bytes.avg.pct_of_peak_sustained_elapsed", "nvlink_tx", "%",
+     "bytes transmitted on NVLink, of its peak", false},
+    {"gpc__cycles_elapsed.avg.per_second", "gpc_clock", "Hz", "GPC (SM) clock frequency", false},
+};
+
+// The definition of a stored metric name; nullptr for a name not in the list
+// (an imported or future metric: readers show its name as is).
+inline const GpuMetricDef* FindGpuMetric(std::string_view name) {
+  for (const GpuMetricDef& d : kGpuMetricDefs) {
+    if (d.name == name) return &d;
+  }
+  return nullptr;
+}
+
+// Label of a stored metric name: the short label, else the name itself.
+inline std::string_view GpuMetricLabel(std::string_view name) {
+  const GpuMetricDef* d = FindGpuMetric(name);
+  return d ? d->label : name;
+}
+
+}  // namespace stepscope
