@@ -28,6 +28,8 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
   if (ParseInt64(env(kEnvCommitMs), &n) && n >= 10) c.commit_interval_ns = n * 1'000'000;
   if (ParseInt64(env(kEnvRingMb), &n) && n >= 1 && n <= 4096)
     c.ring_bytes = static_cast<size_t>(n) << 20;
+  if (ParseInt64(env(kEnvGpuMetrics), &n) && n >= kGpuMetricsMinNs && n <= kGpuMetricsMaxNs)
+    c.gpu_metrics_interval_ns = n;
   c.collector = env(kEnvCollector);
   c.collector_token = env(kEnvCollectorToken);
   if (env(kEnvUm) == "off") c.um = c.um_migrations = c.um_gpu_faults = c.um_cpu_faults = false;
@@ -130,6 +132,21 @@ std::string CaptureConfig::RangeText() const {
   return "";
 }
 
+bool CaptureConfig::ParseGpuMetrics(std::string_view spec, int64_t* interval_ns) {
+  if (spec == "off" || spec == "none" || spec == "false") {
+    *interval_ns = 0;
+    return true;
+  }
+  if (spec == "on" || spec == "true" || spec == "all") {
+    *interval_ns = kGpuMetricsDefaultNs;
+    return true;
+  }
+  int64_t ns = 0;
+  if (!ParseDurationNs(spec, &ns) || ns < kGpuMetricsMinNs || ns > kGpuMetricsMaxNs) return false;
+  *interval_ns = ns;
+  return true;
+}
+
 std::vector<std::pair<std::string, std::string>> CaptureConfig::ToEnv() const {
   auto positive = [](int64_t v) { return v > 0 ? std::to_string(v) : std::string(); };
   return {{kEnvOutput, output_pattern},
@@ -142,6 +159,7 @@ std::vector<std::pair<std::string, std::string>> CaptureConfig::ToEnv() const {
           {kEnvDetach, !Windowed()             ? ""
                        : detach_outside_window ? "on"
                                                : "off"},
+          {kEnvGpuMetrics, positive(gpu_metrics_interval_ns)},
           {kEnvOverwriteBeforeNs, positive(overwrite_before_ns)},
           {kEnvCollector, collector},
           {kEnvCollectorToken, collector_token}};
@@ -163,7 +181,8 @@ bool CaptureConfig::SetDiagPart(std::string_view part) {
                 {"sampling", &DiagOff::sampling},
                 {"driver", &DiagOff::driver},
                 {"apiwork", &DiagOff::api_work},
-                {"apiput", &DiagOff::api_put}};
+                {"apiput", &DiagOff::api_put},
+                {"gpumetrics", &DiagOff::gpu_metrics}};
   for (const auto& p : kParts) {
     if (part == p.name) return diag_off.*p.field = true;
   }

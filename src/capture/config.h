@@ -16,6 +16,8 @@
 //                             (--detach-outside-window; docs/capture.md, "Recording windows")
 //   STEPSCOPE_WINDOW_STEPS    W:N (--steps): the iteration hook announces the window's start
 //                             (stepscope_attach) before its cudaProfilerStart
+//   STEPSCOPE_GPU_METRICS     GPU metrics by CUPTI PM sampling every this many ns while
+//                             recording (capture/pm_sampling.h); unset: off
 //   STEPSCOPE_OVERWRITE_BEFORE_NS  replace existing files older than this (--force-overwrite)
 //   STEPSCOPE_COLLECTOR       the collector's socket (set by `stepscope profile`); unset:
 //                             the tracer starts `stepscope _collect` itself
@@ -39,7 +41,7 @@
 //                             driver-domain API callbacks,
 //                             apiwork: callbacks that return at once, apiput: no ring write,
 //                             rtlaunch: launches from the driver domain only, rtlaunch_on: and from
-//                             the runtime domain)
+//                             the runtime domain, gpumetrics: no PM sampling in the window)
 //   STEPSCOPE_DIAG_CYCLE      diagnostics only: "PARTS;PARTS;..." (PARTS as in DIAG_OFF,
 //                             `none` for nothing): recording window k switches off the
 //                             k-th set (mod n), so that one process compares them
@@ -88,6 +90,9 @@ struct CaptureConfig {
   int64_t duration_ns = 0;
   Range range = Range::kNone;
   std::string range_nvtx_name;
+  // `--gpu-metrics`: CUPTI PM sampling of each device in use every this many
+  // ns while recording (capture/pm_sampling.h); 0: off.
+  int64_t gpu_metrics_interval_ns = 0;
   int64_t overwrite_before_ns = 0;
   std::string collector;        // socket name; empty: start our own collector
   std::string collector_token;  // sent in the hello (STEPSCOPE_COLLECTOR_TOKEN)
@@ -117,7 +122,7 @@ struct CaptureConfig {
   struct DiagOff {
     bool api = false, sync = false, overhead = false, flush = false, subscribe = false,
          kernels = false, memory = false, um = false, nvtx = false, sampling = false,
-         driver = false, api_work = false, api_put = false;
+         driver = false, api_work = false, api_put = false, gpu_metrics = false;
   } diag_off;
   // STEPSCOPE_DIAG_CYCLE: the sets of parts, one per recording window, in turn.
   std::vector<std::string> diag_cycle;
@@ -167,6 +172,13 @@ struct CaptureConfig {
   std::string PythonStacksText() const;
   // STEPSCOPE_CAPTURE_RANGE: cudaProfilerApi | nvtx:NAME | "".
   std::string RangeText() const;
+  // `--gpu-metrics off|on|INTERVAL` (INTERVAL as 500us, 1ms; on: the
+  // default): the sampling interval in ns, 0 for off. False for a spec
+  // outside [kGpuMetricsMinNs, kGpuMetricsMaxNs] or not one of these.
+  static bool ParseGpuMetrics(std::string_view spec, int64_t* interval_ns);
+  static constexpr int64_t kGpuMetricsDefaultNs = 1'000'000;
+  static constexpr int64_t kGpuMetricsMinNs = 10'000;
+  static constexpr int64_t kGpuMetricsMaxNs = 1'000'000'000;
 };
 
 }  // namespace stepscope

@@ -17,6 +17,7 @@
 #include "capture/api_callbacks.h"
 #include "capture/cupti_records.h"
 #include "capture/cupti_setup.h"
+#include "capture/pm_sampling.h"
 #include "capture/self_time.h"
 #include "capture/session.h"
 #include "common/log.h"
@@ -182,8 +183,9 @@ void OnContextCreated() {
 
 // Turns the recorded activity kinds on or off (recording windows).
 void ToggleActivities(bool on) {
-  if (g_detached.load()) return;
   const CaptureConfig& c = Session::Get().config();
+  pm::GpuMetricsSetRecording(on && !c.diag_off.gpu_metrics);
+  if (g_detached.load()) return;
   CUptiResult err = CUPTI_SUCCESS;
   for (CUpti_ActivityKind k : DataKinds(c)) {
     CUptiResult r = on ? cuptiActivityEnable(k) : cuptiActivityDisable(k);
@@ -254,7 +256,10 @@ void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
 
 void OnCallbackImpl(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
-    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) OnContextCreated();
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+      OnContextCreated();
+      pm::GpuMetricsOnContext(static_cast<const CUpti_ResourceData*>(data)->context);
+    }
     return;
   }
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
@@ -551,7 +556,8 @@ bool Attach(Session& s, bool first) {
     }
   }
   if (g_um_wanted.load()) ConfigureUnifiedMemory(c);
-  if (c.um_at_start && g_um_configured) {
+  if ((c.um_at_start && g_um_configured) || pm::GpuMetricsWanted()) {
+    // --gpu-metrics: the sampler opens each device at its context's creation.
     cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                         CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
   }
@@ -577,8 +583,12 @@ int InitializeCupti() {
   s.SetActivityToggle(&ToggleActivities);
   g_cupti_usable = true;
   const CaptureConfig& c = s.config();
-  if (c.DetachesOutsideWindows() && !s.recording() && !WatchesProfilerRange(c)) {
-    // Nothing of CUPTI until the window opens (AttachCuptiForWindow).
+  if (c.DetachesOutsideWindows() && !s.recording() && !WatchesProfilerRange(c) &&
+      !pm::GpuMetricsWanted()) {
+    // Nothing of CUPTI until the window opens (AttachCuptiForWindow). With
+    // --gpu-metrics CUPTI attaches at start as without a window: the PM
+    // sampler opens each device when its context is created, which a late
+    // attach would not see; it still detaches after each window.
     g_detached = true;
     LogVerbose("CUPTI not attached until the recording window opens");
     return 1;

@@ -1,6 +1,7 @@
 #include "capture/session.h"
 
 #include "capture/cupti_setup.h"
+#include "capture/pm_sampling.h"
 #include "capture/python_callstack.h"
 
 #include <cupti.h>
@@ -456,6 +457,19 @@ void Session::WakeTimer() {
   cv_.notify_one();
 }
 
+bool Session::PutGpuMetric(const pm::MetricValue& v) {
+  if (!active()) return false;
+  const std::string_view name = v.metric.substr(0, std::min<size_t>(v.metric.size(), 1024));
+  const uint32_t bytes = static_cast<uint32_t>(sizeof(shm::GpuMetric) + name.size());
+  uint8_t* p = shm::Reserve(shm_, shm::Kind::kGpuMetric, bytes);
+  if (!p) return false;
+  shm::GpuMetric m{v.start_ns, v.end_ns, v.value, v.device, static_cast<uint32_t>(name.size())};
+  std::memcpy(p, &m, sizeof(m));
+  std::memcpy(p + sizeof(m), name.data(), name.size());
+  shm::Publish(p, shm::Kind::kGpuMetric, bytes);
+  return true;
+}
+
 uint8_t* Session::AllocateBuffer(size_t* size) {
   *size = 0;
   if (!active() || !shm_) return nullptr;
@@ -676,6 +690,9 @@ void Session::Shutdown() {
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   const bool was_recording = recording();
+  // The GPU metrics' last samples (their thread stops and decodes), while
+  // active() still lets them into the ring.
+  pm::GpuMetricsShutdown();
   recording_ = false;
   {
     std::lock_guard<std::mutex> lk(cupti_mu_);

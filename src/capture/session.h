@@ -46,6 +46,10 @@
 
 namespace stepscope {
 
+namespace pm {
+struct MetricValue;
+}
+
 class Session {
  public:
   // The process-wide session (never destroyed: it must outlive atexit).
@@ -97,6 +101,8 @@ class Session {
   bool PutPythonStack(uint32_t correlation, uint32_t tid);
   // An allocation failed: the collector commits it at once.
   void AddOom(const OomRecord& o);
+  // One PM-sampled GPU metric (pm_sampling.h's decode thread).
+  bool PutGpuMetric(const pm::MetricValue& v);
 
   // CUPTI plumbing (cupti_setup.cc registers these).
   void SetCuptiActive(bool on) { cupti_active_.store(on); }

@@ -35,6 +35,8 @@ const char* KindName(Kind k) {
       return "python_stack";
     case Kind::kUm:
       return "um_totals";
+    case Kind::kGpuMetric:
+      return "gpu_metric";
     default:
       return "unknown";
   }

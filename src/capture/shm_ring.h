@@ -32,7 +32,7 @@
 namespace stepscope::shm {
 
 inline constexpr uint64_t kMagic = 0x315043535053'5453ull;  // "STSPSCP1"
-inline constexpr uint32_t kVersion = 2;
+inline constexpr uint32_t kVersion = 3;                     // 3: kGpuMetric (one more drop counter)
 inline constexpr uint32_t kMaxSlots = 128;
 
 // Record kinds of the ring (stable numbering: shared by two processes).
@@ -48,7 +48,8 @@ enum class Kind : uint16_t {
   kPyCode = 9,      // PyCodeName + function bytes + file bytes: a Python code object, once
   kPyStack = 10,    // PyStackHead + depth x PyStackFrame: the Python stack at a CUDA call
   kUm = 11,         // UmRecord: the driver's unified-memory totals (capture/uvm_counters.h)
-  kCount = 12,
+  kGpuMetric = 12,  // GpuMetric + metric name bytes: one PM-sampled metric (pm_sampling.h)
+  kCount = 13,
 };
 const char* KindName(Kind k);
 
@@ -123,6 +124,16 @@ struct ForeignString {
   uint32_t len;
   uint32_t reserved;
 };
+
+// One metric of one PM sample (capture/pm_sampling.h), on the trace clock.
+struct GpuMetric {
+  int64_t start_ns;
+  int64_t end_ns;
+  double value;
+  uint32_t device;
+  uint32_t name_len;  // the metric's name follows
+};
+static_assert(sizeof(GpuMetric) == 32, "GpuMetric layout");
 
 // The Python stack of the thread that made a CUDA call (blocking and
 // allocation calls; launches 1-in-N): frames name code objects by the

@@ -298,6 +298,22 @@ void TraceCollector::OnRecord(shm::Kind kind, const uint8_t* p, uint32_t n) {
       ++um_totals_;
       break;
     }
+    case shm::Kind::kGpuMetric: {
+      if (n < sizeof(shm::GpuMetric)) return;
+      shm::GpuMetric g;
+      std::memcpy(&g, p, sizeof(g));
+      if (sizeof(g) + uint64_t{g.name_len} > n || g.end_ns < g.start_ns) return;
+      GpuMetricRecord r{};
+      r.start_ns = g.start_ns;
+      r.end_ns = g.end_ns;
+      r.value = g.value;
+      r.device = g.device;
+      r.metric = writer_->Intern(
+          std::string_view(reinterpret_cast<const char*>(p + sizeof(g)), g.name_len));
+      writer_->AddGpuMetric(r);
+      ++gpu_metrics_;
+      break;
+    }
     case shm::Kind::kHostAlloc: {
       if (n < sizeof(HostAllocRecord)) return;
       HostAllocRecord r;
@@ -545,7 +561,7 @@ void TraceCollector::Finish() {
   // not; a host-only trace (a Python program without CUDA) is its samples.
   const uint64_t work = c.kernels + c.memcpys + c.memsets + c.api_calls + c.syncs + c.memory +
                         c.ooms + nvtx_written_ + open.size() + host_allocs_ + um_totals_ +
-                        host_->api_stacks() +
+                        gpu_metrics_ + host_->api_stacks() +
                         (hello_.trace_categories == "host" ? host_->samples() : 0);
   result_.kept = work > 0 || !st.ok();
   if (!result_.kept) ::unlink(path_.c_str());

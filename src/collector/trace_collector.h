@@ -97,7 +97,7 @@ class TraceCollector {
   std::unordered_map<uint32_t, std::string> proc_names_;
   uint64_t host_dropped_ = 0;
   uint64_t nvtx_written_ = 0, nvtx_unmatched_ = 0, host_allocs_ = 0, lost_buffers_ = 0,
-           um_totals_ = 0;
+           um_totals_ = 0, gpu_metrics_ = 0;
   // Under a flood (the ring over half full), NVTX records older than this
   // trace-clock time are skipped and counted as dropped: the collector writes
   // what is recent, so a kill loses at most a commit interval (DrainRing).

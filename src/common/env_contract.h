@@ -31,6 +31,7 @@ namespace stepscope {
   X(kEnvDurationNs, "STEPSCOPE_DURATION_NS", "tracer", "stop recording this much later")       \
   X(kEnvCaptureRange, "STEPSCOPE_CAPTURE_RANGE", "tracer", "cudaProfilerApi | nvtx:NAME")      \
   X(kEnvDetach, "STEPSCOPE_DETACH", "tracer, hook", "off: CUPTI kept outside windows")         \
+  X(kEnvGpuMetrics, "STEPSCOPE_GPU_METRICS", "tracer", "PM sampling interval (ns), unset: off") \
   X(kEnvOverwriteBeforeNs, "STEPSCOPE_OVERWRITE_BEFORE_NS", "tracer",                          \
     "replace files older than this (-f)")                                                      \
   X(kEnvCollector, "STEPSCOPE_COLLECTOR", "tracer", "the collector's socket")                  \
