@@ -198,6 +198,18 @@ void DeclareProfileFlags(ArgParser* p) {
           "the next (with nvtx; the same hook, no code change): the training steps of a loop "
           "that marks none, for steps, analyze, ranks and the report",
           "on");
+  p->Flag("--gpu-metrics", "off|on|INTERVAL",
+          "GPU metrics over time by CUPTI PM sampling, every INTERVAL (on: 1ms; 10us to 1s) "
+          "while recording, on each GPU the program uses: SM active, tensor pipes active, DRAM "
+          "read/write, PCIe and NVLink where present (table gpu_metrics; stats "
+          "gpu_metrics_sum). Off by default: its cost is not measured yet. Needs permission to "
+          "read GPU counters (ERR_NVGPUCTRPERM); without it, one warning and a trace without "
+          "them",
+          "off");
+  p->Flag("--gpu-metrics-devices", "all|none",
+          "nsys's spelling: all is --gpu-metrics on (the GPUs this process uses), none is off");
+  p->Flag("--gpu-metrics-frequency", "HZ",
+          "nsys's spelling of the interval: samples per second (1 to 100000)");
   p->Flag("--delay", "SECONDS", "start recording this long after the process starts", "", "-y");
   p->Flag("--duration", "SECONDS", "stop recording this long after recording started", "", "-d");
   p->Flag("--capture-range", "RANGE",
@@ -240,6 +252,7 @@ void DeclareProfileFlags(ArgParser* p) {
       "  stepscope profile --steps 20 -- python train.py   # iterations 6-25 only\n"
       "  stepscope profile --sample-hz 1000 -- python train.py   # finer host samples\n"
       "  stepscope profile --native-hz 0 -- python train.py      # without native stacks\n"
+      "  stepscope profile --gpu-metrics 500us -- python train.py  # SM/tensor/DRAM activity\n"
       "  stepscope profile -t cuda,nvtx,osrt -y 20 -d 5 -f true --stats=true python train.py\n"
       "  stepscope profile -c nvtx -p 'step 10' -o step10 python train.py   # nsys's spellings\n\n"
       "Then: stepscope stats TRACE.sqlite, stepscope analyze TRACE.sqlite, or open the file\n"
@@ -340,6 +353,35 @@ Status ReadStepWindow(const ArgParser& p, ProfileSettings* s) {
   return OkStatus();
 }
 
+// --gpu-metrics (with nsys's --gpu-metrics-devices/-frequency).
+Status ReadGpuMetrics(const ArgParser& p, ProfileSettings* s) {
+  std::string spec = p.Get("--gpu-metrics");
+  const std::string devices = p.Get("--gpu-metrics-devices");
+  if (!devices.empty() && devices != "all" && devices != "none") {
+    return InvalidInput(
+        "--gpu-metrics-devices: use all (the GPUs this process uses) or none, not '" + devices +
+        "'");
+  }
+  if (devices == "all" && (spec.empty() || spec == "off")) spec = "on";
+  if (devices == "none") spec = "off";
+  int64_t& ns = s->tracer.gpu_metrics_interval_ns;
+  if (!CaptureConfig::ParseGpuMetrics(spec.empty() ? "off" : spec, &ns)) {
+    return InvalidInput(
+        "--gpu-metrics: use off, on or an interval from 10us to 1s (500us, 1ms), "
+        "not '" +
+        spec + "'");
+  }
+  if (p.Has("--gpu-metrics-frequency")) {
+    int64_t hz = 0;
+    if (!ParseInt64(p.Get("--gpu-metrics-frequency"), &hz) || hz < 1 || hz > 100000) {
+      return InvalidInput("--gpu-metrics-frequency: not a rate from 1 to 100000: " +
+                          p.Get("--gpu-metrics-frequency"));
+    }
+    if (ns > 0 || devices.empty()) ns = 1'000'000'000 / hz;
+  }
+  return OkStatus();
+}
+
 // --delay, --duration, --capture-range (with nsys's -c nvtx -p NAME).
 Status ReadWindow(const ArgParser& p, ProfileSettings* s) {
   if (p.Has("--delay") && !ParseDurationNs(p.Get("--delay"), &s->tracer.delay_ns)) {
@@ -411,6 +453,7 @@ StatusOr<ProfileSettings> ReadProfileSettings(const ArgParser& p) {
   RETURN_IF_ERROR(ReadRates(p, &s));
   RETURN_IF_ERROR(ReadHooks(p, &s));
   RETURN_IF_ERROR(ReadWindow(p, &s));
+  RETURN_IF_ERROR(ReadGpuMetrics(p, &s));
   RETURN_IF_ERROR(ReadOutput(p, &s));
   if (p.Has("--cpuctxsw")) {
     CliNote("profile",

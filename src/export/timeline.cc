@@ -9,6 +9,7 @@
 #include "common/step_names.h"
 #include "common/strings.h"
 #include "export/counters.h"
+#include "format/gpu_metric_names.h"
 #include "format/records.h"
 #include "store/callsite_interner.h"
 #include "store/string_ids.h"
@@ -600,6 +601,32 @@ class Walker {
       uint64_t uuid = NewTrack(t);
       for (const CounterPoint& p : s.points) sink_->Counter(uuid, p.ts_ns, p.value);
       stats_->counter_points += static_cast<int64_t>(s.points.size());
+    }
+    return GpuMetricCounters();
+  }
+
+  // `profile --gpu-metrics`: one counter track per device and metric, a point
+  // at each sample's start (rows come by device, metric, start).
+  Status GpuMetricCounters() {
+    ASSIGN_OR_RETURN(std::vector<GpuMetricRecord> rows, reader_.GpuMetrics());
+    uint64_t uuid = 0;
+    std::pair<uint32_t, StringId> current{0, kNoString};
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const GpuMetricRecord& g = rows[i];
+      if (i == 0 || current != std::make_pair(g.device, g.metric)) {
+        current = {g.device, g.metric};
+        const std::string& name = reader_.String(g.metric);
+        const GpuMetricDef* def = FindGpuMetric(name);
+        TrackInfo t;
+        t.kind = TrackKind::kCounter;
+        t.parent_uuid = DeviceTrack(g.device);
+        t.name = "GPU " + std::to_string(g.device) + " " + std::string(GpuMetricLabel(name)) +
+                 (def ? " (" + std::string(def->unit) + ")" : "");
+        t.chrome_pid = kGpuChromePidBase + g.device;
+        uuid = NewTrack(t);
+      }
+      sink_->Counter(uuid, g.start_ns, g.value);
+      ++stats_->counter_points;
     }
     return OkStatus();
   }

@@ -69,6 +69,7 @@ StatusOr<std::unique_ptr<TraceModel>> TraceModel::Load(const std::string& path) 
     ASSIGN_OR_RETURN(r.nvtx, reader->Nvtx());
     ASSIGN_OR_RETURN(r.memory, reader->MemoryEvents());
     ASSIGN_OR_RETURN(r.um, reader->UmEvents());
+    ASSIGN_OR_RETURN(r.gpu_metrics, reader->GpuMetrics());
     ASSIGN_OR_RETURN(r.devices, reader->Devices());
     ASSIGN_OR_RETURN(r.frames, reader->Frames());
     ASSIGN_OR_RETURN(r.callsites, reader->Callsites());

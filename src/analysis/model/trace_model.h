@@ -68,7 +68,8 @@ class TraceModel {
     std::vector<NvtxRecord> nvtx;
     std::vector<MemoryRecord> memory;
     std::vector<DeviceRecord> devices;
-    std::vector<UmRecord> um;  // unified-memory events, by start
+    std::vector<UmRecord> um;                  // unified-memory events, by start
+    std::vector<GpuMetricRecord> gpu_metrics;  // PM samples, by (device, metric, start)
     // Host model (schema 1.5; trace_model_host.cc): frames and callsites by
     // id, samples by (tid, ts), sched and osrt by start, api_callsites by
     // correlation.
@@ -109,6 +110,8 @@ class TraceModel {
   const std::vector<MemoryRecord>& memory() const { return r_.memory; }
   const std::vector<DeviceRecord>& devices() const { return r_.devices; }
   const std::vector<UmRecord>& um() const { return r_.um; }
+  // GPU metrics (`profile --gpu-metrics`), by (device, metric, start).
+  const std::vector<GpuMetricRecord>& gpu_metrics() const { return r_.gpu_metrics; }
   const DeviceRecord* Device(uint32_t id) const;
 
   // Host model (docs/host.md).

@@ -56,6 +56,8 @@ StatusOr<Table> OsrtSum(const TraceModel& m, const RecipeOptions& o);  // recipe
 StatusOr<Table> PythonHotspotsRecipe(const TraceModel& m,
                                      const RecipeOptions& o);               // recipes_host.cc
 StatusOr<Table> ThreadStates(const TraceModel& m, const RecipeOptions& o);  // recipes_host.cc
+StatusOr<Table> GpuMetricsSum(const TraceModel& m,
+                              const RecipeOptions& o);  // recipes_gpu_metrics.cc
 
 // Shared by the recipes: the nsys-style statistic columns
 // (time_pct, total_ns, instances, avg_ns, med_ns, min_ns, max_ns, stddev_ns).
