@@ -11,6 +11,7 @@ CREATE TABLE IF NOT EXISTS sync (id INTEGER PRIMARY KEY, start_ns INTEGER, end_n
 CREATE TABLE IF NOT EXISTS memory (id INTEGER PRIMARY KEY, ts_ns INTEGER, op INTEGER, address INTEGER, bytes INTEGER, memory_kind INTEGER, device INTEGER, context INTEGER, stream INTEGER, correlation INTEGER, is_async INTEGER, pool_address INTEGER);
 CREATE TABLE IF NOT EXISTS memory_pool (id INTEGER PRIMARY KEY, ts_ns INTEGER, op INTEGER, address INTEGER, size INTEGER, utilized_bytes INTEGER, release_threshold INTEGER, device INTEGER, is_managed INTEGER);
 CREATE TABLE IF NOT EXISTS um (id INTEGER PRIMARY KEY, start_ns INTEGER, end_ns INTEGER, kind INTEGER, value INTEGER, address INTEGER, src_id INTEGER, dst_id INTEGER, flags INTEGER);
+CREATE TABLE IF NOT EXISTS gpu_metrics (id INTEGER PRIMARY KEY, start_ns INTEGER, end_ns INTEGER, device INTEGER, metric_id INTEGER, value REAL);
 CREATE TABLE IF NOT EXISTS oom (id INTEGER PRIMARY KEY, ts_ns INTEGER, tid INTEGER, device INTEGER, correlation INTEGER, name_id INTEGER, return_code INTEGER, requested_bytes INTEGER, memory_kind INTEGER, free_bytes INTEGER, total_bytes INTEGER);
 CREATE TABLE IF NOT EXISTS host_alloc (id INTEGER PRIMARY KEY, ts_ns INTEGER, tid INTEGER, op INTEGER, address INTEGER, bytes INTEGER, kind INTEGER);
 CREATE TABLE IF NOT EXISTS nvtx (id INTEGER PRIMARY KEY, start_ns INTEGER, end_ns INTEGER, tid INTEGER, end_tid INTEGER, kind INTEGER, depth INTEGER, domain_id INTEGER, name_id INTEGER, category INTEGER, color INTEGER, unclosed INTEGER DEFAULT 0);
