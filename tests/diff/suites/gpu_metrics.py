@@ -24,3 +24,8 @@ TESTS = [
                    "[print(n, p, k) for (n, p), k in sorted(c.items())]; "
                    "print([(e['ts'], e['args']) for e in ev if e.get('ph') == 'C' and 'tensor' in e['name']][:12])"]),
 ]
+TESTS += [
+    # A trace of an older layout (1.2: no gpu_metrics table) reads as one without metrics.
+    DiffTest(name="gpu_metrics_sum_v1_2", cmd=["stats", "-r", "gpu_metrics_sum", "{trace}"],
+             trace="../../fixtures/schema/v1.2_nvtx_app.sqlite.gz", out="gpu_metrics/sum_none.txt"),
+]
