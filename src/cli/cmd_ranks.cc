@@ -99,6 +99,36 @@ StatusOr<std::vector<RankSummary>> LoadAll(const std::vector<std::string>& paths
   return out;
 }
 
+// The analysis options of the command line (bad values: kInvalidInput).
+Status ReadRanksOptions(const ArgParser& p, RanksOptions* opt) {
+  int64_t window = 0;
+  if (!ParseDouble(p.Get("--threshold"), &opt->threshold) || opt->threshold <= 0 ||
+      opt->threshold > 1) {
+    return InvalidInput("--threshold must be a number in (0, 1], not '" + p.Get("--threshold") +
+                        "'");
+  }
+  if (!ParseInt64(p.Get("--window"), &window) || window < 1 || window > 1000000) {
+    return InvalidInput("--window must be a positive number of steps, not '" + p.Get("--window") +
+                        "'");
+  }
+  opt->window_steps = static_cast<int>(window);
+  if (p.Has("--min-wait") && !ParseDurationNs(p.Get("--min-wait"), &opt->min_wait_ns)) {
+    return InvalidInput("--min-wait must be a duration such as 2ms, not '" + p.Get("--min-wait") +
+                        "'");
+  }
+  const std::string align = p.Get("--align");
+  if (align != "meta" && align != "collectives") {
+    return InvalidInput("--align must be meta or collectives, not '" + align + "'");
+  }
+  opt->align_collectives = align == "collectives";
+  if (p.Has("--steps")) {
+    auto ranges = ParseStepRanges(p.Get("--steps"));
+    if (!ranges.ok()) return ranges.status();
+    opt->step_ranges = std::move(*ranges);
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 int RunRanks(int argc, char** argv) {
@@ -151,32 +181,7 @@ int RunRanks(int argc, char** argv) {
   OutputSpec output;
   if (Status st = p.ParseTableOutput(&output); !st.ok()) return ReportError("ranks", st);
   const OutputFormat format = output.format;
-  int64_t window = 0;
-  if (!ParseDouble(p.Get("--threshold"), &opt.threshold) || opt.threshold <= 0 ||
-      opt.threshold > 1) {
-    return ReportError("ranks", InvalidInput("--threshold must be a number in (0, 1], not '" +
-                                             p.Get("--threshold") + "'"));
-  }
-  if (!ParseInt64(p.Get("--window"), &window) || window < 1 || window > 1000000) {
-    return ReportError("ranks", InvalidInput("--window must be a positive number of steps, not '" +
-                                             p.Get("--window") + "'"));
-  }
-  opt.window_steps = static_cast<int>(window);
-  if (p.Has("--min-wait") && !ParseDurationNs(p.Get("--min-wait"), &opt.min_wait_ns)) {
-    return ReportError("ranks", InvalidInput("--min-wait must be a duration such as 2ms, not '" +
-                                             p.Get("--min-wait") + "'"));
-  }
-  const std::string align = p.Get("--align");
-  if (align != "meta" && align != "collectives") {
-    return ReportError("ranks",
-                       InvalidInput("--align must be meta or collectives, not '" + align + "'"));
-  }
-  opt.align_collectives = align == "collectives";
-  if (p.Has("--steps")) {
-    auto ranges = ParseStepRanges(p.Get("--steps"));
-    if (!ranges.ok()) return ReportError("ranks", ranges.status());
-    opt.step_ranges = std::move(*ranges);
-  }
+  if (Status st = ReadRanksOptions(p, &opt); !st.ok()) return ReportError("ranks", st);
   std::vector<std::string> reports = p.GetAll("--report");
   if (reports.empty()) reports = {"steps", "ranks", "scores", "verdict"};
   for (const std::string& r : reports) {

@@ -21,25 +21,25 @@
 namespace stepscope {
 
 // X(constant, name, reader, meaning)
-#define STEPSCOPE_CONTRACT_VARS(X)                                                             \
-  X(kEnvOutput, "STEPSCOPE_OUTPUT", "tracer", "the output file pattern (-o)")                  \
-  X(kEnvTrace, "STEPSCOPE_TRACE", "tracer", "the categories (--trace, kTraceCategories)")      \
-  X(kEnvSampleHz, "STEPSCOPE_SAMPLE_HZ", "tracer, collector", "host samples per second")       \
-  X(kEnvNativeHz, "STEPSCOPE_NATIVE_HZ", "collector", "native stack samples per CPU second")   \
-  X(kEnvPythonStacks, "STEPSCOPE_PYTHON_STACKS", "tracer", "on | off | launches=N")            \
-  X(kEnvDelayNs, "STEPSCOPE_DELAY_NS", "tracer", "start recording this late")                  \
-  X(kEnvDurationNs, "STEPSCOPE_DURATION_NS", "tracer", "stop recording this much later")       \
-  X(kEnvCaptureRange, "STEPSCOPE_CAPTURE_RANGE", "tracer", "cudaProfilerApi | nvtx:NAME")      \
-  X(kEnvDetach, "STEPSCOPE_DETACH", "tracer, hook", "off: CUPTI kept outside windows")         \
+#define STEPSCOPE_CONTRACT_VARS(X)                                                              \
+  X(kEnvOutput, "STEPSCOPE_OUTPUT", "tracer", "the output file pattern (-o)")                   \
+  X(kEnvTrace, "STEPSCOPE_TRACE", "tracer", "the categories (--trace, kTraceCategories)")       \
+  X(kEnvSampleHz, "STEPSCOPE_SAMPLE_HZ", "tracer, collector", "host samples per second")        \
+  X(kEnvNativeHz, "STEPSCOPE_NATIVE_HZ", "collector", "native stack samples per CPU second")    \
+  X(kEnvPythonStacks, "STEPSCOPE_PYTHON_STACKS", "tracer", "on | off | launches=N")             \
+  X(kEnvDelayNs, "STEPSCOPE_DELAY_NS", "tracer", "start recording this late")                   \
+  X(kEnvDurationNs, "STEPSCOPE_DURATION_NS", "tracer", "stop recording this much later")        \
+  X(kEnvCaptureRange, "STEPSCOPE_CAPTURE_RANGE", "tracer", "cudaProfilerApi | nvtx:NAME")       \
+  X(kEnvDetach, "STEPSCOPE_DETACH", "tracer, hook", "off: CUPTI kept outside windows")          \
   X(kEnvGpuMetrics, "STEPSCOPE_GPU_METRICS", "tracer", "PM sampling interval (ns), unset: off") \
-  X(kEnvOverwriteBeforeNs, "STEPSCOPE_OVERWRITE_BEFORE_NS", "tracer",                          \
-    "replace files older than this (-f)")                                                      \
-  X(kEnvCollector, "STEPSCOPE_COLLECTOR", "tracer", "the collector's socket")                  \
-  X(kEnvCollectorToken, "STEPSCOPE_COLLECTOR_TOKEN", "tracer", "the run's session token")      \
-  X(kEnvLoaderRanges, "STEPSCOPE_LOADER_RANGES", "hook", "1: DataLoader.__next__ ranges")      \
-  X(kEnvIterationRanges, "STEPSCOPE_ITERATION_RANGES", "hook", "1: iteration N ranges")        \
-  X(kEnvWindowSteps, "STEPSCOPE_WINDOW_STEPS", "hook, tracer", "W:N, the --steps window")      \
-  X(kEnvPytorchMemory, "STEPSCOPE_PYTORCH_MEMORY", "hook", "1: the caching-allocator history") \
+  X(kEnvOverwriteBeforeNs, "STEPSCOPE_OVERWRITE_BEFORE_NS", "tracer",                           \
+    "replace files older than this (-f)")                                                       \
+  X(kEnvCollector, "STEPSCOPE_COLLECTOR", "tracer", "the collector's socket")                   \
+  X(kEnvCollectorToken, "STEPSCOPE_COLLECTOR_TOKEN", "tracer", "the run's session token")       \
+  X(kEnvLoaderRanges, "STEPSCOPE_LOADER_RANGES", "hook", "1: DataLoader.__next__ ranges")       \
+  X(kEnvIterationRanges, "STEPSCOPE_ITERATION_RANGES", "hook", "1: iteration N ranges")         \
+  X(kEnvWindowSteps, "STEPSCOPE_WINDOW_STEPS", "hook, tracer", "W:N, the --steps window")       \
+  X(kEnvPytorchMemory, "STEPSCOPE_PYTORCH_MEMORY", "hook", "1: the caching-allocator history")  \
   X(kEnvOutputDir, "STEPSCOPE_OUTPUT_DIR", "hook", "where the allocator history is written")
 
 // V(constant, name, reader, meaning)

@@ -21,9 +21,10 @@
 namespace stepscope {
 
 // Version 2 added collectives[].free_ns; version 3 the host thread's CPU per
-// step (steps[].host_cpu_ns, host_ready_ns), kernels[].threads and python[].
-// Versions 1 and 2 are still read (what they lack is unknown: -1, empty).
-inline constexpr int kRankSummaryVersion = 3;
+// step (steps[].host_cpu_ns, host_ready_ns), kernels[].threads and python[];
+// version 4 kernels[].step_threads (the launch size per step). Versions 1-3
+// are still read (what they lack is unknown: -1, empty).
+inline constexpr int kRankSummaryVersion = 4;
 inline constexpr int kRankSummaryOldestVersion = 1;
 inline constexpr const char* kRankSummaryFormat = "stepscope-rank-summary";
 inline constexpr int64_t kNoStep = -1;
@@ -59,6 +60,9 @@ struct NamedTimes {
   std::vector<int64_t> count;      // instances in the step
   std::vector<int64_t> median_ns;  // median instance duration in the step (0 when count is 0)
   int64_t threads = -1;  // kernels only: median threads per launch (grid x block); -1 unknown
+  // Kernels only (version 4): the median threads per launch in each step, 0
+  // where it did not run; empty: unknown (then `threads` stands for every step).
+  std::vector<int64_t> step_threads;
 };
 
 // One NCCL collective kernel execution.

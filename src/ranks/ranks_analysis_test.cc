@@ -149,6 +149,21 @@ TEST(Ranks, SameKernelsLaunchedLargerAreGpuWork) {
   EXPECT_TRUE(st.slower_kernels.empty());
 }
 
+TEST(Ranks, LaunchSizeIsTheStragglingStepsOwn) {
+  // Version 4: rank 1 launched A at 12288 threads in step 0 but the whole
+  // trace's median says 8192 (a run whose batch changes): the step's size decides.
+  auto s = LateRank1();
+  AddKernel(&s[0], "A", 2, 1000000, 8192);
+  AddKernel(&s[1], "A", 2, 1500000, 8192);
+  s[0].kernels[0].step_threads = {8192};
+  s[1].kernels[0].step_threads = {12288};
+  auto a = AnalyzeRanks(std::move(s), RanksOptions{});
+  ASSERT_TRUE(a.ok());
+  ASSERT_EQ(a->stragglers.size(), 1u);
+  EXPECT_EQ(a->stragglers[0].detail, CauseDetail::kLargerKernels);
+  EXPECT_DOUBLE_EQ(a->stragglers[0].larger_ns, 1000000);
+}
+
 TEST(Ranks, LateLaunchesWithoutHostEvidence) {
   auto s = LateRank1();
   s[1].steps[0].launch_late_ns = 1100000;

@@ -247,7 +247,7 @@ std::vector<int> KernelSteps(const TraceReader& trace, const Input& in, RankSumm
   std::vector<std::string> names;
   std::unordered_map<StringId, uint32_t> name_index;
   std::vector<std::vector<int64_t>> threads;
-  std::vector<Sample> samples;
+  std::vector<Sample> samples, launch_sizes;  // launch_sizes: (name, step, threads)
   for (size_t i = 0; i < in.kernels.size(); ++i) {
     const KernelRecord& k = in.kernels[i];
     const std::string& name = trace.String(k.name);
@@ -260,14 +260,32 @@ std::vector<int> KernelSteps(const TraceReader& trace, const Input& in, RankSumm
     if (inserted) names.push_back(name), threads.emplace_back();
     const int64_t t = int64_t{k.grid_x} * k.grid_y * k.grid_z * k.block_x * k.block_y * k.block_z;
     if (t > 0 && threads[it->second].size() < 4096) threads[it->second].push_back(t);
+    if (t > 0) launch_sizes.push_back({it->second, static_cast<uint32_t>(kernel_step[i]), t});
     samples.push_back({it->second, static_cast<uint32_t>(kernel_step[i]), dur});
   }
   s->kernels = GroupSamples(&samples, names, s->steps.size());
   std::unordered_map<std::string, size_t> by_name;
   for (size_t i = 0; i < names.size(); ++i) by_name.emplace(names[i], i);
+  // Per name and step, the median launch size (common/stats.h's MedianNs).
+  std::sort(launch_sizes.begin(), launch_sizes.end(), [](const Sample& x, const Sample& y) {
+    return std::tie(x.name, x.step, x.dur) < std::tie(y.name, y.step, y.dur);
+  });
+  std::vector<std::vector<int64_t>> step_threads(names.size(),
+                                                 std::vector<int64_t>(s->steps.size(), 0));
+  for (size_t i = 0; i < launch_sizes.size();) {
+    size_t j = i;
+    std::vector<int64_t> v;
+    for (; j < launch_sizes.size() && launch_sizes[j].name == launch_sizes[i].name &&
+           launch_sizes[j].step == launch_sizes[i].step;
+         ++j)
+      v.push_back(launch_sizes[j].dur);
+    step_threads[launch_sizes[i].name][launch_sizes[i].step] = MedianNs(v);
+    i = j;
+  }
   for (NamedTimes& n : s->kernels) {
     n.nccl = IsNcclKernelName(n.name);
     n.threads = MedianThreads(threads[by_name[n.name]]);
+    n.step_threads = std::move(step_threads[by_name[n.name]]);
   }
   if (!compute_per_stream.empty()) {
     auto best = std::max_element(compute_per_stream.begin(), compute_per_stream.end(),

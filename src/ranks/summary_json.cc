@@ -44,6 +44,9 @@ void AppendNamed(std::string* out, const std::vector<NamedTimes>& list, bool ker
       out->append(", ");
       AppendKey(out, "threads");
       out->append(std::to_string(n.threads));
+      out->append(", ");
+      AppendKey(out, "step_threads");
+      AppendIntArray(out, n.step_threads);
     }
     out->append(", ");
     AppendKey(out, "total_ns");
@@ -239,6 +242,8 @@ Status ReadNamed(const Reader& r, const JsonValue& root, const char* key, int64_
     RETURN_IF_ERROR(r.Str(e, "name", &n.name));
     if (const JsonValue* nccl = e.Get("nccl")) n.nccl = nccl->AsBool();
     RETURN_IF_ERROR(r.Int(e, "threads", &n.threads, false));
+    if (e.Get("step_threads"))
+      RETURN_IF_ERROR(r.IntArray(e, "step_threads", where, nsteps, &n.step_threads));
     RETURN_IF_ERROR(r.IntArray(e, "total_ns", where, nsteps, &n.total_ns));
     RETURN_IF_ERROR(r.IntArray(e, "count", where, nsteps, &n.count));
     RETURN_IF_ERROR(r.IntArray(e, "median_ns", where, nsteps, &n.median_ns));

@@ -140,7 +140,7 @@ TEST(Summary, BadJsonSaysWhere) {
             "or files written by 'stepscope summarize'");
   auto v = SummaryFromJson(R"({"format": "stepscope-rank-summary", "version": 9})", "b.json");
   EXPECT_EQ(v.status().message(),
-            "b.json: rank summary version 9, this stepscope reads versions 1-3; re-create it "
+            "b.json: rank summary version 9, this stepscope reads versions 1-4; re-create it "
             "with 'stepscope summarize' of this version");
   auto w = SummaryFromJson(R"({"format": "stepscope-rank-summary", "version": 1, "rank": 0,
       "steps": [{"step": 1, "start_ns": 0, "end_ns": 5}], "kernels": [{"name": "k", "total_ns": [1, 2],

@@ -192,22 +192,36 @@ std::vector<std::pair<std::string, double>> TopExcess(const RanksAnalysis& a, si
   return out;
 }
 
-// True when rank r launches `name` with over 5% more threads (its median
-// grid x block) than the median of the other ranks that run it.
+// Rank r's launch size of kernel `n` over the step positions `ps`: the median
+// of its per-step medians where it ran (version 4), else the whole trace's.
+double LaunchSize(const RanksAnalysis& a, size_t r, const NamedTimes& n,
+                  const std::vector<size_t>& ps) {
+  if (n.step_threads.empty()) return n.threads > 0 ? static_cast<double>(n.threads) : kNaN;
+  std::vector<double> v;
+  for (size_t p : ps) {
+    const int i = a.step_index[r][p];
+    if (i >= 0 && n.step_threads[static_cast<size_t>(i)] > 0)
+      v.push_back(static_cast<double>(n.step_threads[static_cast<size_t>(i)]));
+  }
+  return Median(std::move(v));
+}
+
+// True when rank r launches `name` with over 5% more threads (grid x block)
+// over the steps `ps` than the median of the other ranks that run it.
 bool LaunchedLarger(const RanksAnalysis& a, size_t r,
                     const std::vector<std::unordered_map<std::string, size_t>>& index,
-                    const std::string& name) {
+                    const std::string& name, const std::vector<size_t>& ps) {
   auto mine = index[r].find(name);
   if (mine == index[r].end()) return false;
-  const int64_t t = a.summaries[r].kernels[mine->second].threads;
+  const double t = LaunchSize(a, r, a.summaries[r].kernels[mine->second], ps);
   std::vector<double> others;
   for (size_t o = 0; o < a.ranks.size(); ++o) {
     auto it = index[o].find(name);
     if (o == r || it == index[o].end()) continue;
-    const int64_t x = a.summaries[o].kernels[it->second].threads;
-    if (x > 0) others.push_back(static_cast<double>(x));
+    const double x = LaunchSize(a, o, a.summaries[o].kernels[it->second], ps);
+    if (!std::isnan(x)) others.push_back(x);
   }
-  return t > 0 && !others.empty() && static_cast<double>(t) > kLargerLaunch * Median(others);
+  return !std::isnan(t) && !others.empty() && t > kLargerLaunch * Median(others);
 }
 
 // Per name: its parts per step (the file's top comment defines them).
@@ -242,7 +256,7 @@ void SplitKernelExcess(const RanksAnalysis& a, size_t r, const std::vector<size_
   for (const std::string& name : names) {
     bool elsewhere = false;
     for (size_t o = 0; o < nranks; ++o) elsewhere |= o != r && index[o].count(name) > 0;
-    const bool larger = LaunchedLarger(a, r, index, name);
+    const bool larger = LaunchedLarger(a, r, index, name, ps);
     const auto mine_it = index[r].find(name);
     const NamedTimes* mine =
         mine_it == index[r].end() ? nullptr : &a.summaries[r].kernels[mine_it->second];

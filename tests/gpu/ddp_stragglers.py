@@ -7,8 +7,9 @@ bf16 autocast, fused AdamW, random tokens. `--kind` picks what rank 1 does diffe
 
   balanced  nothing: both ranks alike
   loader    rank 1's batches come from a DataLoader with num_workers=0 whose __getitem__ burns
-            Python time like a tokeniser (--loader-ms per batch); rank 0 reads the same dataset
-            through 4 workers (persistent, prefetching), so its loading is hidden
+            Python time like a tokeniser (--loader-ms per batch); the other ranks read the same
+            dataset through 4 workers (persistent, prefetching), so their loading is hidden
+            (with --phase-steps, rank 1's A phases read through 4 workers too: the fix)
   hostcpu   rank 1 is pinned to one CPU that --hogs busy processes also run on (host CPU
             contention: its Python thread gets a share of the CPU)
   hostpy    rank 1's loop does --host-ms of extra Python work per step (log_metrics)
@@ -187,18 +188,21 @@ def batches(a, slow, vocab, dev):
     """An endless iterator of input batches on the device; send() it whether this step
     straggles (the slow rank's loader and batch kinds change only then)."""
     import torch
-    loader = None
+    fast = inline = None
     if a.kind == "loader":
+        # Every rank reads through 4 workers (persistent, prefetching): their loading is hidden.
+        # The slow rank's straggling steps read through num_workers=0 instead; with phases its
+        # balanced (A) steps use the workers as every rank does (the fix, measured in-process).
         ds = TokenisingDataset(vocab, a.seq, a.loader_ms / a.batch)
+        if not slow or a.phase_steps > 0:
+            fast = iter(torch.utils.data.DataLoader(ds, batch_size=a.batch, num_workers=4,
+                                                    persistent_workers=True, prefetch_factor=4))
         if slow:
-            dl = torch.utils.data.DataLoader(ds, batch_size=a.batch, num_workers=0)
-        else:
-            dl = torch.utils.data.DataLoader(ds, batch_size=a.batch, num_workers=4,
-                                             persistent_workers=True, prefetch_factor=4)
-        loader = iter(dl)
+            inline = iter(torch.utils.data.DataLoader(ds, batch_size=a.batch, num_workers=0))
     straggling = yield None
     while True:
-        if loader is not None and (straggling or not slow):
+        loader = inline if straggling else fast
+        if loader is not None:
             x = next(loader).to(dev, non_blocking=True)
         else:
             batch = a.big_batch if a.kind == "batch" and straggling else a.batch
