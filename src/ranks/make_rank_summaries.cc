@@ -114,6 +114,9 @@ RankSummary EmptyRank(const Options& o, int64_t r) {
   for (int64_t k = 0; k < o.kernels; ++k) {
     s.kernels.push_back(
         EmptySeries("kernel_" + std::to_string(k) + "<float, 128, 4>(Params)", o.steps, 0));
+    // The launch size, per step too (summary version 4), as a real summary has it.
+    s.kernels.back().threads = 128 * (k + 1);
+    s.kernels.back().step_threads.assign(static_cast<size_t>(o.steps), 128 * (k + 1));
   }
   for (const char* name : {"step", "forward", "backward", "optimizer", "data"}) {
     s.sections.push_back(EmptySeries(name, o.steps, 1));

@@ -44,9 +44,11 @@ void AppendNamed(std::string* out, const std::vector<NamedTimes>& list, bool ker
       out->append(", ");
       AppendKey(out, "threads");
       out->append(std::to_string(n.threads));
-      out->append(", ");
-      AppendKey(out, "step_threads");
-      AppendIntArray(out, n.step_threads);
+      if (!n.step_threads.empty()) {  // unknown: left out
+        out->append(", ");
+        AppendKey(out, "step_threads");
+        AppendIntArray(out, n.step_threads);
+      }
     }
     out->append(", ");
     AppendKey(out, "total_ns");
