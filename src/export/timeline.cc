@@ -6,6 +6,7 @@
 #include <map>
 #include <type_traits>
 
+#include "common/intervals.h"
 #include "common/step_names.h"
 #include "common/strings.h"
 #include "export/counters.h"
@@ -91,7 +92,9 @@ class Walker {
     for (auto& [key, set] : streams_) CloseAll(&set);
     for (auto& [key, set] : host_) CloseAll(&set);
     for (auto& [stream, set] : annotations_) CloseAll(&set);
-    return Counters();
+    RETURN_IF_ERROR(Counters());
+    WarnClampedTimes(reader_.path(), clamped_);
+    return OkStatus();
   }
 
  private:
@@ -332,7 +335,14 @@ class Walker {
     std::vector<uint64_t> flows;
     auto on_row = [&](const auto& r) {
       constexpr bool kNvtx = std::is_same_v<std::decay_t<decltype(r)>, NvtxSliceRow>;
-      int64_t start = r.start_ns, end = std::max(r.start_ns, r.end_ns);
+      int64_t start = r.start_ns, end = r.end_ns;
+      bool mark = false;
+      if constexpr (kNvtx) mark = static_cast<NvtxKind>(r.kind) == NvtxKind::kMark;
+      if (mark) {
+        end = start;  // an instant: its end is no time
+      } else {
+        clamped_ += ClampRecordTimes(&start, &end);
+      }
       bool gpu_side = false;
       if constexpr (kNvtx) gpu_side = gpu_side_domain_ > 0 && r.domain_id == gpu_side_domain_;
       LaneSet& set = gpu_side ? AnnotationSet(static_cast<uint32_t>(r.tid))
@@ -394,7 +404,8 @@ class Walker {
     std::string grid, block, name;
     auto on_row = [&](const auto& r) {
       using Row = std::decay_t<decltype(r)>;
-      int64_t start = r.start_ns, end = std::max(r.start_ns, r.end_ns);
+      int64_t start = r.start_ns, end = r.end_ns;
+      clamped_ += ClampRecordTimes(&start, &end);
       LaneSet& set = streams_[{static_cast<uint32_t>(r.device), static_cast<uint32_t>(r.stream)}];
       uint32_t corr = static_cast<uint32_t>(r.correlation);
       SliceArg args[6];
@@ -505,6 +516,7 @@ class Walker {
       SliceEvent e;
       e.start_ns = r.start_ns;
       e.end_ns = r.end_ns;
+      clamped_ += ClampRecordTimes(&e.start_ns, &e.end_ns);
       e.category = "cpu_state";
       e.name = r.state == ThreadState::kUnknown ? "off_cpu" : ThreadStateName(r.state);
       size_t n = 0;
@@ -567,6 +579,7 @@ class Walker {
       SliceEvent e;
       e.start_ns = r.start_ns;
       e.end_ns = r.end_ns;
+      clamped_ += ClampRecordTimes(&e.start_ns, &e.end_ns);
       e.category = "osrt";
       e.name = reader_.String(r.name);
       e.args = args;
@@ -636,6 +649,7 @@ class Walker {
   TimelineSink* sink_;
   TimelineStats* stats_;
   CorrelationIndex correlations_;
+  int64_t clamped_ = 0;  // records whose times were clamped (common/intervals.h)
   int64_t trace_end_ = 0;
   int32_t pid_ = 1;
   uint64_t next_uuid_ = 1;

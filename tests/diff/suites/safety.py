@@ -65,3 +65,9 @@ TESTS = [
     DiffTest(name="hostile_names_stats_csv", cmd=["stats", "--format", "csv", "--output", "{tmp}/o/", "{trace}"],
              trace="safety/hostile_names.sql", out="safety/hostile_names_stats_csv.txt", post=CHECK_FILES),
 ]
+# Impossible durations (an end before the start, 2^50 ns): the export draws them clamped as the
+# other readers do and says how many in one line (it used to say nothing).
+TESTS.append(DiffTest(name="bad_durations_export_counted",
+                      cmd=["export", "--timeline-format", "chrome", "{trace}", "-o", "{tmp}/out.json"],
+                      trace="safety/base.sql+safety/bad_durations.sql", out="safety/bad_durations_export.err",
+                      stderr=True, post=LS))
