@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "capture/clock.h"
 #include "capture/cupti_records.h"
 #include "capture/handshake.h"
 #include "capture/shm_ring.h"
@@ -210,6 +211,43 @@ TEST(CollectorSlots, DecodesReadySlotsWithTheNamesSentThroughTheRing) {
   EXPECT_EQ(q->Text(0), "kernel()");
   EXPECT_EQ(q->Int(1), 5);
   munmap(h, size);
+}
+
+// Behind a flood, the collector skips by position, not by age (issue 36):
+// the NVTX records of all but the newest 256 KB of what is pending are
+// dropped and counted, those 256 KB written. Skipping every record over 25 ms
+// old, a collector that took longer than that to get through a ring the
+// program kept full found each record stale and wrote nothing for seconds.
+class CollectorFloodTest : public CollectorTest {
+ protected:
+  CollectorFloodTest() { ring_bytes_ = 4 << 20; }
+};
+
+TEST_F(CollectorFloodTest, BehindAFloodWritesTheNewestRecords) {
+  auto c = TraceCollector::Start(HelloMessage::FromFields(Hello()), memfd_);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  // 3 MB of ranges (88 bytes each in the ring) that ended 2 s to 0.5 s ago,
+  // pending at the collector's first look.
+  constexpr int kRanges = 36000;
+  const int64_t now = RealtimeNs();
+  auto end_of = [now](int i) {
+    return now - 2'000'000'000 + int64_t{i} * 1'500'000'000 / kRanges + 5000;
+  };
+  for (int i = 0; i < kRanges; ++i)
+    Close(Open(static_cast<uint64_t>(i + 1), end_of(i) - 5000, "op"), end_of(i));
+  ASSERT_GT(h_->write.load(), uint64_t{3} << 20);
+  (*c)->Poll();
+  (*c)->Finish();
+  auto t = TraceReader::Open((*c)->result().path);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  auto q = (*t)->Query("SELECT COUNT(*), MAX(end_ns) FROM nvtx");
+  ASSERT_TRUE(q.ok() && q->Step());
+  // The first slice (16 KB, ~190 ranges: nothing judged yet), then the newest
+  // 256 KB (~3,000 ranges); every other range dropped and counted.
+  EXPECT_GT(q->Int(0), 2900);
+  EXPECT_LT(q->Int(0), 3400);
+  EXPECT_EQ(q->Int(1), end_of(kRanges - 1));
+  EXPECT_EQ((*t)->Stat("dropped_nvtx"), kRanges - q->Int(0));
 }
 
 TEST_F(CollectorTest, NothingRecordedLeavesNoFile) {

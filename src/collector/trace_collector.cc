@@ -209,13 +209,13 @@ void TraceCollector::OnRecord(shm::Kind kind, const uint8_t* p, uint32_t n) {
       const char* text = reinterpret_cast<const char*>(p + sizeof(o));
       tids_.insert(o.tid);
       max_ns_ = std::max(max_ns_, o.start_ns);
-      JudgeAge(o.start_ns);
       // Before interning its names: a starved collector skipping a full ring
       // (~800,000 records) spent 0.6 s there before its first row (issue 36).
-      if (Stale(o.start_ns)) {
-        ++nvtx_skipped_;  // stale under a flood: dropped, as if the ring had been full
+      if (skipping_) {
+        ++nvtx_skipped_;  // behind a flood: dropped, as if the ring had been full
         break;
       }
+      slice_nvtx_ns_ = o.start_ns;
       NvtxRecord r{};
       r.start_ns = r.end_ns = o.start_ns;
       r.tid = r.end_tid = o.tid;
@@ -242,12 +242,12 @@ void TraceCollector::OnRecord(shm::Kind kind, const uint8_t* p, uint32_t n) {
         ++nvtx_unmatched_;  // its open was dropped (ring full)
         return;
       }
-      JudgeAge(c.end_ns);
-      if (Stale(c.end_ns)) {
+      if (skipping_) {
         open_.erase(it);  // the whole range is dropped, counted with its open
         ++nvtx_skipped_;
         return;
       }
+      slice_nvtx_ns_ = c.end_ns;
       NvtxRecord r = it->second;
       open_.erase(it);
       r.end_ns = c.end_ns;
@@ -327,56 +327,54 @@ void TraceCollector::OnRecord(shm::Kind kind, const uint8_t* p, uint32_t n) {
   }
 }
 
-void TraceCollector::JudgeAge(int64_t ns) {
-  if (!judge_age_) return;
-  judge_age_ = false;
-  const int64_t now = NowTraceNs();
+bool TraceCollector::Behind() const {
+  // The last slice's newest NVTX record is over 50 ms old. Only times on this
+  // clock within the last hour: a record whose time is far off (a tracer with
+  // another clock, a test's made-up times) is never judged.
   constexpr int64_t kBehindNs = 50'000'000, kHourNs = 3'600'000'000'000;
-  if (ns < now - kBehindNs && ns > now - kHourNs) skip_before_ns_ = now - 25'000'000;
-}
-
-bool TraceCollector::Stale(int64_t ns) const {
-  // Only times on this clock within the last hour: a record whose time is far
-  // off (a tracer with another clock, a test's made-up times) is never judged.
-  constexpr int64_t kHourNs = 3'600'000'000'000;
-  return skip_before_ns_ != 0 && ns < skip_before_ns_ && ns > skip_before_ns_ - kHourNs;
+  const int64_t now = NowTraceNs();
+  return slice_nvtx_ns_ != 0 && slice_nvtx_ns_ < now - kBehindNs && slice_nvtx_ns_ > now - kHourNs;
 }
 
 void TraceCollector::DrainRing() {
   bool corrupt = false;
-  // In slices, committing between them when a commit is due: under a flood
-  // that keeps the ring full, a drain can take seconds, and the trace must
-  // still lose no more than a commit interval when the job is killed.
+  // In slices of 16 KB (~400 NVTX records, ~1 ms of writing; ~10-15 ms on
+  // cores shared with other busy processes), committing between them when a
+  // commit is due: under a flood that keeps the ring full, a drain can take
+  // seconds, and the trace must still lose no more than a commit interval
+  // when the job is killed.
   //
   // A flood (a program pushing NVTX ranges as fast as it can) keeps the ring
-  // full and the collector behind by the whole ring (32 MB: about 2 s of
-  // writing): the rows it committed would be that old when the job is killed.
-  // While the ring is over half full, NVTX records older than kMaxAgeNs are
-  // skipped (cheap: no row) and counted as dropped, as records the tracer
-  // could not put in the full ring are: the trace keeps what is recent.
-  // (When the ring is not under pressure nothing is skipped, however late.)
-  constexpr int64_t kMaxAgeNs = 25'000'000;
-  // Slices of 16 KB (~400 NVTX records, ~1 ms of writing; ~10-15 ms on cores
-  // shared with other busy processes): a commit is never more than one slice late.
-  //
-  // On cores shared with other busy processes the collector writes 10x slower,
-  // and a backlog well under half the ring is seconds of writing: so a slice
-  // whose backlog is over 1 MB also looks at its first NVTX record, and skips
-  // when that is over 50 ms old (OnRecord; at 0.1 s, the rows committed under
-  // starvation were 0.09-0.13 s stale: half the 0.25 s; issue 36). A normal
-  // program's backlog is a few kB: nothing of it is skipped, even after a stall.
+  // full: read in order, every record would be as old as the time the
+  // collector takes to get through the ring (32 MB: ~2 s of writing; ~0.2 s
+  // just skipping records, more on a starved core), and the rows it committed
+  // that old when the job is killed. So when over 1 MB (at most half the
+  // ring) is pending and the last slice's newest NVTX record is over 50 ms
+  // old, the NVTX records of all but the newest 256 KB of what is pending
+  // now are skipped (no row) and counted as dropped, as records the tracer
+  // could not put in the full ring are, and those 256 KB (~3,000 ranges) are
+  // written before judging again. Skipping by position, not by age: skipping
+  // the records over 25 ms old, a collector that took longer than that to
+  // get through the ring found every record stale and wrote nothing new for
+  // seconds (issue 36). A normal program's backlog is a few kB: nothing of it
+  // is skipped, even after a stall.
+  const uint64_t behind_bytes = std::min<uint64_t>(geometry_.ring_bytes / 2, uint64_t{1} << 20);
+  const uint64_t keep_bytes = behind_bytes / 4;
+  constexpr uint64_t kSliceBytes = uint64_t{16} << 10, kSkipSliceBytes = uint64_t{1} << 20;
   for (int i = 0; i < 4096; ++i) {
-    const uint64_t backlog =
-        shm_->write.load(std::memory_order_acquire) - shm_->read.load(std::memory_order_relaxed);
-    skip_before_ns_ =
-        !finished_ && backlog > geometry_.ring_bytes / 2 ? NowTraceNs() - kMaxAgeNs : 0;
-    judge_age_ = !finished_ && skip_before_ns_ == 0 && backlog > (uint64_t{1} << 20);
+    const uint64_t read = shm_->read.load(std::memory_order_relaxed);
+    const uint64_t write = shm_->write.load(std::memory_order_acquire);
+    if (!finished_ && read >= judge_from_ && write - read > behind_bytes && Behind()) {
+      skip_to_ = write - keep_bytes;
+      judge_from_ = write;
+    }
+    skipping_ = !finished_ && read < skip_to_;
+    slice_nvtx_ns_ = 0;
     size_t n = shm::Consume(
         shm_, geometry_,
         [this](shm::Kind k, const uint8_t* p, uint32_t len) { OnRecord(k, p, len); },
-        uint64_t{16} << 10, &corrupt);
-    judge_age_ = false;
-    skip_before_ns_ = 0;
+        skipping_ ? std::min(skip_to_ - read, kSkipSliceBytes) : kSliceBytes, &corrupt);
+    skipping_ = false;
     if (n == 0 || corrupt) break;
     if (!finished_ && MonotonicNs() - last_commit_mono_ >= commit_interval_ns_) Commit();
   }

@@ -98,14 +98,15 @@ class TraceCollector {
   uint64_t host_dropped_ = 0;
   uint64_t nvtx_written_ = 0, nvtx_unmatched_ = 0, host_allocs_ = 0, lost_buffers_ = 0,
            um_totals_ = 0, gpu_metrics_ = 0;
-  // Under a flood (the ring over half full), NVTX records older than this
-  // trace-clock time are skipped and counted as dropped: the collector writes
-  // what is recent, so a kill loses at most a commit interval (DrainRing).
-  int64_t skip_before_ns_ = 0;
-  bool Stale(int64_t ns) const;
+  // Behind a flood, NVTX records before ring position skip_to_ are skipped
+  // and counted as dropped, and the newest ones, up to judge_from_, written:
+  // the collector writes what is recent, so a kill loses at most a commit
+  // interval (DrainRing). skipping_: the slice being read is before skip_to_.
+  uint64_t skip_to_ = 0, judge_from_ = 0;
+  bool skipping_ = false;
   uint64_t nvtx_skipped_ = 0;
-  bool judge_age_ = false;  // the slice's first NVTX record decides (DrainRing)
-  void JudgeAge(int64_t ns);
+  int64_t slice_nvtx_ns_ = 0;  // the time of the slice's last NVTX record read (0: none)
+  bool Behind() const;
   int64_t max_ns_ = 0;
   CollectedTrace result_;
   std::unique_ptr<HostSampler> sampler_;
