@@ -1,6 +1,7 @@
 #include "collector/collector_server.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -150,6 +151,8 @@ bool CollectorServer::WaitDead(const Live& l, int timeout_ms) const {
 }
 
 void CollectorServer::TraceLoop(Live* l) {
+  // Named for kill9_loop_test.py, which reads how long it waited for a CPU.
+  pthread_setname_np(pthread_self(), "stepscope-col");
   try {
     // Death is checked before each drain, so that the drain in Finish sees
     // everything the process wrote.
