@@ -1,12 +1,12 @@
 #!/bin/bash
 # One device call (issue 33, Build item 4): do the steps outside a recording window run as
-# before any window, with the tracer's NEW DEFAULT (--detach-outside-window on: CUPTI detached
+# before any window, with --detach-outside-window on (off by default until this passes: CUPTI detached
 # outside the window), not a diagnostics switch? In-process phase method
 # (bench/overhead_phases.py): one process, after the warm-up PRE phases with no window yet
 # (CUPTI never attached in this process: the in-process stand-in for bare), then N rounds of an
 # ON phase (a cudaProfilerApi window: stepscope_attach, cudaProfilerStart ... cudaProfilerStop,
 # synchronize, where the tracer finalizes CUPTI) and an OFF phase (outside the window). Per preset:
-#   detach    the new default: OFF/pre is what the steps outside a window cost over "never
+#   detach    --detach-outside-window on: OFF/pre is what the steps outside a window cost over "never
 #             attached" (the acceptance: within 1%), with a bare process of the same wrapper
 #             beside it (OFF/bare: two processes, noisy, for reference);
 #   attached  --detach-outside-window off (as before issue 33): OFF/pre shows what CUPTI left
@@ -70,6 +70,6 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "phases_*_*.json"))):
     bare = f"{t['off_median_ms'] / statistics.median(b['on'] + b['off']):.3f}" if "on" in b else "-"
     verdict = "yes" if abs(t["off_vs_pre"] - 1) <= 0.01 else "no"
     print(f"{preset:8} {arm:9} {t['pre_median_ms']:8.3f} {t['off_median_ms']:8.3f} {t['on_median_ms']:8.3f} "
-          f"{t['off_vs_pre']:8.3f} {t['ratio_of_medians']:8.3f} {bare:>17}  {verdict if arm == 'detach' else '(old default)'}")
+          f"{t['off_vs_pre']:8.3f} {t['ratio_of_medians']:8.3f} {bare:>17}  {verdict if arm == 'detach' else '(CUPTI attached outside)'}")
 EOF
 rm -rf "$S"
