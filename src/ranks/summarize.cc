@@ -246,8 +246,12 @@ std::vector<int> KernelSteps(const TraceReader& trace, const Input& in, RankSumm
   std::map<std::pair<uint32_t, uint32_t>, int64_t> compute_per_stream;
   std::vector<std::string> names;
   std::unordered_map<StringId, uint32_t> name_index;
-  std::vector<std::vector<int64_t>> threads;
-  std::vector<Sample> samples, launch_sizes;  // launch_sizes: (name, step, threads)
+  std::vector<Sample> samples;
+  struct Launch {
+    uint32_t name, step;
+    int64_t threads;  // grid x block
+  };
+  std::vector<Launch> launches;
   for (size_t i = 0; i < in.kernels.size(); ++i) {
     const KernelRecord& k = in.kernels[i];
     const std::string& name = trace.String(k.name);
@@ -257,34 +261,34 @@ std::vector<int> KernelSteps(const TraceReader& trace, const Input& in, RankSumm
     kernel_step[i] = StepAt(*s, WhenOf(in, *s, k.correlation, k.start_ns));
     if (kernel_step[i] < 0) continue;
     auto [it, inserted] = name_index.emplace(k.name, static_cast<uint32_t>(names.size()));
-    if (inserted) names.push_back(name), threads.emplace_back();
+    if (inserted) names.push_back(name);
     const int64_t t = int64_t{k.grid_x} * k.grid_y * k.grid_z * k.block_x * k.block_y * k.block_z;
-    if (t > 0 && threads[it->second].size() < 4096) threads[it->second].push_back(t);
-    if (t > 0) launch_sizes.push_back({it->second, static_cast<uint32_t>(kernel_step[i]), t});
+    if (t > 0) launches.push_back({it->second, static_cast<uint32_t>(kernel_step[i]), t});
     samples.push_back({it->second, static_cast<uint32_t>(kernel_step[i]), dur});
   }
   s->kernels = GroupSamples(&samples, names, s->steps.size());
   std::unordered_map<std::string, size_t> by_name;
   for (size_t i = 0; i < names.size(); ++i) by_name.emplace(names[i], i);
-  // Per name and step, the median launch size (common/stats.h's MedianNs).
-  std::sort(launch_sizes.begin(), launch_sizes.end(), [](const Sample& x, const Sample& y) {
-    return std::tie(x.name, x.step, x.dur) < std::tie(y.name, y.step, y.dur);
+  // Per name, the median launch size over the trace and per step.
+  std::sort(launches.begin(), launches.end(), [](const Launch& x, const Launch& y) {
+    return std::tie(x.name, x.step) < std::tie(y.name, y.step);
   });
-  std::vector<std::vector<int64_t>> step_threads(names.size(),
-                                                 std::vector<int64_t>(s->steps.size(), 0));
-  for (size_t i = 0; i < launch_sizes.size();) {
+  std::vector<std::vector<int64_t>> all(names.size()),
+      step_threads(names.size(), std::vector<int64_t>(s->steps.size(), 0));
+  for (size_t i = 0; i < launches.size();) {
     size_t j = i;
     std::vector<int64_t> v;
-    for (; j < launch_sizes.size() && launch_sizes[j].name == launch_sizes[i].name &&
-           launch_sizes[j].step == launch_sizes[i].step;
+    for (; j < launches.size() && launches[j].name == launches[i].name &&
+           launches[j].step == launches[i].step;
          ++j)
-      v.push_back(launch_sizes[j].dur);
-    step_threads[launch_sizes[i].name][launch_sizes[i].step] = MedianNs(v);
+      v.push_back(launches[j].threads);
+    all[launches[i].name].insert(all[launches[i].name].end(), v.begin(), v.end());
+    step_threads[launches[i].name][launches[i].step] = MedianNs(std::move(v));
     i = j;
   }
   for (NamedTimes& n : s->kernels) {
     n.nccl = IsNcclKernelName(n.name);
-    n.threads = MedianThreads(threads[by_name[n.name]]);
+    n.threads = MedianThreads(all[by_name[n.name]]);
     n.step_threads = std::move(step_threads[by_name[n.name]]);
   }
   if (!compute_per_stream.empty()) {
