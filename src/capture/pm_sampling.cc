@@ -6,6 +6,8 @@
 
 #include <chrono>
 
+#include "format/gpu_metric_names.h"
+
 namespace stepscope::pm {
 
 std::vector<MetricValue> ToMetricValues(uint32_t device, const std::vector<Sample>& samples,
@@ -13,6 +15,10 @@ std::vector<MetricValue> ToMetricValues(uint32_t device, const std::vector<Sampl
                                         uint64_t* skipped) {
   std::vector<MetricValue> out;
   out.reserve(samples.size() * metrics.size());
+  std::vector<double> scale(metrics.size(), 1.0);
+  for (size_t i = 0; i < metrics.size(); ++i) {
+    if (const GpuMetricDef* def = FindGpuMetric(metrics[i])) scale[i] = def->scale;
+  }
   for (const Sample& s : samples) {
     if (s.end_ts < s.start_ts || s.values.size() < metrics.size() ||
         s.end_ts > static_cast<uint64_t>(INT64_MAX)) {
@@ -24,7 +30,7 @@ std::vector<MetricValue> ToMetricValues(uint32_t device, const std::vector<Sampl
       v.start_ns = static_cast<int64_t>(s.start_ts) + offset_ns;
       v.end_ns = static_cast<int64_t>(s.end_ts) + offset_ns;
       v.device = device;
-      v.value = s.values[i];
+      v.value = s.values[i] * scale[i];
       v.metric = metrics[i];
       out.push_back(v);
     }
@@ -81,11 +87,12 @@ void Sampler::SetRecording(bool on) {
   cv_.notify_one();
 }
 
-void Sampler::Shutdown() {
+void Sampler::Shutdown(bool at_exit) {
   if (joined_.exchange(true)) return;
   {
     std::lock_guard<std::mutex> lk(mu_);
     stop_ = true;
+    at_exit_ = at_exit;
   }
   cv_.notify_one();
   if (thread_.joinable()) thread_.join();
@@ -128,13 +135,19 @@ void Sampler::Loop() {
   } catch (...) {
     Fail("internal error in the GPU metrics thread");
   }
-  // Whatever happened, no device stays enabled.
+  // Whatever happened, no device stays sampling.
+  bool at_exit = false;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    at_exit = at_exit_;
+  }
   for (Device& d : devices_) {
     if (!d.open) continue;
     std::string why;
     if (d.running) backend_->Stop(d.id, &why);
-    backend_->Close(d.id);
+    backend_->Close(d.id, at_exit);
     d.open = d.running = false;
+    if (hooks_.note) hooks_.note("GPU metrics: device " + std::to_string(d.id) + " closed");
   }
 }
 

@@ -70,7 +70,12 @@ class Backend {
   // Appends the completed samples in the hardware buffer to *out (in time
   // order) and frees that buffer; *lost: the hardware dropped samples.
   virtual bool Decode(uint32_t device, std::vector<Sample>* out, bool* lost, std::string* why) = 0;
-  virtual void Close(uint32_t device) = 0;
+  // Stops using `device`. `at_exit`: the process is exiting (the tracer's
+  // atexit shutdown): PM sampling objects are left for the driver to free,
+  // since CUPTI's own exit handlers may have run already (a traced program
+  // with --gpu-metrics aborted at exit with "double free or corruption" when
+  // they were freed there: H200, CUDA 13.0, 2026-11-28).
+  virtual void Close(uint32_t device, bool at_exit) = 0;
 };
 
 // One (sample, metric) on the trace clock, for the sink.
@@ -83,7 +88,8 @@ struct MetricValue {
 };
 
 // The samples of `device` as sink values: each sample's interval shifted by
-// `offset_ns` to the trace clock; a sample with end < start, or with fewer
+// `offset_ns` to the trace clock, each value times its metric's scale
+// (format/gpu_metric_names.h); a sample with end < start, or with fewer
 // values than metrics, is skipped (counted in *skipped when given).
 std::vector<MetricValue> ToMetricValues(uint32_t device, const std::vector<Sample>& samples,
                                         const std::vector<std::string>& metrics, int64_t offset_ns,
@@ -114,7 +120,8 @@ class Sampler {
   // Recording started or stopped (any thread; cheap): sampling follows.
   void SetRecording(bool on);
   // Stops sampling, decodes what is left, joins the thread. Idempotent.
-  void Shutdown();
+  // `at_exit`: called by the process's exit (Backend::Close's at_exit).
+  void Shutdown(bool at_exit = false);
 
   bool failed() const { return failed_.load(); }
   uint64_t values_sent() const { return sent_.load(); }
@@ -145,6 +152,7 @@ class Sampler {
   std::set<uint32_t> pending_;   // guarded by mu_: devices not yet opened
   bool recording_ = false;       // guarded by mu_
   bool stop_ = false;            // guarded by mu_
+  bool at_exit_ = false;         // guarded by mu_: the stop is the process's exit
   std::vector<Device> devices_;  // the thread's (Metrics() reads under mu_)
   bool clock_known_ = false;
   int64_t offset_ns_ = 0;

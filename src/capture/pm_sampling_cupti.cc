@@ -80,7 +80,7 @@ class CuptiBackend : public Backend {
     return true;
   }
   bool Decode(uint32_t device, std::vector<Sample>* out, bool* lost, std::string* why) override;
-  void Close(uint32_t device) override;
+  void Close(uint32_t device, bool at_exit) override;
 
  private:
   bool OpenDevice(uint32_t device, const std::vector<std::string>& wanted, int64_t interval_ns,
@@ -221,7 +221,7 @@ bool CuptiBackend::InitCounterData(DeviceState* d, std::string* why) {
 bool CuptiBackend::Open(uint32_t device, const std::vector<std::string>& wanted,
                         int64_t interval_ns, std::vector<std::string>* metrics, std::string* why) {
   if (OpenDevice(device, wanted, interval_ns, metrics, why)) return true;
-  Close(device);  // nothing stays enabled
+  Close(device, /*at_exit=*/false);  // nothing stays enabled
   return false;
 }
 
@@ -333,9 +333,18 @@ bool CuptiBackend::Decode(uint32_t device, std::vector<Sample>* out, bool* lost,
   return true;
 }
 
-void CuptiBackend::Close(uint32_t device) {
+void CuptiBackend::Close(uint32_t device, bool at_exit) {
   auto it = devices_.find(device);
   if (it == devices_.end()) return;
+  if (at_exit) {
+    // Stopped and decoded already; the objects go with the process (see
+    // Backend::Close). The buffers CUPTI was given stay allocated too.
+    it->second.object = nullptr;
+    it->second.host = nullptr;
+    static_cast<void>(new DeviceState(std::move(it->second)));  // leaked on purpose
+    devices_.erase(it);
+    return;
+  }
   if (it->second.object) {
     CUpti_PmSampling_Disable_Params p{CUpti_PmSampling_Disable_Params_STRUCT_SIZE};
     p.pPmSamplingObject = it->second.object;
@@ -394,7 +403,7 @@ void GpuMetricsSetRecording(bool on) {
 }
 
 void GpuMetricsShutdown() {
-  if (Sampler* s = g_sampler.load(std::memory_order_acquire)) s->Shutdown();
+  if (Sampler* s = g_sampler.load(std::memory_order_acquire)) s->Shutdown(/*at_exit=*/true);
 }
 
 }  // namespace stepscope::pm

@@ -52,9 +52,9 @@ class FakeBackend : public Backend {
     s_->queued.clear();
     return true;
   }
-  void Close(uint32_t device) override {
+  void Close(uint32_t device, bool at_exit) override {
     std::string why;
-    Note("Close " + std::to_string(device), &why);
+    Note("Close " + std::to_string(device) + (at_exit ? " at exit" : ""), &why);
   }
 
  private:
@@ -132,6 +132,27 @@ TEST(PmSampling, SamplesBecomeOneValuePerMetricOnTheTraceClock) {
   EXPECT_DOUBLE_EQ(v[0].value, 50);
   EXPECT_EQ(v[1].metric, "tensor");
   EXPECT_DOUBLE_EQ(v[1].value, 25);
+}
+
+TEST(PmSampling, DramcThroughputIsScaledFromAFractionToPercent) {
+  const std::vector<std::string> metrics = {
+      "dramc__read_throughput.avg.pct_of_peak_sustained_elapsed",
+      "sm__cycles_active.avg.pct_of_peak_sustained_elapsed"};
+  const auto v = ToMetricValues(0, {At(100, 200, {0.4626, 99.5})}, metrics, 0);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_DOUBLE_EQ(v[0].value, 46.26);
+  EXPECT_DOUBLE_EQ(v[1].value, 99.5);
+}
+
+TEST(PmSampling, AtExitTheBackendIsToldSo) {
+  Harness h;
+  h.Make();
+  h.sampler->SetRecording(true);
+  h.sampler->AddDevice(0);
+  ASSERT_TRUE(h.WaitFor("Start 0"));
+  h.sampler->Shutdown(/*at_exit=*/true);
+  const std::vector<std::string> want = {"Open 0 1000000", "Start 0", "Stop 0", "Close 0 at exit"};
+  EXPECT_EQ(h.Calls(), want);
 }
 
 TEST(PmSampling, ClockOffsetOnlyWhenTheSamplesAreOnAnotherClock) {

@@ -55,7 +55,8 @@ NCU_EXTRA = ["sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_ac
 ACCEPT = [("gemm", ["tensor_active"], None),
           ("copy", ["dram_read_bw", "dram_write_bw"], ["dram__bytes_read.sum.per_second",
                                                        "dram__bytes_write.sum.per_second"]),
-          ("copy", ["dram_read"], None)]
+          # dramc read + write (CUPTI gives a fraction; stored in %) against ncu's DRAM throughput.
+          ("copy", ["dram_read", "dram_write"], ["dram__throughput.avg.pct_of_peak_sustained_elapsed"])]
 
 
 class Results:
