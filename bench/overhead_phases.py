@@ -19,7 +19,7 @@ The driver (what a GPU machine runs):
 prints per preset: median ms/step of the ON phases and of the OFF phases, their ratio, the median
 of the ratios of each ON phase to the mean of its two OFF neighbours, and writes DIR/phases.json.
 
-Against no CUPTI at all, in the same process: --detach runs with
+Against no CUPTI at all, in the same process: --detach runs with the tracer's default
 `--detach-outside-window on` (issue 33; before it, the diagnostics switch STEPSCOPE_DIAG_DETACH=1):
 the wrapper announces its windows (the tracer's exported stepscope_attach(), called once before
 CUDA starts and again before every cudaProfilerStart), synchronizes right after every
@@ -244,7 +244,7 @@ def main():
     ap.add_argument("--torch-stack", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-bare", action="store_true", help="skip the bare run")
     ap.add_argument("--detach", action="store_true",
-                    help="OFF phases without CUPTI (--detach-outside-window on: detached at each ON "
+                    help="OFF phases without CUPTI (--detach-outside-window on, the default: detached at each ON "
                          "phase's end, attached again before the next): ON/OFF is then the cost over a bare "
                          "process; without it, --detach-outside-window off")
     ap.add_argument("--pre", type=int, default=0,

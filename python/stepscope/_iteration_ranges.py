@@ -34,7 +34,7 @@ same boundaries open and close the recording window: cudaProfilerStart (torch.cu
 when the W-th optimizer step returns, just before "iteration W+1" starts, and cudaProfilerStop when
 the (W+N)-th returns, just after "iteration W+N" ends; the launcher records only between them
 (--capture-range cudaProfilerApi). The trace then holds iterations W+1 to W+N, whole.
-With STEPSCOPE_DETACH=on (`--detach-outside-window on`, off by default), CUPTI is not in
+With the tracer's default STEPSCOPE_DETACH=on (`--detach-outside-window on`), CUPTI is not in
 the process outside the window: the hook calls the tracer's exported stepscope_attach() (found
 through CUDA_INJECTION64_PATH, ctypes) just before cudaProfilerStart, and torch.cuda.synchronize()
 just after cudaProfilerStop, whose return is where the tracer detaches CUPTI (docs/capture.md,

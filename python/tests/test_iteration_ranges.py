@@ -77,7 +77,7 @@ class IterationRangesTest(HookTest):
         self.assertIsInstance(got[got.index("profiler_stop") - 1], int)
 
     def test_steps_window_attaches_before_and_synchronizes_after(self):
-        # STEPSCOPE_DETACH=on (--detach-outside-window on): the tracer's
+        # STEPSCOPE_DETACH=on (the launcher's default with --steps): the tracer's
         # stepscope_attach right before cudaProfilerStart, a synchronize right after
         # cudaProfilerStop (where the tracer detaches CUPTI); off: neither, as before.
         code = ("import ctypes\n"

@@ -55,9 +55,9 @@ CaptureConfig CaptureConfig::FromEnv(std::string* warning) {
   for (const std::string& part : Split(env(kEnvDiagOff), ',')) c.SetDiagPart(part);
   if (!(v = env(kEnvDiagCycle)).empty()) c.diag_cycle = Split(v, ';');
   v = env(kEnvDetach);
-  if (v == "on" || v == "off") {
-    c.detach_outside_window = v == "on";
-  } else if (!v.empty() && warning) {
+  if (v == "off") {
+    c.detach_outside_window = false;
+  } else if (!v.empty() && v != "on" && warning) {
     *warning += std::string(kEnvDetach) + "='" + v + "' ignored (on, off); ";
   }
   c.hook_window = !env(kEnvWindowSteps).empty();

@@ -12,7 +12,7 @@
 //   STEPSCOPE_DELAY_NS        start recording this long after the tracer starts
 //   STEPSCOPE_DURATION_NS     stop recording this long after recording started
 //   STEPSCOPE_CAPTURE_RANGE   cudaProfilerApi | nvtx:NAME (record only inside the range)
-//   STEPSCOPE_DETACH          on | off (default): with a window, CUPTI is detached outside it
+//   STEPSCOPE_DETACH          on (default) | off: with a window, CUPTI is detached outside it
 //                             (--detach-outside-window; docs/capture.md, "Recording windows")
 //   STEPSCOPE_WINDOW_STEPS    W:N (--steps): the iteration hook announces the window's start
 //                             (stepscope_attach) before its cudaProfilerStart
@@ -126,12 +126,11 @@ struct CaptureConfig {
   } diag_off;
   // STEPSCOPE_DIAG_CYCLE: the sets of parts, one per recording window, in turn.
   std::vector<std::string> diag_cycle;
-  // STEPSCOPE_DETACH (--detach-outside-window, default off until measured on a
-  // GPU: tests/gpu/window_outside_check.sh): with a recording
+  // STEPSCOPE_DETACH (--detach-outside-window, default on): with a recording
   // window (Windowed()), CUPTI is detached (cuptiFinalize) outside it and
   // attached when a window opens (capture/cupti_setup.h, DetachesOutsideWindows).
   // off: subscribed for the whole run, kinds and callbacks off outside windows.
-  bool detach_outside_window = false;
+  bool detach_outside_window = true;
   // STEPSCOPE_WINDOW_STEPS set (--steps): the window's start is announced by
   // the iteration hook, which calls the exported stepscope_attach() before its
   // cudaProfilerStart, so nothing of CUPTI needs to watch for it.

@@ -56,17 +56,17 @@ TEST(CaptureConfig, UnifiedMemorySources) {
   ::unsetenv("STEPSCOPE_TRACE");
 }
 
-// STEPSCOPE_DETACH: off unless "on" (the tracer's own default too, for a
+// STEPSCOPE_DETACH: on unless "off" (the tracer's own default too, for a
 // process injected without the launcher); anything else is said and ignored.
 TEST(CaptureConfig, DetachOutsideWindow) {
-  EXPECT_FALSE(CaptureConfig::FromEnv(nullptr).detach_outside_window);
+  EXPECT_TRUE(CaptureConfig::FromEnv(nullptr).detach_outside_window);
   ::setenv("STEPSCOPE_DETACH", "off", 1);
   EXPECT_FALSE(CaptureConfig::FromEnv(nullptr).detach_outside_window);
   ::setenv("STEPSCOPE_DETACH", "on", 1);
   EXPECT_TRUE(CaptureConfig::FromEnv(nullptr).detach_outside_window);
   ::setenv("STEPSCOPE_DETACH", "1", 1);
   std::string warning;
-  EXPECT_FALSE(CaptureConfig::FromEnv(&warning).detach_outside_window);
+  EXPECT_TRUE(CaptureConfig::FromEnv(&warning).detach_outside_window);
   EXPECT_EQ(warning, "STEPSCOPE_DETACH='1' ignored (on, off); ");
   ::unsetenv("STEPSCOPE_DETACH");
   // --steps: the hook announces the window (STEPSCOPE_WINDOW_STEPS, the hook's variable).
@@ -96,12 +96,12 @@ TEST(CaptureConfig, DetachIsWrittenForWindowsOnly) {
   nvtx.range_nvtx_name = "step 3";
   for (const CaptureConfig* c : {&delay, &duration, &profiler, &nvtx}) {
     EXPECT_TRUE(c->Windowed());
-    EXPECT_EQ(written(*c), "off");  // the default until measured on a GPU
+    EXPECT_EQ(written(*c), "on");
   }
-  profiler.detach_outside_window = true;
-  EXPECT_EQ(written(profiler), "on");
+  profiler.detach_outside_window = false;
+  EXPECT_EQ(written(profiler), "off");
   ::setenv(kEnvDetach, written(profiler).c_str(), 1);
-  EXPECT_TRUE(CaptureConfig::FromEnv(nullptr).detach_outside_window);
+  EXPECT_FALSE(CaptureConfig::FromEnv(nullptr).detach_outside_window);
   ::unsetenv(kEnvDetach);
 }
 

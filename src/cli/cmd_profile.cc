@@ -227,9 +227,8 @@ void DeclareProfileFlags(ArgParser* p) {
           "with a recording window (--steps, --delay/--duration, --capture-range): CUPTI is "
           "detached from the program outside it (attached when the window opens, detached after "
           "its records are flushed), so the steps around the window run as without the tracer; "
-          "off (the default until a GPU run measures on): CUPTI stays attached for the whole "
-          "run, recording nothing outside the window",
-          "off");
+          "off: CUPTI stays attached for the whole run, recording nothing outside the window",
+          "on");
   p->Flag("--nvtx-capture", "NAME[@DOMAIN]",
           "the NVTX range of --capture-range nvtx (nsys's spelling; the domain is not matched)", "",
           "-p");

@@ -30,7 +30,7 @@ namespace stepscope {
   X(kEnvDelayNs, "STEPSCOPE_DELAY_NS", "tracer", "start recording this late")                   \
   X(kEnvDurationNs, "STEPSCOPE_DURATION_NS", "tracer", "stop recording this much later")        \
   X(kEnvCaptureRange, "STEPSCOPE_CAPTURE_RANGE", "tracer", "cudaProfilerApi | nvtx:NAME")       \
-  X(kEnvDetach, "STEPSCOPE_DETACH", "tracer, hook", "on: CUPTI detached outside windows")       \
+  X(kEnvDetach, "STEPSCOPE_DETACH", "tracer, hook", "off: CUPTI kept outside windows")          \
   X(kEnvGpuMetrics, "STEPSCOPE_GPU_METRICS", "tracer", "PM sampling interval (ns), unset: off") \
   X(kEnvOverwriteBeforeNs, "STEPSCOPE_OVERWRITE_BEFORE_NS", "tracer",                           \
     "replace files older than this (-f)")                                                       \

@@ -109,7 +109,7 @@ class LauncherTest(unittest.TestCase):
         # optimizer steps and closes N later (python/tests/test_iteration_ranges.py runs the hook).
         env, _, _ = self.settings_seen(["--steps", "3", "--warmup-steps", "2"], "win")
         for line in ("STEPSCOPE_CAPTURE_RANGE=cudaProfilerApi", "STEPSCOPE_WINDOW_STEPS=2:3",
-                     "STEPSCOPE_ITERATION_RANGES=1", "STEPSCOPE_DETACH=off"):
+                     "STEPSCOPE_ITERATION_RANGES=1", "STEPSCOPE_DETACH=on"):
             self.assertIn(line, env.splitlines())
         for bad, what in ((["--steps", "0"], b"--steps"),
                           (["--steps", "3", "--warmup-steps", "0"], b"--warmup-steps"),
@@ -120,18 +120,17 @@ class LauncherTest(unittest.TestCase):
             self.assertIn(what, p.stderr)
             self.assertEqual(p.stderr.count(b"\n"), 1, p.stderr)
 
-    def test_windows_carry_the_detach_setting(self):
-        # Every kind of window carries the setting: off by default (CUPTI attached outside the
-        # window, recording nothing: the detach is not measured on a GPU yet), on with
-        # --detach-outside-window on (CUPTI out of the process outside the window); without a
+    def test_windows_detach_cupti_outside_them_by_default(self):
+        # Every kind of window carries the detach (STEPSCOPE_DETACH=on: CUPTI out of the process
+        # outside the window); --detach-outside-window off keeps the old behaviour; without a
         # window nothing is said (whole-run tracing as before).
         windows = [["--steps", "4"], ["--delay", "30"], ["--duration", "30"], ["-y", "1", "-d", "2"],
                    ["--capture-range", "cudaProfilerApi"], ["-c", "nvtx", "-p", "step 1"]]
         for k, w in enumerate(windows):
-            env, _, _ = self.settings_seen(w, "att%d" % k)
-            self.assertIn("STEPSCOPE_DETACH=off", env.splitlines(), w)
-            env, _, _ = self.settings_seen(w + ["--detach-outside-window", "on"], "det%d" % k)
+            env, _, _ = self.settings_seen(w, "det%d" % k)
             self.assertIn("STEPSCOPE_DETACH=on", env.splitlines(), w)
+            env, _, _ = self.settings_seen(w + ["--detach-outside-window", "off"], "att%d" % k)
+            self.assertIn("STEPSCOPE_DETACH=off", env.splitlines(), w)
         for k, args in enumerate(([], ["--detach-outside-window", "off"], ["--detach-outside-window", "on"])):
             env, _, _ = self.settings_seen(args, "whole%d" % k)
             self.assertNotIn("STEPSCOPE_DETACH", env, args)
@@ -141,9 +140,9 @@ class LauncherTest(unittest.TestCase):
                          ["stepscope profile: error: --detach-outside-window: use on or off, not 'no'"])
         # The NVTX capture range records the same either way (no GPU here: the window's attach
         # finds no CUDA and says nothing).
-        on = profile(["-o", "nv_on", "-c", "nvtx:step 1", "--detach-outside-window", "on", "--", APP, "ranges"],
-                     self.tmp)
-        off = profile(["-o", "nv_off", "-c", "nvtx:step 1", "--", APP, "ranges"], self.tmp)
+        on = profile(["-o", "nv_on", "-c", "nvtx:step 1", "--", APP, "ranges"], self.tmp)
+        off = profile(["-o", "nv_off", "-c", "nvtx:step 1", "--detach-outside-window", "off", "--", APP, "ranges"],
+                      self.tmp)
         self.assertEqual((on.returncode, off.returncode), (0, 0), on.stderr + off.stderr)
         self.assertNotIn(b"warning", on.stderr)
         names = lambda f: [r[0] for r in rows(os.path.join(self.tmp, f), NVTX_SQL)]

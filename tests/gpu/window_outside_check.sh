@@ -1,12 +1,12 @@
 #!/bin/bash
 # One device call (issue 33, Build item 4): do the steps outside a recording window run as
-# before any window, with --detach-outside-window on (off by default until this passes: CUPTI detached
+# before any window, with the default --detach-outside-window on (CUPTI detached
 # outside the window), not a diagnostics switch? In-process phase method
 # (bench/overhead_phases.py): one process, after the warm-up PRE phases with no window yet
 # (CUPTI never attached in this process: the in-process stand-in for bare), then N rounds of an
 # ON phase (a cudaProfilerApi window: stepscope_attach, cudaProfilerStart ... cudaProfilerStop,
 # synchronize, where the tracer finalizes CUPTI) and an OFF phase (outside the window). Per preset:
-#   detach    --detach-outside-window on: OFF/pre is what the steps outside a window cost over "never
+#   detach    the default (on): OFF/pre is what the steps outside a window cost over "never
 #             attached" (the acceptance: within 1%), with a bare process of the same wrapper
 #             beside it (OFF/bare: two processes, noisy, for reference);
 #   attached  --detach-outside-window off (as before issue 33): OFF/pre shows what CUPTI left
