@@ -156,9 +156,9 @@ std::vector<std::pair<std::string, std::string>> CaptureConfig::ToEnv() const {
           {kEnvDelayNs, positive(delay_ns)},
           {kEnvDurationNs, positive(duration_ns)},
           {kEnvCaptureRange, RangeText()},
-          {kEnvDetach, !Windowed()             ? ""
-                       : detach_outside_window ? "on"
-                                               : "off"},
+          {kEnvDetach, !Windowed()                ? ""
+                       : DetachesOutsideWindows() ? "on"
+                                                  : "off"},
           {kEnvGpuMetrics, positive(gpu_metrics_interval_ns)},
           {kEnvOverwriteBeforeNs, positive(overwrite_before_ns)},
           {kEnvCollector, collector},

@@ -140,7 +140,12 @@ struct CaptureConfig {
   // (--steps is a cudaProfilerApi range). Without one the whole run records.
   bool Windowed() const { return delay_ns > 0 || duration_ns > 0 || range != Range::kNone; }
   // CUPTI is detached outside the recording windows (the default with one).
-  bool DetachesOutsideWindows() const { return detach_outside_window && Windowed(); }
+  // Not with --gpu-metrics: the PM sampling objects are made once per device
+  // under the first subscription, and whether they survive a cuptiFinalize
+  // has not been run on a GPU; CUPTI then stays attached, as with `off`.
+  bool DetachesOutsideWindows() const {
+    return detach_outside_window && Windowed() && gpu_metrics_interval_ns == 0;
+  }
 
   // Switches off one diagnostics part (a DIAG_OFF name); false if unknown.
   bool SetDiagPart(std::string_view part);

@@ -103,6 +103,11 @@ TEST(CaptureConfig, DetachIsWrittenForWindowsOnly) {
   ::setenv(kEnvDetach, written(profiler).c_str(), 1);
   EXPECT_FALSE(CaptureConfig::FromEnv(nullptr).detach_outside_window);
   ::unsetenv(kEnvDetach);
+  // --gpu-metrics keeps CUPTI attached (the PM sampling objects and a
+  // cuptiFinalize have not been run together on a GPU).
+  delay.gpu_metrics_interval_ns = 1'000'000;
+  EXPECT_FALSE(delay.DetachesOutsideWindows());
+  EXPECT_EQ(written(delay), "off");
 }
 
 // Recording window k uses set k mod n; every window starts from the base.

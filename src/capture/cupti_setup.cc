@@ -583,12 +583,9 @@ int InitializeCupti() {
   s.SetActivityToggle(&ToggleActivities);
   g_cupti_usable = true;
   const CaptureConfig& c = s.config();
-  if (c.DetachesOutsideWindows() && !s.recording() && !WatchesProfilerRange(c) &&
-      !pm::GpuMetricsWanted()) {
-    // Nothing of CUPTI until the window opens (AttachCuptiForWindow). With
-    // --gpu-metrics CUPTI attaches at start as without a window: the PM
-    // sampler opens each device when its context is created, which a late
-    // attach would not see; it still detaches after each window.
+  if (c.DetachesOutsideWindows() && !s.recording() && !WatchesProfilerRange(c)) {
+    // Nothing of CUPTI until the window opens (AttachCuptiForWindow). Never
+    // with --gpu-metrics (DetachesOutsideWindows): CUPTI stays attached.
     g_detached = true;
     LogVerbose("CUPTI not attached until the recording window opens");
     return 1;
