@@ -7,8 +7,9 @@
 // others' GPUs ran only the collective, collectives.cc) "blocks" that
 // step when that sum reaches min_wait (default: the larger of 0.5 ms and 10%
 // of the median step). A rank straggles from step S when it blocks S and at
-// least 80% of the steps with collectives from S on (at least two when there
-// are two).
+// least 80% of the steps with collectives from S on (at least five of them,
+// or a fifth of the steps when there are fewer than 25, and at least two:
+// kMinOnsetSteps).
 //
 // The cause: what the rank's own timeline explains of the wait it causes,
 // per straggling step against the other ranks' median (medians over those
@@ -89,20 +90,25 @@ const char* CauseDetailName(CauseDetail d) {
 namespace {
 
 constexpr double kOnsetFraction = 0.8;
+// An onset needs this many flagged steps (a fifth of the steps when there
+// are fewer than 25, at least two): runs of 3 and 4 late steps at the end of
+// balanced phases were named stragglers in traced 2-rank jobs on an H200 host
+// (2026-11-28, docs/ranks.md), when two flagged steps sufficed.
+constexpr int kMinOnsetSteps = 5;
 constexpr size_t kEvidence = 3;
 // A kernel launched with over 5% more threads than on the other ranks does more work.
 constexpr double kLargerLaunch = 1.05;
 
 // The onset rule over a sequence of step positions: the first i with
-// flagged[i] such that flagged holds for >= 80% of [i, n) (and >= min(2, n)
-// times). Returns -1 when none.
+// flagged[i] such that flagged holds for >= 80% of [i, n) (and at least
+// max(min(2, n), min(kMinOnsetSteps, n / 5)) times). Returns -1 when none.
 int Onset(const std::vector<bool>& flagged, int64_t* count, int64_t* seen) {
   const int n = static_cast<int>(flagged.size());
   std::vector<int> suffix(static_cast<size_t>(n) + 1, 0);
   for (int i = n - 1; i >= 0; --i)
     suffix[static_cast<size_t>(i)] =
         suffix[static_cast<size_t>(i) + 1] + (flagged[static_cast<size_t>(i)] ? 1 : 0);
-  const int need = std::min(2, n);
+  const int need = std::max(std::min(2, n), std::min(kMinOnsetSteps, n / 5));
   for (int i = 0; i < n; ++i) {
     if (!flagged[static_cast<size_t>(i)]) continue;
     const int c = suffix[static_cast<size_t>(i)];
