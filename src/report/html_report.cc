@@ -58,6 +58,14 @@ class Json {
     out_.append(b);
     return *this;
   }
+  // Chart values: 4 significant digits are more than a lane's pixels show.
+  Json& Sig(double v) {
+    Sep();
+    char b[32];
+    std::snprintf(b, sizeof(b), "%.4g", std::isfinite(v) ? v : 0.0);
+    out_.append(b);
+    return *this;
+  }
   Json& Null() {
     Sep();
     out_.append("null");
@@ -190,7 +198,28 @@ void WriteTimeline(Json& j, const StepTimeline& t) {
     if (!e.rule.empty()) j.Str(e.rule);
     j.End(']');
   }
+  j.End(']').Key("counters").Begin('[');
+  for (const StepTimeline::Counter& c : t.counters) {
+    j.Begin('{').Key("lane").Int(c.lane).Key("device").Int(c.device).Key("metric").Str(c.metric);
+    j.Key("unit").Str(c.unit).Key("end_ns").Int(c.end_ns).Key("samples").Int(c.samples);
+    j.Key("bucket_ns").Int(c.bucket_ns).Key("max").Sig(c.max).Key("t_ns").Begin('[');
+    for (int64_t x : c.t_ns) j.Int(x);
+    j.End(']').Key("values").Begin('[');
+    for (double x : c.values) j.Sig(x);
+    j.End(']').End('}');
+  }
   j.End(']').End('}');
+}
+
+// The gpu_metrics_sum rows over the analyzed steps (empty: no GPU metrics).
+void WriteGpuMetrics(Json& j, const ReportData& d) {
+  j.Key("gpu_metrics_range").Str(d.gpu_metrics_range).Key("gpu_metrics").Begin('[');
+  for (const GpuMetricRow& r : d.gpu_metrics) {
+    j.Begin('{').Key("device").Int(r.device).Key("metric").Str(r.metric).Key("unit").Str(r.unit);
+    j.Key("name").Str(r.name).Key("samples").Int(r.samples).Key("covered_ns").Int(r.covered_ns);
+    j.Key("mean").Real(r.mean).Key("min").Real(r.min).Key("max").Real(r.max).End('}');
+  }
+  j.End(']');
 }
 
 // `null` unless the page compares two traces.
@@ -379,6 +408,7 @@ std::string ReportDataJson(const ReportData& d) {
   WriteFindings(j, d);
   WriteCompare(j, d);
   WriteRoofline(j, d);
+  WriteGpuMetrics(j, d);
 
   j.Key("stats").Begin('[');
   for (const StatRow& r : d.stats) {
@@ -594,6 +624,52 @@ std::string HostThreadsHtml(const Table& t) {
   return html;
 }
 
+// A metric value with its unit: "81.8%", "1.23 TB/s", "1.98 GHz".
+static std::string MetricText(double v, const std::string& unit) {
+  char b[48];
+  if (unit == "%") {
+    std::snprintf(b, sizeof(b), "%.1f%%", v);
+    return b;
+  }
+  static const char* kPrefix[] = {"", "k", "M", "G", "T", "P"};
+  int i = 0;
+  while (std::fabs(v) >= 1000 && i < 5) {
+    v /= 1000;
+    ++i;
+  }
+  std::snprintf(b, sizeof(b), "%.*f %s%s", i ? 2 : 0, v, kPrefix[i], unit.c_str());
+  return b;
+}
+
+// The GPU metrics section: the gpu_metrics_sum rows over the analyzed steps
+// as a static table (docs/report.md); "" without GPU metrics.
+static std::string GpuMetricsHtml(const ReportData& d) {
+  if (d.gpu_metrics.empty()) return "";
+  std::string h =
+      "<section id=\"gpu-metrics-section\"><h2>GPU metrics</h2><p class=\"note\">Sampled on "
+      "the GPU by CUPTI PM sampling (<code>profile --gpu-metrics</code>) over " +
+      HtmlText(d.gpu_metrics_range.empty() ? std::string("the whole trace (no steady steps)")
+                                           : "the " + std::to_string(d.step_summary.steady) +
+                                                 " steady steps' GPU windows") +
+      ": the mean weighted by each sample's length, the least and the largest sample "
+      "(<code>stepscope stats -r gpu_metrics_sum" +
+      HtmlText(d.gpu_metrics_range.empty() ? "" : " --time-range " + d.gpu_metrics_range) +
+      "</code>). The timeline shows tensor_active, sm_active and DRAM read+write of each GPU "
+      "as lanes under its streams.</p>\n<table class=\"static gpu-metrics\"><thead><tr>"
+      "<th>GPU</th><th>metric</th><th>mean</th><th>min</th><th>max</th><th>samples</th>"
+      "<th>covered</th><th>CUPTI metric</th></tr></thead><tbody>\n";
+  for (const GpuMetricRow& r : d.gpu_metrics) {
+    h += "<tr><td class=\"num\">" + std::to_string(r.device) + "</td><td>" + HtmlText(r.metric) +
+         "</td><td class=\"num\">" + HtmlText(MetricText(r.mean, r.unit)) +
+         "</td><td class=\"num\">" + HtmlText(MetricText(r.min, r.unit)) +
+         "</td><td class=\"num\">" + HtmlText(MetricText(r.max, r.unit)) +
+         "</td><td class=\"num\">" + std::to_string(r.samples) + "</td><td class=\"num\">" +
+         HtmlText(FmtNs(static_cast<double>(r.covered_ns))) + "</td><td>" + HtmlText(r.name) +
+         "</td></tr>\n";
+  }
+  return h + "</tbody></table></section>\n";
+}
+
 StatusOr<std::string> RenderHtmlReport(const ReportData& data) {
   std::string_view charts = EmbeddedChartLibrary();
   if (charts.empty()) {
@@ -671,7 +747,8 @@ StatusOr<std::string> RenderHtmlReport(const ReportData& data) {
   }
   html +=
       "<section><h2>GPU utilization</h2><p class=\"note\" id=\"util-note\"></p>"
-      "<div class=\"chart\" id=\"chart-utilization\"></div></section>\n"
+      "<div class=\"chart\" id=\"chart-utilization\"></div></section>\n" +
+      GpuMetricsHtml(data) +
       "<section><h2>Device memory in use</h2><p class=\"note\" id=\"memory-note\"></p>"
       "<div class=\"chart\" id=\"chart-memory\"></div><div id=\"memory-peaks\"></div></section>\n"
       "<section id=\"stats-section\"><h2>Capture and import counters</h2><div "

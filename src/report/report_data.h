@@ -187,10 +187,38 @@ struct StepTimeline {
     std::string cat;
     std::string rule;  // "finding" events: the finding's rule
   };
+  // A counter lane ("gpu_metric" lanes: report_gpu_metrics.cc): the GPU
+  // metrics samples in the shown window as a step function, each value held
+  // from its t_ns to the next point's (the last one to end_ns). At most
+  // ReportOptions::max_counter_points points: past that, equal buckets of
+  // bucket_ns, each the time-weighted mean of the samples over it.
+  struct Counter {
+    int32_t lane = 0;
+    uint32_t device = 0;
+    std::string metric;         // "tensor_active", "sm_active", "dram_read_bw+dram_write_bw"
+    std::string unit;           // "%", "B/s"
+    std::vector<int64_t> t_ns;  // relative
+    std::vector<double> values;
+    int64_t end_ns = 0;     // relative: where the last value ends
+    int64_t samples = 0;    // samples that overlap the window
+    int64_t bucket_ns = 0;  // 0: every sample a point
+    double max = 0;         // of the points: the lane's scale (100 for %)
+  };
   std::vector<Lane> lanes;
   std::vector<std::string> names;
   std::vector<Event> events;
+  std::vector<Counter> counters;
   int64_t dropped = 0;  // events left out past the cap (shortest first)
+};
+
+// One row of the gpu_metrics_sum recipe (`stepscope stats -r gpu_metrics_sum
+// --time-range R`, R = ReportData::gpu_metrics_range): a metric of one device
+// over the analyzed steps.
+struct GpuMetricRow {
+  int64_t device = 0;
+  std::string metric, unit, name;  // label, unit (format/gpu_metric_names.h), CUPTI name
+  int64_t samples = 0, covered_ns = 0;
+  double mean = 0, min = 0, max = 0;  // mean weighted by each sample's length
 };
 
 // `report BEFORE AFTER`: the comparison of analysis/diff.h (`stepscope diff`),
@@ -251,6 +279,12 @@ struct ReportData {
   // them; only for traces with a host model.
   bool has_host = false;
   Table thread_states, python_hotspots;
+  // GPU metrics (`profile --gpu-metrics`; report_gpu_metrics.cc): the
+  // gpu_metrics_sum rows over the steady steps' GPU windows (the whole trace
+  // without steady steps); empty when the trace has none, and then the page has
+  // no section and the timeline no counter lane.
+  std::vector<GpuMetricRow> gpu_metrics;
+  std::string gpu_metrics_range;  // the --time-range of those rows; empty: the whole trace
 };
 
 }  // namespace stepscope

@@ -208,6 +208,29 @@ Status Utilization(const TraceModel& m, const ReportOptions& o, ReportData* d) {
   return OkStatus();
 }
 
+// The gpu_metrics_sum recipe over the steady steps' GPU windows, first start
+// to last end (the samples starting there: `stats -r gpu_metrics_sum
+// --time-range R`); the whole trace without steady steps.
+Status GpuMetrics(const TraceModel& m, ReportData* d) {
+  if (m.gpu_metrics().empty()) return OkStatus();
+  RecipeOptions ro;
+  if (d->step_summary.steady > 0) {
+    d->gpu_metrics_range =
+        std::to_string(d->focus_start_ns) + "ns:" + std::to_string(d->focus_end_ns) + "ns";
+    ScopeSpec spec;
+    spec.time_range = d->gpu_metrics_range;
+    ASSIGN_OR_RETURN(ro.scope, Scope::Resolve(m, spec));
+  }
+  ASSIGN_OR_RETURN(Table t, GpuMetricsSum(m, ro));
+  TableView v(t);
+  for (size_t i = 0; i < v.size(); ++i) {
+    d->gpu_metrics.push_back({v.Int(i, "device"), v.Str(i, "metric"), v.Str(i, "unit"),
+                              v.Str(i, "name"), v.Int(i, "samples"), v.Int(i, "covered_ns"),
+                              v.Num(i, "mean"), v.Num(i, "min"), v.Num(i, "max")});
+  }
+  return OkStatus();
+}
+
 // `stepscope memory`: the GPUs' total series over time, their peaks, and
 // what was live at each peak (the live_at_peak section).
 Status Memory(const TraceReader& reader, const TraceModel& m, const ReportOptions& o,
@@ -378,6 +401,8 @@ StatusOr<ReportData> CollectReportData(const TraceReader& reader, const TraceMod
   RETURN_IF_ERROR(Memory(reader, model, options, &d));
   RETURN_IF_ERROR(CollectStepTimeline(model, options, &d));  // before Findings: it marks them
   RETURN_IF_ERROR(Findings(model, options, &d));
+  RETURN_IF_ERROR(GpuMetrics(model, &d));
+  AddGpuMetricLanes(model, options, &d.timeline);  // after the findings lane
   RETURN_IF_ERROR(Stats(reader, &d));
   RETURN_IF_ERROR(CollectHost(model, &d));
   Status roofline = CollectRoofline(reader, &d);

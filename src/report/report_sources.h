@@ -28,7 +28,10 @@ struct ReportOptions {
   std::string step_regex;         // --step-range (steps and rules); empty: automatic
   int utilization_buckets = 500;  // gpu_time_util buckets over the GPU span
   int max_series_points = 2000;   // per memory series (downsampling keeps every peak)
-  int live_at_peak_rows = 10;     // groups of the live set at each GPU's peak
+  // Per GPU metrics lane of the timeline: more samples in the window are
+  // averaged into this many equal buckets (time-weighted means).
+  int max_counter_points = 500;
+  int live_at_peak_rows = 10;  // groups of the live set at each GPU's peak
   // The analysis options of `stepscope analyze` for this trace (its ceilings:
   // this machine's bench results or the table of GPU models), set by the
   // front-end so that the report's findings are analyze's; none: defaults.
@@ -54,6 +57,14 @@ Status CollectStepTimeline(const TraceModel& model, const ReportOptions& options
 // (report_timeline.cc). Nothing when no finding falls in the step.
 void AddFindingMarks(const TraceModel& model, const std::vector<Finding>& findings,
                      StepTimeline* timeline);
+
+// The GPU metrics lanes of the timeline (report_gpu_metrics.cc): per device
+// with gpu_metrics samples in the timeline's window, counter lanes for
+// tensor_active and sm_active (%) and DRAM read + write (B/s), each after that
+// device's stream lanes. Call after the timeline's events and findings lanes
+// are in place. Nothing for a trace without GPU metrics.
+void AddGpuMetricLanes(const TraceModel& model, const ReportOptions& options,
+                       StepTimeline* timeline);
 
 // The host section (report_host.cc): thread_states and the top of
 // python_hotspots; leaves data->has_host false for a trace without a host model.

@@ -221,6 +221,7 @@ void AddFindingMarks(const TraceModel& m, const std::vector<Finding>& findings, 
   if (order.empty()) return;
   // The findings lane goes first: every other lane moves down one.
   for (StepTimeline::Event& e : t->events) ++e.lane;
+  for (StepTimeline::Counter& c : t->counters) ++c.lane;
   t->lanes.insert(t->lanes.begin(), {"findings (stepscope analyze)", "finding"});
   int32_t depth = 0;
   for (const std::string& rule : order) {

@@ -474,6 +474,7 @@ async function acceptanceState(page, png) {
       members: items.map((li) => Number(li.dataset.members)),
       lanes,
       summary: document.getElementById('summary').textContent,
+      gpuMetricRows: document.querySelectorAll('#gpu-metrics-section tbody tr').length,
       host: host ? {
         rowsShown: host.querySelectorAll(':scope > table.threads > tbody > tr').length,
         heads: Array.from(host.querySelectorAll('th')).map((th) => th.textContent),
@@ -486,7 +487,8 @@ async function acceptanceState(page, png) {
 async function acceptance(name, input, opts) {
   const trace = path.join(outDir, `${name}.sqlite`);
   fs.rmSync(trace, { force: true });
-  run(args.stepscope, ['import', '-q', input, '-o', trace]);
+  if (opts.native) fs.writeFileSync(trace, zlib.gunzipSync(fs.readFileSync(input)));  // a stepscope trace
+  else run(args.stepscope, ['import', '-q', input, '-o', trace]);
   const html = path.join(outDir, `${name}.html`);
   run(args.stepscope, ['report', '--quiet', '-f', trace, '-o', html]);
   const analyze = JSON.parse(run(args.stepscope, ['analyze', '--format', 'json', trace]).stdout).findings;
@@ -526,6 +528,10 @@ async function acceptance(name, input, opts) {
       r.lanes.some((l) => l.kind === 'gpu_annotation' && / stream \d+ annotations$/.test(l.name)) &&
       !r.lanes.some((l) => l.name.startsWith(`thread ${opts.annotations} `)), JSON.stringify(r.lanes.map((l) => l.name)));
   }
+  const metricLanes = r.lanes.filter((l) => l.kind === 'gpu_metric');
+  check(`${name}: ${opts.gpuMetrics || 0} GPU metrics lanes, drawn, and ${opts.gpuMetricRows || 0} rows in their section`,
+    metricLanes.length === (opts.gpuMetrics || 0) && metricLanes.every((l) => l.painted > 0) &&
+    r.gpuMetricRows === (opts.gpuMetricRows || 0), JSON.stringify([metricLanes, r.gpuMetricRows]));
   if (opts.host) {
     check(`${name}: host threads one row per thread, times with units, at most 12 shown`,
       r.host && r.host.rowsShown > 0 && r.host.rowsShown <= 12 && !r.host.heads.some((h) => /\(ns\)/.test(h)),
@@ -548,6 +554,9 @@ async function acceptance(name, input, opts) {
   await acceptance('kineto_annotations', path.join(pub, 'hta', 'with_gpu_user_annotation_step_based_trace_2543932.json.gz'),
                    { annotations: 7 });
   await acceptance('kineto_sampled', path.join(pub, 'hta', 'timeline_analysis_sampled_rank-0.json.gz'), {});
+  // A stepscope trace with GPU metrics (PM sampling on an H200): three counter lanes under GPU 0's stream.
+  await acceptance('h200_pm_fp32', path.join(src, 'tests', 'fixtures', 'gpu', 'h200_pm_small_fp32_s2_7.sqlite.gz'),
+                   { native: true, gpuMetrics: 3, gpuMetricRows: 10 });
   await acceptance('nsys_fuser_h100', path.join(pub, 'nsys', 'fuser_h100_report1.sqlite'), { host: true, print: true });
   // The larger traces of the issue, where ../shared/data exists.
   const shared = path.resolve(src, '..', 'shared', 'data');

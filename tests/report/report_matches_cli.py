@@ -109,7 +109,20 @@ for t in traces:
         eq('timeline events overlap the window', all(e[1] < tl['end_ns'] and e[2] > tl['start_ns'] for e in tl['events']), True)
         gpu_lanes = {i for i, l in enumerate(tl['lanes']) if l['kind'] == 'gpu'}
         eq('timeline has GPU ops', any(e[0] in gpu_lanes for e in tl['events']), True)
-    print(t, 'steps', len(rows), 'findings', [f['rule'] for f in d['findings']], 'kernels', len(d['top_kernels']),
+    # GPU metrics: the gpu_metrics_sum rows over the report's range (the
+    # steady steps' GPU windows); no rows, no counter lane.
+    grng = ['--time-range', d['gpu_metrics_range']] if d['gpu_metrics_range'] else []
+    g = cli('stats', '--report', 'gpu_metrics_sum', *grng, t)
+    g = g if isinstance(g, list) else (g[list(g.keys())[0]] if g else [])
+    eq('gpu metrics rows', len(d['gpu_metrics']), len(g))
+    for x, y in zip(d['gpu_metrics'], g):
+        for k in ('device', 'metric', 'unit', 'name', 'samples', 'covered_ns'):
+            eq('gpu metric ' + k, x[k], y[k])
+        for k in ('mean', 'min', 'max'):
+            eq('gpu metric ' + k, x[k], y[k], 0.006 + 1e-9 * abs(y[k]))
+    if not g:
+        eq('no gpu metrics, no counter lane', tl.get('counters', []), [])
+    print(t, 'steps', len(rows), 'gpu metrics', len(g), 'counter points', sum(len(c['t_ns']) for c in tl.get('counters', [])), 'findings', [f['rule'] for f in d['findings']], 'kernels', len(d['top_kernels']),
           'util', len(us), 'mem series', [(s['name'], len(s['t_ns'])) for s in d['memory']], 'peaks', [(p['place'], p['peak_bytes'], len(p['live'])) for p in d['memory_peaks']])
 shutil.rmtree(tmp, ignore_errors=True)
 print('mismatches:', bad)

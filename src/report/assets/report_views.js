@@ -266,7 +266,8 @@ var stepscopeViews = (function () {
                'waits, host waits; hover for the rule). ' : '') + tl.events.length +
       ' events' + (tl.dropped ? ' (' + tl.dropped + ' shortest left out)' : '') + ' as recorded: GPU ops per stream ' +
       '(blue compute, purple NCCL, orange memcpy/memset), GPU-side annotations of a stream (teal), NVTX ranges (green) ' +
-      'and CUDA API calls (grey; red: blocking) of the threads that launched them. Scroll to zoom, drag to pan, hover for names.';
+      'and CUDA API calls (grey; red: blocking) of the threads that launched them. Scroll to zoom, drag to pan, hover for names.' +
+      counterNote(ctx, tl.counters || []);
     var depth = {};
     tl.events.forEach(function (e) { depth[e[0]] = Math.max(depth[e[0]] || 0, e[4]); });
     box.style.height = (tl.lanes.length * LANE_H + 110) + 'px';
@@ -296,9 +297,32 @@ var stepscopeViews = (function () {
         { type: 'text', style: { text: tl.names[rows[params.dataIndex][3]], x: rect.x + 3, y: rect.y + rect.height / 2,
                                  verticalAlign: 'middle', fill: '#fff', fontSize: 11, width: rect.width - 6, overflow: 'truncate' } }] };
     }
+    var counters = tl.counters || [];
+    var crows = counters.map(function (c, i) { return [c.lane, 0, ctx.ms(tl.end_ns - t0), i]; });
+    // A GPU metrics lane: its points as a filled step function, scaled to the
+    // lane's height (100% for %, the largest point for B/s), clipped to the grid.
+    function renderCounter(params, api) {
+      var c = counters[api.value(3)];
+      var cs = params.coordSys;
+      var mid = api.coord([0, c.lane])[1];
+      var band = api.size([0, 1])[1] * 0.8;
+      var base = mid + band / 2;
+      function X(ns) { return Math.min(cs.x + cs.width, Math.max(cs.x, api.coord([ctx.ms(ns - t0), c.lane])[0])); }
+      function Y(v) { return base - band * Math.max(0, Math.min(1, v / (c.max || 1))); }
+      var pts = [[X(c.t_ns[0]), base]];
+      c.t_ns.forEach(function (t, i) {
+        var y = Y(c.values[i]);
+        pts.push([X(t), y], [X(i + 1 < c.t_ns.length ? c.t_ns[i + 1] : c.end_ns), y]);
+      });
+      pts.push([pts[pts.length - 1][0], base]);
+      var color = COUNTER_COLOR[c.metric] || '#5b6476';
+      return { type: 'polygon', shape: { points: pts }, style: { fill: color, stroke: color, lineWidth: 1, opacity: 0.55 } };
+    }
+    ctx.report.timelineCounters = counters.reduce(function (n, c) { return n + c.t_ns.length; }, 0);
     ctx.chart('chart-timeline', rows.length, '', {
       grid: { left: 190, right: 20, top: 10, bottom: 70 },
       tooltip: { trigger: 'item', formatter: function (p) {
+        if (p.seriesIndex === 1) return ctx.tip(counterTip(ctx, tl, counters[p.dataIndex]));
         var r = rows[p.dataIndex];
         return ctx.tip([tl.names[r[3]], tl.lanes[r[0]].name + (r[6] ? ' (' + r[6] + ')' : ''), 'at ' + ctx.fmtNs(tl.events[p.dataIndex][1]) +
           ' for ' + ctx.fmtNs(tl.events[p.dataIndex][2] - tl.events[p.dataIndex][1])]);
@@ -311,8 +335,33 @@ var stepscopeViews = (function () {
                  { type: 'slider', filterMode: 'weakFilter', height: 18, bottom: 6 }],
       series: [{ type: 'custom', renderItem: render, encode: { x: [1, 2], y: 0 }, data: rows, progressive: 0, progressiveThreshold: 1e9,
                  markArea: { silent: true, itemStyle: { color: 'rgba(47,111,223,0.06)' },
-                             data: [[{ xAxis: ctx.ms(tl.gpu_start_ns - t0) }, { xAxis: ctx.ms(tl.gpu_end_ns - t0) }]] } }]
+                             data: [[{ xAxis: ctx.ms(tl.gpu_start_ns - t0) }, { xAxis: ctx.ms(tl.gpu_end_ns - t0) }]] } },
+               { type: 'custom', renderItem: renderCounter, encode: { x: [1, 2], y: 0 }, data: crows, progressive: 0,
+                 progressiveThreshold: 1e9 }]
     });
+  }
+
+  // The GPU metrics lanes (report_gpu_metrics.cc): what they draw and how
+  // they were thinned.
+  var COUNTER_COLOR = { tensor_active: '#2f6fdf', sm_active: '#26a269', 'dram_read_bw+dram_write_bw': '#e6a23c' };
+  function fmtMetric(v, unit) {
+    if (unit === '%') return v.toFixed(1) + '%';
+    var p = ['', 'k', 'M', 'G', 'T', 'P'], i = 0;
+    while (Math.abs(v) >= 1000 && i < p.length - 1) { v /= 1000; i++; }
+    return v.toFixed(i ? 2 : 0) + ' ' + p[i] + unit;
+  }
+  function counterNote(ctx, counters) {
+    if (!counters.length) return '';
+    var thinned = counters.filter(function (c) { return c.bucket_ns > 0; });
+    return ' GPU metrics lanes (CUPTI PM sampling, profile --gpu-metrics): tensor_active and sm_active in % of the ' +
+      'lane\u2019s height, DRAM read+write in bytes/s up to the lane\u2019s largest value; each sample held over its ' +
+      'interval' + (thinned.length ? ' (past ' + Math.max.apply(null, thinned.map(function (c) { return c.t_ns.length; })) +
+      ' samples, time-weighted means of ' + ctx.fmtNs(thinned[0].bucket_ns) + ' buckets)' : '') + '.';
+  }
+  function counterTip(ctx, tl, c) {
+    return [tl.lanes[c.lane].name, 'largest ' + fmtMetric(c.max === 100 && c.unit === '%' ? Math.max.apply(null, c.values) : c.max, c.unit) +
+            ' in the shown window', c.samples + ' samples' + (c.bucket_ns ? ', drawn as ' + c.t_ns.length +
+            ' time-weighted means of ' + ctx.fmtNs(c.bucket_ns) : '')];
   }
 
   // `report BEFORE AFTER`: stepscope diff's tables and the findings of both.
