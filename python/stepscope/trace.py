@@ -3,7 +3,7 @@
 Two sources, one definition of each thing:
   * the trace's tables and the SQL views gpu_ops_v / steps_v (declared in
     src/store/schema_views.cc), read with SQLite: kernels(), memcpy(), api(),
-    nvtx(), gpu_ops(), steps_sql(), memory(), sql();
+    nvtx(), gpu_ops(), steps_sql(), memory(), gpu_metrics(), sql();
   * the stepscope binary's JSON output for the analysis (steps with warm-up
     status and breakdown, recipes, expert rules, memory report): steps(),
     stats(), findings(), memory(section). Nothing is re-implemented here.
@@ -265,6 +265,37 @@ class Trace:
                 "LEFT JOIN enum_memory_kind k ON k.id = m.memory_kind ORDER BY m.ts_ns, m.id")
         out = _cli.run_json(["memory", self.path, "--section", section, "--top", str(top)])
         return _table(out, section)
+
+    _GPU_METRICS_COLUMNS = ("device", "metric", "name", "unit", "start_ns", "end_ns", "value")
+
+    @_raises_stepscope_error
+    def gpu_metrics(self):
+        """GPU metrics over time (`stepscope profile --gpu-metrics`, CUPTI PM sampling;
+        docs/capture.md): one row per sample interval, device and metric, by device, metric and
+        start: device, metric (the short label: tensor_active, sm_active, dram_read_bw, ...),
+        name (the CUPTI metric name), unit ("%", "B/s", "Hz"), start_ns and end_ns (trace
+        clock) and value. Labels and units are the binary's (the rows of its gpu_metrics_sum
+        recipe, from the one list of metrics); a metric it does not know keeps its name as the
+        label and an empty unit. A trace without GPU metrics (or older than the table) gives an
+        empty frame with the same columns."""
+        cols = list(self._GPU_METRICS_COLUMNS)
+        empty = pd.DataFrame({c: pd.Series(dtype="int64" if c in ("device", "start_ns", "end_ns")
+                                           else "float64" if c == "value" else "object")
+                              for c in cols})
+        if not self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                                "name = 'gpu_metrics'").fetchone():
+            return empty
+        df = self.sql("SELECT g.device, g.metric_id, g.start_ns, g.end_ns, g.value "
+                      "FROM gpu_metrics g ORDER BY g.device, g.metric_id, g.start_ns, g.id")
+        if df.empty:
+            return empty
+        df = self._add_strings(df, [("name", "metric_id")])
+        out = _cli.run_json(["stats", self.path, "--report", "gpu_metrics_sum"])
+        labels = {r["name"]: (r["metric"], r["unit"])
+                  for r in _table(out, "gpu_metrics_sum").to_dict("records")}
+        df["metric"] = [labels.get(n, (n, ""))[0] for n in df["name"]]
+        df["unit"] = [labels.get(n, (n, ""))[1] for n in df["name"]]
+        return df[cols]
 
     # -- the binary's analysis ---------------------------------------------------------------
 

@@ -412,6 +412,77 @@ class FixtureTraces(unittest.TestCase):
         self.assertGreaterEqual(checked_steps, 3 if os.path.exists(MAKE_TRACE) else 1)
 
 
+class GpuMetrics(unittest.TestCase):
+    """Trace.gpu_metrics() on the real H200 trace with PM samples (train_gpt small, fp32,
+    steps 2-7: 324 samples of 10 metrics on GPU 0, 1 ms each) equals the gpu_metrics_sum
+    recipe: per metric the same samples, covered time, time-weighted mean, min and max, with
+    the recipe's labels and units. Without the table, or with it empty: no rows, same columns."""
+
+    COLUMNS = ["device", "metric", "name", "unit", "start_ns", "end_ns", "value"]
+
+    @classmethod
+    def setUpClass(cls):
+        import gzip
+        import shutil
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.path = os.path.join(cls.tmp.name, "pm.sqlite")
+        src = os.path.join(SRC, "tests", "fixtures", "gpu", "h200_pm_small_fp32_s2_7.sqlite.gz")
+        with gzip.open(src, "rb") as f, open(cls.path, "wb") as g:
+            shutil.copyfileobj(f, g)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_rows_equal_gpu_metrics_sum(self):
+        with stepscope.open(self.path) as t:
+            df = t.gpu_metrics()
+        self.assertEqual(list(df.columns), self.COLUMNS)
+        self.assertEqual(len(df), 3240)
+        self.assertEqual(set(df["device"]), {0})
+        self.assertTrue((df["end_ns"] > df["start_ns"]).all())
+        recipe = cli_json("stats", self.path, "--report", "gpu_metrics_sum")
+        self.assertEqual(len(recipe), 10)
+        for r in recipe:
+            g = df[(df["device"] == r["device"]) & (df["name"] == r["name"])]
+            self.assertEqual(set(g["metric"]), {r["metric"]})
+            self.assertEqual(set(g["unit"]), {r["unit"]})
+            self.assertEqual(len(g), r["samples"], r["name"])
+            length = g["end_ns"] - g["start_ns"]
+            self.assertEqual(int(length.sum()), r["covered_ns"])
+            mean = float((g["value"] * length).sum() / length.sum())
+            tol = 0.006 if r["unit"] == "%" else 0.6  # the recipe prints 2 decimals (%), 0 (B/s)
+            self.assertAlmostEqual(mean, r["mean"], delta=tol)
+            self.assertAlmostEqual(float(g["value"].min()), r["min"], delta=tol)
+            self.assertAlmostEqual(float(g["value"].max()), r["max"], delta=tol)
+        labels = dict(zip(df["metric"], df["unit"]))
+        self.assertEqual(labels["tensor_active"], "%")
+        self.assertEqual(labels["dram_read_bw"], "B/s")
+        # In start order within a metric.
+        for _, g in df.groupby(["device", "name"]):
+            self.assertTrue(g["start_ns"].is_monotonic_increasing)
+
+    def test_empty_without_metrics(self):
+        import shutil
+        # The sample predates the table (no gpu_metrics); a fixture trace has it, empty.
+        with stepscope.open(SAMPLE) as t:
+            self.assertTrue(t.sql("SELECT name FROM sqlite_master WHERE name = 'gpu_metrics'").empty)
+            df = t.gpu_metrics()
+        self.assertEqual(list(df.columns), self.COLUMNS)
+        self.assertEqual(len(df), 0)
+        self.assertEqual(str(df["value"].dtype), "float64")
+        empty = os.path.join(self.tmp.name, "empty.sqlite")
+        shutil.copyfile(self.path, empty)
+        db = sqlite3.connect(empty)
+        db.execute("DELETE FROM gpu_metrics")
+        db.commit()
+        db.close()
+        with stepscope.open(empty) as t:
+            df = t.gpu_metrics()
+        self.assertEqual(list(df.columns), self.COLUMNS)
+        self.assertEqual(len(df), 0)
+
+
 class Errors(unittest.TestCase):
     def test_missing_file(self):
         with self.assertRaises(stepscope.StepscopeError) as cm:
