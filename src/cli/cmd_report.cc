@@ -4,6 +4,7 @@
 #include "cli/analysis_flags.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/mfu_flags.h"
 #include "common/strings.h"
 #include "report/html_report.h"
 #include "report/report_sources.h"
@@ -27,6 +28,7 @@ int RunReport(int argc, char** argv) {
   p.Flag("--top", "N", "how many kernels the top-kernels chart shows", "15");
   AddStepFlags(&p);
   AddPricingFlags(&p);
+  AddPlanFlags(&p, false);  // --model ...: analyze's MFU line on the page (docs/flops.md)
   p.Epilog(
       "examples:\n"
       "  stepscope report trace.sqlite -o report.html && xdg-open report.html\n"
@@ -36,6 +38,8 @@ int RunReport(int argc, char** argv) {
       "  stepscope roofline --from trace.sqlite -- python train.py   # GPU: stores roofline rows\n"
       "  stepscope report -f trace.sqlite -o report.html             # replaced, now with a "
       "Roofline section\n"
+      "  stepscope report --model config.json --micro-batch 8 --seq-len 1024 run.sqlite -o "
+      "r.html  # + MFU\n"
       "\nNames from the trace (kernels, NVTX ranges) are shown as text, never run as HTML.\n"
       "See docs/report.md for what each chart shows.\n");
   if (int rc = p.ParseOrExit(argc, argv); rc >= 0) return rc;
@@ -60,6 +64,22 @@ int RunReport(int argc, char** argv) {
   options.analysis_options = [&p, pricing](const TraceModel& m, AnalyzeOptions* o) {
     *o = pricing;
     ApplyCeilings(p, m, o);
+  };
+  // analyze's MFU line: the model's FLOPs (--model), else stored roofline counters.
+  MfuOptions mfu_opt;
+  if (p.Has("--model")) {
+    if (Status st = ParseMfuModel(p, &mfu_opt); !st.ok()) return ReportError("report", st);
+  }
+  options.mfu_line = [&p, mfu_opt](const TraceModel& m, const StepSet& steps, int device,
+                                   double* pct) {
+    MfuOptions mo = mfu_opt;
+    mo.device = device;
+    ApplyMfuTrace(p, m, &mo);
+    if (!mo.has_model && mo.measured.empty()) return std::string();
+    const MfuReport r = ComputeMfu(m, steps, mo);
+    if (!r.has_mfu()) return std::string();
+    *pct = r.mfu_pct;
+    return MfuLine(r);
   };
   if (!ReportHasChartLibrary()) {
     return ReportError("report",

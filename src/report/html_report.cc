@@ -267,6 +267,7 @@ void WriteFindings(Json& j, const ReportData& d) {
   j.Key("findings").Begin('[');
   for (const FindingRow& f : d.findings) WriteFinding(j, f);
   j.End(']').Key("findings_note").Str(d.findings_note);
+  j.Key("mfu").Str(d.mfu_line).Key("mfu_pct").Num(d.mfu_pct);
 }
 
 void WriteMemory(Json& j, const ReportData& d) {

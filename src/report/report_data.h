@@ -268,7 +268,10 @@ struct ReportData {
   StepTimeline timeline;
   AnalyzedSummary analyzed;
   std::vector<FindingRow> findings;  // ranked by cost, highest first
-  std::string findings_note;         // shown when there are no findings (e.g. why)
+  // `analyze`'s MFU line and value (docs/flops.md); empty / -1: none.
+  std::string mfu_line;
+  double mfu_pct = -1;
+  std::string findings_note;  // shown when there are no findings (e.g. why)
   std::vector<StatRow> stats;
   bool has_roofline = false;  // the trace has roofline rows: `roofline` is filled
   ReportRoofline roofline;

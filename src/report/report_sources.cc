@@ -372,6 +372,7 @@ Status Findings(const TraceModel& m, const ReportOptions& o, ReportData* d) {
     r.predicted_step_ns = f.step_after_ns > 0 ? f.step_after_ns : -1;
     d->findings.push_back(std::move(r));
   }
+  if (o.mfu_line && a.device >= 0) d->mfu_line = o.mfu_line(m, a.steps, a.device, &d->mfu_pct);
   if (a.device >= 0) StepIdleCauses(m, a, ao.gaps, d);
   AddFindingMarks(m, a.findings, &d->timeline);
   if (d->findings.empty()) {

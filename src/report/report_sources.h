@@ -36,6 +36,12 @@ struct ReportOptions {
   // this machine's bench results or the table of GPU models), set by the
   // front-end so that the report's findings are analyze's; none: defaults.
   std::function<void(const TraceModel&, AnalyzeOptions*)> analysis_options;
+  // The MFU line of `stepscope analyze` (analysis/mfu.h's MfuLine) for this
+  // trace over the analysis's steps on `device`, and its percentage; set by
+  // the front-end (its --model flags, the stored roofline counters); none, or
+  // an empty line: no MFU on the page.
+  std::function<std::string(const TraceModel&, const StepSet&, int device, double* mfu_pct)>
+      mfu_line;
 };
 
 // `reader` and `model` are the same trace (the model for the analysis, the

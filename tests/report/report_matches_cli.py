@@ -50,6 +50,20 @@ for t in traces:
     if ss:
         eq('steady', d['step_summary']['steady'], ss['steady']); eq('median', d['step_summary']['median_ns'], ss['median_ns'], 0.05)
     a = cli('analyze', *ceil, t)
+    # analyze's MFU (stored roofline counters here; --model below): the same value, or none.
+    mfu = a.get('mfu') or []
+    eq('mfu', d['mfu_pct'], mfu[0]['mfu_pct'] if mfu else -1, 0.001)
+    eq('mfu line', bool(d['mfu']), bool(mfu))
+    if os.path.basename(t) == 'default.sqlite':  # the bundled train_gpt small trace, with its model
+        cfg = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'plan', 'configs',
+                           'train_gpt_small.json')
+        model = ['--model', cfg, '--micro-batch', '8', '--seq-len', '512']
+        subprocess.run([S, 'report', '-q', '-f', *ceil, *model, t, '-o', html_path], check=True)
+        dm = json.loads(re.search(r'<script type="application/json" id="stepscope-data">(.*?)</script>',
+                                  open(html_path).read(), re.S).group(1))
+        am = cli('analyze', *ceil, *model, t)['mfu'][0]
+        eq('mfu --model', dm['mfu_pct'], am['mfu_pct'], 0.001)
+        eq('mfu --model line', dm['mfu'].startswith('MFU: '), True)
     eq('findings', [f['rule'] for f in d['findings']], [f['rule'] for f in a['findings']])
     for f, g in zip(d['findings'], a['findings']):
         for k in ['cost_ns', 'cost_per_step_ns', 'count', 'title', 'where', 'detail', 'fix']: eq('finding ' + k, f[k], g[k])

@@ -150,6 +150,8 @@
         '. Same rules and numbers as stepscope analyze.';
     }
     var box = document.getElementById('findings');
+    // analyze's MFU line (with --model, or stored roofline counters): as text.
+    if (data.mfu) box.appendChild(el('p', data.mfu, 'note mfu'));
     if (!data.findings.length) {
       box.appendChild(el('p', data.findings_note || 'No finding: nothing costs a notable share of the time.', 'note'));
       return;
