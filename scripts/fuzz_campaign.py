@@ -53,6 +53,7 @@ TRACE_FIXTURES = [
     "tests/fixtures/schema/v1.2_nvtx_app.sqlite.gz",
     "tests/fixtures/gpu/h100/tiny_sync.sqlite.gz",
     "tests/fixtures/gpu/h200_ddp_loader_r0_steps12_20.sqlite.gz",
+    "tests/fixtures/gpu/h200_pm_small_fp32_s2_7.sqlite.gz",  # gpu_metrics rows (issue 38)
 ]
 NSYS_FIXTURES = ["tests/fixtures/public/nsys/fuser_h100_report1.sqlite"]
 KINETO_FIXTURES = [
@@ -80,6 +81,7 @@ COMMANDS = {
     "memory": ["memory {t}", "memory --timeline --max-points 100 {t}",
                "memory --format json {t}"],
     "roofline": ["roofline --from {t}"],
+    "mfu": ["mfu {t}", "mfu --format json {t}"],
     "diff": ["diff {orig} {t}", "diff --format json {t} {orig}"],
     "import": ["import {n} -o {o}.sqlite", "import {k} -o {o}.sqlite"],
     "python": ["python"],
@@ -110,6 +112,7 @@ for path in sys.argv[2:]:
         calls = [("origin_ns", lambda: tr.origin_ns), ("kernels", tr.kernels), ("memcpy", tr.memcpy),
                  ("api", tr.api), ("nvtx", tr.nvtx), ("gpu_ops", tr.gpu_ops),
                  ("steps_sql", tr.steps_sql), ("memory", tr.memory), ("steps", tr.steps),
+                 ("gpu_metrics", tr.gpu_metrics), ("mfu", tr.mfu),
                  ("stats", lambda: tr.stats("cuda_gpu_kern_sum")), ("findings", tr.findings),
                  ("sql", lambda: tr.sql("SELECT * FROM meta"))]
         for name, fn in calls:
