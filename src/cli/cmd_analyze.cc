@@ -118,10 +118,15 @@ std::string Text(const TraceModel& m, const Analysis& a, double min_pct, const s
   for (const Finding& f : a.findings) {
     s += "\n" + std::to_string(++n) + ". [" + f.rule + "] " + f.title + "\n";
     s += "   cost:  ";
-    if (f.cost_per_step_ns > 0) s += FormatDuration(f.cost_per_step_ns) + " per step, ";
-    s += FormatDuration(f.cost_ns) + " total (" + FormatFixed(f.cost_pct, 1) +
-         (f.step_before_ns > 0 ? "% of the step, by replay)" : "% of the analyzed time)") +
-         (f.reported ? "" : " [below threshold]") + "\n";
+    if (f.evidence_only) {
+      s += std::string("not priced (evidence only: no fix to replay)") +
+           (f.reported ? "" : " [below threshold]") + "\n";
+    } else {
+      if (f.cost_per_step_ns > 0) s += FormatDuration(f.cost_per_step_ns) + " per step, ";
+      s += FormatDuration(f.cost_ns) + " total (" + FormatFixed(f.cost_pct, 1) +
+           (f.step_before_ns > 0 ? "% of the step, by replay)" : "% of the analyzed time)") +
+           (f.reported ? "" : " [below threshold]") + "\n";
+    }
     if (f.step_before_ns > 0) {
       s += "   if fixed: step " + FormatFixed(f.step_before_ns / 1e6, 1) + " -> " +
            FormatFixed(f.step_after_ns / 1e6, 1) + " ms (" +

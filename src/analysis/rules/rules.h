@@ -76,6 +76,9 @@ struct Finding {
   int64_t count = 0;                     // occurrences (gaps, calls, kernels)
   bool reported = true;                  // above the rule's threshold
   std::vector<FindingExample> examples;  // the costliest instances, up to 3
+  // Evidence only (tensor_idle, memory_bound): what the hardware did, with no
+  // cost model and no fix to replay; cost 0, ranked after the priced findings.
+  bool evidence_only = false;
   // The GPU idle gaps this finding owns (the ownership table at the top), by cause
   // (gaps.h GapCause): over all findings they add up to the header's
   // host-wait and sync-wait. Zeros for a rule that owns no gap.
