@@ -23,7 +23,9 @@ namespace stepscope {
   X(kRecomputeRule)         \
   X(kPerParamOptimizerRule) \
   X(kHostBoundRule)         \
-  X(kOomRule)
+  X(kOomRule)               \
+  X(kTensorIdleRule)        \
+  X(kMemoryBoundRule)
 
 #define STEPSCOPE_DECLARE_RULE(name) extern const Rule name;
 STEPSCOPE_RULES(STEPSCOPE_DECLARE_RULE)
