@@ -162,7 +162,7 @@ void WriteFinding(Json& j, const FindingRow& f) {
   j.Begin('{').Key("rule").Str(f.rule).Key("title").Str(f.title).Key("where").Str(f.where);
   j.Key("detail").Str(f.detail).Key("fix").Str(f.fix).Key("cost_ns").Int(f.cost_ns);
   j.Key("cost_per_step_ns").Int(f.cost_per_step_ns).Key("cost_pct").Num(f.cost_pct);
-  j.Key("predicted_step_ns").Int(f.predicted_step_ns);
+  j.Key("predicted_step_ns").Int(f.predicted_step_ns).Key("evidence_only").Bool(f.evidence_only);
   j.Key("count").Int(f.count).Key("examples").Begin('[');
   for (const FindingRow::Example& e : f.examples) {
     j.Begin('{').Key("step").Int(e.step).Key("start_ns").Int(e.start_ns);

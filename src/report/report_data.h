@@ -136,6 +136,9 @@ struct FindingRow {
   // is fixed, ns; -1 while analysis::Finding carries no prediction (the page
   // then shows none).
   int64_t predicted_step_ns = -1;
+  // analysis::Finding::evidence_only: no fix to replay, so no cost (the page
+  // says "not priced" rather than 0).
+  bool evidence_only = false;
 };
 
 // What `analyze` looked at: its header line.

@@ -370,6 +370,7 @@ Status Findings(const TraceModel& m, const ReportOptions& o, ReportData* d) {
       r.examples.push_back({e.step, e.start_ns - origin, e.end_ns - origin, e.nvtx});
     // The what-if replay's step time with this finding's fix applied.
     r.predicted_step_ns = f.step_after_ns > 0 ? f.step_after_ns : -1;
+    r.evidence_only = f.evidence_only;
     d->findings.push_back(std::move(r));
   }
   if (o.mfu_line && a.device >= 0) d->mfu_line = o.mfu_line(m, a.steps, a.device, &d->mfu_pct);

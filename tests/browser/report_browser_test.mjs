@@ -472,6 +472,7 @@ async function acceptanceState(page, png) {
       findings: items.length,
       inFirstScreen: items.filter((li) => li.getBoundingClientRect().bottom + window.scrollY <= window.innerHeight).length,
       members: items.map((li) => Number(li.dataset.members)),
+      notPriced: items.filter((li) => /not priced \(evidence only/.test(li.textContent)).map((li) => li.dataset.rule),
       lanes,
       summary: document.getElementById('summary').textContent,
       gpuMetricRows: document.querySelectorAll('#gpu-metrics-section tbody tr').length,
@@ -532,6 +533,8 @@ async function acceptance(name, input, opts) {
   check(`${name}: ${opts.gpuMetrics || 0} GPU metrics lanes, drawn, and ${opts.gpuMetricRows || 0} rows in their section`,
     metricLanes.length === (opts.gpuMetrics || 0) && metricLanes.every((l) => l.painted > 0) &&
     r.gpuMetricRows === (opts.gpuMetricRows || 0), JSON.stringify([metricLanes, r.gpuMetricRows]));
+  check(`${name}: evidence-only findings say "not priced": ${JSON.stringify(opts.notPriced || [])}`,
+    JSON.stringify(r.notPriced) === JSON.stringify(opts.notPriced || []), JSON.stringify(r.notPriced));
   if (opts.host) {
     check(`${name}: host threads one row per thread, times with units, at most 12 shown`,
       r.host && r.host.rowsShown > 0 && r.host.rowsShown <= 12 && !r.host.heads.some((h) => /\(ns\)/.test(h)),
@@ -556,7 +559,7 @@ async function acceptance(name, input, opts) {
   await acceptance('kineto_sampled', path.join(pub, 'hta', 'timeline_analysis_sampled_rank-0.json.gz'), {});
   // A stepscope trace with GPU metrics (PM sampling on an H200): three counter lanes under GPU 0's stream.
   await acceptance('h200_pm_fp32', path.join(src, 'tests', 'fixtures', 'gpu', 'h200_pm_small_fp32_s2_7.sqlite.gz'),
-                   { native: true, gpuMetrics: 3, gpuMetricRows: 10 });
+                   { native: true, gpuMetrics: 3, gpuMetricRows: 10, notPriced: ['tensor_idle'] });
   await acceptance('nsys_fuser_h100', path.join(pub, 'nsys', 'fuser_h100_report1.sqlite'), { host: true, print: true });
   // The larger traces of the issue, where ../shared/data exists.
   const shared = path.resolve(src, '..', 'shared', 'data');

@@ -172,7 +172,9 @@
       track.appendChild(bar);
       cost.appendChild(track);
       var n = f.members.length;
-      cost.appendChild(el('span', (f.cost_per_step_ns > 0 ? fmtNs(f.cost_per_step_ns) + ' per step, ' : '') +
+      if (f.evidence_only) {
+        cost.appendChild(el('span', 'not priced (evidence only: no fix of its own to replay)'));
+      } else cost.appendChild(el('span', (f.cost_per_step_ns > 0 ? fmtNs(f.cost_per_step_ns) + ' per step, ' : '') +
         fmtNs(f.cost_ns) + ' in all (' + f.cost_pct.toFixed(1) + '% of the step: what the fix saves, by replay' +
         (n > 1 ? (f.shared ? '; one fix for the ' + n + ' places, priced once' : '; the sum of the ' + n + ' places, each priced alone') : '') + ')'));
       // The what-if replay's step time with this fix applied.

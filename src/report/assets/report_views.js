@@ -111,6 +111,7 @@ var stepscopeViews = (function () {
         cost_pct: shared ? m[0].cost_pct : sum('cost_pct'),
         count: sum('count'),
         predicted_step_ns: shared ? m[0].predicted_step_ns : -1,
+        evidence_only: m.every(function (x) { return x.evidence_only; }),
         examples: m[0].examples
       };
     });
@@ -413,7 +414,10 @@ var stepscopeViews = (function () {
     add(after, 'after');
     if (!names.length) return;
     box.appendChild(ctx.el('h3', 'Findings before and after (cost per step)'));
-    function cost(f) { return (f.cost_per_step_ns > 0 ? ctx.fmtNs(f.cost_per_step_ns) : ctx.fmtNs(f.cost_ns)) + ' (' + f.cost_pct.toFixed(1) + '%)'; }
+    function cost(f) {
+      if (f.evidence_only) return 'not priced';
+      return (f.cost_per_step_ns > 0 ? ctx.fmtNs(f.cost_per_step_ns) : ctx.fmtNs(f.cost_ns)) + ' (' + f.cost_pct.toFixed(1) + '%)';
+    }
     box.appendChild(table(ctx, ['rule', 'before', 'after', 'title (after, else before)'], names.map(function (n) {
       var r = rules[n];
       return [(r.after || r.before).rule, [r.before ? cost(r.before) : 'not found', 'num'], [r.after ? cost(r.after) : 'gone', 'num'],
