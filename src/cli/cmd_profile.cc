@@ -202,9 +202,10 @@ void DeclareProfileFlags(ArgParser* p) {
           "GPU metrics over time by CUPTI PM sampling, every INTERVAL (on: 1ms; 10us to 1s) "
           "while recording, on each GPU the program uses: SM active, tensor pipes active, DRAM "
           "read/write, PCIe and NVLink where present (table gpu_metrics; stats "
-          "gpu_metrics_sum). Off by default: its cost is not measured yet. Needs permission to "
-          "read GPU counters (ERR_NVGPUCTRPERM); without it, one warning and a trace without "
-          "them",
+          "gpu_metrics_sum; analyze's tensor_idle and memory_bound; the report's lanes). Off by "
+          "default: its cost is not resolved below 2% yet (docs/PERFORMANCE.md). With a window "
+          "CUPTI stays attached outside it. Needs permission to read GPU counters "
+          "(ERR_NVGPUCTRPERM); without it, one warning and a trace without them",
           "off");
   p->Flag("--gpu-metrics-devices", "all|none",
           "nsys's spelling: all is --gpu-metrics on (the GPUs this process uses), none is off");
