@@ -13,7 +13,10 @@ The driver (default) then:
  2. reads the trace: per phase the dominant kernel (most GPU time among the kernels in the NVTX
     range), and per metric the time-weighted mean of the PM samples lying wholly inside that
     kernel's instances; the lag between the first GEMM kernel's start and the first sample whose
-    tensor_active exceeds half its phase mean (the clock alignment);
+    tensor_active exceeds half its phase mean. When the GEMM starts within ~0.2 s of the first
+    context, this is the sampler's start latency (the device is configured on its thread first:
+    210 ms on an H200, 2026-11-28), not the clock alignment; the alignment shows in the samples
+    falling off at the GEMM's last kernel (docs/capture.md, "Clock");
  3. runs ncu (--clock-control none, --cache-control none, --nvtx-include PHASE/) on the same kernels
     with the metrics that correspond (the same names where ncu has them, else the listed
     fallbacks; `ncu --query-metrics` says which exist) and prints a table: phase, metric,

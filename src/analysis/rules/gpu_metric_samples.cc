@@ -163,4 +163,20 @@ bool MemoryBoundSample(const MetricSample& s, const DramPeak& peak) {
   return peak.bps > 0 && bw >= 0 && 100.0 * bw / peak.bps >= kMemoryBoundPctOfPeak;
 }
 
+std::vector<FindingExample> LongestStretchExamples(const RuleContext& c,
+                                                   const std::vector<Interval>& stretches,
+                                                   size_t n) {
+  std::vector<Interval> longest = stretches;
+  std::stable_sort(longest.begin(), longest.end(), [](const Interval& a, const Interval& b) {
+    return a.end - a.start > b.end - b.start;
+  });
+  if (longest.size() > n) longest.resize(n);
+  std::vector<FindingExample> out;
+  for (const Interval& iv : longest) {
+    const int s = c.StepAtWindow((iv.start + iv.end) / 2);
+    out.push_back({s >= 0 ? c.steps.steps[s].number : -1, iv.start, iv.end, "", 0});
+  }
+  return out;
+}
+
 }  // namespace stepscope

@@ -19,6 +19,7 @@
 namespace stepscope {
 
 struct RuleContext;
+struct FindingExample;
 
 // One PM sample of one device: its metrics by label (format/gpu_metric_names.h);
 // a metric the trace did not sample there is -1.
@@ -54,6 +55,12 @@ double WeightedMean(const std::vector<MetricSample>& samples, double (*value)(co
 std::vector<Interval> FlaggedStretches(const std::vector<MetricSample>& samples,
                                        const std::vector<char>& flagged,
                                        const std::vector<Interval>& windows, int64_t join_ns);
+
+// The `n` longest stretches as a finding's examples (longest first; each in
+// the step of its middle, else step -1).
+std::vector<FindingExample> LongestStretchExamples(const RuleContext& c,
+                                                   const std::vector<Interval>& stretches,
+                                                   size_t n);
 
 // Kernel time of one kernel name inside intervals.
 struct KernelShare {

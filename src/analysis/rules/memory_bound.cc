@@ -89,15 +89,7 @@ void Detect(const RuleContext& c, std::vector<Finding>* out) {
       "not need.";
   f.count = static_cast<int64_t>(in.size());
   f.evidence_only = true;
-  std::vector<Interval> longest = stretches;
-  std::stable_sort(longest.begin(), longest.end(), [](const Interval& a, const Interval& b) {
-    return a.end - a.start > b.end - b.start;
-  });
-  for (size_t i = 0; i < longest.size() && i < 3; ++i) {
-    const int s = c.StepAtWindow((longest[i].start + longest[i].end) / 2);
-    f.examples.push_back(
-        {s >= 0 ? c.steps.steps[s].number : -1, longest[i].start, longest[i].end, "", 0});
-  }
+  f.examples = LongestStretchExamples(c, stretches, 3);
   c.Finish(&f, share >= kMinSharePct);
   out->push_back(f);
 }
