@@ -3,11 +3,12 @@
 docs/PERFORMANCE.md "Where stepscope's own part goes").
 
 The tracer times its own handlers on the program's thread and hands that time to the thread's
-next API record (`api.tracer_ns`, capture/self_time.h). The stack of a blocking call is read after
-that call's record is written, so its cost lands in the record that follows it on the thread.
-Per trace: the median and sum of `tracer_ns` of the records that follow a call with a stack
-(`api_callsite`), against the other records; and per API name, the records, their mean self time
-and its total.
+next API record (`api.tracer_ns`, capture/self_time.h). Until 2026-11-28 the stack of a blocking
+call was read after that call's record was written, so its cost landed in the record that follows
+it on the thread; since then it is read at the call's entry, before its start time, and lands in
+the stacked call's own record. Per trace: the median and sum of `tracer_ns` of the records with a
+stack (`api_callsite`), of the records that follow one, and of the others; and per API name, the
+records, their mean self time and its total.
 
   python3 bench/stack_self_time.py TRACE.sqlite [TRACE.sqlite ...]
 """
@@ -18,13 +19,19 @@ import sys
 
 def after_stacks(db):
     stacked = {r[0] for r in db.execute("select correlation from api_callsite")}
-    after, other = [], []
+    own, after, other = [], [], []
     for (tid,) in db.execute("select distinct tid from api"):
         prev = None
         for corr, t in db.execute("select correlation, tracer_ns from api where tid = ? order by start_ns", (tid,)):
-            (after if prev in stacked else other).append(t or 0)
+            (own if corr in stacked else after if prev in stacked else other).append(t or 0)
             prev = corr
-    return after, other
+    return own, after, other
+
+
+def line(label, v):
+    if not v:
+        return f"0 {label}"
+    return f"{len(v)} {label}: median {statistics.median(v) / 1e3:.2f} us, sum {sum(v) / 1e6:.2f} ms"
 
 
 def main():
@@ -32,10 +39,9 @@ def main():
         sys.exit(__doc__)
     for path in sys.argv[1:]:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        after, other = after_stacks(db)
-        print(f"{path}: {len(after)} records after a stacked call: median {statistics.median(after) / 1e3:.2f} us, "
-              f"sum {sum(after) / 1e6:.2f} ms; {len(other)} others: median {statistics.median(other) / 1e3:.2f} us, "
-              f"sum {sum(other) / 1e6:.2f} ms")
+        own, after, other = after_stacks(db)
+        print(f"{path}: {line('records with a stack', own)}; {line('records after one', after)}; "
+              f"{line('others', other)}")
         for name, n, mean_ns, total_ns in db.execute(
                 "select s.value, count(*), avg(a.tracer_ns), sum(a.tracer_ns) from api a join strings s "
                 "on s.id = a.name_id group by 1 order by 4 desc limit 6"):

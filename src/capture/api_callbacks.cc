@@ -193,8 +193,13 @@ HostMemory DriverPointerQuery(const void* p) {
       get(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<unsigned long long>(p)));
 }
 
+// Called at the call's entry, before its start time is read: a blocking call
+// is about to wait for the GPU, so reading its stack there overlaps work the
+// thread would wait for anyway (after the call returned, the same read delayed
+// the thread's next launch: 34-90 us per stack on HF models, lent H200,
+// 2026-11-28). Its cost is this call's own tracer_ns, spent before its start.
 void MaybePutPythonStack(Session& s, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                         const CUpti_CallbackData* info, const ApiRecord& r) {
+                         const CUpti_CallbackData* info) {
   const CaptureConfig& c = s.config();
   if (!c.python_stacks) return;
   switch (PolicyFor(domain, cbid)) {
@@ -218,7 +223,7 @@ void MaybePutPythonStack(Session& s, CUpti_CallbackDomain domain, CUpti_Callback
   static std::atomic<bool> broken{false};
   if (broken.load(std::memory_order_relaxed)) return;
   try {
-    s.PutPythonStack(r.correlation, r.tid);
+    s.PutPythonStack(s.MapCorrelation(info->correlationId), ThreadId());
   } catch (...) {
     broken = true;
   }
@@ -292,6 +297,10 @@ void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   if (s.config().diag_off.api_work) return;
   if (info->callbackSite == CUPTI_API_ENTER) {
     if (runtime) t_runtime_correlation = info->correlationId;
+    const CaptureConfig& c = s.config();
+    if (s.recording() && c.api_via_callbacks && !c.diag_off.api && !c.diag_off.api_put) {
+      MaybePutPythonStack(s, domain, cbid, info);
+    }
     *info->correlationData = static_cast<uint64_t>(s.NowNs());
     return;
   }
@@ -314,7 +323,6 @@ void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   r.tracer_ns = TakeSelfTime();
   if (s.config().diag_off.api_put) return;
   s.PutApi(r);
-  MaybePutPythonStack(s, domain, cbid, info, r);
   // cudaErrorMemoryAllocation and CUDA_ERROR_OUT_OF_MEMORY are both 2.
   if (r.return_code == 2) RecordOom(domain, cbid, info, r);
 }
