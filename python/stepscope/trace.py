@@ -327,7 +327,8 @@ class Trace:
     def findings(self, all=False):  # noqa: A002 - the CLI's flag name
         """The expert rules' findings (`stepscope analyze`, docs/rules.md), costliest first:
         rule, cost_ns, cost_pct, cost_per_step_ns, count, reported, step_before_ns,
-        step_after_ns, title, where, detail, fix. A healthy trace has none above the threshold;
+        step_after_ns, title, where, detail, fix, gap_host_wait_ns, gap_sync_wait_ns, bound_after
+        (what bounds the step once fixed). A healthy trace has none above the threshold;
         all=True also returns those below it (`analyze --all`). The analysis summary (steps,
         busy/idle time, the replay's simulated step, the critical path) is in .attrs["summary"];
         the rules that lacked the evidence to decide, as {rule, reason} rows, in

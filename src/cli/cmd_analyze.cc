@@ -9,6 +9,7 @@
 #include "analysis/model/multi_trace.h"
 #include "analysis/rules/oom.h"
 #include "analysis/rules/rules.h"
+#include "analysis/whatif/pricing.h"
 #include "cli/analysis_flags.h"
 #include "cli/commands.h"
 #include "cli/mfu_flags.h"
@@ -109,6 +110,10 @@ std::string Text(const TraceModel& m, const Analysis& a, double min_pct, const s
     s += UntracedWindowLine(m, a.untraced_measured_steps, a.simulated_step_ns);
   }
   if (!a.critical_path.empty()) s += "critical path: " + a.critical_path + "\n";
+  if (const std::string note = HostBoundStepNote(a.host_bound, a.untraced_step_ns > 0);
+      !note.empty()) {
+    s += "host speed: " + note + "\n";
+  }
   if (!a.whatif_error.empty()) s += "what-if: not priced (" + a.whatif_error + ")\n";
   if (a.findings.empty()) {
     s += "\nNo findings costing " + FormatFixed(min_pct, 1) + "% of the analyzed time or more.\n";
@@ -132,6 +137,10 @@ std::string Text(const TraceModel& m, const Analysis& a, double min_pct, const s
            FormatFixed(f.step_after_ns / 1e6, 1) + " ms (" +
            FormatFixed(f.step_after_ns > 0 ? 1.0 * f.step_before_ns / f.step_after_ns : 0, 2) +
            "x): " + f.whatif + "\n";
+      if (!f.bound_after.empty()) s += "   then:  bound by " + f.bound_after + "\n";
+      const std::string caveat =
+          HostSpeedCaveat(a.host_bound, f.host_bound_after, a.untraced_step_ns > 0);
+      if (!caveat.empty()) s += "   note:  " + caveat + "\n";
     }
     if (!f.where.empty()) s += "   where: " + f.where + "\n";
     s += "   what:  " + f.detail + "\n";
@@ -236,13 +245,14 @@ void AnalysisTables(const Analysis& a, AnalyzeOut* o) {
                        {"fix", "Fix", false},
                        // added later, last: the idle gaps the finding owns, by cause
                        {"gap_host_wait_ns", "Host-Wait Gaps (ns)", true},
-                       {"gap_sync_wait_ns", "Sync-Wait Gaps (ns)", true}});
+                       {"gap_sync_wait_ns", "Sync-Wait Gaps (ns)", true},
+                       {"bound_after", "Bound After Fix", false}});
   for (const Finding& f : a.findings) {
     o->findings.AddRow({f.rule, Cell(f.cost_ns), Cell(f.cost_pct, 2), Cell(f.cost_per_step_ns),
                         Cell(f.count), f.reported ? "yes" : "no", Cell(f.step_before_ns),
                         Cell(f.step_after_ns), f.title, f.where, f.detail, f.fix,
                         Cell(f.gap_ns[static_cast<int>(GapCause::kHostWait)]),
-                        Cell(f.gap_ns[static_cast<int>(GapCause::kSyncWait)])});
+                        Cell(f.gap_ns[static_cast<int>(GapCause::kSyncWait)]), f.bound_after});
   }
   o->undecided = Table({{"rule", "Rule", false}, {"reason", "Why Undecided", false}});
   for (const std::string& u : a.undecided) {

@@ -88,6 +88,11 @@ struct Finding {
   int64_t step_before_ns = 0;
   int64_t step_after_ns = 0;
   std::string whatif;  // the transformation replayed, e.g. "remove 6 waits"
+  // What bounds the median step once fixed ("host thread 608 (python3, main) 71%"),
+  // and whether host threads hold most of it (then the price is at the traced
+  // host's speed: HostSpeedCaveat, whatif/pricing.h).
+  std::string bound_after;
+  bool host_bound_after = false;
   // What the finding is about, for the pricing and the host evidence: api rows
   // (blocking calls), gpu_ops rows (copies, GEMMs, kernels) and host time spans
   // (of the launching thread, or as the rule says).

@@ -46,6 +46,8 @@ void ApplyPrice(const RuleContext& c, const Prediction& p, const std::string& wh
   f->step_before_ns = p.base_ns;
   f->step_after_ns = p.fixed_ns;
   f->whatif = what;
+  f->bound_after = p.bound_after;
+  f->host_bound_after = p.changed > 0 && p.host_bound_after;
   f->cost_per_step_ns = std::max<int64_t>(0, p.saving_ns());
   f->cost_ns = f->cost_per_step_ns * std::max<int64_t>(c.nsteps, 1);
   f->cost_pct = p.base_ns > 0 ? 100.0 * f->cost_per_step_ns / p.base_ns : 0.0;
@@ -55,6 +57,27 @@ void ApplyPrice(const RuleContext& c, const Prediction& p, const std::string& wh
 }
 
 }  // namespace
+
+namespace {
+// Measured on loops nobody here wrote (docs/PERFORMANCE.md, 2026-11-28).
+constexpr const char* kTracedHostSlower =
+    "host-bound steps ran 1.1-1.4x slower traced than untraced on external loops (H100/H200, "
+    "docs/whatif.md); --untraced-step-ms prices at your own untraced step";
+}  // namespace
+
+std::string HostBoundStepNote(bool host_bound, bool host_scaled) {
+  if (!host_bound || host_scaled) return "";
+  return std::string("the host bounds the step and the replay runs it at the traced speed: ") +
+         "savings of host work can be smaller untraced; " + kTracedHostSlower;
+}
+
+std::string HostSpeedCaveat(bool host_bound_before, bool host_bound_after, bool host_scaled) {
+  if (host_bound_before || !host_bound_after || host_scaled) return "";
+  return std::string(
+             "once fixed the host bounds the step, replayed at the traced speed: the "
+             "saving can be larger untraced; ") +
+         kTracedHostSlower;
+}
 
 whatif::Prediction PriceLargerBatch(const WhatIfEngine& e, const StepSet& steps,
                                     const std::vector<Finding>& findings, double n,

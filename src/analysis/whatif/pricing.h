@@ -37,4 +37,16 @@ std::vector<whatif::PinnedCopy> PinnedCopiesOf(const TraceModel& m, const whatif
                                                const std::vector<uint32_t>& upload_sync,
                                                std::string* what);
 
+// What the prices lean on where the host bounds a step, for `analyze`'s text:
+// the replay runs the host at the traced process's speed, and a traced host
+// runs host-bound steps slower than an untraced one (docs/whatif.md, "The
+// tracer's speed"). Both are empty when the host was scaled to an untraced
+// step (`host_scaled`).
+// The header's note when the traced step is host-bound: prices of host work
+// can be high.
+std::string HostBoundStepNote(bool host_bound, bool host_scaled);
+// A finding's note when its fix turns a step the GPU bounds into one the host
+// bounds: the fixed step is replayed slow, the saving can be larger.
+std::string HostSpeedCaveat(bool host_bound_before, bool host_bound_after, bool host_scaled);
+
 }  // namespace stepscope

@@ -505,6 +505,7 @@ Prediction WhatIfEngine::Price(const std::function<int(Graph*)>& transform) cons
   }
   if (!v.empty()) {
     const CriticalPath path = TraceCriticalPath(g, r, t, LowerMedian(&v).second);
+    p.host_bound_after = path.host_bound;
     if (!path.lanes.empty() && path.duration > 0) {
       p.bound_after =
           g.lanes[path.lanes[0].first].Name(g) + " " +

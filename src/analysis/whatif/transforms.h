@@ -144,11 +144,12 @@ std::map<int32_t, int64_t> RemoveTracerTime(Graph* g, const TraceModel& m);
 
 // Result of a what-if: the simulated median step before and after.
 struct Prediction {
-  int64_t measured_ns = 0;  // median of the steady steps in the trace
-  int64_t base_ns = 0;      // simulated, unchanged graph
-  int64_t fixed_ns = 0;     // simulated, transformed graph
-  int changed = 0;          // nodes the transformation touched
-  std::string bound_after;  // the chain that bounds the median step once fixed
+  int64_t measured_ns = 0;        // median of the steady steps in the trace
+  int64_t base_ns = 0;            // simulated, unchanged graph
+  int64_t fixed_ns = 0;           // simulated, transformed graph
+  int changed = 0;                // nodes the transformation touched
+  std::string bound_after;        // the chain that bounds the median step once fixed
+  bool host_bound_after = false;  // host threads hold most of that chain
   int64_t saving_ns() const { return base_ns - fixed_ns; }
   double speedup() const { return fixed_ns > 0 ? static_cast<double>(base_ns) / fixed_ns : 0; }
 };

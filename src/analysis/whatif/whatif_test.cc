@@ -5,6 +5,7 @@
 #include <string>
 
 #include "analysis/whatif/graph.h"
+#include "analysis/whatif/pricing.h"
 #include "analysis/whatif/replay.h"
 #include "analysis/whatif/transforms.h"
 #include "analysis/whatif/untraced.h"
@@ -649,6 +650,41 @@ TEST(WhatIfGraph, CycleIsAnError) {
   g.AddEdge(0, 1, 0, EdgeKind::kThread);
   g.AddEdge(1, 0, 0, EdgeKind::kThread);
   EXPECT_FALSE(g.Finalize().ok());
+}
+
+TEST(WhatIfEngine, SaysWhatBoundsTheFixedStep) {
+  // SyncTrace's step: 620 us of GPU work, then 380 us of CPU time. Its kernels
+  // at a tenth of their time leave the host bounding the step; twice the batch
+  // leaves the GPU.
+  Fixture f = Build(SyncTrace(8));
+  auto e = WhatIfEngine::Build(*f.m, f.steps, 0);
+  ASSERT_TRUE(e.ok());
+  std::vector<uint32_t> ops;
+  for (uint32_t v = 0; v < e->graph().nodes.size(); ++v) {
+    if (e->graph().nodes[v].kind == NodeKind::kOp) ops.push_back(v);
+  }
+  const Prediction faster = e->Price([&](Graph* g) { return ScaleOps(g, ops, 0.1); });
+  EXPECT_TRUE(faster.host_bound_after);
+  EXPECT_NE(faster.bound_after.find("host thread"), std::string::npos) << faster.bound_after;
+  std::vector<int32_t> all;
+  for (size_t k = 0; k < f.steps.steps.size(); ++k) all.push_back(static_cast<int32_t>(k));
+  const Prediction larger = e->Price([&](Graph* g) { return ScaleBatch(g, all, 2.0); });
+  EXPECT_FALSE(larger.host_bound_after);
+  EXPECT_NE(larger.bound_after.find("GPU stream"), std::string::npos) << larger.bound_after;
+}
+
+TEST(WhatIfPricing, HostSpeedNotes) {
+  // The header's note: a host-bound step, not scaled to an untraced one.
+  EXPECT_NE(stepscope::HostBoundStepNote(true, false).find("can be smaller untraced"),
+            std::string::npos);
+  EXPECT_EQ(stepscope::HostBoundStepNote(false, false), "");
+  EXPECT_EQ(stepscope::HostBoundStepNote(true, true), "");
+  // A finding's note: only where its fix turns a GPU-bound step host-bound.
+  EXPECT_NE(stepscope::HostSpeedCaveat(false, true, false).find("can be larger untraced"),
+            std::string::npos);
+  EXPECT_EQ(stepscope::HostSpeedCaveat(true, true, false), "");    // the header says it
+  EXPECT_EQ(stepscope::HostSpeedCaveat(false, false, false), "");  // still GPU-bound
+  EXPECT_EQ(stepscope::HostSpeedCaveat(false, true, true), "");  // priced at a given untraced step
 }
 
 }  // namespace
