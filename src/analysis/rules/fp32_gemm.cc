@@ -75,9 +75,9 @@ void Detect(const RuleContext& c, std::vector<Finding>* out) {
   f.fix =
       "Run the model in bf16: torch.autocast(\"cuda\", dtype=torch.bfloat16) (AMP) or "
       "model.to(torch.bfloat16); on Hopper consider FP8 (Transformer Engine). At the very least "
-      "allow TF32: torch.backends.cuda.matmul.allow_tf32 = True. Pad GEMM dimensions to a "
-      "multiple of 64, the vocabulary first (GPT-2's 50,257 -> 50,304): a bf16 GEMM with a "
-      "dimension not a multiple of 8 runs on older, slower kernels, which the price (aligned "
+      "allow TF32: torch.backends.cuda.matmul.allow_tf32 = True. Where a GEMM dimension is not a "
+      "multiple of 8 (the vocabulary first: GPT-2's 50,257), pad it to a multiple of 64 "
+      "(50,304): such a bf16 GEMM runs on older, slower kernels, which the price (aligned "
       "shapes) does not assume.";
   c.FinishAtThreshold(&f, fp32 + tf32);
   out->push_back(f);

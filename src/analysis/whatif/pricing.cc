@@ -47,7 +47,7 @@ void ApplyPrice(const RuleContext& c, const Prediction& p, const std::string& wh
   f->step_after_ns = p.fixed_ns;
   f->whatif = what;
   f->bound_after = p.bound_after;
-  f->host_bound_after = p.changed > 0 && p.host_bound_after;
+  f->host_bound_after = p.host_bound_after;
   f->cost_per_step_ns = std::max<int64_t>(0, p.saving_ns());
   f->cost_ns = f->cost_per_step_ns * std::max<int64_t>(c.nsteps, 1);
   f->cost_pct = p.base_ns > 0 ? 100.0 * f->cost_per_step_ns / p.base_ns : 0.0;
@@ -56,13 +56,14 @@ void ApplyPrice(const RuleContext& c, const Prediction& p, const std::string& wh
   f->reported = f->reported && f->cost_pct >= c.opt.min_cost_pct;
 }
 
-}  // namespace
-
-namespace {
-// Measured on loops nobody here wrote (docs/PERFORMANCE.md, 2026-11-28).
+// How much slower a traced host ran host-bound steps of loops nobody here
+// wrote (docs/whatif.md "The tracer's speed"): whole-run traced against bare
+// process pairs 1.07-1.47x (lent H200, 2026-11-28), traced against bare
+// 1.18-1.55x (lent H100, suite run 2, 2026-11-27).
 constexpr const char* kTracedHostSlower =
-    "host-bound steps ran 1.1-1.4x slower traced than untraced on external loops (H100/H200, "
-    "docs/whatif.md); --untraced-step-ms prices at your own untraced step";
+    "host-bound steps of external loops ran 1.1-1.6x slower traced than untraced (lent "
+    "H100/H200, docs/whatif.md); --untraced-step-ms prices at your own untraced step";
+
 }  // namespace
 
 std::string HostBoundStepNote(bool host_bound, bool host_scaled) {

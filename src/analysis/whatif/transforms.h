@@ -149,7 +149,7 @@ struct Prediction {
   int64_t fixed_ns = 0;           // simulated, transformed graph
   int changed = 0;                // nodes the transformation touched
   std::string bound_after;        // the chain that bounds the median step once fixed
-  bool host_bound_after = false;  // host threads hold most of that chain
+  bool host_bound_after = false;  // host threads hold most of that chain (false: unchanged)
   int64_t saving_ns() const { return base_ns - fixed_ns; }
   double speedup() const { return fixed_ns > 0 ? static_cast<double>(base_ns) / fixed_ns : 0; }
 };
