@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What a Python stack at a blocking CUDA call costs the traced program (issue 33), one device call:
 # each scenario traced once by `stepscope profile` (defaults), then bench/stack_self_time.py on its
-# trace (the self-timed `api.tracer_ns` of the record after a stacked call) and `analyze` (the
+# trace (the self-timed `api.tracer_ns` of a stacked call's own record, of the record after it in traces before 2026-11-28) and `analyze` (the
 # findings' Python lines, to compare with a trace taken before a capture change).
 #   bash tests/gpu/stack_cost_batch.sh ["moe_nonzero gpt2_forloop_adamw"] [hf_lora]
 # Scenarios are tests/gpu/external_suite.py's (problem arm, 15 steps); "hf_lora" is
