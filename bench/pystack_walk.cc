@@ -5,9 +5,11 @@
 // through windows of whole pages of several sizes. Modes are interleaved,
 // ROUNDS rounds of WALKS walks each; the median round is printed. A walk is
 // one AllStacks() of the child (its only thread) less the thread-list reads
-// (AllStacks at depth 0, timed the same way).
+// (AllStacks at depth 0, timed the same way). `--body N` puts N statements on
+// N lines before each level's call, as in a long forward() or nn.Module's
+// _call_impl: the call's instruction then sits deep in a long line table.
 //
-//   pystack_walk [--depth 60] [--locals 1] [--via-call] [--walks 2000] [--rounds 7]
+//   pystack_walk [--depth 60] [--locals 1] [--body 0] [--via-call] [--walks 2000] [--rounds 7]
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,12 +34,13 @@ using stepscope::pystack::WalkOptions;
 // `via_call`: each level calls the next through an object's __call__ (a C
 // call, as nn.Module calls are): on 3.12 every level adds a shim frame on
 // the C stack between two data-stack frames.
-pid_t StartChild(int depth, int locals, bool via_call) {
+pid_t StartChild(int depth, int locals, int body, bool via_call) {
   const std::string next = via_call ? "M()(n - 1)" : "rec(n - 1)";
   const std::string script =
       "import sys, time\n"
       "src = 'def rec(n):\\n' + ''.join('    v%d = n\\n' % i for i in range(" +
-      std::to_string(locals) + ")) + '    if n == 0:\\n        park()\\n    return " + next +
+      std::to_string(locals) + ")) + ''.join('    w = n + %d\\n' % i for i in range(" +
+      std::to_string(body) + ")) + '    if n == 0:\\n        park()\\n    return " + next +
       "\\n'\n"
       "exec(src)\n"
       "class M:\n"
@@ -88,7 +91,7 @@ Round Measure(PyRuntime* rt, const WalkOptions& o, size_t depth, int walks) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int depth = 60, locals = 1, walks = 2000, rounds = 7;
+  int depth = 60, locals = 1, body = 0, walks = 2000, rounds = 7;
   bool via_call = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--via-call")) via_call = true;
@@ -97,10 +100,11 @@ int main(int argc, char** argv) {
     const int v = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--depth")) depth = std::max(3, v);
     if (!std::strcmp(argv[i], "--locals")) locals = std::max(1, v);
+    if (!std::strcmp(argv[i], "--body")) body = std::max(0, v);
     if (!std::strcmp(argv[i], "--walks")) walks = std::max(1, v);
     if (!std::strcmp(argv[i], "--rounds")) rounds = std::max(1, v);
   }
-  const pid_t pid = StartChild(depth, locals, via_call);
+  const pid_t pid = StartChild(depth, locals, body, via_call);
   if (pid < 0) {
     std::fprintf(stderr, "python3 did not start\n");
     return 1;
@@ -132,9 +136,11 @@ int main(int argc, char** argv) {
     return v[v.size() / 2];
   };
   const Round base = median(modes[0].rounds);
-  std::printf("python %s, %d levels deep%s, %d locals per frame, %d walks x %d rounds (median)\n",
-              (*rt)->version().c_str(), depth, via_call ? " (each through __call__)" : "", locals,
-              walks, rounds);
+  std::printf(
+      "python %s, %d levels deep%s, %d locals and %d lines before the call per frame, %d walks x "
+      "%d rounds (median)\n",
+      (*rt)->version().c_str(), depth, via_call ? " (each through __call__)" : "", locals, body,
+      walks, rounds);
   std::printf("%-18s %8s %8s %10s %10s\n", "mode", "frames", "us/read", "us/walk", "reads/walk");
   for (size_t i = 0; i < modes.size(); ++i) {
     const Round m = median(modes[i].rounds);

@@ -1,5 +1,7 @@
 #include "capture/pystack/py_layout.h"
 
+#include <algorithm>
+
 namespace stepscope::pystack {
 namespace {
 
@@ -61,14 +63,20 @@ const PyLayout* LayoutFor(uint32_t hexversion) {
   }
 }
 
-int LineForInstruction(const uint8_t* table, size_t size, int firstlineno, int index) {
-  if (index < 0) return -1;
+namespace {
+
+// The location table's entries in order: `entry(begin, length, line)` for
+// each, `line` -1 where the entry has no location, until `entry` returns
+// false, the table ends, or an entry is malformed (not an entry's first
+// byte, a varint past the end): that entry and all after it are not given.
+template <typename Entry>
+void ForEachLocation(const uint8_t* table, size_t size, int firstlineno, Entry entry) {
   Cursor c{table, table + size};
-  int line = firstlineno;
-  int addr = 0;
+  int64_t line = firstlineno;  // 64 bits: a hostile table's deltas cannot overflow it
+  int64_t addr = 0;
   while (c.p < c.end && c.ok) {
     const uint8_t first = *c.p++;
-    if (!(first & 0x80)) return -1;  // not the start of an entry: malformed
+    if (!(first & 0x80)) return;  // not the start of an entry: malformed
     const int code = (first >> 3) & 15;
     const int length = (first & 7) + 1;  // in code units
     bool has_location = true;
@@ -87,11 +95,45 @@ int LineForInstruction(const uint8_t* table, size_t size, int firstlineno, int i
     } else {
       c.Skip(1);  // short forms: same line, one column byte
     }
-    if (!c.ok) return -1;
-    if (index < addr + length) return has_location ? line : -1;
+    if (!c.ok || addr > INT32_MAX - length) return;
+    if (!entry(addr, length, has_location ? static_cast<int>(line) : -1)) return;
     addr += length;
   }
-  return -1;
+}
+
+}  // namespace
+
+int LineForInstruction(const uint8_t* table, size_t size, int firstlineno, int index) {
+  int found = -1;
+  if (index < 0) return -1;
+  ForEachLocation(table, size, firstlineno, [&](int64_t begin, int length, int line) {
+    if (index >= begin + length) return true;
+    found = line;
+    return false;
+  });
+  return found;
+}
+
+void DecodeLineTable(const uint8_t* table, size_t size, int firstlineno,
+                     std::vector<LineSpan>* out) {
+  out->clear();
+  ForEachLocation(table, size, firstlineno, [&](int64_t begin, int length, int line) {
+    const auto end = static_cast<int32_t>(begin + length);
+    if (!out->empty() && out->back().line == line) {
+      out->back().end = end;
+    } else {
+      out->push_back({end, line});
+    }
+    return true;
+  });
+  out->shrink_to_fit();
+}
+
+int LineInSpans(const std::vector<LineSpan>& spans, int index) {
+  if (index < 0) return -1;
+  auto it = std::upper_bound(spans.begin(), spans.end(), index,
+                             [](int i, const LineSpan& s) { return i < s.end; });
+  return it == spans.end() ? -1 : it->line;
 }
 
 }  // namespace stepscope::pystack

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace stepscope::pystack {
 
@@ -59,5 +60,18 @@ const PyLayout* LayoutFor(uint32_t hexversion);
 // line of the instruction at code unit `index`, starting from `firstlineno`.
 // -1 when the index is past the table or the entry has no location.
 int LineForInstruction(const uint8_t* table, size_t size, int firstlineno, int index);
+
+// The same table decoded once into runs of code units on one line, so that
+// a code object met in many stacks costs a binary search per frame, not a
+// decode from the table's start: `end` is the run's last code unit + 1 (a
+// run starts where the previous one ends, the first at 0), `line` -1 where
+// there is no location. LineInSpans gives what LineForInstruction gives.
+struct LineSpan {
+  int32_t end;
+  int32_t line;
+};
+void DecodeLineTable(const uint8_t* table, size_t size, int firstlineno,
+                     std::vector<LineSpan>* out);
+int LineInSpans(const std::vector<LineSpan>& spans, int index);
 
 }  // namespace stepscope::pystack

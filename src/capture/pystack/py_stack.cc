@@ -255,10 +255,11 @@ const CodeInfo* PyRuntime::Code(const PyFrame& frame) {
   int64_t table_size = 0;
   if (mem_.Get(linetable + l.bytes_size, &table_size) && table_size > 0 &&
       static_cast<size_t>(table_size) <= kMaxLineTable) {
-    c.info.linetable.resize(static_cast<size_t>(table_size));
-    if (!mem_.Read(linetable + l.bytes_data, c.info.linetable.data(), c.info.linetable.size())) {
-      c.info.linetable.clear();
+    table_bytes_.resize(static_cast<size_t>(table_size));
+    if (mem_.Read(linetable + l.bytes_data, table_bytes_.data(), table_bytes_.size())) {
+      DecodeLineTable(table_bytes_.data(), table_bytes_.size(), firstlineno, &c.info.lines);
     }
+    if (table_bytes_.capacity() > (size_t{1} << 16)) std::vector<uint8_t>().swap(table_bytes_);
   }
   c.ok = true;
   return &c.info;
@@ -464,8 +465,8 @@ void PyRuntime::AppendFrames(std::vector<PyFrame>* out) {
         (static_cast<int64_t>(walk_instrs_[i]) - static_cast<int64_t>(f.code + l.code_adaptive)) /
         2;
     if (index < 0) continue;  // not started yet (an incomplete frame)
-    int line = LineForInstruction(info->linetable.data(), info->linetable.size(), info->firstlineno,
-                                  static_cast<int>(index));
+    const int line =
+        LineInSpans(info->lines, static_cast<int>(std::min<int64_t>(index, INT32_MAX)));
     out->push_back({f.code, f.stamp, line < 0 ? info->firstlineno : line});
   }
 }

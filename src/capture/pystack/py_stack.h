@@ -80,7 +80,7 @@ struct CodeInfo {
   std::string function;  // co_qualname
   std::string file;      // co_filename
   int firstlineno = 0;
-  std::vector<uint8_t> linetable;
+  std::vector<LineSpan> lines;  // co_linetable, decoded once (LineInSpans)
 };
 
 // One Python frame: its code object and the line being executed. `code` and
@@ -197,7 +197,8 @@ class PyRuntime {
   std::vector<uint64_t> walk_codes_, walk_instrs_, walk_stamps_;
   std::vector<uint64_t> walk_unique_;  // distinct code objects, their stamps below
   std::vector<uint64_t> walk_unique_stamps_;
-  std::vector<uint32_t> walk_slot_;  // walk_codes_[i] is walk_unique_[walk_slot_[i]]
+  std::vector<uint32_t> walk_slot_;   // walk_codes_[i] is walk_unique_[walk_slot_[i]]
+  std::vector<uint8_t> table_bytes_;  // a code object's co_linetable while Code() decodes it
   std::vector<uint8_t> walk_spans_;
   std::vector<iovec> walk_local_, walk_remote_;
   // A copy of the readable whole pages [lo, hi) of the process's memory;

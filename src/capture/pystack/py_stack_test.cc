@@ -86,11 +86,35 @@ TEST(LocationTable, MatchesCPython) {
   }
 }
 
+// The decoded runs answer what the decoder answers, for every code unit of
+// every table and of every truncation of it (a table read while it changed).
+TEST(LocationTable, DecodedRunsMatchTheDecoder) {
+  for (const TableCase& c : kCases) {
+    const std::vector<uint8_t> t = Hex(c.table);
+    for (size_t size = 0; size <= t.size(); ++size) {
+      std::vector<LineSpan> spans;
+      DecodeLineTable(t.data(), size, c.firstlineno, &spans);
+      for (int i = -1; i < static_cast<int>(c.lines.size()) + 3; ++i) {
+        EXPECT_EQ(LineInSpans(spans, i), LineForInstruction(t.data(), size, c.firstlineno, i))
+            << "3." << c.minor << " table of " << size << " bytes, code unit " << i;
+      }
+    }
+    std::vector<LineSpan> spans;
+    DecodeLineTable(t.data(), t.size(), c.firstlineno, &spans);
+    EXPECT_LT(spans.size(), c.lines.size());  // runs of one line are merged
+  }
+}
+
 TEST(LocationTable, RejectsGarbage) {
   const uint8_t bad[] = {0x01, 0x02, 0x03};
   EXPECT_EQ(LineForInstruction(bad, sizeof(bad), 1, 0), -1);
   const uint8_t long_varint[] = {0xf0, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f};  // unterminated
   EXPECT_EQ(LineForInstruction(long_varint, sizeof(long_varint), 1, 0), -1);
+  std::vector<LineSpan> spans;
+  DecodeLineTable(bad, sizeof(bad), 1, &spans);
+  EXPECT_TRUE(spans.empty());
+  DecodeLineTable(long_varint, sizeof(long_varint), 1, &spans);
+  EXPECT_TRUE(spans.empty());
 }
 
 TEST(Layout, Versions) {
