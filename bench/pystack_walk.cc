@@ -9,7 +9,8 @@
 // N lines before each level's call, as in a long forward() or nn.Module's
 // _call_impl: the call's instruction then sits deep in a long line table.
 //
-//   pystack_walk [--depth 60] [--locals 1] [--body 0] [--via-call] [--walks 2000] [--rounds 7]
+//   pystack_walk [--depth 60] [--locals 1] [--body 0] [--via-call] [--distinct] [--walks 2000]
+//                [--rounds 7]
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,24 +34,30 @@ using stepscope::pystack::WalkOptions;
 
 // `via_call`: each level calls the next through an object's __call__ (a C
 // call, as nn.Module calls are): on 3.12 every level adds a shim frame on
-// the C stack between two data-stack frames.
-pid_t StartChild(int depth, int locals, int body, bool via_call) {
-  const std::string next = via_call ? "M()(n - 1)" : "rec(n - 1)";
+// the C stack between two data-stack frames. `distinct`: each level is its
+// own code object (compiled again), as in a real stack, where the walk's
+// stamp read covers as many code objects as frames; else all levels share one.
+pid_t StartChild(int depth, int locals, int body, bool via_call, bool distinct) {
+  const std::string next = via_call ? "M()(n - 1)" : "F[n - 1](n - 1)";
+  const std::string levels = std::to_string(depth);
   const std::string script =
       "import sys, time\n"
       "src = 'def rec(n):\\n' + ''.join('    v%d = n\\n' % i for i in range(" +
       std::to_string(locals) + ")) + ''.join('    w = n + %d\\n' % i for i in range(" +
       std::to_string(body) + ")) + '    if n == 0:\\n        park()\\n    return " + next +
       "\\n'\n"
-      "exec(src)\n"
+      "F = []\n"
+      "for k in range(" +
+      levels + "):\n" + (distinct ? "    exec(src)\n" : "    k or exec(src)\n") +
+      "    F.append(rec)\n"
       "class M:\n"
       "    def __call__(self, n):\n"
-      "        return rec(n)\n"
+      "        return F[n](n)\n"
       "def park():\n"
       "    sys.stdout.write('ready\\n'); sys.stdout.flush()\n"
       "    time.sleep(1000)\n"
-      "rec(" +
-      std::to_string(depth - 3) + ")\n";
+      "F[" +
+      std::to_string(depth - 3) + "](" + std::to_string(depth - 3) + ")\n";
   int fds[2];
   if (::pipe(fds) != 0) return -1;
   const pid_t pid = ::fork();
@@ -92,9 +99,10 @@ Round Measure(PyRuntime* rt, const WalkOptions& o, size_t depth, int walks) {
 
 int main(int argc, char** argv) {
   int depth = 60, locals = 1, body = 0, walks = 2000, rounds = 7;
-  bool via_call = false;
+  bool via_call = false, distinct = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--via-call")) via_call = true;
+    if (!std::strcmp(argv[i], "--distinct")) distinct = true;
   }
   for (int i = 1; i + 1 < argc; ++i) {
     const int v = std::atoi(argv[i + 1]);
@@ -104,7 +112,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--walks")) walks = std::max(1, v);
     if (!std::strcmp(argv[i], "--rounds")) rounds = std::max(1, v);
   }
-  const pid_t pid = StartChild(depth, locals, body, via_call);
+  const pid_t pid = StartChild(depth, locals, body, via_call, distinct);
   if (pid < 0) {
     std::fprintf(stderr, "python3 did not start\n");
     return 1;
@@ -137,10 +145,10 @@ int main(int argc, char** argv) {
   };
   const Round base = median(modes[0].rounds);
   std::printf(
-      "python %s, %d levels deep%s, %d locals and %d lines before the call per frame, %d walks x "
-      "%d rounds (median)\n",
-      (*rt)->version().c_str(), depth, via_call ? " (each through __call__)" : "", locals, body,
-      walks, rounds);
+      "python %s, %d levels deep%s%s, %d locals and %d lines before the call per frame, %d walks "
+      "x %d rounds (median)\n",
+      (*rt)->version().c_str(), depth, via_call ? " (each through __call__)" : "",
+      distinct ? ", a code object each" : "", locals, body, walks, rounds);
   std::printf("%-18s %8s %8s %10s %10s\n", "mode", "frames", "us/read", "us/walk", "reads/walk");
   for (size_t i = 0; i < modes.size(); ++i) {
     const Round m = median(modes[i].rounds);

@@ -214,8 +214,22 @@ bool PyRuntime::ReadString(uint64_t obj, std::string* out) {
 // file and line table objects), none of which changes while it lives.
 // `span`: those bytes (StampSpan()).
 uint64_t PyRuntime::StampOf(const uint8_t* span) const {
-  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
-  for (uint32_t i = 0; i < StampSpan(); ++i) h = (h ^ span[i]) * 0x100000001b3ull;
+  // FNV-1a over 8-byte words (the span's fields are 4- and 8-byte aligned
+  // in the object; a span's tail of under 8 bytes as one more word).
+  const uint32_t n = StampSpan();
+  uint64_t h = 0xcbf29ce484222325ull;
+  uint32_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w = 0;
+    std::memcpy(&w, span + i, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+  }
+  if (i < n) {
+    uint64_t w = 0;
+    std::memcpy(&w, span + i, n - i);
+    h = (h ^ w) * 0x100000001b3ull;
+  }
+  h ^= h >> 29;  // fold the words' high bits into the low ones a hash table uses
   return h == 0 ? 1 : h;
 }
 
@@ -415,6 +429,68 @@ bool PyRuntime::WalkFramesWindowed(uint64_t frame, size_t max_depth) {
   return ok;
 }
 
+// Code objects lie close together (a module's functions are unmarshalled
+// one after another), and a process_vm_readv costs by iovec more than by
+// byte: the spans, sorted by address, are read in runs, spans less than
+// kStampRunGap apart sharing one iovec that also covers the bytes between
+// them (kMaxStampRun at most). A run not read whole (an unmapped page
+// between two spans) leaves its members to ReadStampsBatched's own reads.
+void PyRuntime::ReadStampRuns() {
+  constexpr uint64_t kStampRunGap = 4096, kMaxStampRun = 65536;
+  const uint64_t span = StampSpan();
+  const uint64_t at = layout_->code_firstlineno;
+  const size_t n = walk_unique_.size();
+  walk_done_.assign(n, 0);
+  walk_order_.resize(n);
+  for (size_t i = 0; i < n; ++i) walk_order_[i] = static_cast<uint32_t>(i);
+  std::sort(walk_order_.begin(), walk_order_.end(),
+            [&](uint32_t a, uint32_t b) { return walk_unique_[a] < walk_unique_[b]; });
+  walk_runs_.clear();
+  uint64_t bytes = 0;
+  for (uint32_t k = 0; k < n; ++k) {
+    const uint64_t addr = walk_unique_[walk_order_[k]];
+    if (addr > UINT64_MAX - at - span) break;  // sorted: none after it can be read either
+    const uint64_t begin = addr + at, end = begin + span;
+    StampRun* run = walk_runs_.empty() ? nullptr : &walk_runs_.back();
+    if (run && begin <= run->end + kStampRunGap && end - run->begin <= kMaxStampRun) {
+      bytes += end - run->end;
+      run->end = end;
+      run->last = k;
+    } else {
+      walk_runs_.push_back({begin, end, k, k});
+      bytes += span;
+    }
+  }
+  walk_run_bytes_.resize(bytes);
+  for (size_t i = 0; i < walk_runs_.size();) {
+    const size_t batch = std::min(walk_runs_.size() - i, kMaxIovecs);
+    walk_local_.resize(batch);
+    walk_remote_.resize(batch);
+    uint64_t offset = 0;
+    for (size_t k = 0; k < batch; ++k) {
+      const StampRun& run = walk_runs_[i + k];
+      walk_local_[k] = {walk_run_bytes_.data() + offset, run.end - run.begin};
+      walk_remote_[k] = {reinterpret_cast<void*>(run.begin), run.end - run.begin};
+      offset += run.end - run.begin;
+    }
+    const ssize_t r = mem_.ReadV(walk_local_.data(), walk_remote_.data(), batch);
+    if (r < 0 && (mem_.last_errno() == ESRCH || mem_.last_errno() == EPERM)) return;  // none will
+    uint64_t got = r > 0 ? static_cast<uint64_t>(r) : 0;
+    size_t whole = 0;
+    for (; whole < batch && got >= walk_local_[whole].iov_len; ++whole) {
+      got -= walk_local_[whole].iov_len;
+      const StampRun& run = walk_runs_[i + whole];
+      const auto* base = static_cast<const uint8_t*>(walk_local_[whole].iov_base);
+      for (uint32_t m = run.first; m <= run.last; ++m) {
+        const uint32_t u = walk_order_[m];
+        walk_unique_stamps_[u] = StampOf(base + (walk_unique_[u] + at - run.begin));
+        walk_done_[u] = 1;
+      }
+    }
+    i += whole < batch ? whole + 1 : whole;  // past the run not read whole
+  }
+}
+
 // A stamp span that cannot be read stops process_vm_readv at its iovec: the
 // spans before it are in, its stamp is 0, the read goes on after it.
 void PyRuntime::ReadStampsBatched() {
@@ -428,8 +504,13 @@ void PyRuntime::ReadStampsBatched() {
     if (j == walk_unique_.size()) walk_unique_.push_back(walk_codes_[i]);
     walk_slot_[i] = static_cast<uint32_t>(j);
   }
-  const size_t n = walk_unique_.size();
-  walk_unique_stamps_.assign(n, 0);
+  walk_unique_stamps_.assign(walk_unique_.size(), 0);
+  ReadStampRuns();
+  walk_rest_.clear();
+  for (uint32_t u = 0; u < walk_unique_.size(); ++u) {
+    if (!walk_done_[u]) walk_rest_.push_back(u);
+  }
+  const size_t n = walk_rest_.size();
   walk_spans_.resize(n * span);
   walk_local_.resize(std::min(n, kMaxIovecs));
   walk_remote_.resize(walk_local_.size());
@@ -437,13 +518,13 @@ void PyRuntime::ReadStampsBatched() {
     const size_t batch = std::min(n - i, kMaxIovecs);
     for (size_t k = 0; k < batch; ++k) {
       walk_local_[k] = {walk_spans_.data() + (i + k) * span, span};
-      walk_remote_[k] = {reinterpret_cast<void*>(walk_unique_[i + k] + at), span};
+      walk_remote_[k] = {reinterpret_cast<void*>(walk_unique_[walk_rest_[i + k]] + at), span};
     }
     const ssize_t r = mem_.ReadV(walk_local_.data(), walk_remote_.data(), batch);
     if (r < 0 && (mem_.last_errno() == ESRCH || mem_.last_errno() == EPERM)) break;  // none will
     const size_t full = r > 0 ? std::min(static_cast<size_t>(r) / span, batch) : 0;
     for (size_t k = 0; k < full; ++k) {
-      walk_unique_stamps_[i + k] = StampOf(walk_spans_.data() + (i + k) * span);
+      walk_unique_stamps_[walk_rest_[i + k]] = StampOf(walk_spans_.data() + (i + k) * span);
     }
     i += full < batch ? full + 1 : full;  // past the unreadable one (stamp 0)
   }

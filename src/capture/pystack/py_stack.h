@@ -158,6 +158,10 @@ class PyRuntime {
   // walk_stamps_ of walk_codes_: each distinct code object's stamp span, in
   // as few process_vm_readv as the readable ones allow.
   void ReadStampsBatched();
+  // The first pass of ReadStampsBatched: spans less than a page apart read as
+  // one run (one iovec for them and the bytes between); walk_done_ marks the
+  // code objects whose run was read whole.
+  void ReadStampRuns();
   // walk_codes_/instrs_/stamps_ to frames with lines.
   void AppendFrames(std::vector<PyFrame>* out);
   enum class ListWalk { kOk, kUnreadable, kHeadMismatch };
@@ -201,6 +205,14 @@ class PyRuntime {
   std::vector<uint8_t> table_bytes_;  // a code object's co_linetable while Code() decodes it
   std::vector<uint8_t> walk_spans_;
   std::vector<iovec> walk_local_, walk_remote_;
+  struct StampRun {
+    uint64_t begin, end;   // the addresses read: the first span's start, the last one's end
+    uint32_t first, last;  // members: walk_order_[first..last]
+  };
+  std::vector<uint32_t> walk_order_;  // walk_unique_ indices by address
+  std::vector<StampRun> walk_runs_;
+  std::vector<uint8_t> walk_run_bytes_, walk_done_;
+  std::vector<uint32_t> walk_rest_;  // walk_unique_ indices not done by the runs
   // A copy of the readable whole pages [lo, hi) of the process's memory;
   // bytes[a - start] is the byte at address a.
   struct PageWindow {
