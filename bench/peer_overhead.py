@@ -21,6 +21,10 @@ At the end: per workload and arm the median ms/step and its ratio to bare's medi
 usage: peer_overhead.py --stepscope BIN --out DIR [--workloads gpt2:fused,gpt2:forloop]
                         [--arms bare,default,nohost,floor,torchprof] [--rounds 3] [--steps 40]
                         [--budget-s 500] [--nsys PATH]
+       peer_overhead.py --table RUNS.jsonl [RUNS.jsonl ...]
+                        the runs of several calls (one machine kind) as one table: per workload
+                        and arm n, median ms/step, x bare, the runs; then whether default is at or
+                        below every peer arm and within 3% of the floor
 A workload is MODEL:OPTIM[:EXTRA...] with EXTRA as loader=W (ms of Python per batch) or
 acc=K (gradient accumulation).
 """
@@ -95,7 +99,42 @@ def run_nsys(cmd, timeout_s):
     return p.returncode, "".join(lines), ""
 
 
+def print_table(per_workload):
+    """per_workload: {workload: {arm: [ms, ...]}}; the medians and their ratios to bare."""
+    for w, per_arm in per_workload.items():
+        bare = statistics.median(per_arm["bare"]) if per_arm.get("bare") else None
+        for arm, v in per_arm.items():
+            med = statistics.median(v)
+            ratio = "%.3f" % (med / bare) if bare else "-"
+            print("%-28s %-10s n=%d median %.2f ms/step  x%s  (%s)" %
+                  (w, arm, len(v), med, ratio, ", ".join("%.2f" % x for x in v)), flush=True)
+
+
+def table(paths):
+    per_workload = {}
+    for path in paths:
+        with open(path) as f:
+            for line in f:
+                row = json.loads(line)
+                if row.get("ms_per_step") is not None:
+                    per_workload.setdefault(row["workload"], {}).setdefault(row["arm"], []).append(
+                        row["ms_per_step"])
+    print_table(per_workload)
+    for w, per_arm in per_workload.items():
+        if "default" not in per_arm:
+            continue
+        d = statistics.median(per_arm["default"])
+        peers = [a for a in per_arm if a not in ("bare", "default", "floor", "nohost")]
+        below = all(d <= statistics.median(per_arm[a]) for a in peers)
+        floor = ("default/floor %.3f" % (d / statistics.median(per_arm["floor"]))
+                 if per_arm.get("floor") else "no floor arm")
+        print("%-28s default %s every peer arm (%s); %s" %
+              (w, "at or below" if below else "ABOVE", ", ".join(peers) or "none", floor))
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--table":
+        return table(sys.argv[2:])
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--stepscope", required=True)
     ap.add_argument("--out", required=True)
@@ -135,13 +174,7 @@ def main():
                 log.flush()
                 if ms is not None:
                     got.setdefault(w, {}).setdefault(arm, []).append(ms)
-    for w, per_arm in got.items():
-        bare = statistics.median(per_arm["bare"]) if per_arm.get("bare") else None
-        for arm, v in per_arm.items():
-            med = statistics.median(v)
-            ratio = "%.3f" % (med / bare) if bare else "-"
-            print("%-28s %-10s n=%d median %.2f ms/step  x%s  (%s)" %
-                  (w, arm, len(v), med, ratio, ", ".join("%.2f" % x for x in v)), flush=True)
+    print_table(got)
 
 
 if __name__ == "__main__":
