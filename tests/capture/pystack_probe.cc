@@ -12,6 +12,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "capture/pystack/py_stack.h"
 #include "capture/python_callstack.h"
 #include "capture/shm_ring.h"
 
@@ -78,5 +79,20 @@ __attribute__((visibility("default"))) double probe_cost_ns(int n) {
   const auto t1 = std::chrono::steady_clock::now();
   shm::Consume(Ring(), Decode, ~uint64_t{0}, nullptr);
   return std::chrono::duration<double, std::nano>(t1 - t0).count() / n;
+}
+
+// The calling thread's stack read twice by OwnStack: windowed (its own C
+// stack copied directly) and one process_vm_readv per frame, the reference.
+// The number of frames when both agree frame by frame (code, stamp, line),
+// -1 when they differ, 0 when no stack could be read.
+__attribute__((visibility("default"))) int probe_own_walks_agree() {
+  using namespace stepscope::pystack;
+  auto rt = PyRuntime::AttachSelf();
+  if (!rt.ok()) return 0;
+  std::vector<PyFrame> windowed, per_frame;
+  if (!(*rt)->OwnStack(&windowed)) return 0;
+  (*rt)->set_walk_options({.per_frame = true});
+  if (!(*rt)->OwnStack(&per_frame)) return 0;
+  return windowed == per_frame ? static_cast<int>(windowed.size()) : -1;
 }
 }

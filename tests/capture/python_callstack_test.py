@@ -24,6 +24,7 @@ def load():
     lib.probe_stack.restype = ctypes.c_char_p
     lib.probe_cost_ns.restype = ctypes.c_double
     lib.probe_cost_ns.argtypes = [ctypes.c_int]
+    lib.probe_own_walks_agree.restype = ctypes.c_int
     return lib
 
 
@@ -44,6 +45,20 @@ def depth_n(lib, n):
     if n == 0:
         return lib.probe_cost_ns(2000)
     return depth_n(lib, n - 1)
+
+
+class Layer:
+    """A level entered through __call__, as an nn.Module is: a C call between two Python frames
+    (on 3.12 a shim frame on the C stack)."""
+
+    def __call__(self, lib, n, leaf):
+        return depth_call(lib, n, leaf)
+
+
+def depth_call(lib, n, leaf=None):
+    if n == 0:
+        return leaf(lib) if leaf else lib.probe_cost_ns(2000)
+    return Layer()(lib, n - 1, leaf)
 
 
 @unittest.skipUnless(SUPPORTED and os.path.exists(PROBE), "needs CPython 3.11-3.13 and the probe library")
@@ -107,11 +122,22 @@ class PythonCallstackTest(unittest.TestCase):
         self.assertEqual(got[-1][0], "frames", got)
         self.assertEqual(int(got[-2][2]), 2, got)
 
+    def test_windowed_walk_is_the_reference(self):
+        # Through __call__ levels (3.12/3.13: shim frames on this thread's C stack, which the
+        # windowed walk copies directly) the frames, stamps and lines equal the per-frame walk's.
+        lib = load()
+        got = depth_call(lib, 30, lambda lib: lib.probe_own_walks_agree())
+        self.assertGreater(got, 30)
+
     def test_cost(self):
         lib = load()
         ns = depth_n(lib, 30)
         print(f"\nin-process Python stack, ~35 frames deep: {ns / 1000:.1f} us per CUDA call", file=sys.stderr)
         self.assertLess(ns, 1_000_000)  # a sanity bound, not a benchmark
+        ns = depth_call(lib, 30)
+        print(f"in-process Python stack, 30 levels through __call__ (~65 frames): {ns / 1000:.1f} us per CUDA call",
+              file=sys.stderr)
+        self.assertLess(ns, 1_000_000)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 #include "capture/pystack/py_stack.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -27,6 +28,21 @@ constexpr size_t kMaxCodeHead = 256;       // >= every layout's code_adaptive
 constexpr size_t kMaxStampSpan = 96;       // >= code_linetable + 8 - code_firstlineno
 constexpr size_t kMaxWindowPages = 64;
 constexpr size_t kMaxIovecs = 1024;  // IOV_MAX
+
+// The top (highest address + 1) of the calling thread's stack, once per
+// thread; 0 when unknown.
+uint64_t OwnStackTop() {
+  thread_local uint64_t top = [] {
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) return uint64_t{0};
+    void* addr = nullptr;
+    size_t size = 0;
+    const bool ok = pthread_attr_getstack(&attr, &addr, &size) == 0;
+    pthread_attr_destroy(&attr);
+    return ok ? reinterpret_cast<uint64_t>(addr) + size : uint64_t{0};
+  }();
+  return top;
+}
 
 uint64_t PageSize() {
   static const uint64_t size = [] {
@@ -382,6 +398,10 @@ bool PyRuntime::PageWindow::Copy(uint64_t addr, void* out, size_t n) const {
 }
 
 bool PyRuntime::ReadFrame(uint64_t frame, uint8_t* out, size_t n) {
+  if (frame >= own_lo_ && frame < own_hi_ && own_hi_ - frame >= n) {
+    std::memcpy(out, reinterpret_cast<const void*>(frame), n);  // our own live stack
+    return true;
+  }
   if (windows_[0].Copy(frame, out, n) || windows_[1].Copy(frame, out, n)) return true;
   if (frame <= UINT64_MAX - n) {
     // The leaf's window first, downward (a data-stack chunk: callers below).
@@ -672,7 +692,17 @@ bool PyRuntime::OwnStack(std::vector<PyFrame>* out, size_t max_depth) {
   }
   uint64_t next = 0, native = 0, frame = 0;
   if (!ReadThreadState(ts, &next, &native, &frame, nullptr)) return false;
-  return WalkFrames(frame, out, max_depth);
+  // 3.12's shim frames of this thread's callers lie on its C stack, above
+  // this function's frame and below the stack's top: copied directly. Not
+  // with the per-frame walk, the reference the windowed one is tested against.
+  const uint64_t top = OwnStackTop();
+  if (top != 0 && !walk_options_.per_frame) {
+    own_lo_ = reinterpret_cast<uint64_t>(__builtin_frame_address(0));
+    own_hi_ = top > own_lo_ ? top : own_lo_;
+  }
+  const bool ok = WalkFrames(frame, out, max_depth);
+  own_lo_ = own_hi_ = 0;
+  return ok;
 }
 
 std::pair<uint64_t, uint64_t> PyRuntime::GilRange() {

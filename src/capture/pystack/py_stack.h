@@ -227,6 +227,11 @@ class PyRuntime {
   };
   PageWindow windows_[2];   // the leaf's, the last one read around another frame
   uint64_t last_miss_ = 0;  // the last frame found outside the leaf's window
+  // While OwnStack walks: the calling thread's own C stack from the walk's
+  // frame to the stack's top, [own_lo_, own_hi_). It is mapped, and does not
+  // change while the thread is in here: frames there (3.12's shim frames)
+  // are copied directly, not read through process_vm_readv. {0, 0} otherwise.
+  uint64_t own_lo_ = 0, own_hi_ = 0;
   WalkOptions walk_options_;
 };
 
