@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include "capture/pystack/elf_symbols.h"
 #include "common/strings.h"
@@ -29,19 +30,20 @@ constexpr size_t kMaxStampSpan = 96;       // >= code_linetable + 8 - code_first
 constexpr size_t kMaxWindowPages = 64;
 constexpr size_t kMaxIovecs = 1024;  // IOV_MAX
 
-// The top (highest address + 1) of the calling thread's stack, once per
-// thread; 0 when unknown.
-uint64_t OwnStackTop() {
-  thread_local uint64_t top = [] {
+// The calling thread's stack, [lowest address, top), once per thread;
+// {0, 0} when unknown.
+std::pair<uint64_t, uint64_t> OwnThreadStack() {
+  thread_local std::pair<uint64_t, uint64_t> range = [] {
     pthread_attr_t attr;
-    if (pthread_getattr_np(pthread_self(), &attr) != 0) return uint64_t{0};
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) return std::pair<uint64_t, uint64_t>{};
     void* addr = nullptr;
     size_t size = 0;
     const bool ok = pthread_attr_getstack(&attr, &addr, &size) == 0;
     pthread_attr_destroy(&attr);
-    return ok ? reinterpret_cast<uint64_t>(addr) + size : uint64_t{0};
+    const auto lo = reinterpret_cast<uint64_t>(addr);
+    return ok ? std::pair<uint64_t, uint64_t>{lo, lo + size} : std::pair<uint64_t, uint64_t>{};
   }();
-  return top;
+  return range;
 }
 
 uint64_t PageSize() {
@@ -693,12 +695,16 @@ bool PyRuntime::OwnStack(std::vector<PyFrame>* out, size_t max_depth) {
   uint64_t next = 0, native = 0, frame = 0;
   if (!ReadThreadState(ts, &next, &native, &frame, nullptr)) return false;
   // 3.12's shim frames of this thread's callers lie on its C stack, above
-  // this function's frame and below the stack's top: copied directly. Not
-  // with the per-frame walk, the reference the windowed one is tested against.
-  const uint64_t top = OwnStackTop();
-  if (top != 0 && !walk_options_.per_frame) {
-    own_lo_ = reinterpret_cast<uint64_t>(__builtin_frame_address(0));
-    own_hi_ = top > own_lo_ ? top : own_lo_;
+  // this function's frame and below the stack's top: copied directly. Only
+  // while this function runs on that stack (not on a signal or coroutine
+  // stack elsewhere, where the span up to the top could hold unmapped
+  // pages), and not with the per-frame walk, the reference the windowed one
+  // is tested against.
+  const auto [stack_lo, stack_hi] = OwnThreadStack();
+  const auto here = reinterpret_cast<uint64_t>(__builtin_frame_address(0));
+  if (here >= stack_lo && here < stack_hi && !walk_options_.per_frame) {
+    own_lo_ = here;
+    own_hi_ = stack_hi;
   }
   const bool ok = WalkFrames(frame, out, max_depth);
   own_lo_ = own_hi_ = 0;
