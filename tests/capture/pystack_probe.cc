@@ -84,13 +84,18 @@ __attribute__((visibility("default"))) double probe_cost_ns(int n) {
 // The calling thread's stack read twice by OwnStack: windowed (its own C
 // stack copied directly) and one process_vm_readv per frame, the reference.
 // The number of frames when both agree frame by frame (code, stamp, line),
-// -1 when they differ, 0 when no stack could be read.
-__attribute__((visibility("default"))) int probe_own_walks_agree() {
+// -1 when they differ, 0 when no stack could be read. `*reads`: the
+// process_vm_readv calls of the windowed walk (its code objects already
+// cached by a first walk, as in a loop).
+__attribute__((visibility("default"))) int probe_own_walks_agree(int* reads) {
   using namespace stepscope::pystack;
   auto rt = PyRuntime::AttachSelf();
   if (!rt.ok()) return 0;
   std::vector<PyFrame> windowed, per_frame;
+  if (!(*rt)->OwnStack(&windowed)) return 0;  // caches the code objects
+  const uint64_t before = (*rt)->memory().reads();
   if (!(*rt)->OwnStack(&windowed)) return 0;
+  *reads = static_cast<int>((*rt)->memory().reads() - before);
   (*rt)->set_walk_options({.per_frame = true});
   if (!(*rt)->OwnStack(&per_frame)) return 0;
   return windowed == per_frame ? static_cast<int>(windowed.size()) : -1;

@@ -25,6 +25,7 @@ def load():
     lib.probe_cost_ns.restype = ctypes.c_double
     lib.probe_cost_ns.argtypes = [ctypes.c_int]
     lib.probe_own_walks_agree.restype = ctypes.c_int
+    lib.probe_own_walks_agree.argtypes = [ctypes.POINTER(ctypes.c_int)]
     return lib
 
 
@@ -124,10 +125,14 @@ class PythonCallstackTest(unittest.TestCase):
 
     def test_windowed_walk_is_the_reference(self):
         # Through __call__ levels (3.12/3.13: shim frames on this thread's C stack, which the
-        # windowed walk copies directly) the frames, stamps and lines equal the per-frame walk's.
+        # windowed walk copies directly) the frames, stamps and lines equal the per-frame walk's,
+        # and the walk reads no page window for those shims: the thread state, the leaf's
+        # window and the stamps (in page windows through the C stack it took 7 or more).
         lib = load()
-        got = depth_call(lib, 30, lambda lib: lib.probe_own_walks_agree())
+        reads = ctypes.c_int(-1)
+        got = depth_call(lib, 30, lambda lib: lib.probe_own_walks_agree(ctypes.byref(reads)))
         self.assertGreater(got, 30)
+        self.assertLessEqual(reads.value, 4, "process_vm_readv calls of one walk")
 
     def test_cost(self):
         lib = load()
