@@ -453,28 +453,26 @@ bool PyRuntime::WalkFramesWindowed(uint64_t frame, size_t max_depth) {
 
 // Code objects lie close together (a module's functions are unmarshalled
 // one after another), and a process_vm_readv costs by iovec more than by
-// byte: the spans, sorted by address, are read in runs, spans less than
-// kStampRunGap apart sharing one iovec that also covers the bytes between
-// them (kMaxStampRun at most). A run not read whole (an unmapped page
-// between two spans) leaves its members to ReadStampsBatched's own reads.
-void PyRuntime::ReadStampRuns() {
+// byte: `members` (walk_unique_ indices, by address) are read in runs, one
+// iovec per run. With `merge`, spans less than kStampRunGap apart share a run
+// that also covers the bytes between them (kMaxStampRun at most); without,
+// a run is one span. A run not read whole (an unmapped page inside it) stops
+// that process_vm_readv at its iovec and the next one starts after it; its
+// members, where it had several, go to `retry` (read again one by one), else
+// their stamp stays 0.
+void PyRuntime::ReadStampRuns(const std::vector<uint32_t>& members, bool merge,
+                              std::vector<uint32_t>* retry) {
   constexpr uint64_t kStampRunGap = 4096, kMaxStampRun = 65536;
   const uint64_t span = StampSpan();
   const uint64_t at = layout_->code_firstlineno;
-  const size_t n = walk_unique_.size();
-  walk_done_.assign(n, 0);
-  walk_order_.resize(n);
-  for (size_t i = 0; i < n; ++i) walk_order_[i] = static_cast<uint32_t>(i);
-  std::sort(walk_order_.begin(), walk_order_.end(),
-            [&](uint32_t a, uint32_t b) { return walk_unique_[a] < walk_unique_[b]; });
   walk_runs_.clear();
   uint64_t bytes = 0;
-  for (uint32_t k = 0; k < n; ++k) {
-    const uint64_t addr = walk_unique_[walk_order_[k]];
-    if (addr > UINT64_MAX - at - span) break;  // sorted: none after it can be read either
+  for (uint32_t k = 0; k < members.size(); ++k) {
+    const uint64_t addr = walk_unique_[members[k]];
+    if (addr > UINT64_MAX - at - span) break;  // by address: none after it can be read either
     const uint64_t begin = addr + at, end = begin + span;
     StampRun* run = walk_runs_.empty() ? nullptr : &walk_runs_.back();
-    if (run && begin <= run->end + kStampRunGap && end - run->begin <= kMaxStampRun) {
+    if (merge && run && begin <= run->end + kStampRunGap && end - run->begin <= kMaxStampRun) {
       bytes += end - run->end;
       run->end = end;
       run->last = k;
@@ -504,20 +502,23 @@ void PyRuntime::ReadStampRuns() {
       const StampRun& run = walk_runs_[i + whole];
       const auto* base = static_cast<const uint8_t*>(walk_local_[whole].iov_base);
       for (uint32_t m = run.first; m <= run.last; ++m) {
-        const uint32_t u = walk_order_[m];
+        const uint32_t u = members[m];
         walk_unique_stamps_[u] = StampOf(base + (walk_unique_[u] + at - run.begin));
-        walk_done_[u] = 1;
+      }
+    }
+    if (whole < batch && retry) {
+      const StampRun& failed = walk_runs_[i + whole];
+      for (uint32_t m = failed.first; failed.first < failed.last && m <= failed.last; ++m) {
+        retry->push_back(members[m]);
       }
     }
     i += whole < batch ? whole + 1 : whole;  // past the run not read whole
   }
 }
 
-// A stamp span that cannot be read stops process_vm_readv at its iovec: the
-// spans before it are in, its stamp is 0, the read goes on after it.
+// Each distinct code object's stamp span: in runs by address, then the
+// spans of runs not read whole one by one (an unreadable one's stamp is 0).
 void PyRuntime::ReadStampsBatched() {
-  const size_t span = StampSpan();
-  const uint64_t at = layout_->code_firstlineno;
   walk_unique_.clear();
   walk_slot_.resize(walk_codes_.size());
   for (size_t i = 0; i < walk_codes_.size(); ++i) {
@@ -526,30 +527,15 @@ void PyRuntime::ReadStampsBatched() {
     if (j == walk_unique_.size()) walk_unique_.push_back(walk_codes_[i]);
     walk_slot_[i] = static_cast<uint32_t>(j);
   }
-  walk_unique_stamps_.assign(walk_unique_.size(), 0);
-  ReadStampRuns();
+  const size_t n = walk_unique_.size();
+  walk_unique_stamps_.assign(n, 0);
+  walk_order_.resize(n);
+  for (size_t i = 0; i < n; ++i) walk_order_[i] = static_cast<uint32_t>(i);
+  std::sort(walk_order_.begin(), walk_order_.end(),
+            [&](uint32_t a, uint32_t b) { return walk_unique_[a] < walk_unique_[b]; });
   walk_rest_.clear();
-  for (uint32_t u = 0; u < walk_unique_.size(); ++u) {
-    if (!walk_done_[u]) walk_rest_.push_back(u);
-  }
-  const size_t n = walk_rest_.size();
-  walk_spans_.resize(n * span);
-  walk_local_.resize(std::min(n, kMaxIovecs));
-  walk_remote_.resize(walk_local_.size());
-  for (size_t i = 0; i < n;) {
-    const size_t batch = std::min(n - i, kMaxIovecs);
-    for (size_t k = 0; k < batch; ++k) {
-      walk_local_[k] = {walk_spans_.data() + (i + k) * span, span};
-      walk_remote_[k] = {reinterpret_cast<void*>(walk_unique_[walk_rest_[i + k]] + at), span};
-    }
-    const ssize_t r = mem_.ReadV(walk_local_.data(), walk_remote_.data(), batch);
-    if (r < 0 && (mem_.last_errno() == ESRCH || mem_.last_errno() == EPERM)) break;  // none will
-    const size_t full = r > 0 ? std::min(static_cast<size_t>(r) / span, batch) : 0;
-    for (size_t k = 0; k < full; ++k) {
-      walk_unique_stamps_[walk_rest_[i + k]] = StampOf(walk_spans_.data() + (i + k) * span);
-    }
-    i += full < batch ? full + 1 : full;  // past the unreadable one (stamp 0)
-  }
+  ReadStampRuns(walk_order_, /*merge=*/true, &walk_rest_);
+  if (!walk_rest_.empty()) ReadStampRuns(walk_rest_, /*merge=*/false, nullptr);
   walk_stamps_.resize(walk_codes_.size());
   for (size_t i = 0; i < walk_codes_.size(); ++i) {
     walk_stamps_[i] = walk_unique_stamps_[walk_slot_[i]];

@@ -158,10 +158,11 @@ class PyRuntime {
   // walk_stamps_ of walk_codes_: each distinct code object's stamp span, in
   // as few process_vm_readv as the readable ones allow.
   void ReadStampsBatched();
-  // The first pass of ReadStampsBatched: spans less than a page apart read as
-  // one run (one iovec for them and the bytes between); walk_done_ marks the
-  // code objects whose run was read whole.
-  void ReadStampRuns();
+  // The stamps of `members` (walk_unique_ indices by address) read in runs,
+  // one iovec each; `merge`: spans under a page apart share a run. The
+  // members of a run of several not read whole go to `retry`.
+  void ReadStampRuns(const std::vector<uint32_t>& members, bool merge,
+                     std::vector<uint32_t>* retry);
   // walk_codes_/instrs_/stamps_ to frames with lines.
   void AppendFrames(std::vector<PyFrame>* out);
   enum class ListWalk { kOk, kUnreadable, kHeadMismatch };
@@ -203,16 +204,15 @@ class PyRuntime {
   std::vector<uint64_t> walk_unique_stamps_;
   std::vector<uint32_t> walk_slot_;   // walk_codes_[i] is walk_unique_[walk_slot_[i]]
   std::vector<uint8_t> table_bytes_;  // a code object's co_linetable while Code() decodes it
-  std::vector<uint8_t> walk_spans_;
   std::vector<iovec> walk_local_, walk_remote_;
   struct StampRun {
     uint64_t begin, end;   // the addresses read: the first span's start, the last one's end
-    uint32_t first, last;  // members: walk_order_[first..last]
+    uint32_t first, last;  // its members: ReadStampRuns's members[first..last]
   };
   std::vector<uint32_t> walk_order_;  // walk_unique_ indices by address
   std::vector<StampRun> walk_runs_;
-  std::vector<uint8_t> walk_run_bytes_, walk_done_;
-  std::vector<uint32_t> walk_rest_;  // walk_unique_ indices not done by the runs
+  std::vector<uint8_t> walk_run_bytes_;
+  std::vector<uint32_t> walk_rest_;  // members of runs not read whole, read again one by one
   // A copy of the readable whole pages [lo, hi) of the process's memory;
   // bytes[a - start] is the byte at address a.
   struct PageWindow {
