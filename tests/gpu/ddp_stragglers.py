@@ -94,6 +94,9 @@ def parse_args():
                     help="driver: 1: one bare balanced job first, not recorded (a fresh machine)")
     ap.add_argument("--pack-traces", default=None,
                     help="driver: kinds whose traces are packed (default: every kind)")
+    ap.add_argument("--profile-args", default="",
+                    help="driver: more `stepscope profile` options for every traced job, e.g. "
+                         "'--trace cuda,nvtx,memory' (which part of the tracer a result depends on)")
     ap.add_argument("--evaluate", metavar="RESULTS_JSONL",
                     help="check a driver's results.jsonl: right rank, cause, cost within 15%%")
     return ap.parse_args()
@@ -398,7 +401,7 @@ class Driver:
         os.makedirs(d, exist_ok=True)
         cmd = self.job(kind)
         if traced:
-            cmd = [self.a.stepscope, "profile", "-q", "-f", *extra, "-o",
+            cmd = [self.a.stepscope, "profile", "-q", "-f", *self.a.profile_args.split(), *extra, "-o",
                    os.path.join(d, name + "_r%q{RANK}"), "--"] + cmd
         rc, out = self.sh(cmd, timeout=200)
         lines = worker_lines(out)
@@ -551,8 +554,9 @@ def evaluate(path, slow_rank):
           "vs bare  vs traced  A phases      ok")
     for name, v in sorted(verdicts.items()):
         base = name.split("_nomarks")[0]
-        tag = base[:base.index("_") + 1] if base.startswith("n") and "_" in base else ""
-        kind = base[len(tag):]
+        # NAME is the driver's --tag (n4_, default1_, ...) and then the kind.
+        kind = next((k for k in KINDS if base == k or base.endswith("_" + k)), base)
+        tag = base[:len(base) - len(kind)]
         diff, a_ms = {}, None
         for traced in (False, True):
             if (name, traced) in phased:
