@@ -1,10 +1,14 @@
 // data_loading: the GPU idles waiting for the next batch (host-wait gaps at a
 // step's first GPU op, between steps, or in a data-loading NVTX range).
-// Fix: the loading overlapped with the previous step (DataLoader workers).
+// Fix: the loading overlapped with the previous step (DataLoader workers), and
+// the batch's upload pinned and non-blocking (pin_memory=True, non_blocking=True),
+// as the finding advises.
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "analysis/rules/rule.h"
+#include "analysis/whatif/pricing.h"
 #include "common/intervals.h"
 #include "common/strings.h"
 
@@ -17,6 +21,8 @@ namespace {
 // whose host time goes whole.
 struct LoaderCalls : FindingData {
   std::vector<Finding::Span> spans;
+  // gpu_ops rows of the batches' uploads from pageable memory (BatchUploads).
+  std::vector<uint32_t> uploads;
 };
 
 // stepscope profile's DataLoader ranges per thread (kLoaderRangeName around each batch's
@@ -32,6 +38,47 @@ std::map<uint32_t, std::vector<Interval>> LoaderRanges(const TraceModel& m) {
   }
   for (auto& [tid, v] : loader) MergeIntervals(&v);  // a next() inside another's counts once
   return loader;
+}
+
+// The batches' uploads: pageable host->device copies that a thread issues inside one
+// of its DataLoader.__next__ calls `spans` or after one, before its next kernel launch
+// (`batch.to("cuda")` of an unpinned batch). A blocking upload waits for the GPU's queue
+// to drain, so the host cannot run ahead into the next step even once the batch is
+// ready; pinned and non_blocking it can.
+std::vector<uint32_t> BatchUploads(const TraceModel& m, const std::vector<Finding::Span>& spans) {
+  std::map<uint32_t, std::vector<Interval>> calls;  // per thread, sorted by start
+  for (const Finding::Span& s : spans) calls[s.tid].push_back({s.start_ns, s.end_ns});
+  std::map<uint32_t, std::vector<int64_t>> launches;  // their kernel launch calls
+  for (const GpuOp& o : m.gpu_ops()) {
+    if (o.kind != GpuOpKind::kKernel || o.api == kNone) continue;
+    const ApiRecord& a = m.apis()[o.api];
+    if (calls.count(a.tid)) launches[a.tid].push_back(a.start_ns);
+  }
+  for (auto& [tid, v] : calls)
+    std::sort(v.begin(), v.end(),
+              [](const Interval& x, const Interval& y) { return x.start < y.start; });
+  for (auto& [tid, v] : launches) std::sort(v.begin(), v.end());
+  std::vector<uint32_t> rows;
+  for (uint32_t i = 0; i < m.gpu_ops().size(); ++i) {
+    const GpuOp& o = m.gpu_ops()[i];
+    if (o.kind != GpuOpKind::kMemcpy || o.api == kNone) continue;
+    const MemcpyRecord& r = m.memcpys()[o.index];
+    if (r.is_async != 1 || r.copy_kind != CopyKind::kHostToDevice || !IsPageableCopy(r)) continue;
+    const ApiRecord& a = m.apis()[o.api];
+    const auto mine = calls.find(a.tid);
+    if (mine == calls.end()) continue;
+    // The last next() that began before the copy's call.
+    const std::vector<Interval>& v = mine->second;
+    auto k = std::upper_bound(v.begin(), v.end(), a.start_ns,
+                              [](int64_t t, const Interval& iv) { return t < iv.start; });
+    if (k == v.begin()) continue;
+    --k;
+    const std::vector<int64_t>& l = launches[a.tid];
+    const auto next_launch = std::lower_bound(l.begin(), l.end(), k->end);
+    if (a.start_ns < k->end || next_launch == l.end() || *next_launch >= a.start_ns)
+      rows.push_back(i);
+  }
+  return rows;
 }
 
 void Detect(const RuleContext& c, std::vector<Finding>* out) {
@@ -111,11 +158,18 @@ void Detect(const RuleContext& c, std::vector<Finding>* out) {
         ns += iv.end - iv.start;
       }
     }
+    calls->uploads = BatchUploads(c.m, calls->spans);
     f.detail += "; the host spent " + FormatDuration(data_wait_ns) + " in them, and " +
                 FormatDuration(ns) + " in " + std::to_string(calls->spans.size()) + " " +
                 std::string(kLoaderRangeName) +
                 " calls in these steps: getting the batches, what a prefetch hides (the rest "
                 "of the waits is other host work between steps and stays)";
+    if (!calls->uploads.empty()) {
+      f.detail += "; " + std::to_string(calls->uploads.size()) +
+                  " uploads of the batches from pageable memory block the host until the GPU's "
+                  "queue drains (`.to(\"cuda\")` of an unpinned batch), so it cannot run ahead "
+                  "into the next step";
+    }
     f.data = std::move(calls);
   }
   f.fix =
@@ -131,8 +185,10 @@ void Detect(const RuleContext& c, std::vector<Finding>* out) {
 Fix Prefetch(const PricingContext& p, Finding* f) {
   const std::vector<whatif::HostSpan> waits = HostSpansOf(f->host_spans);
   std::vector<whatif::HostSpan> calls;
+  std::vector<whatif::PinnedCopy> uploads;
   if (const auto* d = dynamic_cast<const LoaderCalls*>(f->data.get())) {
     for (const Finding::Span& s : d->spans) calls.push_back({s.tid, s.start_ns, s.end_ns});
+    uploads = PinnedCopiesOf(p.c.m, p.g, d->uploads, p.c.machine, p.c.upload_sync, nullptr);
   }
   const int64_t fetch = std::max<int64_t>(0, p.c.opt.worker_fetch_ns);
   std::string what;
@@ -142,10 +198,15 @@ Fix Prefetch(const PricingContext& p, Finding* f) {
             std::string(kLoaderRangeName) + " calls";
   }
   return {[=](whatif::Graph* x) {
-            return whatif::CutHostTime(x, waits, fetch) + whatif::CutHostOverlap(x, calls, fetch);
+            return whatif::CutHostTime(x, waits, fetch) + whatif::CutHostOverlap(x, calls, fetch) +
+                   whatif::PinCopies(x, uploads);
           },
           "data loading overlapped with the previous step (" + what + " cut to " +
-              FormatFixed(fetch / 1e6, 2) + " ms, a worker-fed batch's fetch)"};
+              FormatFixed(fetch / 1e6, 2) + " ms, a worker-fed batch's fetch" +
+              (uploads.empty() ? std::string()
+                               : "; the " + std::to_string(uploads.size()) +
+                                     " batch uploads pinned and non-blocking") +
+              ")"};
 }
 
 }  // namespace
