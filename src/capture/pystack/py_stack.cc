@@ -95,7 +95,7 @@ bool Memory::Read(uint64_t addr, void* out, size_t n) const {
   iovec local{out, n};
   iovec remote{reinterpret_cast<void*>(addr), n};
   ++reads_;
-  const ssize_t r = ::process_vm_readv(pid_, &local, 1, &remote, 1, 0);
+  const ssize_t r = Fails(addr, n) ? -1 : ::process_vm_readv(pid_, &local, 1, &remote, 1, 0);
   if (r == static_cast<ssize_t>(n)) return true;
   last_errno_ = r < 0 ? errno : EFAULT;
   return false;
@@ -103,7 +103,33 @@ bool Memory::Read(uint64_t addr, void* out, size_t n) const {
 
 ssize_t Memory::ReadV(const iovec* local, const iovec* remote, unsigned long n) const {
   ++reads_;
-  const ssize_t r = ::process_vm_readv(pid_, local, n, remote, n, 0);
+  unsigned long whole = n;  // the iovecs before the first that reaches a failing range
+  iovec part_local{}, part_remote{};
+  if (fail_begin_ < fail_end_) {
+    for (whole = 0; whole < n; ++whole) {
+      const auto at = reinterpret_cast<uint64_t>(remote[whole].iov_base);
+      if (Fails(at, remote[whole].iov_len)) break;
+    }
+    if (whole < n) {  // its bytes before the range, as the kernel copies them
+      const auto at = reinterpret_cast<uint64_t>(remote[whole].iov_base);
+      const size_t before = at < fail_begin_ ? static_cast<size_t>(fail_begin_ - at) : 0;
+      part_local = {local[whole].iov_base, before};
+      part_remote = {remote[whole].iov_base, before};
+    }
+  }
+  ssize_t r = whole == 0 ? 0 : ::process_vm_readv(pid_, local, whole, remote, whole, 0);
+  if (whole < n) {    // a simulated fault (tests only)
+    size_t full = 0;  // what the whole iovecs hold
+    for (unsigned long k = 0; k < whole; ++k) full += local[k].iov_len;
+    if (r == static_cast<ssize_t>(full) && part_local.iov_len > 0) {
+      const ssize_t p = ::process_vm_readv(pid_, &part_local, 1, &part_remote, 1, 0);
+      r += p > 0 ? p : 0;
+    }
+    if (r == 0) {
+      errno = EFAULT;
+      r = -1;
+    }
+  }
   if (r < 0) last_errno_ = errno;
   return r;
 }

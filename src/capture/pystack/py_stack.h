@@ -55,11 +55,20 @@ class Memory {
   int last_errno() const { return last_errno_; }
   // process_vm_readv calls made so far (what a walk costs in system calls).
   uint64_t reads() const { return reads_; }
+  // Tests: the remote bytes [begin, end) read as an unmapped page does: Read
+  // fails, ReadV stops at the first iovec that reaches them (after the bytes
+  // of that iovec before them). begin == end: none.
+  void FailReadsIn(uint64_t begin, uint64_t end) {
+    fail_begin_ = begin;
+    fail_end_ = end;
+  }
 
  private:
+  bool Fails(uint64_t addr, size_t n) const { return addr < fail_end_ && addr + n > fail_begin_; }
   pid_t pid_;
   mutable int last_errno_ = 0;
   mutable uint64_t reads_ = 0;
+  uint64_t fail_begin_ = 0, fail_end_ = 0;
 };
 
 // How a walk reads a thread's frames. The default reads whole pages around
@@ -135,7 +144,8 @@ class PyRuntime {
 
   const PyLayout& layout() const { return *layout_; }
   const Memory& memory() const { return mem_; }
-  std::string version() const;  // "3.12.3"
+  Memory* mutable_memory() { return &mem_; }  // tests (Memory::FailReadsIn)
+  std::string version() const;                // "3.12.3"
   // Walks in a row (kMismatchedWalks) found the head thread state, stable
   // while read, not pointing back at its interpreter: the struct layout is
   // not the expected one; stop using it. A thread state that vanishes

@@ -451,6 +451,79 @@ TEST(PyStack, WindowedWalkMatchesPerFrame) {
   }
 }
 
+// The stamps are read in runs (spans less than a page apart in one iovec).
+// A run that cannot be read whole, because bytes between two of its spans
+// fault, is read again span by span: the walk's frames stay those of a clean
+// walk, in one more read. A fault inside one span costs only the frames of
+// that code object. Faults are simulated (Memory::FailReadsIn) at the live
+// child's own code objects: an unmapped page inside a run cannot be made
+// without unmapping part of a code object.
+TEST(PyStack, StampRunNotReadWholeIsReadAgainBySpan) {
+  const PyLayout* layout = LayoutFor(0x03000000u | (PythonMinor() << 16));
+  if (!layout) GTEST_SKIP() << "no python3 3.11-3.13";
+  std::string line;
+  const std::string script = DeepScript(8, 1, *layout);
+  const pid_t pid = StartPythonLine(script, &line);
+  ASSERT_GE(pid, 0);
+  Reaper reaper{pid};
+  if (line.rfind("ready", 0) != 0) GTEST_SKIP() << "python3 could not run";
+  auto rt = PyRuntime::Attach(pid);
+  if (!rt.ok()) GTEST_SKIP() << rt.status().message();
+  std::vector<PyFrame> clean;
+  uint64_t clean_reads = 0;
+  const int sleep_line = SleepLine(script);
+  for (int attempt = 0; attempt < 250; ++attempt) {
+    MainStack(rt->get(), pid, {}, &clean, &clean_reads);
+    if (clean.size() >= 13 && clean[0].line == sleep_line) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_FALSE(clean.empty());
+  ASSERT_EQ(clean[0].line, sleep_line);
+  ASSERT_TRUE(MainStack(rt->get(), pid, {}, &clean, &clean_reads));
+  // The distinct code objects by address, and their stamp spans.
+  const uint64_t at = layout->code_firstlineno;
+  const uint64_t span = layout->code_linetable + 8 - layout->code_firstlineno;
+  std::vector<uint64_t> codes;
+  for (const PyFrame& f : clean) codes.push_back(f.code);
+  std::sort(codes.begin(), codes.end());
+  codes.erase(std::unique(codes.begin(), codes.end()), codes.end());
+  ASSERT_GE(codes.size(), 5u);
+  // Two neighbours whose spans one run holds, with bytes between them.
+  size_t pair = codes.size();
+  for (size_t i = 0; i + 1 < codes.size(); ++i) {
+    const uint64_t end = codes[i] + at + span, next = codes[i + 1] + at;
+    if (next > end && next - end <= 4096) pair = i;
+  }
+  Memory* mem = (*rt)->mutable_memory();
+  if (pair < codes.size()) {
+    mem->FailReadsIn(codes[pair] + at + span, codes[pair + 1] + at);
+    std::vector<PyFrame> frames;
+    uint64_t reads = 0;
+    EXPECT_TRUE(MainStack(rt->get(), pid, {}, &frames, &reads));
+    EXPECT_EQ(frames, clean);
+    // One more for the runs after the failed one (the read stopped there), one
+    // for the failed run's spans.
+    EXPECT_GT(reads, clean_reads);
+    EXPECT_LE(reads, clean_reads + 2);
+  } else {
+    std::fprintf(stderr, "no two code objects' stamps in one run with bytes between them\n");
+  }
+  // A fault inside one span: that code object's frames go, no other's.
+  const uint64_t victim = clean[1].code;  // coro: one frame
+  mem->FailReadsIn(victim + at + span / 2, victim + at + span / 2 + 1);
+  std::vector<PyFrame> frames, want;
+  uint64_t reads = 0;
+  EXPECT_TRUE(MainStack(rt->get(), pid, {}, &frames, &reads));
+  for (const PyFrame& f : clean) {
+    if (f.code != victim) want.push_back(f);
+  }
+  EXPECT_EQ(frames, want);
+  EXPECT_LT(want.size(), clean.size());
+  mem->FailReadsIn(0, 0);
+  EXPECT_TRUE(MainStack(rt->get(), pid, {}, &frames, &reads));
+  EXPECT_EQ(frames, clean);
+}
+
 // Walks from bad frame pointers end as failed or short walks, the same with
 // both readers: unmapped, kernel, wrapping and misaligned addresses, memory
 // that is no frame, a frame chain that loops (max_depth bounds it), one that
