@@ -44,6 +44,12 @@ and, right after the window opens, hands their durations to the trace in one NVT
 "stepscope.untraced_steps_ns D2,...,DW" (UNTRACED_MARK): `analyze` and `whatif` price at that
 host speed (src/analysis/whatif/untraced.h).
 
+Where profile's DataLoader ranges are installed (stepscope._loader_ranges), the hook says so
+in the trace with one NVTX mark, LOADER_MARK, at the first optimizer step's return and again
+when a `--steps` window opens: a trace with the mark and no DataLoader range comes from a
+program that took no batch from a DataLoader, whose waits at step starts are not data loading
+(the rule data_loading).
+
 Only one optimizer counts: the first one that steps (a GAN's second optimizer, or an
 optimizer wrapped in another that steps the inner one, would otherwise add boundaries);
 when it is garbage-collected, the next one to step takes its place. Cost: one Python call
@@ -57,13 +63,14 @@ PREFIX = "iteration "  # src/common/step_names.h kIterationPrefix
 STEP_RANGE = "optimizer.step"  # the rule per_param_optimizer reads it
 CLIP_RANGE = "clip_grad_norm_"  # and this one (src/analysis/rules/per_param_optimizer.cc)
 UNTRACED_MARK = "stepscope.untraced_steps_ns "  # src/common/step_names.h kUntracedStepsMark
+LOADER_MARK = "stepscope.loader_ranges on"  # src/common/step_names.h kLoaderRangesOnMark
 
 
 class _Boundaries:
     """The optimizer step post-hook: one NVTX start/end range per training iteration."""
 
     def __init__(self, nvtx, window=None, profiler=None, cuda_ready=None, attach=None,
-                 synchronize=None):
+                 synchronize=None, loader_ranges=None):
         self._start, self._end = nvtx.range_start, nvtx.range_end
         # (first, last): record from the return of step `first` to that of step `last`.
         self._window, self._profiler = window, profiler
@@ -73,6 +80,7 @@ class _Boundaries:
         self._cuda_ready = cuda_ready or (lambda: True)
         self._push, self._pop = nvtx.range_push, nvtx.range_pop
         self._mark = getattr(nvtx, "mark", None)
+        self._loader_ranges = loader_ranges or (lambda: False)  # DataLoader ranges installed?
         self._returns = []  # perf_counter_ns of each step's return before the window opens
         self._pushed = False
         self._anchor = None  # weakref to the optimizer whose steps are the boundaries
@@ -106,11 +114,22 @@ class _Boundaries:
         self._steps += 1
         if self._window and self._steps <= self._window[0]:
             self._returns.append(time.perf_counter_ns())
+        opened = False
         if self._window and self._steps in self._window:
             opens = self._steps == self._window[0]
             if self._toggle(opens) and opens:
                 self._mark_untraced()
+                opened = True
+        if self._steps == 1 or opened:
+            self._mark_loader_ranges()
         self._open = self._start(PREFIX + str(self._steps + 1))
+
+    def _mark_loader_ranges(self):
+        try:
+            if self._mark is not None and self._loader_ranges():
+                self._mark(LOADER_MARK)
+        except Exception:  # noqa: BLE001 - the traced program must never see it
+            pass
 
     def _mark_untraced(self):
         # Iterations 2..W, from one return to the next: what the loop takes with nothing recorded.
@@ -173,6 +192,15 @@ def wrap_clipping(nvtx, utils):
     return True
 
 
+def loader_ranges_installed(torch):
+    """stepscope._loader_ranges wraps DataLoader iterators' __next__ (its flag on the wrapper)."""
+    try:
+        from torch.utils.data import dataloader
+        return bool(getattr(dataloader._BaseDataLoaderIter.__next__, "_stepscope_loader_range", False))
+    except Exception:  # noqa: BLE001 - an unusual torch: say nothing
+        return False
+
+
 def window_from_env(value):
     """STEPSCOPE_WINDOW_STEPS "W:N" -> (W, W + N): the optimizer steps whose returns open and
     close the recording window; None when unset or malformed (the launcher checks it)."""
@@ -215,7 +243,8 @@ def install(torch):
         if os.environ.get("STEPSCOPE_DETACH") == "on":
             synchronize = torch.cuda.synchronize
     boundaries = _Boundaries(torch.cuda.nvtx, window, profiler,
-                             getattr(torch.cuda, "is_initialized", None), attach, synchronize)
+                             getattr(torch.cuda, "is_initialized", None), attach, synchronize,
+                             lambda: loader_ranges_installed(torch))
     register_pre(boundaries.before)
     register(boundaries)
     try:

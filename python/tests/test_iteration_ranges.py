@@ -132,6 +132,35 @@ class IterationRangesTest(HookTest):
         self.assertEqual(len(ns), 2)
         self.assertTrue(all(9_000_000 <= d < 2_000_000_000 for d in ns), ns)
 
+    def test_marks_that_dataloader_ranges_are_on(self):
+        # With profile's DataLoader ranges installed (STEPSCOPE_LOADER_RANGES=1), one mark at the
+        # first step's return says so; without them, none. A --steps window repeats it when it
+        # opens (the steps before are not recorded).
+        code = ("import torch\n"
+                "a = torch.optim.AdamW()\n"
+                "for i in range(3):\n"
+                "    a.step()\n"
+                "print([e for e in torch.cuda.nvtx.events if e[0] == 'mark'])\n")
+        on = {"STEPSCOPE_ITERATION_RANGES": "1", "STEPSCOPE_LOADER_RANGES": "1"}
+        p = run_python(code, on, self.path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(eval(p.stdout.strip()), [("mark", "stepscope.loader_ranges on")])
+        p = run_python(code, {"STEPSCOPE_ITERATION_RANGES": "1"}, self.path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(eval(p.stdout.strip()), [])
+        window = ("import torch\n"
+                  "torch.cuda._lazy_init()\n"
+                  "a = torch.optim.AdamW()\n"
+                  "for i in range(4):\n"
+                  "    a.step()\n"
+                  "print([e[0] if e[0].startswith('profiler') else e[1] for e in torch.cuda.nvtx.events\n"
+                  "       if e[0] in ('mark', 'profiler_start')])\n")
+        p = run_python(window, dict(on, STEPSCOPE_WINDOW_STEPS="2:1"), self.path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got = eval(p.stdout.strip())
+        self.assertEqual([g for g in got if not g.startswith("stepscope.untraced")],
+                         ["stepscope.loader_ranges on", "profiler_start", "stepscope.loader_ranges on"])
+
     def test_steps_window_never_starts_cuda(self):
         # A loop that never used CUDA: no cudaProfilerStart (it would create a context).
         code = ("import torch\n"
@@ -168,8 +197,9 @@ class IterationRangesTest(HookTest):
         p = run_python(code, env, self.path + [own])
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stderr, "")
-        # 1 step range (push, pop), 1 iteration start, 2 DataLoader push/pop pairs
-        self.assertEqual(p.stdout.split(), ["42", "True", "7"])
+        # 1 step range (push, pop), the DataLoader ranges' mark, 1 iteration start, 2 DataLoader
+        # push/pop pairs
+        self.assertEqual(p.stdout.split(), ["42", "True", "8"])
 
 
 if __name__ == "__main__":

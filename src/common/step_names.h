@@ -47,6 +47,11 @@ inline constexpr std::string_view kUntracedStepsMark = "stepscope.untraced_steps
 // batch a PyTorch DataLoader hands the program (python/stepscope/_loader_ranges.py);
 // the rule data_loading and the ranks verdict read it.
 inline constexpr std::string_view kLoaderRangeName = "DataLoader.__next__";
+// The NVTX mark the iteration hook puts in the trace (at the first optimizer step's
+// return, and again when a `--steps` window opens) when those DataLoader ranges are
+// installed: a trace with it and without one DataLoader range comes from a program
+// that took no batch from a torch DataLoader (the rule data_loading).
+inline constexpr std::string_view kLoaderRangesOnMark = "stepscope.loader_ranges on";
 
 // The NVTX domain of Kineto's GPU-side copies of host annotations.
 inline constexpr std::string_view kGpuSideDomain = "gpu_user_annotation";

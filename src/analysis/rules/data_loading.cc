@@ -89,6 +89,13 @@ void Detect(const RuleContext& c, std::vector<Finding>* out) {
         "'step N' / ProfilerStep#N) or a data-loading range there is no evidence they waited for "
         "a batch; left to host_wait / launch_bound");
   }
+  if (c.owners.no_loader_data_ns > 0 && c.undecided) {
+    c.undecided->push_back(
+        "data_loading: " + FormatDuration(c.owners.no_loader_data_ns) +
+        " of host-wait gaps at step starts or between steps: the program took no batch from a "
+        "torch DataLoader (profile's DataLoader ranges were on and recorded none), so they are "
+        "other host work; left to host_wait / launch_bound");
+  }
   const std::vector<size_t> mine = c.GapsOf(GapOwner::kDataLoading);
   if (mine.empty()) return;
   const std::map<uint32_t, std::vector<Interval>> loader = LoaderRanges(c.m);

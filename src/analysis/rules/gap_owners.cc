@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "analysis/rules/rule.h"
+#include "common/step_names.h"
 #include "common/strings.h"
 
 namespace stepscope {
@@ -60,10 +61,25 @@ GapOwner SyncWaitOwner(const RuleContext& c, const GpuGap& g) {
                      : GapOwner::kHostSync;
 }
 
+// The program took no batch from a torch DataLoader: `profile`'s DataLoader
+// ranges were installed (the iteration hook's mark) and none was recorded.
+// Its waits at step starts are other host work (zero_grad, building the
+// batch in the loop, Python before the first launch), whose fix is not a
+// DataLoader's.
+bool NoDataLoader(const TraceModel& m) {
+  bool mark = false;
+  for (const NvtxRecord& r : m.nvtx()) {
+    const std::string_view name = m.String(r.name);
+    if (r.kind != NvtxKind::kMark && name == kLoaderRangeName) return false;
+    mark = mark || (r.kind == NvtxKind::kMark && name == kLoaderRangesOnMark);
+  }
+  return mark;
+}
+
 // A host-wait gap (or a sync-wait gap outside the steps): what the host was
 // doing while the GPU waited decides.
 OwnedGap HostWaitOwner(const RuleContext& c, const GpuGap& g, const std::vector<int32_t>& stretch,
-                       int64_t* undecided_data_ns) {
+                       bool no_loader, GapOwners* w) {
   const TraceModel& m = c.m;
   const GpuOp* next = g.next_op == kNone ? nullptr : &m.gpu_ops()[g.next_op];
   OwnedGap o;
@@ -81,12 +97,14 @@ OwnedGap HostWaitOwner(const RuleContext& c, const GpuGap& g, const std::vector<
   const bool at_step_start = step >= 0 && c.steps.steps[step].first_op == g.next_op;
   const bool first_of_step = host_steps && at_step_start;
   o.between_steps = host_steps && !c.steps.steps.empty() && c.steps.AtHostTime(mid) < 0;
-  if (!host_steps && at_step_start) *undecided_data_ns += g.length();
+  if (!host_steps && at_step_start) w->undecided_data_ns += g.length();
   auto data_range = [&](uint32_t r) {
     return r != kNone && IsDataLoadingRangeName(m.String(m.nvtx()[r].name));
   };
   o.in_data = data_range(o.host_range) || data_range(o.launch_range);
-  if (first_of_step || o.between_steps || o.in_data) {
+  const bool step_edge = first_of_step || o.between_steps;
+  if (step_edge && no_loader && !o.in_data) w->no_loader_data_ns += g.length();
+  if ((step_edge && !no_loader) || o.in_data) {
     o.owner = GapOwner::kDataLoading;
   } else if (g.next_op != kNone && stretch[g.next_op] >= 0) {
     o.owner = PerParamOptimizerRange(m, o.launch_range) ? GapOwner::kPerParamOptimizer
@@ -186,6 +204,7 @@ GapOwners OwnGaps(const RuleContext& c) {
     sp.end_ns = std::max(sp.end_ns, a.end_ns);
   }
   w.stretch_blocker = StretchBlockers(c, stretch, w.stretch_span);
+  const bool no_loader = NoDataLoader(m);
   w.gaps.reserve(c.gaps.size());
   for (const GpuGap& g : c.gaps) {
     // A synchronization outside every step (torch.cuda.synchronize() between
@@ -202,7 +221,7 @@ GapOwners OwnGaps(const RuleContext& c) {
     } else if (g.cause != GapCause::kHostWait && g.cause != GapCause::kSyncWait) {
       w.gaps.push_back({});
     } else {
-      w.gaps.push_back(HostWaitOwner(c, g, stretch, &w.undecided_data_ns));
+      w.gaps.push_back(HostWaitOwner(c, g, stretch, no_loader, &w));
     }
   }
   return w;

@@ -117,6 +117,9 @@ struct GapOwners {
   // Host-wait gaps at the starts of kernel-sequence steps (no evidence of a
   // wait for a batch).
   int64_t undecided_data_ns = 0;
+  // Host-wait gaps at step starts or between steps of a program that took no
+  // batch from a torch DataLoader (NoDataLoader): not a wait for a batch.
+  int64_t no_loader_data_ns = 0;
 };
 
 struct RuleContext {

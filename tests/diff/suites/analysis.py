@@ -122,6 +122,14 @@ TESTS = [
              trace=fx("loader_pageable_upload"), out=out("analyze_loader_pageable_upload.txt")),
     DiffTest(name="whatif_loader_pageable_upload", cmd=["whatif", "--prefetch", "--pin", "{trace}"],
              trace=fx("loader_pageable_upload"), out=out("whatif_loader_pageable_upload.txt")),
+    # A loop with no DataLoader, steps from profile's iteration ranges, 0.77 ms of Python at each
+    # step's start (gen_fixtures.py): an older trace (no hook mark) reads it as data loading;
+    # with the hook's "stepscope.loader_ranges on" mark and no DataLoader range it is host_wait.
+    DiffTest(name="analyze_iteration_no_loader_old", cmd=["analyze", "{trace}"],
+             trace=fx("iteration_no_loader"), out=out("analyze_iteration_no_loader_old.txt")),
+    DiffTest(name="analyze_iteration_no_loader", cmd=["analyze", "{trace}"],
+             trace=fx("iteration_no_loader") + "+" + fx("loader_ranges_on_mark"),
+             out=out("analyze_iteration_no_loader.txt")),
     DiffTest(name="whatif_data_starved", cmd=["whatif", "--prefetch", "--batch", "2", "{trace}"],
              trace=fx("train_data_starved"), out=out("whatif_data_starved.txt")),
     DiffTest(name="whatif_offload_json", cmd=["whatif", "--no-copies", "--side-stream", "--format", "json",
