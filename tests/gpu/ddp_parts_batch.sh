@@ -17,6 +17,7 @@ variants=${2:-"default=;nohost=--trace cuda,nvtx,memory;nonative=--native-hz 0;n
 batch_gpu "$OUT/gpu.txt"
 script=${DDP_SCRIPT:-tests/gpu/ddp_stragglers.py}
 dd=/tmp/dd; rm -rf "$dd"; mkdir -p "$dd"
+warm=1  # one bare job before the call's first traced one (a fresh machine), none after
 for r in $(seq 1 "$rounds"); do
   IFS=';' read -ra vs <<< "$variants"
   for v in "${vs[@]}"; do
@@ -24,8 +25,9 @@ for r in $(seq 1 "$rounds"); do
     batch_expired $((BATCH_DEADLINE_S - 45)) && { echo "deadline: skipping $name round $r" >> "$dd/log.txt"; continue; }
     pack=none; [ "$r" = 1 ] && [ "$name" = default ] && pack=balanced
     timeout "$(batch_left)" python3 "$script" --driver --stepscope "$B" --out "$dd" --nomarks= \
-      --phase-steps 8 --phases 8 --warmup 12 --kinds balanced --arms traced --warmup-run "$([ "$r$name" = 1default ] && echo 1 || echo 0)" \
+      --phase-steps 8 --phases 8 --warmup 12 --kinds balanced --arms traced --warmup-run "$warm" \
       --tag "${name}${r}_" --pack-traces "$pack" --profile-args="$args" --budget-s 100 > /dev/null 2>&1
+    warm=0
     tar czf "$OUT/.dd.tgz" --exclude "traces_*" -C /tmp dd && mv "$OUT/.dd.tgz" "$OUT/dd.tgz"
     for t in "$dd"/traces_*.tar; do [ -f "$t" ] && cp "$t" "$OUT/"; done
   done

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "analysis/rules/rule.h"
 #include "analysis/whatif/pricing.h"
@@ -82,19 +83,21 @@ std::vector<uint32_t> BatchUploads(const TraceModel& m, const std::vector<Findin
 }
 
 void Detect(const RuleContext& c, std::vector<Finding>* out) {
-  if (c.owners.undecided_data_ns > 0 && c.undecided) {
-    c.undecided->push_back(
-        "data_loading: " + FormatDuration(c.owners.undecided_data_ns) +
-        " of host-wait gaps at the starts of kernel-sequence steps: without step ranges (NVTX "
-        "'step N' / ProfilerStep#N) or a data-loading range there is no evidence they waited for "
-        "a batch; left to host_wait / launch_bound");
-  }
-  if (c.owners.no_loader_data_ns > 0 && c.undecided) {
-    c.undecided->push_back(
-        "data_loading: " + FormatDuration(c.owners.no_loader_data_ns) +
-        " of host-wait gaps at step starts or between steps: the program took no batch from a "
-        "torch DataLoader (profile's DataLoader ranges were on and recorded none), so they are "
-        "other host work; left to host_wait / launch_bound");
+  // Gaps at step starts that are no evidence of a wait for a batch, and why.
+  const std::pair<int64_t, const char*> not_data[] = {
+      {c.owners.undecided_data_ns,
+       " of host-wait gaps at the starts of kernel-sequence steps: without step ranges (NVTX "
+       "'step N' / ProfilerStep#N) or a data-loading range there is no evidence they waited for "
+       "a batch"},
+      {c.owners.no_loader_data_ns,
+       " of host-wait gaps at step starts or between steps: the program took no batch from a "
+       "torch DataLoader (profile's DataLoader ranges were on and recorded none), so they are "
+       "other host work"}};
+  for (const auto& [ns, why] : not_data) {
+    if (ns > 0 && c.undecided) {
+      c.undecided->push_back("data_loading: " + FormatDuration(ns) + why +
+                             "; left to host_wait / launch_bound");
+    }
   }
   const std::vector<size_t> mine = c.GapsOf(GapOwner::kDataLoading);
   if (mine.empty()) return;
