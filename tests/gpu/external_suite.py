@@ -122,8 +122,8 @@ def run_logged(cmd, timeout, env=None):
         return 124, e.stdout or "", e.stderr or "", time.monotonic() - t
 
 
-def analyze(binary, trace):
-    rc, out, err, _ = run_logged([binary, "analyze", "--format", "json", trace], 300)
+def analyze(binary, trace, extra=()):
+    rc, out, err, _ = run_logged([binary, "analyze", "--format", "json", *extra, trace], 300)
     try:
         return json.loads(out), None
     except ValueError:
@@ -234,13 +234,15 @@ def cmd_reanalyze(a):
         trace = os.path.join(a.traces, row.get("scenario", "") + ".sqlite")
         if "skipped" in row or not os.path.exists(trace):
             continue
-        doc, err = analyze(a.stepscope, trace)
+        doc, err = analyze(a.stepscope, trace, a.analyze_args.split())
         row = {k: v for k, v in row.items() if k not in ("findings", "analyze_error")}
         if doc:
             row.update(findings_row(doc))
         else:
             row["analyze_error"] = err
         row["reanalyzed"] = trace
+        if a.analyze_args:
+            row["analyze_args"] = a.analyze_args
         out.write(json.dumps(row) + "\n")
     out.close()
 
@@ -344,6 +346,9 @@ def main():
     ra.add_argument("--results", required=True, help="suite.jsonl of a driver run")
     ra.add_argument("--traces", required=True, help="folder of that run's traces (NAME.sqlite)")
     ra.add_argument("--out", required=True, help="the new jsonl (then: table OUT)")
+    ra.add_argument("--analyze-args", default="",
+                    help="more `analyze` options, e.g. '--untraced-step-ms measured' on traces of "
+                         "'profile --steps N' (priced at the host speed of the untraced iterations)")
     s = sub.add_parser("smoke")
     s.add_argument("--only", default="")
     t = sub.add_parser("table")
