@@ -201,8 +201,28 @@ def driver_one(a, name, log, text):
         text.flush()
     else:
         row["analyze_error"] = aerr
+    if a.window:
+        row.update(traced_window(a, me, trace + ".window"))
     log.write(row)
     return row
+
+
+def traced_window(a, me, trace):
+    """The problem traced again with a `--steps` window (a.window "N:W": N recorded iterations
+    after W untraced ones, CUPTI detached before it), then `analyze` on it twice: as the trace
+    alone ("window") and priced at the untraced iterations' host speed the trace measured
+    ("window_measured", `--untraced-step-ms measured`). Both predictions from one VM's run."""
+    n, w = (int(x) for x in a.window.split(":"))
+    rc, out, err, wall = run_logged([a.stepscope, "profile", "-q", "-f", "-o", trace, "--steps", str(n),
+                                     "--warmup-steps", str(w), "--"] + me +
+                                    ["--arm", "problem", "--steps", str(n + w + 4)], 400)
+    got = suite_line(out)
+    res = {"window_args": a.window, "window_traced_ms": got["problem_ms"][0] if got else None,
+           "window_wall_s": round(wall, 1)}
+    for key, extra in (("window", ()), ("window_measured", ("--untraced-step-ms", "measured"))):
+        doc, aerr = analyze(a.stepscope, trace + ".sqlite", extra)
+        res[key] = findings_row(doc) if doc else {"analyze_error": aerr}
+    return res
 
 
 def cmd_driver(a):
@@ -293,6 +313,10 @@ def cmd_table(a):
             r = json.loads(line)
             if "skipped" in r:
                 continue
+            if a.arm != "default":  # the prediction of the driver's --window run instead
+                if not isinstance(r.get(a.arm), dict):
+                    continue
+                r = dict(r, **r[a.arm])
             old = rows.get(r["scenario"], {})
             if "realized_ms" not in r and "realized_ms" in old:
                 for k in ("realized_ms", "problem_ms", "fix_ms"):
@@ -338,6 +362,9 @@ def main():
     d.add_argument("--profile-args", default="",
                    help="more `profile` options for the traced problem run, e.g. '--steps 8 --warmup-steps 6' "
                         "(the trace then measures the untraced iterations before its window)")
+    d.add_argument("--window", default="",
+                   help="N:W: also trace the problem with `profile --steps N --warmup-steps W` and "
+                        "price it as traced and with `--untraced-step-ms measured` (table --arm)")
     d.add_argument("--pairs", type=int, default=2, help="process pairs where A/B cannot share a process")
     d.add_argument("--budget-s", type=float, default=520)
     d.add_argument("--no-realize", action="store_true")
@@ -353,6 +380,9 @@ def main():
     s.add_argument("--only", default="")
     t = sub.add_parser("table")
     t.add_argument("files", nargs="+")
+    t.add_argument("--arm", choices=["default", "window", "window_measured"], default="default",
+                   help="whose prediction: the default traced run's, or the --window run's as "
+                        "traced or at its measured untraced step")
     a = ap.parse_args()
     {"run": cmd_run, "driver": cmd_driver, "table": cmd_table, "smoke": cmd_smoke,
      "reanalyze": cmd_reanalyze}[a.cmd](a)
