@@ -72,6 +72,7 @@ std::vector<int64_t> MatchCollectives(RanksAnalysis* a, std::vector<bool>* steps
   a->collectives.clear();
   a->waited.assign(nranks, std::vector<int64_t>(nsteps, 0));
   a->caused.assign(nranks, std::vector<int64_t>(nsteps, 0));
+  a->held.assign(nranks, std::vector<int64_t>(nsteps, 0));
   steps_with_collectives->assign(nsteps, false);
   for (RankResult& r : a->ranks) r.collectives = r.last_arrivals = 0;
 
@@ -118,7 +119,8 @@ std::vector<int64_t> MatchCollectives(RanksAnalysis* a, std::vector<bool>* steps
     const int64_t last_dur = m[last].end - m[last].start;
     const int pos = key.step == kNoStep ? -1 : StepPosition(*a, key.step);
     waits.clear();
-    int64_t max_spin = 0;
+    int64_t max_spin = 0, held = -1;
+    int next_last = -1;
     for (size_t j = 0; j < m.size(); ++j) {
       a->ranks[m[j].rank].collectives++;
       if (j == last) continue;
@@ -132,6 +134,7 @@ std::vector<int64_t> MatchCollectives(RanksAnalysis* a, std::vector<bool>* steps
         w = std::max<int64_t>(0, m[j].free - m[last].free);
       }
       waits.push_back(w);
+      if (held < 0 || w < held) held = w, next_last = static_cast<int>(m[j].rank);
       if (pos >= 0) a->waited[m[j].rank][static_cast<size_t>(pos)] += w;
     }
     MatchedCollective mc;
@@ -146,9 +149,12 @@ std::vector<int64_t> MatchCollectives(RanksAnalysis* a, std::vector<bool>* steps
     mc.max_spin_ns = max_spin;
     mc.max_wait_ns = *std::max_element(waits.begin(), waits.end());
     mc.median_wait_ns = static_cast<int64_t>(Median(waits));
+    mc.held_ns = held;
+    mc.next_last = next_last;
     if (mc.spread_ns > 0) a->ranks[m[last].rank].last_arrivals++;  // a tie has no last arrival
     if (pos >= 0) {
       a->caused[m[last].rank][static_cast<size_t>(pos)] += mc.median_wait_ns;
+      a->held[m[last].rank][static_cast<size_t>(pos)] += mc.held_ns;
       (*steps_with_collectives)[static_cast<size_t>(pos)] = true;
     }
     a->collectives.push_back(std::move(mc));

@@ -100,6 +100,10 @@ struct MatchedCollective {
   int64_t max_spin_ns = 0;     // longest spin of another rank (its kernel time beyond the last's)
   int64_t max_wait_ns = 0;     // longest exposed wait of another rank (docs/ranks.md)
   int64_t median_wait_ns = 0;  // median exposed wait of the other ranks
+  // The smallest exposed wait of the other ranks: the next-to-last arrival's. What the
+  // collective would start earlier if the last rank arrived with the others (docs/ranks.md).
+  int64_t held_ns = 0;
+  int next_last = -1;  // index into RanksAnalysis::ranks of the rank whose wait that is
 };
 
 // One kernel name's part of a straggler's kernel-time excess (verdict.cc
@@ -120,6 +124,7 @@ struct Straggler {
   int64_t steps_seen = 0;        // steps from from_step
   bool by_scores = false;        // found by scores (no collective evidence)
   double caused_ns = 0;          // median per straggling step: the others' wait for it
+  double held_ns = 0;            // median per straggling step: what it alone holds the step back
   double compute_excess_ns = 0;  // its non-NCCL kernel busy time minus the others' median
   // The compute excess split by kernel name (verdict.cc): slower_ns + extra_ns
   // ~ compute_excess_ns.
@@ -179,10 +184,15 @@ struct RanksAnalysis {
   std::vector<std::vector<StepWindow>> windows;
   std::vector<std::vector<int64_t>> waited;  // [rank][step]: exposed ns waited for later ranks
   std::vector<std::vector<int64_t>> caused;  // [rank][step]: exposed ns the others waited for it
-  std::vector<std::string> sections;         // scored section names
+  // [rank][step]: of that, what it alone held the step back: per collective it arrived last at,
+  // the next-to-last arrival's exposed wait (equal to caused with two ranks).
+  std::vector<std::vector<int64_t>> held;
+  std::vector<std::string> sections;  // scored section names
   std::vector<MatchedCollective> collectives;
   int64_t min_wait_ns = 0;  // effective threshold
   std::vector<Straggler> stragglers;
+  // Ranks the others waited for in most steps that held them back little alone (a note each).
+  std::vector<int> not_alone;  // indices into ranks
   std::vector<ScoreFlag> score_flags;
 };
 

@@ -286,5 +286,46 @@ TEST(Ranks, StepsOutsideTheSelectionCountNowhere) {
   EXPECT_NE(c.status().message().find("--steps selects none"), std::string::npos);
 }
 
+// Four ranks at one all-reduce: rank r arrives at starts[r] (ms) and ends at 5 ms; its
+// compute-free time is 2 ms when it arrives at 1 ms, else 0.8 ms plus its lead on 4 ms.
+std::vector<RankSummary> FourRanks(const std::vector<double>& starts) {
+  std::vector<RankSummary> s;
+  for (size_t r = 0; r < starts.size(); ++r) {
+    const auto start = static_cast<int64_t>(starts[r] * 1e6);
+    s.push_back(OneCollective(static_cast<int64_t>(r), start, 5000000,
+                              start <= 1000000 ? 2000000 : 800000 + (4000000 - start)));
+    s.back().world_size = static_cast<int64_t>(starts.size());
+  }
+  return s;
+}
+
+TEST(Ranks, OneLateRankOfFourHoldsTheStepAlone) {
+  // The three others wait 1.2 ms each: the median wait and the next-to-last's are equal.
+  auto a = AnalyzeRanks(FourRanks({1, 1, 1, 4}), RanksOptions{});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->caused[3][0], 1200000);
+  EXPECT_EQ(a->held[3][0], 1200000);
+  ASSERT_EQ(a->stragglers.size(), 1u);
+  EXPECT_EQ(a->stragglers[0].rank_index, 3);
+  EXPECT_DOUBLE_EQ(a->stragglers[0].held_ns, 1200000);
+  EXPECT_TRUE(a->notes.empty());
+}
+
+TEST(Ranks, TwoLateRanksOfFourHoldLittleEachAndAreNotedNotNamed) {
+  // Ranks 2 and 3 both late: ranks 0 and 1 wait 1.2 ms, rank 2 only 0.1 ms for rank 3, so
+  // rank 3 arriving with the others would start the all-reduce 0.1 ms earlier.
+  auto a = AnalyzeRanks(FourRanks({1, 1, 3.9, 4}), RanksOptions{});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_EQ(a->collectives.size(), 1u);
+  EXPECT_EQ(a->collectives[0].median_wait_ns, 1200000);
+  EXPECT_EQ(a->collectives[0].held_ns, 100000);
+  EXPECT_EQ(a->caused[3][0], 1200000);
+  EXPECT_EQ(a->held[3][0], 100000);
+  EXPECT_TRUE(a->stragglers.empty());
+  ASSERT_EQ(a->notes.size(), 1u);
+  EXPECT_NE(a->notes[0].find("rank 3 is not a straggler"), std::string::npos) << a->notes[0];
+  EXPECT_NE(a->notes[0].find("waited only 0.10 ms per step"), std::string::npos) << a->notes[0];
+}
+
 }  // namespace
 }  // namespace stepscope

@@ -226,12 +226,14 @@ Table CollectivesTable(const RanksAnalysis& a) {
            {"spread_ms", "spread ms", true},
            {"max_spin_ms", "max spin ms", true},
            {"max_wait_ms", "max wait ms", true},
-           {"median_wait_ms", "median wait ms", true}});
+           {"median_wait_ms", "median wait ms", true},
+           {"held_ms", "held ms", true}});
   for (const MatchedCollective& c : a.collectives) {
     t.AddRow({c.step >= 0 ? Cell(c.step) : Cell("-"), Cell(c.name), Cell(c.stream_index),
               Cell(c.seq), Cell(c.ranks), Cell(a.ranks[static_cast<size_t>(c.last)].rank),
               Ms(static_cast<double>(c.spread_ns)), Ms(static_cast<double>(c.max_spin_ns)),
-              Ms(static_cast<double>(c.max_wait_ns)), Ms(static_cast<double>(c.median_wait_ns))});
+              Ms(static_cast<double>(c.max_wait_ns)), Ms(static_cast<double>(c.median_wait_ns)),
+              Ms(static_cast<double>(c.held_ns))});
   }
   return t;
 }
@@ -258,7 +260,8 @@ Table VerdictTable(const RanksAnalysis& a) {
            {"host_cpu_ms", "cpu +ms", true},
            {"cpu_wait_ms", "cpu wait +ms", true},
            {"step_ms", "step ms", true},
-           {"step_if_matched_ms", "step if matched ms", true}});
+           {"step_if_matched_ms", "step if matched ms", true},
+           {"held_ms", "held ms", true}});
   for (const Straggler& s : a.stragglers) {
     const RankResult& r = a.ranks[static_cast<size_t>(s.rank_index)];
     const std::string detail = CauseDetailName(s.detail);
@@ -282,7 +285,8 @@ Table VerdictTable(const RanksAnalysis& a) {
               Ms(s.host_cpu_ns),
               Ms(s.host_ready_ns),
               Ms(s.step_ns),
-              Ms(s.step_if_matched_ns)});
+              Ms(s.step_if_matched_ns),
+              s.by_scores ? Cell(kNaN) : Ms(s.held_ns)});
   }
   return t;
 }
@@ -459,8 +463,16 @@ std::string VerdictText(const RanksAnalysis& a, const std::string& scores_where)
   std::string out;
   if (a.stragglers.empty()) {
     if (!a.collectives.empty()) {
-      out += "Verdict: no straggler. No rank made the others wait " +
-             MsText(static_cast<double>(a.min_wait_ns)) +
+      std::vector<std::string> late;
+      for (int i : a.not_alone)
+        late.push_back(std::to_string(a.ranks[static_cast<size_t>(i)].rank));
+      out += "Verdict: no straggler. ";
+      if (!late.empty())
+        out += "Rank " + Join(late, ", ") +
+               " made the others wait in most steps, but not alone (the note above); no other ";
+      else
+        out += "No ";
+      out += "rank made the others wait " + MsText(static_cast<double>(a.min_wait_ns)) +
              " or more per step in NCCL collectives (exposed: their GPUs otherwise idle) in "
              "most steps";
     } else {
@@ -499,9 +511,12 @@ std::string VerdictText(const RanksAnalysis& a, const std::string& scores_where)
     out += CauseText(s, "device " + std::to_string(sum.critical_device) + " stream " +
                             std::to_string(sum.critical_stream));
     if (!s.by_scores && !std::isnan(s.step_ns)) {
-      out += "  Cost: the other ranks wait " + MsText(s.caused_ns) +
-             " per step for it; if it matched the median rank the step would take " +
-             MsText(s.step_if_matched_ns) + " instead of " + MsText(s.step_ns) + ".\n";
+      out += "  Cost: the other ranks wait " + MsText(s.caused_ns) + " per step for it" +
+             (a.ranks.size() > 2 ? " and it alone holds the step back " + MsText(s.held_ns) +
+                                       " (the next-to-last rank's wait)"
+                                 : "") +
+             "; if it matched the median rank the step would take " + MsText(s.step_if_matched_ns) +
+             " instead of " + MsText(s.step_ns) + ".\n";
     }
     out += PartsText(s);
     if (!s.python.empty()) {

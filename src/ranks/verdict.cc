@@ -6,7 +6,10 @@
 // over the step's collectives of the median exposed wait it caused: time the
 // others' GPUs ran only the collective, collectives.cc) "blocks" that
 // step when that sum reaches min_wait (default: the larger of 0.5 ms and 10%
-// of the median step). A rank straggles from step S when it blocks S and at
+// of the median step) and what it alone holds the step back (the sum of the
+// next-to-last arrival's wait) is at least half of it: with three or more ranks,
+// ranks that take turns arriving last, or two late ranks, hold little each; with
+// two ranks it is the same sum. A rank straggles from step S when it blocks S and at
 // least 80% of the steps with collectives from S on (at least five of them,
 // or a fifth of the steps when there are fewer than 25, and at least two:
 // kMinOnsetSteps).
@@ -47,6 +50,7 @@
 #include "common/collective_wait.h"
 #include "common/stats.h"
 #include "common/step_names.h"
+#include "common/strings.h"
 #include "ranks/ranks_internal.h"
 
 namespace stepscope {
@@ -369,18 +373,19 @@ void LoaderTime(const RanksAnalysis& a, size_t r, const std::vector<size_t>& ps,
 // The price: the job's step now (the others' median step) and if rank r
 // matched the median rank (that step less the others' median exposed wait).
 void Price(const RanksAnalysis& a, size_t r, const std::vector<size_t>& ps, Straggler* s) {
-  std::vector<double> now, fixed, step, wait;
+  // Matched: it arrives with the next-to-last rank, so each collective it was last at starts
+  // that rank's wait earlier (held); a rank that is not the only late one saves less.
+  std::vector<double> now, fixed, step;
   for (size_t p : ps) {
-    step.clear(), wait.clear();
+    step.clear();
     for (size_t o = 0; o < a.ranks.size(); ++o) {
       const int idx = a.step_index[o][p];
       if (o == r || idx < 0) continue;
       step.push_back(static_cast<double>(a.windows[o][static_cast<size_t>(idx)].duration()));
-      wait.push_back(static_cast<double>(a.waited[o][p]));
     }
     if (step.empty()) continue;
     now.push_back(Median(step));
-    fixed.push_back(std::max(0.0, Median(step) - Median(wait)));
+    fixed.push_back(std::max(0.0, Median(step) - static_cast<double>(a.held[r][p])));
   }
   s->step_ns = Median(now);
   s->step_if_matched_ns = Median(fixed);
@@ -436,6 +441,9 @@ void Explain(RanksAnalysis* a, Straggler* s, const std::vector<size_t>& ps) {
     std::vector<double> caused;
     for (size_t p : ps) caused.push_back(static_cast<double>(a->caused[r][p]));
     s->caused_ns = Median(caused);
+    std::vector<double> held;
+    for (size_t p : ps) held.push_back(static_cast<double>(a->held[r][p]));
+    s->held_ns = Median(held);
   }
   Classify(s);
   Price(*a, r, ps, s);
@@ -508,6 +516,60 @@ std::vector<std::vector<bool>> StepScoreFlags(const RanksAnalysis& a, const std:
   return flags;
 }
 
+// A rank the others waited for in most steps (the onset rule on the longest waits) that
+// does not straggle because it alone held those steps back less than half of that wait (the
+// medians over them): say so, with both numbers, rather than say nothing.
+void NoteTakingTurns(RanksAnalysis* a, const std::vector<size_t>& ps,
+                     const std::vector<int>& longest, const std::vector<int>& blocking) {
+  for (size_t r = 0; r < a->ranks.size(); ++r) {
+    std::vector<bool> flagged(ps.size()), blocks(ps.size());
+    for (size_t i = 0; i < ps.size(); ++i) {
+      flagged[i] = longest[i] == static_cast<int>(r);
+      blocks[i] = blocking[i] == static_cast<int>(r);
+    }
+    int64_t count = 0, seen = 0, unused = 0;
+    const int onset = Onset(flagged, &count, &seen);
+    if (onset < 0 || Onset(blocks, &unused, &unused) >= 0) continue;
+    std::vector<double> caused, held;
+    for (size_t i = static_cast<size_t>(onset); i < ps.size(); ++i) {
+      if (!flagged[i]) continue;
+      caused.push_back(static_cast<double>(a->caused[r][ps[i]]));
+      held.push_back(static_cast<double>(a->held[r][ps[i]]));
+    }
+    if (2 * Median(held) >= Median(caused)) continue;  // too few steps, not this
+    // Who arrived next to last at its last arrivals in those steps, most often.
+    std::unordered_set<int64_t> steps;
+    for (size_t i = static_cast<size_t>(onset); i < ps.size(); ++i) {
+      if (flagged[i]) steps.insert(a->steps[ps[i]]);
+    }
+    std::vector<int> next(a->ranks.size(), 0);
+    int lasts = 0;
+    for (const MatchedCollective& mc : a->collectives) {
+      if (mc.last != static_cast<int>(r) || mc.next_last < 0 || !steps.count(mc.step)) continue;
+      ++lasts;
+      ++next[static_cast<size_t>(mc.next_last)];
+    }
+    const auto most = std::max_element(next.begin(), next.end());
+    const std::string who =
+        lasts == 0 ? ""
+                   : " (most often rank " +
+                         std::to_string(a->ranks[static_cast<size_t>(most - next.begin())].rank) +
+                         ", at " + std::to_string(*most) + " of " + std::to_string(lasts) + ")";
+    const RankResult& rr = a->ranks[r];
+    a->not_alone.push_back(static_cast<int>(r));
+    a->notes.push_back(
+        "rank " + std::to_string(rr.rank) + " is not a straggler though the others waited for it " +
+        FormatFixed(Median(caused) / 1e6, 2) + " ms per step from step " +
+        std::to_string(a->steps[ps[static_cast<size_t>(onset)]]) + " (" + std::to_string(count) +
+        " of " + std::to_string(seen) + " steps; last into " + std::to_string(rr.last_arrivals) +
+        " of " + std::to_string(rr.collectives) +
+        " collectives): the rank that arrived next to last" + who + " waited only " +
+        FormatFixed(Median(held) / 1e6, 2) +
+        " ms per step for it, under half of that: it alone held the steps back little (ranks "
+        "taking turns at arriving last, as in a host-bound job, or more than one late rank)");
+  }
+}
+
 }  // namespace
 
 void FindStragglers(RanksAnalysis* a, const std::vector<bool>& steps_with_collectives) {
@@ -529,14 +591,18 @@ void FindStragglers(RanksAnalysis* a, const std::vector<bool>& steps_with_collec
     if (steps_with_collectives[p]) ps.push_back(p);
   }
   if (!ps.empty()) {
-    std::vector<int> blocking(ps.size(), -1);
+    // The rank the others waited for longest in each step, and whether it alone held the step.
+    std::vector<int> longest(ps.size(), -1), blocking(ps.size(), -1);
     for (size_t i = 0; i < ps.size(); ++i) {
       int64_t best = -1;
       for (size_t r = 0; r < nranks; ++r) {
         const int64_t c = a->caused[r][ps[i]];
-        if (c >= a->min_wait_ns && c > best) best = c, blocking[i] = static_cast<int>(r);
+        if (c >= a->min_wait_ns && c > best) best = c, longest[i] = static_cast<int>(r);
       }
+      const int l = longest[i];
+      if (l >= 0 && 2 * a->held[static_cast<size_t>(l)][ps[i]] >= best) blocking[i] = l;
     }
+    NoteTakingTurns(a, ps, longest, blocking);
     for (size_t r = 0; r < nranks; ++r) {
       std::vector<bool> flagged(ps.size());
       for (size_t i = 0; i < ps.size(); ++i) flagged[i] = blocking[i] == static_cast<int>(r);

@@ -34,6 +34,10 @@ TESTS = [
     DiffTest(name="ranks_compute_verdict_csv", cmd=["ranks", "{traces}", "--report", "verdict", "--format", "csv"],
              trace=job("compute", [0, 1, 2]), out="ranks/compute_verdict.csv"),
     # world size 4 without rank 2; rank 3's collectives start 3 ms late (2 ms exposed): cause communication
+    # ranks 2 and 3 both late (5 and 5.3 ms): the others wait 5.3 ms for rank 3, which alone holds
+    # the step back 0.3 ms (rank 2's wait): no straggler named, a note with both (session 26)
+    DiffTest(name="ranks_two_late_ranks_of_four", cmd=["ranks", "{traces}", "--report", "ranks,verdict"],
+             trace=job("pair", [0, 1, 2, 3]), out="ranks/pair.txt"),
     DiffTest(name="ranks_missing_rank", cmd=["ranks", "{traces}"], trace=job("missing", [0, 1, 3]),
              out="ranks/missing.txt"),
     # rank 1 traced steps 2-7 only
