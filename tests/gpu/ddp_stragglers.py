@@ -99,6 +99,9 @@ def parse_args():
                          "'--trace cuda,nvtx,memory' (which part of the tracer a result depends on)")
     ap.add_argument("--evaluate", metavar="RESULTS_JSONL",
                     help="check a driver's results.jsonl: right rank, cause, cost within 15%%")
+    ap.add_argument("--host-steps", metavar="RESULTS_JSONL",
+                    help="per run of a driver's results.jsonl: each rank's main-thread CPU ms per "
+                         "step against the other ranks' median, and its stretches over 1 ms")
     return ap.parse_args()
 
 
@@ -235,8 +238,13 @@ def train(a, rank, local, slow, hogs=()):
         extra = torch.randn(a.extra_n, a.extra_n, device=dev, dtype=torch.bfloat16)
     steps = a.warmup + a.phases * a.phase_steps if a.phase_steps > 0 else a.steps
     phase_ms = {0: [], 1: []}  # A, B: ms/step of each phase
+    # Per step: the main thread's CPU ms and the wall ms from the step's start to opt.step()'s
+    # return (the host's issue time): a rank whose host runs the same code slower for a while
+    # shows it here, traced or bare (issue 34, "the late stretch").
+    cpu_ms, issue_ms = [], []
     t0 = tp = time.perf_counter()
     for step in range(steps):
+        c0, w0 = time.thread_time(), time.perf_counter()
         ph = phase_of(a, step)
         if step == a.warmup or (ph >= 0 and (step - a.warmup) % a.phase_steps == 0):
             torch.cuda.synchronize()
@@ -261,13 +269,15 @@ def train(a, rank, local, slow, hogs=()):
             log_metrics(a.host_ms)
         opt.step()
         opt.zero_grad(set_to_none=True)
+        cpu_ms.append(round((time.thread_time() - c0) * 1e3, 2))
+        issue_ms.append(round((time.perf_counter() - w0) * 1e3, 2))
     torch.cuda.synchronize()
     now = time.perf_counter()
     if a.phase_steps > 0:
         phase_ms[(a.phases - 1) % 2].append((now - tp) * 1e3 / a.phase_steps)
     ms = (now - t0) * 1e3 / (steps - a.warmup)
     rec = {"kind": a.kind, "rank": rank, "world": world, "batch": batch, "steps": steps,
-           "warmup": a.warmup, "ms_per_step": round(ms, 3)}
+           "warmup": a.warmup, "ms_per_step": round(ms, 3), "cpu_ms": cpu_ms, "issue_ms": issue_ms}
     if a.phase_steps > 0:
         rec.update({"phase_steps": a.phase_steps, "a_ms": [round(v, 3) for v in phase_ms[0]],
                     "b_ms": [round(v, 3) for v in phase_ms[1]]})
@@ -409,7 +419,9 @@ class Driver:
         self.record({"what": "run", "kind": kind, "name": name, "traced": traced, "rc": rc,
                      "ms_per_step": {str(k): v for k, v in sorted(per.items())},
                      "max_ms": max(per.values()) if per else None,
-                     "phases_ab_ms": phase_diff(lines)})
+                     "phases_ab_ms": phase_diff(lines),
+                     "cpu_ms": {str(k): x.get("cpu_ms") for k, x in sorted(lines.items())},
+                     "issue_ms": {str(k): x.get("issue_ms") for k, x in sorted(lines.items())}})
         return d, name
 
     def ranks(self, kind, traces, sel, what):
@@ -593,8 +605,40 @@ def evaluate(path, slow_rank):
     return 0 if ok_all else 1
 
 
+def host_stretches(path, over_ms=1.0):
+    """Per run (bare or traced): per rank the median main-thread CPU ms per step after the
+    warm-up (steps 12 on: the driver's --warmup), and the stretches of steps where it ran over the other ranks' median by over_ms
+    (the same code slower on one rank's host: the "late stretch" of docs/ranks.md)."""
+    print("%-24s %-6s %-4s %-9s %s" % ("run", "arm", "rank", "cpu ms", "steps over the others' median + %.1f ms"
+                                        % over_ms))
+    for line in open(path):
+        r = json.loads(line)
+        cpu = r.get("cpu_ms") or {}
+        if r.get("what") != "run" or not cpu or not all(cpu.values()):
+            continue
+        ranks = sorted(cpu, key=int)
+        n = min(len(cpu[k]) for k in ranks)
+        for k in ranks:
+            mine = cpu[k][:n]
+            others = [statistics.median(cpu[o][i] for o in ranks if o != k) for i in range(n)]
+            over = [i for i in range(12, n) if mine[i] - others[i] > over_ms]
+            runs, start = [], None
+            for i in over + [None]:
+                if start is not None and (i is None or i != prev + 1):
+                    runs.append("%d-%d" % (start, prev) if prev > start else str(start))
+                    start = None
+                if i is not None and start is None:
+                    start = i
+                prev = i
+            print("%-24s %-6s %-4s %-9.2f %s" % (r.get("name"), "traced" if r.get("traced") else "bare", k,
+                                                 statistics.median(mine[12:] or mine), ", ".join(runs) or "-"))
+    return 0
+
+
 def main():
     a = parse_args()
+    if a.host_steps:
+        sys.exit(host_stretches(a.host_steps))
     if a.evaluate:
         sys.exit(evaluate(a.evaluate, a.slow_rank))
     if a.driver:
