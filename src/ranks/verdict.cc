@@ -371,7 +371,7 @@ void LoaderTime(const RanksAnalysis& a, size_t r, const std::vector<size_t>& ps,
 }
 
 // The price: the job's step now (the others' median step) and if rank r
-// matched the median rank (that step less the others' median exposed wait).
+// matched the median rank (that step less what it alone held it back, `held`).
 void Price(const RanksAnalysis& a, size_t r, const std::vector<size_t>& ps, Straggler* s) {
   // Matched: it arrives with the next-to-last rank, so each collective it was last at starts
   // that rank's wait earlier (held); a rank that is not the only late one saves less.
