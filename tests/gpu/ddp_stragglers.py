@@ -42,6 +42,7 @@ per step) and exits 1 unless each is right and within 15% of the traced differen
 traces record; balanced: no straggler).
 """
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -420,6 +421,7 @@ class Driver:
                      "ms_per_step": {str(k): v for k, v in sorted(per.items())},
                      "max_ms": max(per.values()) if per else None,
                      "phases_ab_ms": phase_diff(lines),
+                     "warmup": self.a.warmup,
                      "cpu_ms": {str(k): x.get("cpu_ms") for k, x in sorted(lines.items())},
                      "issue_ms": {str(k): x.get("issue_ms") for k, x in sorted(lines.items())}})
         return d, name
@@ -607,7 +609,7 @@ def evaluate(path, slow_rank):
 
 def host_stretches(path, over_ms=1.0):
     """Per run (bare or traced): per rank the median main-thread CPU ms per step after the
-    warm-up (steps 12 on: the driver's --warmup), and the stretches of steps where it ran over the other ranks' median by over_ms
+    warm-up (the run's --warmup, 12 where not recorded), and the stretches of steps where it ran over the other ranks' median by over_ms
     (the same code slower on one rank's host: the "late stretch" of docs/ranks.md)."""
     print("%-24s %-6s %-4s %-9s %s" % ("run", "arm", "rank", "cpu ms", "steps over the others' median + %.1f ms"
                                         % over_ms))
@@ -618,20 +620,16 @@ def host_stretches(path, over_ms=1.0):
             continue
         ranks = sorted(cpu, key=int)
         n = min(len(cpu[k]) for k in ranks)
+        w = min(r.get("warmup", 12), n - 1)
         for k in ranks:
             mine = cpu[k][:n]
             others = [statistics.median(cpu[o][i] for o in ranks if o != k) for i in range(n)]
-            over = [i for i in range(12, n) if mine[i] - others[i] > over_ms]
-            runs, start = [], None
-            for i in over + [None]:
-                if start is not None and (i is None or i != prev + 1):
-                    runs.append("%d-%d" % (start, prev) if prev > start else str(start))
-                    start = None
-                if i is not None and start is None:
-                    start = i
-                prev = i
+            over = [i for i in range(w, n) if mine[i] - others[i] > over_ms]
+            # Consecutive steps as one stretch: i - position is constant along a run.
+            runs = [[i for _, i in g] for _, g in itertools.groupby(enumerate(over), lambda p: p[1] - p[0])]
+            text = ", ".join("%d-%d" % (g[0], g[-1]) if len(g) > 1 else str(g[0]) for g in runs)
             print("%-24s %-6s %-4s %-9.2f %s" % (r.get("name"), "traced" if r.get("traced") else "bare", k,
-                                                 statistics.median(mine[12:] or mine), ", ".join(runs) or "-"))
+                                                 statistics.median(mine[w:]), text or "-"))
     return 0
 
 
